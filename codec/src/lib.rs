@@ -1,7 +1,92 @@
-//! pg_columnar's codec: turns one vector (up to 1024 values of one column plus a null
-//! mask) into one self-describing encoded byte string and back. Pure Rust: no PostgreSQL,
-//! no dependence on host endianness or CPU features for its output.
+//! pg_columnar's codec: turns one vector (up to 1024 values of one column plus a null mask)
+//! into one self-describing encoded byte string and back. Pure Rust: no PostgreSQL, and
+//! nothing about the output depends on the host's endianness or CPU features.
+//!
+//! * [`encode_vector`] tries dictionary → bitpack → FSST → Gorilla where each applies,
+//!   keeps the smallest and falls back to plain (the rule is in [`chooser`]); it reports what
+//!   it tried and chose, and the vector's zone map.
+//! * [`decode_vector`] reads any vector back, refusing corrupt input with a [`DecodeError`].
+//!
+//! The byte layout of everything is specified in docs/FORMAT.md.
+
+pub mod bitpack;
+pub mod bits;
+pub mod chooser;
+pub mod decode;
+pub mod dictionary;
+mod error;
+pub mod floats;
+pub mod gorilla;
+pub mod plain;
+pub mod vector;
+pub mod zonemap;
+
+pub use chooser::{encode_vector, EncodeError, EncodeReport};
+pub use decode::decode_vector;
+pub use error::{DecodeError, DecodeResult};
+pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS};
+pub use zonemap::ZoneMap;
 
 /// Version of the encoded byte layout specified in docs/FORMAT.md. A reader refuses any
 /// other version; a change to any encoder's output bytes must bump it.
 pub const FORMAT_VERSION: u16 = 1;
+
+/// The encodings. The byte values are part of the format (frozen: a test fails if one
+/// moves).
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Encoding {
+    Plain = 0,
+    Dictionary = 1,
+    Bitpack = 2,
+    Fsst = 3,
+    Gorilla = 4,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 5] =
+        [Encoding::Plain, Encoding::Dictionary, Encoding::Bitpack, Encoding::Fsst, Encoding::Gorilla];
+
+    pub fn from_tag(tag: u8) -> DecodeResult<Encoding> {
+        Encoding::ALL
+            .get(tag as usize)
+            .copied()
+            .ok_or(DecodeError::UnknownTag { what: "encoding", value: tag })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Plain => "plain",
+            Encoding::Dictionary => "dictionary",
+            Encoding::Bitpack => "bitpack",
+            Encoding::Fsst => "fsst",
+            Encoding::Gorilla => "gorilla",
+        }
+    }
+}
+
+/// Integers read back as i64 narrowed to `kind`'s width; a value that does not fit means
+/// the stored bytes are corrupt.
+pub(crate) fn narrow_integers(kind: Kind, ints: Vec<i64>) -> DecodeResult<Values> {
+    macro_rules! narrow {
+        ($t:ty, $variant:ident) => {
+            ints.iter()
+                .map(|&v| {
+                    <$t>::try_from(v).map_err(|_| DecodeError::OutOfRange {
+                        what: concat!(stringify!($t), " value"),
+                        value: v as u64,
+                        limit: <$t>::MAX as u64,
+                    })
+                })
+                .collect::<DecodeResult<Vec<$t>>>()
+                .map(Values::$variant)
+        };
+    }
+    match kind {
+        Kind::Int8 => narrow!(i8, Int8),
+        Kind::Int16 => narrow!(i16, Int16),
+        Kind::Int32 => narrow!(i32, Int32),
+        Kind::Int64 => Ok(Values::Int64(ints)),
+        _ => unreachable!("integer kinds only"),
+    }
+}

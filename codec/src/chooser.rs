@@ -1,0 +1,250 @@
+//! The encoder's rule, and the vector header.
+//!
+//! For a vector with at least one non-null value the candidates are sized exactly, in this
+//! order, each only where it applies:
+//! 1. dictionary (every kind; at most `dictionary::MAX_ENTRIES` distinct values);
+//! 2. bitpack (integers; floats whose every value is an exact integer);
+//! 3. FSST (byte strings, when the stripe column has a symbol table and the best size so
+//!    far, plain included, saves less than 25% against raw: `4 * best > 3 * raw`);
+//! 4. Gorilla (floats).
+//!
+//! The smallest candidate wins, ties going to the earlier one; it is written only if it is
+//! strictly smaller than plain, otherwise the vector is plain. There are no shortcuts: every
+//! applicable candidate is sized on every vector, so the choice is a function of the
+//! vector's values alone.
+
+use crate::bitpack::{self, BlockPlan};
+use crate::dictionary::{self, DictionaryPlan};
+use crate::floats;
+use crate::gorilla;
+use crate::plain;
+use crate::vector::{count_nulls, Kind, ValuesRef, VectorRef, MAX_ROWS};
+use crate::zonemap::{zone_map, ZoneMap};
+use crate::Encoding;
+use std::fmt;
+
+/// Null section modes (the byte after the row count); part of the format.
+pub(crate) const NULLS_NONE: u8 = 0;
+pub(crate) const NULLS_BITMAP: u8 = 1;
+pub(crate) const NULLS_ALL: u8 = 2;
+
+/// Why FSST was or was not tried on a vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsstDecision {
+    /// Not a byte-string vector (or no non-null values).
+    NotApplicable,
+    /// The stripe column has no FSST symbol table.
+    NoSymbolTable,
+    /// The best encoding so far already saved at least 25% against raw.
+    SkippedBySavings,
+    Tried,
+}
+
+/// What the encoder did with one vector: for statistics, EXPLAIN and the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodeReport {
+    pub kind: Kind,
+    pub rows: usize,
+    pub null_count: usize,
+    /// The encoding written; `None` when the vector has no non-null values (nothing but the
+    /// header is stored).
+    pub chosen: Option<Encoding>,
+    /// Payload size of each candidate that was sized, indexed by encoding id.
+    pub candidate_lens: [Option<usize>; 5],
+    /// The raw size of the non-null values (see `plain::raw_len`).
+    pub raw_len: usize,
+    /// Bytes of the whole encoded vector, header included.
+    pub encoded_len: usize,
+    pub zone_map: ZoneMap,
+    pub fsst: FsstDecision,
+}
+
+impl EncodeReport {
+    pub fn tried(&self, e: Encoding) -> bool {
+        self.candidate_lens[e as usize].is_some()
+    }
+}
+
+/// The input was not a valid vector (a bug in the caller, never a property of data).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeError(pub String);
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid vector: {}", self.0)
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+enum Candidate {
+    Dictionary(DictionaryPlan),
+    Bitpack(BlockPlan, Vec<i64>),
+    Gorilla(Vec<u64>, u32),
+}
+
+/// Integer kinds widened to i64; floats converted if every value is an exact integer.
+fn bitpack_integers(values: &ValuesRef<'_>) -> Option<Vec<i64>> {
+    match values {
+        ValuesRef::Int8(v) => Some(v.iter().map(|&x| x as i64).collect()),
+        ValuesRef::Int16(v) => Some(v.iter().map(|&x| x as i64).collect()),
+        ValuesRef::Int32(v) => Some(v.iter().map(|&x| x as i64).collect()),
+        ValuesRef::Int64(v) => Some(v.to_vec()),
+        ValuesRef::Float32(v) => floats::f32s_as_integers(v),
+        ValuesRef::Float64(v) => floats::f64s_as_integers(v),
+        ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => None,
+    }
+}
+
+/// Float bit patterns, zero-extended, and the float's width in bits.
+fn gorilla_lanes(values: &ValuesRef<'_>) -> Option<(Vec<u64>, u32)> {
+    match values {
+        ValuesRef::Float32(v) => Some((v.iter().map(|x| x.to_bits() as u64).collect(), 32)),
+        ValuesRef::Float64(v) => Some((v.iter().map(|x| x.to_bits()).collect(), 64)),
+        _ => None,
+    }
+}
+
+fn validate(v: &VectorRef<'_>) -> Result<usize, EncodeError> {
+    if v.rows > MAX_ROWS {
+        return Err(EncodeError(format!("{} rows, at most {MAX_ROWS}", v.rows)));
+    }
+    let nulls = match v.nulls {
+        Some(b) => {
+            if b.len() < v.rows.div_ceil(8) {
+                return Err(EncodeError(format!("null bitmap of {} bytes for {} rows", b.len(), v.rows)));
+            }
+            count_nulls(b, v.rows)
+        }
+        None => 0,
+    };
+    match v.values {
+        ValuesRef::Fixed { width, data } => {
+            if width == 0 || data.len() % width as usize != 0 {
+                return Err(EncodeError(format!("{} bytes of fixed-width {width} values", data.len())));
+            }
+        }
+        ValuesRef::Bytes(b) => {
+            if b.offsets.is_empty()
+                || b.offsets.windows(2).any(|w| w[0] > w[1])
+                || b.offsets[b.len()] > b.data.len()
+            {
+                return Err(EncodeError("byte string offsets out of order or past the data".into()));
+            }
+        }
+        _ => {}
+    }
+    if v.values.len() != v.rows - nulls {
+        return Err(EncodeError(format!(
+            "{} values for {} rows with {nulls} nulls",
+            v.values.len(),
+            v.rows
+        )));
+    }
+    Ok(nulls)
+}
+
+/// Appends the encoded vector to `out` and reports what was done.
+pub fn encode_vector(v: &VectorRef<'_>, out: &mut Vec<u8>) -> Result<EncodeReport, EncodeError> {
+    let null_count = validate(v)?;
+    let start = out.len();
+    let values = &v.values;
+    let kind = values.kind();
+
+    // header: kind, [fixed width], rows, null section
+    out.push(kind as u8);
+    if let ValuesRef::Fixed { width, .. } = values {
+        out.extend_from_slice(&width.to_le_bytes());
+    }
+    out.extend_from_slice(&(v.rows as u16).to_le_bytes());
+    let non_null = v.rows - null_count;
+    if null_count == 0 {
+        out.push(NULLS_NONE);
+    } else if non_null == 0 {
+        out.push(NULLS_ALL);
+    } else {
+        out.push(NULLS_BITMAP);
+        let bitmap = &v.nulls.expect("nulls counted from the bitmap")[..v.rows.div_ceil(8)];
+        out.extend_from_slice(bitmap);
+        if v.rows % 8 != 0 {
+            // bits past the last row are not part of the vector: store them as zero
+            *out.last_mut().unwrap() &= (1u8 << (v.rows % 8)) - 1;
+        }
+    }
+
+    let mut report = EncodeReport {
+        kind,
+        rows: v.rows,
+        null_count,
+        chosen: None,
+        candidate_lens: [None; 5],
+        raw_len: plain::raw_len(values),
+        encoded_len: 0,
+        zone_map: zone_map(values),
+        fsst: FsstDecision::NotApplicable,
+    };
+    if non_null == 0 {
+        report.encoded_len = out.len() - start;
+        return Ok(report);
+    }
+
+    let plain_len = plain::encoded_len(values);
+    report.candidate_lens[Encoding::Plain as usize] = Some(plain_len);
+    let mut best: Option<(usize, Candidate)> = None;
+    let consider = |len: usize, c: Candidate, best: &mut Option<(usize, Candidate)>| {
+        if best.as_ref().is_none_or(|(l, _)| len < *l) {
+            *best = Some((len, c));
+        }
+    };
+
+    if let Some(p) = dictionary::plan(values) {
+        let len = p.encoded_len();
+        report.candidate_lens[Encoding::Dictionary as usize] = Some(len);
+        consider(len, Candidate::Dictionary(p), &mut best);
+    }
+    if let Some(ints) = bitpack_integers(values) {
+        let p = bitpack::plan(&ints);
+        let len = p.encoded_len();
+        report.candidate_lens[Encoding::Bitpack as usize] = Some(len);
+        consider(len, Candidate::Bitpack(p, ints), &mut best);
+    }
+    if kind == Kind::Bytes {
+        // No symbol table can be given to the encoder yet: FSST tables are built per stripe
+        // and column by the stripe writer, which does not exist yet.
+        report.fsst = FsstDecision::NoSymbolTable;
+    }
+    if let Some((lanes, bits)) = gorilla_lanes(values) {
+        let len = gorilla::encoded_len(&lanes, bits);
+        report.candidate_lens[Encoding::Gorilla as usize] = Some(len);
+        consider(len, Candidate::Gorilla(lanes, bits), &mut best);
+    }
+
+    match best {
+        Some((len, c)) if len < plain_len => {
+            let (encoding, before) = (encoding_of(&c), out.len());
+            out.push(encoding as u8);
+            match c {
+                Candidate::Dictionary(p) => dictionary::encode(values, &p, out),
+                Candidate::Bitpack(p, ints) => bitpack::write_planned(&ints, &p, out),
+                Candidate::Gorilla(lanes, bits) => gorilla::encode(&lanes, bits, out),
+            }
+            debug_assert_eq!(out.len() - before - 1, len, "{encoding:?} sized wrongly");
+            report.chosen = Some(encoding);
+        }
+        _ => {
+            out.push(Encoding::Plain as u8);
+            plain::encode(values, out);
+            report.chosen = Some(Encoding::Plain);
+        }
+    }
+    report.encoded_len = out.len() - start;
+    Ok(report)
+}
+
+fn encoding_of(c: &Candidate) -> Encoding {
+    match c {
+        Candidate::Dictionary(_) => Encoding::Dictionary,
+        Candidate::Bitpack(..) => Encoding::Bitpack,
+        Candidate::Gorilla(..) => Encoding::Gorilla,
+    }
+}

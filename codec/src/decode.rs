@@ -1,0 +1,104 @@
+//! Reading an encoded vector back: header, null section, then the payload of its encoding.
+//! Every length and tag is checked before use; corrupt input gives a [`DecodeError`].
+
+use crate::bits::ByteReader;
+use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
+use crate::error::{DecodeError, DecodeResult};
+use crate::vector::{count_nulls, ByteStrings, Kind, Values, Vector, MAX_ROWS};
+use crate::{bitpack, dictionary, floats, gorilla, narrow_integers, plain, Encoding};
+
+fn empty_values(kind: Kind, fixed_width: u16) -> Values {
+    match kind {
+        Kind::Int8 => Values::Int8(Vec::new()),
+        Kind::Int16 => Values::Int16(Vec::new()),
+        Kind::Int32 => Values::Int32(Vec::new()),
+        Kind::Int64 => Values::Int64(Vec::new()),
+        Kind::Float32 => Values::Float32(Vec::new()),
+        Kind::Float64 => Values::Float64(Vec::new()),
+        Kind::Bytes => Values::Bytes(ByteStrings::new()),
+        Kind::Fixed => Values::Fixed { width: fixed_width, data: Vec::new() },
+    }
+}
+
+/// Decodes one whole encoded vector (`bytes` must be exactly the vector).
+pub fn decode_vector(bytes: &[u8]) -> DecodeResult<Vector> {
+    let mut r = ByteReader::new(bytes);
+    let kind = Kind::from_tag(r.u8("vector kind")?)?;
+    let fixed_width = if kind == Kind::Fixed {
+        let w = r.u16("fixed width")?;
+        if w == 0 {
+            return Err(DecodeError::OutOfRange { what: "fixed width", value: 0, limit: u16::MAX as u64 });
+        }
+        w
+    } else {
+        0
+    };
+    let rows = r.u16("row count")? as usize;
+    if rows > MAX_ROWS {
+        return Err(DecodeError::OutOfRange { what: "row count", value: rows as u64, limit: MAX_ROWS as u64 });
+    }
+    let (nulls, null_count) = match r.u8("null mode")? {
+        NULLS_NONE => (None, 0),
+        NULLS_ALL => {
+            if rows == 0 {
+                return Err(DecodeError::Inconsistent { what: "all-null vector without rows" });
+            }
+            let mut b = vec![0xffu8; rows.div_ceil(8)];
+            if rows % 8 != 0 {
+                *b.last_mut().unwrap() = (1u8 << (rows % 8)) - 1;
+            }
+            (Some(b), rows)
+        }
+        NULLS_BITMAP => {
+            let b = r.take(rows.div_ceil(8), "null bitmap")?.to_vec();
+            let n = count_nulls(&b, rows);
+            if n == 0 || n == rows || (rows % 8 != 0 && b[rows / 8] >> (rows % 8) != 0) {
+                return Err(DecodeError::Inconsistent { what: "null bitmap" });
+            }
+            (Some(b), n)
+        }
+        value => return Err(DecodeError::UnknownTag { what: "null mode", value }),
+    };
+    let count = rows - null_count;
+    if count == 0 {
+        r.finish()?;
+        return Ok(Vector { rows, nulls, values: empty_values(kind, fixed_width) });
+    }
+    let encoding = Encoding::from_tag(r.u8("encoding")?)?;
+    let values = match encoding {
+        Encoding::Plain => plain::decode(&mut r, kind, fixed_width, count)?,
+        Encoding::Dictionary => dictionary::decode(&mut r, kind, fixed_width, count)?,
+        Encoding::Bitpack => {
+            let mut ints = Vec::with_capacity(count);
+            match kind {
+                Kind::Float32 | Kind::Float64 => {
+                    bitpack::read_block(&mut r, count, &mut ints)?;
+                    floats::integers_to_floats(kind, &ints)?
+                }
+                Kind::Bytes | Kind::Fixed => {
+                    return Err(DecodeError::Inconsistent { what: "bitpack encoding for a non-numeric kind" })
+                }
+                _ => {
+                    bitpack::read_block(&mut r, count, &mut ints)?;
+                    narrow_integers(kind, ints)?
+                }
+            }
+        }
+        Encoding::Gorilla => {
+            let bits = match kind {
+                Kind::Float32 => 32,
+                Kind::Float64 => 64,
+                _ => return Err(DecodeError::Inconsistent { what: "gorilla encoding for a non-float kind" }),
+            };
+            let lanes = gorilla::decode(r.take(r.remaining(), "gorilla stream")?, count, bits)?;
+            if bits == 32 {
+                Values::Float32(lanes.into_iter().map(|b| f32::from_bits(b as u32)).collect())
+            } else {
+                Values::Float64(lanes.into_iter().map(f64::from_bits).collect())
+            }
+        }
+        Encoding::Fsst => return Err(DecodeError::MissingSymbolTable),
+    };
+    r.finish()?;
+    Ok(Vector { rows, nulls, values })
+}

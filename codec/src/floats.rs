@@ -1,0 +1,104 @@
+//! Floats that are exact integers: TSBS-style metrics are integers stored in float8, and
+//! storing them as integers is where most of their size is won. A float qualifies when
+//! converting it to i64 and back gives the same bit pattern: so -0.0, NaN, infinities,
+//! fractions and magnitudes of 2^63 and beyond never qualify, and the round trip is exact.
+
+use crate::error::{DecodeError, DecodeResult};
+use crate::vector::{Kind, Values};
+
+/// 2^63 as f64 (exactly representable).
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
+#[inline]
+pub fn f64_to_exact_int(x: f64) -> Option<i64> {
+    // `x >= -2^63 && x < 2^63` is false for NaN, so NaN falls out here.
+    if x >= -TWO_POW_63 && x < TWO_POW_63 {
+        let i = x as i64;
+        if (i as f64).to_bits() == x.to_bits() {
+            return Some(i);
+        }
+    }
+    None
+}
+
+#[inline]
+pub fn f32_to_exact_int(x: f32) -> Option<i64> {
+    if x >= -(TWO_POW_63 as f32) && x < TWO_POW_63 as f32 {
+        let i = x as i64;
+        if (i as f32).to_bits() == x.to_bits() {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// The values as integers, if every one is an exact integer.
+pub fn f64s_as_integers(values: &[f64]) -> Option<Vec<i64>> {
+    values.iter().map(|&x| f64_to_exact_int(x)).collect()
+}
+
+pub fn f32s_as_integers(values: &[f32]) -> Option<Vec<i64>> {
+    values.iter().map(|&x| f32_to_exact_int(x)).collect()
+}
+
+/// The inverse of the conversions above. Stored integers that no float of `kind` maps to
+/// (a corrupted block) are refused rather than rounded.
+pub fn integers_to_floats(kind: Kind, ints: &[i64]) -> DecodeResult<Values> {
+    let bad = || DecodeError::Inconsistent { what: "integer-valued float out of exact range" };
+    match kind {
+        Kind::Float64 => ints
+            .iter()
+            .map(|&i| {
+                let x = i as f64;
+                if f64_to_exact_int(x) == Some(i) {
+                    Ok(x)
+                } else {
+                    Err(bad())
+                }
+            })
+            .collect::<DecodeResult<Vec<f64>>>()
+            .map(Values::Float64),
+        Kind::Float32 => ints
+            .iter()
+            .map(|&i| {
+                let x = i as f32;
+                if f32_to_exact_int(x) == Some(i) {
+                    Ok(x)
+                } else {
+                    Err(bad())
+                }
+            })
+            .collect::<DecodeResult<Vec<f32>>>()
+            .map(Values::Float32),
+        _ => unreachable!("float kinds only"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exact_integers_qualify() {
+        assert_eq!(f64_to_exact_int(3.0), Some(3));
+        assert_eq!(f64_to_exact_int(-3.0), Some(-3));
+        assert_eq!(f64_to_exact_int(0.0), Some(0));
+        assert_eq!(f64_to_exact_int(-0.0), None);
+        assert_eq!(f64_to_exact_int(f64::NAN), None);
+        assert_eq!(f64_to_exact_int(f64::INFINITY), None);
+        assert_eq!(f64_to_exact_int(0.5), None);
+        assert_eq!(f64_to_exact_int(-TWO_POW_63), Some(i64::MIN));
+        assert_eq!(f64_to_exact_int(TWO_POW_63), None);
+        assert_eq!(f64_to_exact_int(f64::MIN_POSITIVE / 2.0), None); // subnormal
+        assert_eq!(f32_to_exact_int(-0.0), None);
+        assert_eq!(f32_to_exact_int(16_777_217.0), Some(16_777_216)); // rounds when parsed
+        assert_eq!(f32_to_exact_int(1e30), None);
+    }
+
+    #[test]
+    fn corrupt_integers_are_refused() {
+        // 2^53 + 1 is not exactly a float8
+        assert!(integers_to_floats(Kind::Float64, &[(1 << 53) + 1]).is_err());
+        assert!(integers_to_floats(Kind::Float64, &[1 << 53]).is_ok());
+    }
+}

@@ -1,0 +1,164 @@
+//! The *Gorilla* encoding for float4/float8 (Pelkonen et al., VLDB 2015): each value is
+//! XORed with the previous one and only the meaningful bits of the XOR are kept.
+//!
+//! Payload: one LSB-first bit stream (see `bits`), `W` = 32 (float4) or 64 (float8),
+//! `L` = 5 (float4) or 6 (float8):
+//! * the first value's bit pattern, `W` bits;
+//! * for each further value, with `x` = its bits XOR the previous value's bits:
+//!   - `x == 0`: one bit `0`;
+//!   - `x` fits the current window (there is one, `lz(x) >= window_lz` and
+//!     `tz(x) >= window_tz`): bits `1`,`0`, then `x >> window_tz` in
+//!     `W - window_lz - window_tz` bits;
+//!   - otherwise: bits `1`,`1`, `lz(x)` in `L` bits, `m - 1` in `L` bits where
+//!     `m = W - lz(x) - tz(x)`, then `x >> tz(x)` in `m` bits; the window becomes
+//!     `(lz(x), tz(x))`.
+//!
+//! `lz`/`tz` count leading/trailing zero bits within `W` bits; `x == 0` is its own case, so
+//! the counts are only taken of non-zero values (where they are at most `W - 1`). The stream
+//! is zero-padded to a whole byte and ends the vector.
+
+use crate::bits::{low_mask, BitReader, BitWriter};
+use crate::error::{DecodeError, DecodeResult};
+
+/// Where encoded bits go: the real writer, or a counter used to size the output exactly.
+trait BitSink {
+    fn put(&mut self, value: u64, width: u32);
+}
+
+impl BitSink for BitWriter<'_> {
+    #[inline(always)]
+    fn put(&mut self, value: u64, width: u32) {
+        self.write(value, width)
+    }
+}
+
+struct BitCounter(u64);
+
+impl BitSink for BitCounter {
+    #[inline(always)]
+    fn put(&mut self, _value: u64, width: u32) {
+        self.0 += width as u64;
+    }
+}
+
+/// Encodes `lanes` (bit patterns of `lane_bits`-bit floats, zero-extended) into `sink`.
+#[inline(always)]
+fn run<S: BitSink>(lanes: &[u64], lane_bits: u32, sink: &mut S) {
+    let Some((&first, rest)) = lanes.split_first() else { return };
+    let len_bits = if lane_bits == 64 { 6 } else { 5 };
+    let unused = 64 - lane_bits; // leading bits of a u64 lane outside the float
+    sink.put(first, lane_bits);
+    let mut prev = first;
+    // No window yet: an impossible window that no x fits.
+    let (mut wlz, mut wtz) = (u32::MAX, u32::MAX);
+    for &cur in rest {
+        let x = cur ^ prev;
+        prev = cur;
+        if x == 0 {
+            sink.put(0, 1);
+            continue;
+        }
+        let lz = x.leading_zeros() - unused;
+        let tz = x.trailing_zeros();
+        if wlz != u32::MAX && lz >= wlz && tz >= wtz {
+            sink.put(0b01, 2);
+            sink.put(x >> wtz, lane_bits - wlz - wtz);
+        } else {
+            let m = lane_bits - lz - tz;
+            let header = 0b11 | (lz as u64) << 2 | ((m - 1) as u64) << (2 + len_bits);
+            sink.put(header, 2 + 2 * len_bits);
+            sink.put(x >> tz, m);
+            wlz = lz;
+            wtz = tz;
+        }
+    }
+}
+
+/// Exact payload size in bytes.
+pub fn encoded_len(lanes: &[u64], lane_bits: u32) -> usize {
+    let mut c = BitCounter(0);
+    run(lanes, lane_bits, &mut c);
+    c.0.div_ceil(8) as usize
+}
+
+pub fn encode(lanes: &[u64], lane_bits: u32, out: &mut Vec<u8>) {
+    let mut w = BitWriter::new(out);
+    run(lanes, lane_bits, &mut w);
+    w.finish();
+}
+
+/// Decodes `count` lanes from `data`, which must be exactly the payload.
+pub fn decode(data: &[u8], count: usize, lane_bits: u32) -> DecodeResult<Vec<u64>> {
+    let mut out = Vec::with_capacity(count);
+    if count == 0 {
+        return if data.is_empty() { Ok(out) } else { Err(DecodeError::TrailingBytes { count: data.len() }) };
+    }
+    let len_bits = if lane_bits == 64 { 6 } else { 5 };
+    let mut r = BitReader::new(data);
+    let mut prev = r.read_checked(lane_bits, "gorilla first value")?;
+    out.push(prev);
+    let (mut wlz, mut wtz) = (u32::MAX, u32::MAX);
+    for _ in 1..count {
+        if r.read_checked(1, "gorilla control bit")? == 0 {
+            out.push(prev);
+            continue;
+        }
+        let x = if r.read_checked(1, "gorilla control bit")? == 0 {
+            if wlz == u32::MAX {
+                return Err(DecodeError::Inconsistent { what: "gorilla window reused before one was set" });
+            }
+            r.read_checked(lane_bits - wlz - wtz, "gorilla meaningful bits")? << wtz
+        } else {
+            let lz = r.read_checked(len_bits, "gorilla leading zeros")? as u32;
+            let m = r.read_checked(len_bits, "gorilla meaningful length")? as u32 + 1;
+            if lz + m > lane_bits {
+                return Err(DecodeError::OutOfRange {
+                    what: "gorilla window",
+                    value: (lz + m) as u64,
+                    limit: lane_bits as u64,
+                });
+            }
+            let tz = lane_bits - lz - m;
+            wlz = lz;
+            wtz = tz;
+            r.read_checked(m, "gorilla meaningful bits")? << tz
+        };
+        prev ^= x & low_mask(lane_bits);
+        out.push(prev);
+    }
+    let used = r.bit_position().div_ceil(8);
+    if used != data.len() {
+        return Err(DecodeError::TrailingBytes { count: data.len() - used });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_values_cost_one_bit_each() {
+        let lanes = vec![1.5f64.to_bits(); 1024];
+        assert_eq!(encoded_len(&lanes, 64), (64 + 1023usize).div_ceil(8));
+        let mut out = Vec::new();
+        encode(&lanes, 64, &mut out);
+        assert_eq!(decode(&out, 1024, 64).unwrap(), lanes);
+    }
+
+    #[test]
+    fn width_64_xor_and_float4_lanes_round_trip() {
+        let lanes = vec![0, u64::MAX, 0, 1, 1 << 63, 0];
+        let mut out = Vec::new();
+        encode(&lanes, 64, &mut out);
+        assert_eq!(out.len(), encoded_len(&lanes, 64));
+        assert_eq!(decode(&out, lanes.len(), 64).unwrap(), lanes);
+        let lanes32: Vec<u64> = [1.0f32, -2.5, f32::NAN, 0.0, -0.0, f32::MAX]
+            .iter()
+            .map(|x| x.to_bits() as u64)
+            .collect();
+        let mut out = Vec::new();
+        encode(&lanes32, 32, &mut out);
+        assert_eq!(decode(&out, lanes32.len(), 32).unwrap(), lanes32);
+    }
+}

@@ -1,0 +1,270 @@
+//! What a vector is: a kind, up to [`MAX_ROWS`] rows, a null bitmap, and the non-null values
+//! in row order.
+
+use crate::error::{DecodeError, DecodeResult};
+
+/// Rows in a full vector.
+pub const MAX_ROWS: usize = 1024;
+
+/// The value kinds the codec understands natively. The byte values are part of the format
+/// (the first byte of every vector).
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// 1-byte signed integer (bool, "char").
+    Int8 = 1,
+    /// 2-byte signed integer (int2).
+    Int16 = 2,
+    /// 4-byte signed integer (int4, date, oid as its bit pattern).
+    Int32 = 3,
+    /// 8-byte signed integer (int8, time, timestamp, timestamptz).
+    Int64 = 4,
+    Float32 = 5,
+    Float64 = 6,
+    /// Variable-length byte strings (text, bytea, numeric, any varlena, as opaque bytes).
+    Bytes = 7,
+    /// Opaque fixed-width values of [`Fixed`](Kind::Fixed)'s width (uuid, macaddr, ...).
+    Fixed = 8,
+}
+
+impl Kind {
+    pub fn from_tag(tag: u8) -> DecodeResult<Kind> {
+        Ok(match tag {
+            1 => Kind::Int8,
+            2 => Kind::Int16,
+            3 => Kind::Int32,
+            4 => Kind::Int64,
+            5 => Kind::Float32,
+            6 => Kind::Float64,
+            7 => Kind::Bytes,
+            8 => Kind::Fixed,
+            value => return Err(DecodeError::UnknownTag { what: "value kind", value }),
+        })
+    }
+
+    /// Width in bytes of one value of an integer or float kind.
+    pub fn lane_bytes(self) -> Option<usize> {
+        match self {
+            Kind::Int8 => Some(1),
+            Kind::Int16 => Some(2),
+            Kind::Int32 | Kind::Float32 => Some(4),
+            Kind::Int64 | Kind::Float64 => Some(8),
+            Kind::Bytes | Kind::Fixed => None,
+        }
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(self, Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Kind::Float32 | Kind::Float64)
+    }
+}
+
+/// Variable-length byte strings: value `i` is `data[offsets[i]..offsets[i + 1]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ByteStrings {
+    pub offsets: Vec<usize>,
+    pub data: Vec<u8>,
+}
+
+impl ByteStrings {
+    pub fn new() -> Self {
+        ByteStrings { offsets: vec![0], data: Vec::new() }
+    }
+
+    pub fn push(&mut self, value: &[u8]) {
+        self.data.extend_from_slice(value);
+        self.offsets.push(self.data.len());
+    }
+
+    pub fn as_ref(&self) -> BytesRef<'_> {
+        BytesRef { offsets: &self.offsets, data: &self.data }
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<'a, T: AsRef<[u8]>> FromIterator<T> for ByteStrings {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut s = ByteStrings::new();
+        for v in iter {
+            s.push(v.as_ref());
+        }
+        s
+    }
+}
+
+/// Borrowed byte strings; `offsets` has one more entry than there are values and never
+/// decreases.
+#[derive(Debug, Clone, Copy)]
+pub struct BytesRef<'a> {
+    pub offsets: &'a [usize],
+    pub data: &'a [u8],
+}
+
+impl<'a> BytesRef<'a> {
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> &'a [u8] {
+        &self.data[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+}
+
+/// The non-null values of a vector, in row order (owned).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    Int8(Vec<i8>),
+    Int16(Vec<i16>),
+    Int32(Vec<i32>),
+    Int64(Vec<i64>),
+    Float32(Vec<f32>),
+    Float64(Vec<f64>),
+    Bytes(ByteStrings),
+    Fixed { width: u16, data: Vec<u8> },
+}
+
+/// The non-null values of a vector, in row order (borrowed): the encoder's input.
+#[derive(Debug, Clone, Copy)]
+pub enum ValuesRef<'a> {
+    Int8(&'a [i8]),
+    Int16(&'a [i16]),
+    Int32(&'a [i32]),
+    Int64(&'a [i64]),
+    Float32(&'a [f32]),
+    Float64(&'a [f64]),
+    Bytes(BytesRef<'a>),
+    Fixed { width: u16, data: &'a [u8] },
+}
+
+impl Values {
+    pub fn as_ref(&self) -> ValuesRef<'_> {
+        match self {
+            Values::Int8(v) => ValuesRef::Int8(v),
+            Values::Int16(v) => ValuesRef::Int16(v),
+            Values::Int32(v) => ValuesRef::Int32(v),
+            Values::Int64(v) => ValuesRef::Int64(v),
+            Values::Float32(v) => ValuesRef::Float32(v),
+            Values::Float64(v) => ValuesRef::Float64(v),
+            Values::Bytes(v) => ValuesRef::Bytes(v.as_ref()),
+            Values::Fixed { width, data } => ValuesRef::Fixed { width: *width, data },
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.as_ref().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bitwise equality: floats compare by bit pattern, so NaN payloads and -0.0 count.
+    pub fn bitwise_eq(&self, other: &Values) -> bool {
+        match (self, other) {
+            (Values::Float32(a), Values::Float32(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Values::Float64(a), Values::Float64(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            _ => self == other,
+        }
+    }
+}
+
+impl<'a> ValuesRef<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            ValuesRef::Int8(_) => Kind::Int8,
+            ValuesRef::Int16(_) => Kind::Int16,
+            ValuesRef::Int32(_) => Kind::Int32,
+            ValuesRef::Int64(_) => Kind::Int64,
+            ValuesRef::Float32(_) => Kind::Float32,
+            ValuesRef::Float64(_) => Kind::Float64,
+            ValuesRef::Bytes(_) => Kind::Bytes,
+            ValuesRef::Fixed { .. } => Kind::Fixed,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ValuesRef::Int8(v) => v.len(),
+            ValuesRef::Int16(v) => v.len(),
+            ValuesRef::Int32(v) => v.len(),
+            ValuesRef::Int64(v) => v.len(),
+            ValuesRef::Float32(v) => v.len(),
+            ValuesRef::Float64(v) => v.len(),
+            ValuesRef::Bytes(v) => v.len(),
+            ValuesRef::Fixed { width, data } => {
+                if *width == 0 {
+                    0
+                } else {
+                    data.len() / *width as usize
+                }
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One vector as the encoder sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct VectorRef<'a> {
+    /// Number of rows, nulls included (0..=MAX_ROWS).
+    pub rows: usize,
+    /// LSB-first bitmap of `ceil(rows / 8)` bytes, bit set = row is null; `None` = no nulls.
+    pub nulls: Option<&'a [u8]>,
+    /// The non-null values, in row order.
+    pub values: ValuesRef<'a>,
+}
+
+/// One decoded vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vector {
+    pub rows: usize,
+    /// As in [`VectorRef::nulls`]; `None` when the vector has no nulls.
+    pub nulls: Option<Vec<u8>>,
+    pub values: Values,
+}
+
+impl Vector {
+    pub fn as_ref(&self) -> VectorRef<'_> {
+        VectorRef { rows: self.rows, nulls: self.nulls.as_deref(), values: self.values.as_ref() }
+    }
+
+    pub fn is_null(&self, row: usize) -> bool {
+        self.nulls.as_ref().is_some_and(|b| b[row / 8] >> (row % 8) & 1 == 1)
+    }
+}
+
+/// Number of set bits among the first `rows` bits of a null bitmap.
+pub fn count_nulls(bitmap: &[u8], rows: usize) -> usize {
+    let full = rows / 8;
+    let mut n: usize = bitmap[..full].iter().map(|b| b.count_ones() as usize).sum();
+    if rows % 8 != 0 {
+        n += (bitmap[full] & ((1u8 << (rows % 8)) - 1)).count_ones() as usize;
+    }
+    n
+}

@@ -1,0 +1,314 @@
+//! Deliberately simple reference encoders: bits written one at a time into a Vec<bool>,
+//! dictionaries found by linear search, sizes found by encoding and measuring. The fast
+//! codec must produce byte-identical output (see tests/reference_equivalence.rs).
+
+#![allow(dead_code)]
+
+use pg_columnar_codec::{Values, Vector};
+
+pub struct Bits(pub Vec<bool>);
+
+impl Bits {
+    pub fn new() -> Self {
+        Bits(Vec::new())
+    }
+    pub fn put(&mut self, value: u64, width: u32) {
+        for j in 0..width {
+            self.0.push((value >> j) & 1 == 1);
+        }
+    }
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.0.len().div_ceil(8)];
+        for (k, &b) in self.0.iter().enumerate() {
+            if b {
+                out[k / 8] |= 1 << (k % 8);
+            }
+        }
+        out
+    }
+}
+
+fn width_of(range: u64) -> u32 {
+    let mut w = 0;
+    while w < 64 && (range >> w) != 0 {
+        w += 1;
+    }
+    w
+}
+
+/// Frame of reference block.
+pub fn block_for(values: &[i64]) -> Vec<u8> {
+    let min = values.iter().copied().min().unwrap_or(0);
+    let max = values.iter().copied().max().unwrap_or(0);
+    let width = width_of((max as i128 - min as i128) as u64);
+    let mut out = vec![0u8, width as u8];
+    out.extend_from_slice(&min.to_le_bytes());
+    let mut bits = Bits::new();
+    for &v in values {
+        bits.put((v as i128 - min as i128) as u64, width);
+    }
+    out.extend(bits.bytes());
+    out
+}
+
+/// Delta block.
+pub fn block_delta(values: &[i64]) -> Vec<u8> {
+    let deltas: Vec<i64> = (1..values.len()).map(|i| values[i].wrapping_sub(values[i - 1])).collect();
+    let min = deltas.iter().copied().min().unwrap_or(0);
+    let max = deltas.iter().copied().max().unwrap_or(0);
+    let width = width_of((max as i128 - min as i128) as u64);
+    let mut out = vec![1u8, width as u8];
+    out.extend_from_slice(&values.first().copied().unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&min.to_le_bytes());
+    let mut bits = Bits::new();
+    for &d in &deltas {
+        bits.put((d as i128 - min as i128) as u64, width);
+    }
+    out.extend(bits.bytes());
+    out
+}
+
+/// The smaller block, frame of reference on a tie.
+pub fn block(values: &[i64]) -> Vec<u8> {
+    let f = block_for(values);
+    let d = block_delta(values);
+    if d.len() < f.len() {
+        d
+    } else {
+        f
+    }
+}
+
+pub fn exact_int_f64(x: f64) -> Option<i64> {
+    let two63 = 2f64.powi(63);
+    if x.is_finite() && x.fract() == 0.0 && !(x == 0.0 && x.is_sign_negative()) && x >= -two63 && x < two63 {
+        Some(x as i64)
+    } else {
+        None
+    }
+}
+
+pub fn exact_int_f32(x: f32) -> Option<i64> {
+    exact_int_f64(x as f64)
+}
+
+/// The vector's values as a list of byte-string "items" (for dictionary/plain of any kind)
+/// plus typed views.
+fn lanes(values: &Values) -> Vec<Vec<u8>> {
+    match values {
+        Values::Int8(v) => v.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
+        Values::Int16(v) => v.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
+        Values::Int32(v) => v.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
+        Values::Int64(v) => v.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
+        Values::Float32(v) => v.iter().map(|x| x.to_bits().to_le_bytes().to_vec()).collect(),
+        Values::Float64(v) => v.iter().map(|x| x.to_bits().to_le_bytes().to_vec()).collect(),
+        Values::Bytes(b) => b.as_ref().iter().map(|s| s.to_vec()).collect(),
+        Values::Fixed { width, data } => data.chunks(*width as usize).map(|c| c.to_vec()).collect(),
+    }
+}
+
+fn ints(values: &Values) -> Option<Vec<i64>> {
+    match values {
+        Values::Int8(v) => Some(v.iter().map(|&x| x as i64).collect()),
+        Values::Int16(v) => Some(v.iter().map(|&x| x as i64).collect()),
+        Values::Int32(v) => Some(v.iter().map(|&x| x as i64).collect()),
+        Values::Int64(v) => Some(v.clone()),
+        Values::Float32(v) => v.iter().map(|&x| exact_int_f32(x)).collect(),
+        Values::Float64(v) => v.iter().map(|&x| exact_int_f64(x)).collect(),
+        _ => None,
+    }
+}
+
+fn kind_tag(values: &Values) -> u8 {
+    match values {
+        Values::Int8(_) => 1,
+        Values::Int16(_) => 2,
+        Values::Int32(_) => 3,
+        Values::Int64(_) => 4,
+        Values::Float32(_) => 5,
+        Values::Float64(_) => 6,
+        Values::Bytes(_) => 7,
+        Values::Fixed { .. } => 8,
+    }
+}
+
+fn strings(items: &[Vec<u8>]) -> Vec<u8> {
+    let lens: Vec<i64> = items.iter().map(|s| s.len() as i64).collect();
+    let mut out = block(&lens);
+    for s in items {
+        out.extend_from_slice(s);
+    }
+    out
+}
+
+pub fn plain(values: &Values) -> Vec<u8> {
+    let items = lanes(values);
+    match values {
+        Values::Bytes(_) => strings(&items),
+        _ => items.concat(),
+    }
+}
+
+pub const DICTIONARY_CAP: usize = 512;
+
+pub fn dictionary(values: &Values) -> Option<Vec<u8>> {
+    let items = lanes(values);
+    let mut entries: Vec<Vec<u8>> = Vec::new();
+    let mut codes = Vec::new();
+    for it in &items {
+        match entries.iter().position(|e| e == it) {
+            Some(c) => codes.push(c as i64),
+            None => {
+                entries.push(it.clone());
+                codes.push(entries.len() as i64 - 1);
+            }
+        }
+    }
+    if entries.is_empty() || entries.len() > DICTIONARY_CAP {
+        return None;
+    }
+    let mut out = (entries.len() as u16).to_le_bytes().to_vec();
+    let entry_values = match values {
+        Values::Int8(_) | Values::Int16(_) | Values::Int32(_) | Values::Int64(_) => {
+            let e: Vec<i64> = entries
+                .iter()
+                .map(|b| {
+                    let mut buf = [0u8; 8];
+                    buf[..b.len()].copy_from_slice(b);
+                    let shift = 64 - 8 * b.len() as u32;
+                    (i64::from_le_bytes(buf) << shift) >> shift
+                })
+                .collect();
+            block(&e)
+        }
+        Values::Float32(_) | Values::Float64(_) => {
+            let mut raw = vec![0u8];
+            raw.extend(entries.concat());
+            let as_ints: Option<Vec<i64>> = entries
+                .iter()
+                .map(|b| {
+                    if b.len() == 4 {
+                        exact_int_f32(f32::from_le_bytes(b[..].try_into().unwrap()))
+                    } else {
+                        exact_int_f64(f64::from_le_bytes(b[..].try_into().unwrap()))
+                    }
+                })
+                .collect();
+            match as_ints {
+                Some(e) => {
+                    let mut packed = vec![1u8];
+                    packed.extend(block(&e));
+                    if packed.len() < raw.len() {
+                        packed
+                    } else {
+                        raw
+                    }
+                }
+                None => raw,
+            }
+        }
+        Values::Bytes(_) => strings(&entries),
+        Values::Fixed { .. } => entries.concat(),
+    };
+    out.extend(entry_values);
+    out.extend(block(&codes));
+    Some(out)
+}
+
+pub fn bitpack(values: &Values) -> Option<Vec<u8>> {
+    ints(values).map(|v| block(&v))
+}
+
+pub fn gorilla(values: &Values) -> Option<Vec<u8>> {
+    let (lanes, w): (Vec<u64>, u32) = match values {
+        Values::Float32(v) => (v.iter().map(|x| x.to_bits() as u64).collect(), 32),
+        Values::Float64(v) => (v.iter().map(|x| x.to_bits()).collect(), 64),
+        _ => return None,
+    };
+    let l = if w == 64 { 6 } else { 5 };
+    let mut bits = Bits::new();
+    let mut window: Option<(u32, u32)> = None;
+    for (i, &cur) in lanes.iter().enumerate() {
+        if i == 0 {
+            bits.put(cur, w);
+            continue;
+        }
+        let x = cur ^ lanes[i - 1];
+        if x == 0 {
+            bits.put(0, 1);
+            continue;
+        }
+        // count zeros one bit at a time
+        let mut lz = 0;
+        while (x >> (w - 1 - lz)) & 1 == 0 {
+            lz += 1;
+        }
+        let mut tz = 0;
+        while (x >> tz) & 1 == 0 {
+            tz += 1;
+        }
+        match window {
+            Some((wl, wt)) if lz >= wl && tz >= wt => {
+                bits.put(1, 1);
+                bits.put(0, 1);
+                bits.put(x >> wt, w - wl - wt);
+            }
+            _ => {
+                let m = w - lz - tz;
+                bits.put(1, 1);
+                bits.put(1, 1);
+                bits.put(lz as u64, l);
+                bits.put((m - 1) as u64, l);
+                bits.put(x >> tz, m);
+                window = Some((lz, tz));
+            }
+        }
+    }
+    Some(bits.bytes())
+}
+
+/// The whole vector by the chooser's rule (FSST never applies here: no symbol table).
+pub fn encode_vector(v: &Vector) -> Vec<u8> {
+    let mut out = vec![kind_tag(&v.values)];
+    if let Values::Fixed { width, .. } = &v.values {
+        out.extend_from_slice(&width.to_le_bytes());
+    }
+    out.extend_from_slice(&(v.rows as u16).to_le_bytes());
+    let nulls = (0..v.rows).filter(|&r| v.is_null(r)).count();
+    if nulls == 0 {
+        out.push(0);
+    } else if nulls == v.rows {
+        out.push(2);
+        return out;
+    } else {
+        out.push(1);
+        let mut bits = Bits::new();
+        for r in 0..v.rows {
+            bits.put(v.is_null(r) as u64, 1);
+        }
+        out.extend(bits.bytes());
+    }
+    if v.rows == 0 {
+        return out;
+    }
+    let plain = plain(&v.values);
+    let mut best: Option<(u8, Vec<u8>)> = None;
+    for (id, cand) in [(1u8, dictionary(&v.values)), (2, bitpack(&v.values)), (4, gorilla(&v.values))] {
+        if let Some(c) = cand {
+            if best.as_ref().is_none_or(|(_, b)| c.len() < b.len()) {
+                best = Some((id, c));
+            }
+        }
+    }
+    match best {
+        Some((id, c)) if c.len() < plain.len() => {
+            out.push(id);
+            out.extend(c);
+        }
+        _ => {
+            out.push(0);
+            out.extend(plain);
+        }
+    }
+    out
+}
