@@ -82,7 +82,7 @@ pg19_root() { echo "$PGC_CACHE/pg/19/root"; }
 
 # pg_run NN TOOL ARGS...: run a server-side tool (initdb, pg_ctl, postgres) of major NN as
 # the unprivileged cluster owner. For 19 it runs inside the sid root, where paths are the
-# root's own (callers pass data directories through cluster_datadir).
+# root's own (callers pass directories from cluster_dir).
 pg_run() {
   local nn=$1 tool=$2; shift 2
   if [ "$nn" = 19 ]; then
@@ -95,10 +95,11 @@ pg_run() {
   fi
 }
 
-# cluster_datadir NN NAME: where cluster NAME of major NN keeps its data, as the server sees
-# it, and (second line) as the host sees it. 15..18 use $PGC_REPO/.run when the cluster owner
-# can reach it, else /var/tmp; 19's must be inside its root.
-cluster_datadir() {
+# cluster_dir NN NAME: the directory of cluster NAME of major NN, as the server sees it
+# (first line) and as the host sees it (second line). It holds data/ and server.log and is
+# owned by the cluster owner. 15..18 use $PGC_REPO/.run when the owner can reach it, else
+# /var/tmp; 19's must be inside its root.
+cluster_dir() {
   local nn=$1 name=$2 base
   if [ "$nn" = 19 ]; then
     echo "/var/lib/pg_columnar/$name-19"
@@ -123,24 +124,23 @@ cluster_port() { echo $((47000 + 100 * $2 + $1)); }
 # ("-c name=value ..."). Idempotent: a running cluster is left as it is.
 cluster_start() {
   local nn=$1 name=$2 port=$3 settings=${4:-} dirs srv host
-  dirs=$(cluster_datadir "$nn" "$name"); srv=$(sed -n 1p <<<"$dirs"); host=$(sed -n 2p <<<"$dirs")
-  if [ ! -f "$host/PG_VERSION" ]; then
+  dirs=$(cluster_dir "$nn" "$name"); srv=$(sed -n 1p <<<"$dirs"); host=$(sed -n 2p <<<"$dirs")
+  if [ ! -f "$host/data/PG_VERSION" ]; then
     rm -rf "$host"; mkdir -p "$host"; chown "$(cluster_owner "$nn")" "$host"
-    if [ "$nn" = 19 ]; then chown "$(cluster_owner 19)" "$(dirname "$host")"; fi
-    pg_run "$nn" initdb -D "$srv" -A trust -U postgres --no-locale -E UTF8 >"$host.initdb.log" 2>&1 \
-      || { cat "$host.initdb.log" >&2; die "initdb failed for $name-$nn"; }
+    pg_run "$nn" initdb -D "$srv/data" -A trust -U postgres --no-locale -E UTF8 >"$host/initdb.log" 2>&1 \
+      || { cat "$host/initdb.log" >&2; die "initdb failed for $name-$nn"; }
   fi
-  if pg_run "$nn" pg_ctl -D "$srv" status >/dev/null 2>&1; then return 0; fi
-  pg_run "$nn" pg_ctl -D "$srv" -l "$srv.log" -w -t 60 \
+  if pg_run "$nn" pg_ctl -D "$srv/data" status >/dev/null 2>&1; then return 0; fi
+  pg_run "$nn" pg_ctl -D "$srv/data" -l "$srv/server.log" -w -t 60 \
     -o "-p $port -c listen_addresses=127.0.0.1 -k '' $settings" start >/dev/null \
-    || { tail -20 "$host.log" >&2; die "could not start $name-$nn on port $port"; }
+    || { tail -20 "$host/server.log" >&2; die "could not start $name-$nn on port $port"; }
 }
 
 # cluster_stop NN NAME: stop the cluster if it runs.
 cluster_stop() {
-  local srv; srv=$(cluster_datadir "$1" "$2" | sed -n 1p)
-  pg_run "$1" pg_ctl -D "$srv" status >/dev/null 2>&1 || return 0
-  pg_run "$1" pg_ctl -D "$srv" -m fast -w stop >/dev/null
+  local srv; srv=$(cluster_dir "$1" "$2" | sed -n 1p)
+  pg_run "$1" pg_ctl -D "$srv/data" status >/dev/null 2>&1 || return 0
+  pg_run "$1" pg_ctl -D "$srv/data" -m fast -w stop >/dev/null
 }
 
 # cluster_owner NN: user:group that owns data directories of major NN, as the host names them.

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod tsbs;
+
 use pg_columnar_codec::{ByteStrings, Values, Vector};
 
 /// splitmix64: small, fast, deterministic everywhere.

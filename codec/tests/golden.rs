@@ -1,0 +1,64 @@
+//! Golden bytes: for a fixed set of inputs the encoded vectors are committed in
+//! tests/golden/vectors.txt, and any byte change fails here. A deliberate format change
+//! regenerates the file with PG_COLUMNAR_UPDATE_GOLDEN=1 and says why in its commit.
+
+mod gen;
+
+use gen::{generate, GenKind, Nulls, Shape, Spec, KINDS};
+use pg_columnar_codec::{encode_vector, ByteStrings, Values, Vector};
+use std::fmt::Write;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
+        write!(s, "{b:02x}").unwrap();
+        s
+    })
+}
+
+fn golden_inputs() -> Vec<(String, Vector)> {
+    let mut v = Vec::new();
+    let mut seed = 1000;
+    for kind in KINDS {
+        for shape in [Shape::Random, Shape::Constant, Shape::Ramp, Shape::Specials, Shape::Walk,
+                      Shape::Drift, Shape::Width(0), Shape::Width(9), Shape::Width(33), Shape::Width(64),
+                      Shape::Distinct(2), Shape::Distinct(100)] {
+            for (rows, nulls) in [(100, Nulls::None), (77, Nulls::Some(20)), (9, Nulls::All), (0, Nulls::None)] {
+                seed += 1;
+                let spec = Spec { kind, shape, rows, nulls, seed };
+                v.push((format!("{kind:?}/{shape:?}/{rows}/{nulls:?}"), generate(&spec)));
+            }
+        }
+    }
+    // full TSBS-like vectors
+    let t = gen::tsbs::generate(2048, 100, 42);
+    for (i, range) in [(0, 0..1024), (1, 1024..2048)] {
+        v.push((format!("tsbs/time/{i}"), Vector { rows: 1024, nulls: None, values: Values::Int64(t.time[range.clone()].to_vec()) }));
+        v.push((format!("tsbs/usage_user/{i}"), Vector { rows: 1024, nulls: None, values: Values::Float64(t.usage_user[range.clone()].to_vec()) }));
+        let names: ByteStrings = range.clone().map(|r| t.hostname.as_ref().get(r).to_vec()).collect();
+        v.push((format!("tsbs/hostname/{i}"), Vector { rows: 1024, nulls: None, values: Values::Bytes(names) }));
+    }
+    let _ = GenKind::Int8;
+    v
+}
+
+#[test]
+fn encoded_bytes_match_the_committed_golden_file() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/vectors.txt");
+    let mut now = String::new();
+    for (name, vector) in golden_inputs() {
+        let mut out = Vec::new();
+        let r = encode_vector(&vector.as_ref(), &mut out).unwrap();
+        let chosen = r.chosen.map_or("-", |e| e.name());
+        writeln!(now, "{name}\t{chosen}\t{}", hex(&out)).unwrap();
+    }
+    if std::env::var_os("PG_COLUMNAR_UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, &now).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(path).expect("golden file (regenerate with PG_COLUMNAR_UPDATE_GOLDEN=1)");
+    let (c, n): (Vec<&str>, Vec<&str>) = (committed.lines().collect(), now.lines().collect());
+    assert_eq!(c.len(), n.len(), "number of golden vectors changed");
+    for (a, b) in c.iter().zip(&n) {
+        assert!(a == b, "encoded bytes changed:\n committed {}\n now       {}", &a[..a.len().min(300)], &b[..b.len().min(300)]);
+    }
+}
