@@ -16,6 +16,7 @@
 use crate::bitpack::{self, BlockPlan};
 use crate::dictionary::{self, DictionaryPlan};
 use crate::floats;
+use crate::fsst::{self, SymbolTable};
 use crate::gorilla;
 use crate::plain;
 use crate::vector::{count_nulls, Kind, ValuesRef, VectorRef, MAX_ROWS};
@@ -77,9 +78,10 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
-enum Candidate {
+enum Candidate<'t> {
     Dictionary(DictionaryPlan),
     Bitpack(BlockPlan, Vec<i64>),
+    Fsst(&'t SymbolTable),
     Gorilla(Vec<u64>, u32),
 }
 
@@ -144,8 +146,13 @@ fn validate(v: &VectorRef<'_>) -> Result<usize, EncodeError> {
     Ok(nulls)
 }
 
-/// Appends the encoded vector to `out` and reports what was done.
-pub fn encode_vector(v: &VectorRef<'_>, out: &mut Vec<u8>) -> Result<EncodeReport, EncodeError> {
+/// Appends the encoded vector to `out` and reports what was done. `fsst` is the stripe
+/// column's symbol table, if [`fsst::decide_and_build`] made one.
+pub fn encode_vector(
+    v: &VectorRef<'_>,
+    fsst: Option<&SymbolTable>,
+    out: &mut Vec<u8>,
+) -> Result<EncodeReport, EncodeError> {
     let null_count = validate(v)?;
     let start = out.len();
     let values = &v.values;
@@ -191,32 +198,37 @@ pub fn encode_vector(v: &VectorRef<'_>, out: &mut Vec<u8>) -> Result<EncodeRepor
     let plain_len = plain::encoded_len(values);
     report.candidate_lens[Encoding::Plain as usize] = Some(plain_len);
     let mut best: Option<(usize, Candidate)> = None;
-    let consider = |len: usize, c: Candidate, best: &mut Option<(usize, Candidate)>| {
-        if best.as_ref().is_none_or(|(l, _)| len < *l) {
-            *best = Some((len, c));
-        }
-    };
-
     if let Some(p) = dictionary::plan(values) {
         let len = p.encoded_len();
         report.candidate_lens[Encoding::Dictionary as usize] = Some(len);
-        consider(len, Candidate::Dictionary(p), &mut best);
+        consider(&mut best, len, Candidate::Dictionary(p));
     }
     if let Some(ints) = bitpack_integers(values) {
         let p = bitpack::plan(&ints);
         let len = p.encoded_len();
         report.candidate_lens[Encoding::Bitpack as usize] = Some(len);
-        consider(len, Candidate::Bitpack(p, ints), &mut best);
+        consider(&mut best, len, Candidate::Bitpack(p, ints));
     }
-    if kind == Kind::Bytes {
-        // No symbol table can be given to the encoder yet: FSST tables are built per stripe
-        // and column by the stripe writer, which does not exist yet.
-        report.fsst = FsstDecision::NoSymbolTable;
+    if let ValuesRef::Bytes(strings) = values {
+        report.fsst = match fsst {
+            None => FsstDecision::NoSymbolTable,
+            Some(table) => {
+                let best_so_far = best.as_ref().map_or(plain_len, |(l, _)| (*l).min(plain_len));
+                if 4 * best_so_far > 3 * report.raw_len {
+                    let len = fsst::encoded_len(strings, table);
+                    report.candidate_lens[Encoding::Fsst as usize] = Some(len);
+                    consider(&mut best, len, Candidate::Fsst(table));
+                    FsstDecision::Tried
+                } else {
+                    FsstDecision::SkippedBySavings
+                }
+            }
+        };
     }
     if let Some((lanes, bits)) = gorilla_lanes(values) {
         let len = gorilla::encoded_len(&lanes, bits);
         report.candidate_lens[Encoding::Gorilla as usize] = Some(len);
-        consider(len, Candidate::Gorilla(lanes, bits), &mut best);
+        consider(&mut best, len, Candidate::Gorilla(lanes, bits));
     }
 
     match best {
@@ -226,6 +238,10 @@ pub fn encode_vector(v: &VectorRef<'_>, out: &mut Vec<u8>) -> Result<EncodeRepor
             match c {
                 Candidate::Dictionary(p) => dictionary::encode(values, &p, out),
                 Candidate::Bitpack(p, ints) => bitpack::write_planned(&ints, &p, out),
+                Candidate::Fsst(table) => match values {
+                    ValuesRef::Bytes(strings) => fsst::encode(strings, table, out),
+                    _ => unreachable!("FSST is only sized for byte strings"),
+                },
                 Candidate::Gorilla(lanes, bits) => gorilla::encode(&lanes, bits, out),
             }
             debug_assert_eq!(out.len() - before - 1, len, "{encoding:?} sized wrongly");
@@ -241,10 +257,18 @@ pub fn encode_vector(v: &VectorRef<'_>, out: &mut Vec<u8>) -> Result<EncodeRepor
     Ok(report)
 }
 
+/// Keeps `c` if it is strictly smaller than the best so far (ties go to the earlier one).
+fn consider<'t>(best: &mut Option<(usize, Candidate<'t>)>, len: usize, c: Candidate<'t>) {
+    if best.as_ref().is_none_or(|(l, _)| len < *l) {
+        *best = Some((len, c));
+    }
+}
+
 fn encoding_of(c: &Candidate) -> Encoding {
     match c {
         Candidate::Dictionary(_) => Encoding::Dictionary,
         Candidate::Bitpack(..) => Encoding::Bitpack,
+        Candidate::Fsst(_) => Encoding::Fsst,
         Candidate::Gorilla(..) => Encoding::Gorilla,
     }
 }

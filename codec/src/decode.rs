@@ -5,6 +5,7 @@ use crate::bits::ByteReader;
 use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
 use crate::error::{DecodeError, DecodeResult};
 use crate::vector::{count_nulls, ByteStrings, Kind, Values, Vector, MAX_ROWS};
+use crate::fsst::{self, SymbolTable};
 use crate::{bitpack, dictionary, floats, gorilla, narrow_integers, plain, Encoding};
 
 fn empty_values(kind: Kind, fixed_width: u16) -> Values {
@@ -20,8 +21,9 @@ fn empty_values(kind: Kind, fixed_width: u16) -> Values {
     }
 }
 
-/// Decodes one whole encoded vector (`bytes` must be exactly the vector).
-pub fn decode_vector(bytes: &[u8]) -> DecodeResult<Vector> {
+/// Decodes one whole encoded vector (`bytes` must be exactly the vector). `fsst` is the
+/// stripe column's symbol table, needed only by FSST-encoded vectors.
+pub fn decode_vector(bytes: &[u8], fsst: Option<&SymbolTable>) -> DecodeResult<Vector> {
     let mut r = ByteReader::new(bytes);
     let kind = Kind::from_tag(r.u8("vector kind")?)?;
     let fixed_width = if kind == Kind::Fixed {
@@ -97,7 +99,13 @@ pub fn decode_vector(bytes: &[u8]) -> DecodeResult<Vector> {
                 Values::Float64(lanes.into_iter().map(f64::from_bits).collect())
             }
         }
-        Encoding::Fsst => return Err(DecodeError::MissingSymbolTable),
+        Encoding::Fsst => {
+            if kind != Kind::Bytes {
+                return Err(DecodeError::Inconsistent { what: "FSST encoding for a non-string kind" });
+            }
+            let table = fsst.ok_or(DecodeError::MissingSymbolTable)?;
+            Values::Bytes(fsst::decode(&mut r, count, table)?)
+        }
     };
     r.finish()?;
     Ok(Vector { rows, nulls, values })

@@ -16,12 +16,14 @@ pub mod decode;
 pub mod dictionary;
 mod error;
 pub mod floats;
+pub mod fsst;
 pub mod gorilla;
 pub mod plain;
 pub mod vector;
 pub mod zonemap;
 
-pub use chooser::{encode_vector, EncodeError, EncodeReport};
+pub use chooser::{encode_vector, EncodeError, EncodeReport, FsstDecision};
+pub use fsst::SymbolTable;
 pub use decode::decode_vector;
 pub use error::{DecodeError, DecodeResult};
 pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS};

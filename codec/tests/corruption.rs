@@ -4,10 +4,32 @@
 mod gen;
 
 use gen::{generate, Nulls, Spec, KINDS};
-use pg_columnar_codec::{decode_vector, encode_vector};
+use pg_columnar_codec::{decode_vector, encode_vector, ByteStrings, Encoding, SymbolTable, Values, Vector};
+
+/// The symbol table used for FSST samples, trained on URL-like strings (built once).
+fn table() -> SymbolTable {
+    static TABLE: std::sync::OnceLock<SymbolTable> = std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            let urls: Vec<String> =
+                (0..300).map(|i| format!("https://example.com/a/{}/b?c={}", i * 31 % 997, i % 7)).collect();
+            let refs: Vec<&[u8]> = urls.iter().map(|u| u.as_bytes()).collect();
+            pg_columnar_codec::fsst::build_table(&refs)
+        })
+        .clone()
+}
+
+fn fsst_sample() -> Vec<u8> {
+    let urls: ByteStrings = (0..40).map(|i| format!("https://example.com/a/{}/b?c={}", i * 37 % 991, i % 5)).collect();
+    let v = Vector { rows: 40, nulls: None, values: Values::Bytes(urls) };
+    let mut bytes = Vec::new();
+    let r = encode_vector(&v.as_ref(), Some(&table()), &mut bytes).unwrap();
+    assert_eq!(r.chosen, Some(Encoding::Fsst));
+    bytes
+}
 
 fn samples() -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
+    let mut out = vec![fsst_sample()];
     let mut seed = 7;
     for kind in KINDS {
         for shape in gen::shapes() {
@@ -15,7 +37,7 @@ fn samples() -> Vec<Vec<u8>> {
                 seed += 1;
                 let v = generate(&Spec { kind, shape, rows, nulls, seed });
                 let mut bytes = Vec::new();
-                encode_vector(&v.as_ref(), &mut bytes).unwrap();
+                encode_vector(&v.as_ref(), None, &mut bytes).unwrap();
                 out.push(bytes);
             }
         }
@@ -24,7 +46,9 @@ fn samples() -> Vec<Vec<u8>> {
 }
 
 fn decode_no_panic(bytes: &[u8]) -> bool {
-    match std::panic::catch_unwind(|| decode_vector(bytes)) {
+    static T: std::sync::OnceLock<SymbolTable> = std::sync::OnceLock::new();
+    let t = T.get_or_init(table);
+    match std::panic::catch_unwind(|| decode_vector(bytes, Some(t))) {
         Ok(r) => r.is_ok(),
         Err(_) => panic!("decoder panicked on {:02x?}", &bytes[..bytes.len().min(64)]),
     }
@@ -65,7 +89,7 @@ fn flipped_bytes_never_panic() {
 fn lying_header_fields_are_errors() {
     let v = generate(&Spec { kind: gen::GenKind::Int32, shape: gen::Shape::Width(9), rows: 100, nulls: Nulls::None, seed: 1 });
     let mut s = Vec::new();
-    let r = encode_vector(&v.as_ref(), &mut s).unwrap();
+    let r = encode_vector(&v.as_ref(), None, &mut s).unwrap();
     assert_eq!(r.chosen, Some(pg_columnar_codec::Encoding::Bitpack));
     // layout: kind, rows u16, null mode, encoding, block mode, block width, ...
     let mut too_many_rows = s.clone();
@@ -83,4 +107,20 @@ fn lying_header_fields_are_errors() {
     let mut bad_null_mode = s;
     bad_null_mode[3] = 3;
     assert!(!decode_no_panic(&bad_null_mode));
+}
+
+#[test]
+fn fsst_vectors_need_their_table_and_tables_are_checked() {
+    assert_eq!(decode_vector(&fsst_sample(), None), Err(pg_columnar_codec::DecodeError::MissingSymbolTable));
+    let mut ser = Vec::new();
+    table().serialize(&mut ser);
+    assert_eq!(SymbolTable::deserialize(&ser).unwrap(), table());
+    for len in 0..ser.len() {
+        assert!(SymbolTable::deserialize(&ser[..len]).is_err());
+    }
+    for i in 0..ser.len() {
+        let mut c = ser.clone();
+        c[i] ^= 0x41;
+        let _ = std::panic::catch_unwind(|| SymbolTable::deserialize(&c)).expect("no panic");
+    }
 }

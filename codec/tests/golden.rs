@@ -47,7 +47,7 @@ fn encoded_bytes_match_the_committed_golden_file() {
     let mut now = String::new();
     for (name, vector) in golden_inputs() {
         let mut out = Vec::new();
-        let r = encode_vector(&vector.as_ref(), &mut out).unwrap();
+        let r = encode_vector(&vector.as_ref(), None, &mut out).unwrap();
         let chosen = r.chosen.map_or("-", |e| e.name());
         writeln!(now, "{name}\t{chosen}\t{}", hex(&out)).unwrap();
     }

@@ -5,17 +5,28 @@ mod gen;
 mod reference;
 
 use gen::{generate, GenKind, Nulls, Shape, Spec, DISTINCTS, KINDS, ROWS, WIDTHS};
-use pg_columnar_codec::{decode_vector, encode_vector, Encoding, Vector};
+use pg_columnar_codec::{decode_vector, encode_vector, Encoding, FsstDecision, SymbolTable, Values, Vector};
 use proptest::prelude::*;
 
 /// Encodes `v`, compares with the reference, decodes and compares with `v`.
 fn check(v: &Vector) -> pg_columnar_codec::EncodeReport {
+    check_with(v, None)
+}
+
+fn check_with(v: &Vector, table: Option<&SymbolTable>) -> pg_columnar_codec::EncodeReport {
     let mut out = Vec::new();
-    let report = encode_vector(&v.as_ref(), &mut out).expect("valid vector");
-    let expected = reference::encode_vector(v);
+    let report = encode_vector(&v.as_ref(), table, &mut out).expect("valid vector");
+    let expected = reference::encode_vector(v, table);
     assert_eq!(out, expected, "fast and reference encoders differ ({report:?})");
     assert_eq!(report.encoded_len, out.len());
-    let back = decode_vector(&out).expect("decodes");
+    assert_eq!(report.tried(Encoding::Fsst), report.fsst == FsstDecision::Tried);
+    if table.is_some() && report.chosen != Some(Encoding::Fsst) {
+        // a table that does not win changes nothing
+        let mut without = Vec::new();
+        encode_vector(&v.as_ref(), None, &mut without).unwrap();
+        assert_eq!(out, without, "an unused symbol table changed the bytes");
+    }
+    let back = decode_vector(&out, table).expect("decodes");
     assert_eq!(back.rows, v.rows);
     assert_eq!(back.nulls, v.nulls, "null bitmap");
     assert!(back.values.bitwise_eq(&v.values), "values differ after round trip");
@@ -38,6 +49,51 @@ proptest! {
     fn fast_encoder_matches_reference_and_round_trips(spec in spec_strategy()) {
         check(&generate(&spec));
     }
+
+    /// Strings with a symbol table learnt from the vector itself, so FSST is sized wherever
+    /// the 25% rule lets it.
+    #[test]
+    fn fsst_matches_reference_and_round_trips(
+        shape in prop::sample::select(gen::shapes()),
+        rows in 0usize..=1024,
+        nulls in prop_oneof![Just(Nulls::None), (1u64..99).prop_map(Nulls::Some)],
+        seed in any::<u64>(),
+    ) {
+        let v = generate(&Spec { kind: GenKind::Bytes, shape, rows, nulls, seed });
+        let table = own_table(&v);
+        check_with(&v, Some(&table));
+    }
+}
+
+/// A table trained on the vector's own strings (always built, whatever the decision rule).
+fn own_table(v: &Vector) -> SymbolTable {
+    let Values::Bytes(b) = &v.values else { unreachable!() };
+    let sample: Vec<&[u8]> = b.as_ref().iter().collect();
+    pg_columnar_codec::fsst::build_table(&sample)
+}
+
+/// Text where neither dictionary nor plain saves 25%: FSST is tried and wins. Text a
+/// dictionary handles: FSST is skipped by the 25% rule. Without a table: not tried. The
+/// control makes sure both sides of the rule happen.
+#[test]
+fn fsst_25_percent_rule_both_ways() {
+    let urls: pg_columnar_codec::ByteStrings = (0..1024)
+        .map(|i| format!("https://example.com/catalog/item/{}/details?lang=en", (i * 7919) % 100_003))
+        .collect();
+    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(urls) };
+    let table = own_table(&v);
+    let r = check_with(&v, Some(&table));
+    assert_eq!(r.fsst, FsstDecision::Tried);
+    assert_eq!(r.chosen, Some(Encoding::Fsst));
+    let r = check_with(&v, None);
+    assert_eq!(r.fsst, FsstDecision::NoSymbolTable);
+    assert_eq!(r.chosen, Some(Encoding::Plain));
+
+    let hosts: pg_columnar_codec::ByteStrings = (0..1024).map(|i| format!("host_{}", i % 100)).collect();
+    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(hosts) };
+    let r = check_with(&v, Some(&own_table(&v)));
+    assert_eq!(r.fsst, FsstDecision::SkippedBySavings);
+    assert_eq!(r.chosen, Some(Encoding::Dictionary));
 }
 
 /// Every kind × shape × edge row count, without nulls and with some: the deterministic sweep
@@ -64,7 +120,7 @@ fn bitpack_widths_are_engaged() {
     for w in WIDTHS {
         let v = generate(&Spec { kind: GenKind::Int64, shape: Shape::Width(w), rows: 1024, nulls: Nulls::None, seed: w as u64 });
         let mut out = Vec::new();
-        encode_vector(&v.as_ref(), &mut out).unwrap();
+        encode_vector(&v.as_ref(), None, &mut out).unwrap();
         // random values have more than 512 distinct values for w >= 10, so bitpack wins;
         // below that the dictionary may win, so look at the bitpack block directly
         let ints = match &v.values { pg_columnar_codec::Values::Int64(x) => x.clone(), _ => unreachable!() };

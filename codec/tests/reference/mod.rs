@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use pg_columnar_codec::{Values, Vector};
+use pg_columnar_codec::{SymbolTable, Values, Vector};
 
 pub struct Bits(pub Vec<bool>);
 
@@ -267,8 +267,49 @@ pub fn gorilla(values: &Values) -> Option<Vec<u8>> {
     Some(bits.bytes())
 }
 
-/// The whole vector by the chooser's rule (FSST never applies here: no symbol table).
-pub fn encode_vector(v: &Vector) -> Vec<u8> {
+/// FSST with a given table: greedy longest match found by trying every symbol.
+pub fn fsst(values: &Values, table: &SymbolTable) -> Vec<u8> {
+    let Values::Bytes(b) = values else { panic!("strings only") };
+    let mut lens = Vec::new();
+    let mut data = Vec::new();
+    for s in b.as_ref().iter() {
+        let before = data.len();
+        let mut i = 0;
+        while i < s.len() {
+            let mut best: Option<(usize, usize)> = None; // (len, code)
+            for (code, sym) in table.symbols().iter().enumerate() {
+                if s[i..].starts_with(sym) && best.is_none_or(|(l, _)| sym.len() > l) {
+                    best = Some((sym.len(), code));
+                }
+            }
+            match best {
+                Some((l, code)) => {
+                    data.push(code as u8);
+                    i += l;
+                }
+                None => {
+                    data.push(255);
+                    data.push(s[i]);
+                    i += 1;
+                }
+            }
+        }
+        lens.push((data.len() - before) as i64);
+    }
+    let mut out = block(&lens);
+    out.extend(data);
+    out
+}
+
+pub fn raw_len(values: &Values) -> usize {
+    match values {
+        Values::Bytes(b) => 4 * b.len() + b.data.len(),
+        _ => lanes(values).concat().len(),
+    }
+}
+
+/// The whole vector by the chooser's rule.
+pub fn encode_vector(v: &Vector, table: Option<&SymbolTable>) -> Vec<u8> {
     let mut out = vec![kind_tag(&v.values)];
     if let Values::Fixed { width, .. } = &v.values {
         out.extend_from_slice(&width.to_le_bytes());
@@ -293,13 +334,22 @@ pub fn encode_vector(v: &Vector) -> Vec<u8> {
     }
     let plain = plain(&v.values);
     let mut best: Option<(u8, Vec<u8>)> = None;
-    for (id, cand) in [(1u8, dictionary(&v.values)), (2, bitpack(&v.values)), (4, gorilla(&v.values))] {
+    let mut consider = |id: u8, cand: Option<Vec<u8>>, best: &mut Option<(u8, Vec<u8>)>| {
         if let Some(c) = cand {
             if best.as_ref().is_none_or(|(_, b)| c.len() < b.len()) {
-                best = Some((id, c));
+                *best = Some((id, c));
             }
         }
+    };
+    consider(1, dictionary(&v.values), &mut best);
+    consider(2, bitpack(&v.values), &mut best);
+    if let (Some(t), Values::Bytes(_)) = (table, &v.values) {
+        let so_far = best.as_ref().map_or(plain.len(), |(_, b)| b.len().min(plain.len()));
+        if so_far * 100 > raw_len(&v.values) * 75 {
+            consider(3, Some(fsst(&v.values, t)), &mut best);
+        }
     }
+    consider(4, gorilla(&v.values), &mut best);
     match best {
         Some((id, c)) if c.len() < plain.len() => {
             out.push(id);

@@ -4,11 +4,11 @@ SELECT extname, extnamespace::regnamespace AS schema, extrelocatable
   FROM pg_extension WHERE extname = 'pg_columnar';
 -- version() names this extension, the PostgreSQL major it was built for (which must be
 -- the server's own) and the codec's format version.
-SELECT pg_columnar.version() ~ '^pg_columnar [0-9]+\.[0-9]+\.[0-9]+ \(PostgreSQL [0-9]+, codec format [0-9]+\)$' AS well_formed,
-       substring(pg_columnar.version() from 'PostgreSQL ([0-9]+)')::int
+SELECT pgcol.version() ~ '^pg_columnar [0-9]+\.[0-9]+\.[0-9]+ \(PostgreSQL [0-9]+, codec format [0-9]+\)$' AS well_formed,
+       substring(pgcol.version() from 'PostgreSQL ([0-9]+)')::int
          = current_setting('server_version_num')::int / 10000 AS built_for_this_server;
--- Dropping and re-creating leaves nothing behind.
+-- Dropping removes the schema with everything in it; re-creating works.
 DROP EXTENSION pg_columnar;
-SELECT count(*) AS leftover_schemas FROM pg_namespace WHERE nspname = 'pg_columnar';
+SELECT count(*) AS leftover_schemas FROM pg_namespace WHERE nspname = 'pgcol';
 CREATE EXTENSION pg_columnar;
-SELECT pg_columnar.version() IS NOT NULL AS answers;
+SELECT pgcol.version() IS NOT NULL AS answers;
