@@ -1,7 +1,10 @@
--- The extension installs into its own schema and reports the build it is.
+-- The extension puts its objects into a schema of its own, pgcol, which belongs to it.
 CREATE EXTENSION pg_columnar;
-SELECT extname, extnamespace::regnamespace AS schema, extrelocatable
-  FROM pg_extension WHERE extname = 'pg_columnar';
+SELECT extname, extrelocatable FROM pg_extension WHERE extname = 'pg_columnar';
+SELECT n.nspname AS member_schema
+  FROM pg_depend d JOIN pg_namespace n ON n.oid = d.objid
+ WHERE d.classid = 'pg_namespace'::regclass AND d.deptype = 'e'
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_columnar');
 -- version() names this extension, the PostgreSQL major it was built for (which must be
 -- the server's own) and the codec's format version.
 SELECT pgcol.version() ~ '^pg_columnar [0-9]+\.[0-9]+\.[0-9]+ \(PostgreSQL [0-9]+, codec format [0-9]+\)$' AS well_formed,
