@@ -1,0 +1,145 @@
+//! Criterion benches for the codec (pure Rust, no database): `cargo bench -p pg_columnar_codec`.
+//! Vectors are TSBS-like (timestamps 10 s apart for 100 interleaved hosts, integer-valued
+//! random-walk float metrics, host names) and adversarial (random doubles, high-cardinality
+//! strings). Figures and method: docs/BENCHMARKS.md.
+
+#[path = "../codec/tests/gen/mod.rs"]
+mod gen;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use pg_columnar_codec::bits::ByteReader;
+use pg_columnar_codec::{bitpack, decode_vector, encode_vector, fsst, gorilla, ByteStrings, SymbolTable, Values, Vector};
+use std::hint::black_box;
+
+const N: usize = 1024;
+
+fn tsbs() -> gen::tsbs::TsbsColumns {
+    gen::tsbs::generate(N, 100, 7)
+}
+
+fn random_doubles() -> Vec<f64> {
+    let mut r = gen::Rng(11);
+    (0..N).map(|_| f64::from_bits(r.next() >> 2)).collect()
+}
+
+/// Slowly drifting non-integral metrics (Gorilla's home ground).
+fn drifting_doubles() -> Vec<f64> {
+    let mut r = gen::Rng(5);
+    let mut x = 20.0f64;
+    (0..N)
+        .map(|_| {
+            x += (r.below(200) as f64 - 100.0) / 64.0;
+            x
+        })
+        .collect()
+}
+
+fn urls() -> ByteStrings {
+    (0..N).map(|i| format!("https://example.com/catalog/item/{}/details?lang=en&ref={}", (i * 7919) % 100_003, i % 13)).collect()
+}
+
+fn random_strings() -> ByteStrings {
+    let mut r = gen::Rng(3);
+    (0..N).map(|_| (0..8 + r.below(24)).map(|_| b'a' + r.below(26) as u8).collect::<Vec<u8>>()).collect()
+}
+
+fn bench_bitpack(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bitpack_decode");
+    g.throughput(Throughput::Elements(N as u64));
+    for width in [1u32, 7, 8, 24, 33, 64] {
+        let mut r = gen::Rng(width as u64);
+        let values: Vec<i64> = (0..N).map(|_| (r.next() >> (64 - width)) as i64).collect();
+        let mut block = Vec::new();
+        let plan = bitpack::plan_for(&values);
+        bitpack::write_planned(&values, &plan, &mut block);
+        let mut out = Vec::with_capacity(N);
+        g.bench_with_input(BenchmarkId::from_parameter(width), &block, |b, block| {
+            b.iter(|| {
+                out.clear();
+                bitpack::read_block(&mut ByteReader::new(black_box(block)), N, &mut out).unwrap();
+                black_box(&out);
+            })
+        });
+    }
+    g.finish();
+}
+
+fn bench_gorilla(c: &mut Criterion) {
+    for (name, values) in [("drifting", drifting_doubles()), ("random", random_doubles())] {
+        let lanes: Vec<u64> = values.iter().map(|x| x.to_bits()).collect();
+        let mut enc = Vec::new();
+        gorilla::encode(&lanes, 64, &mut enc);
+        let mut g = c.benchmark_group("gorilla");
+        g.throughput(Throughput::Elements(N as u64));
+        g.bench_function(BenchmarkId::new("encode", name), |b| {
+            let mut out = Vec::with_capacity(enc.len() + 16);
+            b.iter(|| {
+                out.clear();
+                gorilla::encode(black_box(&lanes), 64, &mut out);
+                black_box(&out);
+            })
+        });
+        g.bench_function(BenchmarkId::new("decode", name), |b| {
+            b.iter(|| black_box(gorilla::decode(black_box(&enc), N, 64).unwrap()))
+        });
+        g.finish();
+    }
+}
+
+fn bench_fsst(c: &mut Criterion) {
+    let strings = urls();
+    let table: SymbolTable = fsst::decide_and_build(strings.as_ref().iter()).expect("URLs get a table");
+    let v = Vector { rows: N, nulls: None, values: Values::Bytes(strings.clone()) };
+    let mut enc = Vec::new();
+    let report = encode_vector(&v.as_ref(), Some(&table), &mut enc).unwrap();
+    assert_eq!(report.chosen, Some(pg_columnar_codec::Encoding::Fsst));
+    let mut g = c.benchmark_group("fsst");
+    g.throughput(Throughput::Bytes(strings.data.len() as u64));
+    g.bench_function("decode_urls", |b| b.iter(|| black_box(decode_vector(black_box(&enc), Some(&table)).unwrap())));
+    g.bench_function("encode_urls", |b| {
+        let mut out = Vec::new();
+        b.iter(|| {
+            out.clear();
+            encode_vector(&v.as_ref(), Some(&table), &mut out).unwrap();
+            black_box(&out);
+        })
+    });
+    g.bench_function("build_table_urls", |b| b.iter(|| black_box(fsst::decide_and_build(strings.as_ref().iter()))));
+    g.finish();
+}
+
+/// The whole chooser, encode and decode, per column.
+fn bench_chooser(c: &mut Criterion) {
+    let t = tsbs();
+    let strings = urls();
+    let table = fsst::decide_and_build(strings.as_ref().iter());
+    let columns: Vec<(&str, Values, Option<&SymbolTable>)> = vec![
+        ("tsbs_time", Values::Int64(t.time.clone()), None),
+        ("tsbs_usage_user", Values::Float64(t.usage_user.clone()), None),
+        ("tsbs_hostname", Values::Bytes(t.hostname.clone()), None),
+        ("random_doubles", Values::Float64(random_doubles()), None),
+        ("random_strings", Values::Bytes(random_strings()), None),
+        ("urls_fsst", Values::Bytes(strings.clone()), table.as_ref()),
+    ];
+    let mut g = c.benchmark_group("chooser");
+    g.throughput(Throughput::Elements(N as u64));
+    for (name, values, table) in &columns {
+        let v = Vector { rows: N, nulls: None, values: values.clone() };
+        let mut enc = Vec::new();
+        encode_vector(&v.as_ref(), *table, &mut enc).unwrap();
+        g.bench_function(BenchmarkId::new("encode", name), |b| {
+            let mut out = Vec::with_capacity(enc.len());
+            b.iter(|| {
+                out.clear();
+                black_box(encode_vector(black_box(&v.as_ref()), *table, &mut out).unwrap());
+            })
+        });
+        g.bench_function(BenchmarkId::new("decode", name), |b| {
+            b.iter(|| black_box(decode_vector(black_box(&enc), *table).unwrap()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_bitpack, bench_gorilla, bench_fsst, bench_chooser);
+criterion_main!(benches);
