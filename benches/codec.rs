@@ -8,7 +8,10 @@ mod gen;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pg_columnar_codec::bits::ByteReader;
-use pg_columnar_codec::{bitpack, decode_vector, encode_vector, fsst, gorilla, ByteStrings, SymbolTable, Values, Vector};
+use pg_columnar_codec::{
+    bitpack, decode_vector, encode_vector, fsst, gorilla, ByteStrings, ColumnContext, SharedDictionary, SymbolTable, Values,
+    ValuesRef, Vector,
+};
 use std::hint::black_box;
 
 const N: usize = 1024;
@@ -91,16 +94,17 @@ fn bench_fsst(c: &mut Criterion) {
     let table: SymbolTable = fsst::decide_and_build(strings.as_ref().iter()).expect("URLs get a table");
     let v = Vector { rows: N, nulls: None, values: Values::Bytes(strings.clone()) };
     let mut enc = Vec::new();
-    let report = encode_vector(&v.as_ref(), Some(&table), &mut enc).unwrap();
+    let ctx = ColumnContext { fsst: Some(&table), dictionary: None };
+    let report = encode_vector(&v.as_ref(), &ctx, &mut enc).unwrap();
     assert_eq!(report.chosen, Some(pg_columnar_codec::Encoding::Fsst));
     let mut g = c.benchmark_group("fsst");
     g.throughput(Throughput::Bytes(strings.data.len() as u64));
-    g.bench_function("decode_urls", |b| b.iter(|| black_box(decode_vector(black_box(&enc), Some(&table)).unwrap())));
+    g.bench_function("decode_urls", |b| b.iter(|| black_box(decode_vector(black_box(&enc), &ctx).unwrap())));
     g.bench_function("encode_urls", |b| {
         let mut out = Vec::new();
         b.iter(|| {
             out.clear();
-            encode_vector(&v.as_ref(), Some(&table), &mut out).unwrap();
+            encode_vector(&v.as_ref(), &ctx, &mut out).unwrap();
             black_box(&out);
         })
     });
@@ -113,29 +117,32 @@ fn bench_chooser(c: &mut Criterion) {
     let t = tsbs();
     let strings = urls();
     let table = fsst::decide_and_build(strings.as_ref().iter());
-    let columns: Vec<(&str, Values, Option<&SymbolTable>)> = vec![
-        ("tsbs_time", Values::Int64(t.time.clone()), None),
-        ("tsbs_usage_user", Values::Float64(t.usage_user.clone()), None),
-        ("tsbs_hostname", Values::Bytes(t.hostname.clone()), None),
-        ("random_doubles", Values::Float64(random_doubles()), None),
-        ("random_strings", Values::Bytes(random_strings()), None),
-        ("urls_fsst", Values::Bytes(strings.clone()), table.as_ref()),
+    let hosts = SharedDictionary::build(&ValuesRef::Bytes(t.hostname.as_ref()));
+    let none = ColumnContext::default();
+    let columns: Vec<(&str, Values, ColumnContext)> = vec![
+        ("tsbs_time", Values::Int64(t.time.clone()), none),
+        ("tsbs_usage_user", Values::Float64(t.usage_user.clone()), none),
+        ("tsbs_hostname", Values::Bytes(t.hostname.clone()), none),
+        ("tsbs_hostname_shared", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref() }),
+        ("random_doubles", Values::Float64(random_doubles()), none),
+        ("random_strings", Values::Bytes(random_strings()), none),
+        ("urls_fsst", Values::Bytes(strings.clone()), ColumnContext { fsst: table.as_ref(), dictionary: None }),
     ];
     let mut g = c.benchmark_group("chooser");
     g.throughput(Throughput::Elements(N as u64));
-    for (name, values, table) in &columns {
+    for (name, values, ctx) in &columns {
         let v = Vector { rows: N, nulls: None, values: values.clone() };
         let mut enc = Vec::new();
-        encode_vector(&v.as_ref(), *table, &mut enc).unwrap();
+        encode_vector(&v.as_ref(), ctx, &mut enc).unwrap();
         g.bench_function(BenchmarkId::new("encode", name), |b| {
             let mut out = Vec::with_capacity(enc.len());
             b.iter(|| {
                 out.clear();
-                black_box(encode_vector(black_box(&v.as_ref()), *table, &mut out).unwrap());
+                black_box(encode_vector(black_box(&v.as_ref()), ctx, &mut out).unwrap());
             })
         });
         g.bench_function(BenchmarkId::new("decode", name), |b| {
-            b.iter(|| black_box(decode_vector(black_box(&enc), *table).unwrap()))
+            b.iter(|| black_box(decode_vector(black_box(&enc), ctx).unwrap()))
         });
     }
     g.finish();

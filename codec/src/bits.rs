@@ -85,6 +85,11 @@ impl<'a> BitReader<'a> {
         BitReader { data, pos: 0 }
     }
 
+    /// A reader starting at bit `pos`.
+    pub fn at(data: &'a [u8], pos: usize) -> Self {
+        BitReader { data, pos }
+    }
+
     pub fn bit_position(&self) -> usize {
         self.pos
     }

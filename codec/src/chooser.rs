@@ -2,7 +2,9 @@
 //!
 //! For a vector with at least one non-null value the candidates are sized exactly, in this
 //! order, each only where it applies:
-//! 1. dictionary (every kind; at most `dictionary::MAX_ENTRIES` distinct values);
+//! 1. dictionary (every kind; inline with at most `dictionary::MAX_ENTRIES` distinct values,
+//!    or shared when the stripe column has a shared dictionary holding every value; the
+//!    smaller of the two, inline on a tie);
 //! 2. bitpack (integers; floats whose every value is an exact integer);
 //! 3. FSST (byte strings, when the stripe column has a symbol table and the best size so
 //!    far, plain included, saves less than 25% against raw: `4 * best > 3 * raw`);
@@ -17,6 +19,7 @@ use crate::bitpack::{self, BlockPlan};
 use crate::dictionary::{self, DictionaryPlan};
 use crate::floats;
 use crate::fsst::{self, SymbolTable};
+use crate::ColumnContext;
 use crate::gorilla;
 use crate::plain;
 use crate::vector::{count_nulls, Kind, ValuesRef, VectorRef, MAX_ROWS};
@@ -58,6 +61,9 @@ pub struct EncodeReport {
     pub encoded_len: usize,
     pub zone_map: ZoneMap,
     pub fsst: FsstDecision,
+    /// The dictionary candidate refers to the stripe column's shared dictionary (rather
+    /// than holding its own entries).
+    pub shared_dictionary: bool,
 }
 
 impl EncodeReport {
@@ -146,13 +152,15 @@ fn validate(v: &VectorRef<'_>) -> Result<usize, EncodeError> {
     Ok(nulls)
 }
 
-/// Appends the encoded vector to `out` and reports what was done. `fsst` is the stripe
-/// column's symbol table, if [`fsst::decide_and_build`] made one.
+/// Appends the encoded vector to `out` and reports what was done. `ctx` holds what the
+/// stripe column shares: the FSST symbol table ([`fsst::decide_and_build`]) and the shared
+/// dictionary ([`SharedDictionary::build`]), where the stripe writer made them.
 pub fn encode_vector(
     v: &VectorRef<'_>,
-    fsst: Option<&SymbolTable>,
+    ctx: &ColumnContext<'_>,
     out: &mut Vec<u8>,
 ) -> Result<EncodeReport, EncodeError> {
+    let fsst = ctx.fsst;
     let null_count = validate(v)?;
     let start = out.len();
     let values = &v.values;
@@ -189,6 +197,7 @@ pub fn encode_vector(
         encoded_len: 0,
         zone_map: zone_map(values),
         fsst: FsstDecision::NotApplicable,
+        shared_dictionary: false,
     };
     if non_null == 0 {
         report.encoded_len = out.len() - start;
@@ -198,8 +207,9 @@ pub fn encode_vector(
     let plain_len = plain::encoded_len(values);
     report.candidate_lens[Encoding::Plain as usize] = Some(plain_len);
     let mut best: Option<(usize, Candidate)> = None;
-    if let Some(p) = dictionary::plan(values) {
+    if let Some(p) = dictionary::plan(values, ctx.dictionary) {
         let len = p.encoded_len();
+        report.shared_dictionary = p.is_shared();
         report.candidate_lens[Encoding::Dictionary as usize] = Some(len);
         consider(&mut best, len, Candidate::Dictionary(p));
     }
@@ -236,7 +246,7 @@ pub fn encode_vector(
             let (encoding, before) = (encoding_of(&c), out.len());
             out.push(encoding as u8);
             match c {
-                Candidate::Dictionary(p) => dictionary::encode(values, &p, out),
+                Candidate::Dictionary(p) => dictionary::encode(&p, out),
                 Candidate::Bitpack(p, ints) => bitpack::write_planned(&ints, &p, out),
                 Candidate::Fsst(table) => match values {
                     ValuesRef::Bytes(strings) => fsst::encode(strings, table, out),

@@ -5,8 +5,8 @@ use crate::bits::ByteReader;
 use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
 use crate::error::{DecodeError, DecodeResult};
 use crate::vector::{count_nulls, ByteStrings, Kind, Values, Vector, MAX_ROWS};
-use crate::fsst::{self, SymbolTable};
-use crate::{bitpack, dictionary, floats, gorilla, narrow_integers, plain, Encoding};
+use crate::fsst;
+use crate::{bitpack, dictionary, floats, gorilla, narrow_integers, plain, ColumnContext, Encoding};
 
 fn empty_values(kind: Kind, fixed_width: u16) -> Values {
     match kind {
@@ -21,9 +21,9 @@ fn empty_values(kind: Kind, fixed_width: u16) -> Values {
     }
 }
 
-/// Decodes one whole encoded vector (`bytes` must be exactly the vector). `fsst` is the
-/// stripe column's symbol table, needed only by FSST-encoded vectors.
-pub fn decode_vector(bytes: &[u8], fsst: Option<&SymbolTable>) -> DecodeResult<Vector> {
+/// Decodes one whole encoded vector (`bytes` must be exactly the vector), with the context
+/// its stripe column was encoded with.
+pub fn decode_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Vector> {
     let mut r = ByteReader::new(bytes);
     let kind = Kind::from_tag(r.u8("vector kind")?)?;
     let fixed_width = if kind == Kind::Fixed {
@@ -69,7 +69,7 @@ pub fn decode_vector(bytes: &[u8], fsst: Option<&SymbolTable>) -> DecodeResult<V
     let encoding = Encoding::from_tag(r.u8("encoding")?)?;
     let values = match encoding {
         Encoding::Plain => plain::decode(&mut r, kind, fixed_width, count)?,
-        Encoding::Dictionary => dictionary::decode(&mut r, kind, fixed_width, count)?,
+        Encoding::Dictionary => dictionary::decode(&mut r, kind, fixed_width, count, ctx.dictionary)?,
         Encoding::Bitpack => {
             let mut ints = Vec::with_capacity(count);
             match kind {
@@ -103,7 +103,7 @@ pub fn decode_vector(bytes: &[u8], fsst: Option<&SymbolTable>) -> DecodeResult<V
             if kind != Kind::Bytes {
                 return Err(DecodeError::Inconsistent { what: "FSST encoding for a non-string kind" });
             }
-            let table = fsst.ok_or(DecodeError::MissingSymbolTable)?;
+            let table = ctx.fsst.ok_or(DecodeError::MissingSymbolTable)?;
             Values::Bytes(fsst::decode(&mut r, count, table)?)
         }
     };

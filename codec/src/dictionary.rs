@@ -1,8 +1,14 @@
-//! The *dictionary* encoding: the distinct values in first-seen order, and for each value the
-//! index ("code") of its entry.
+//! The *dictionary* encoding: distinct values, and for each value the index ("code") of its
+//! entry. The entries are either the vector's own distinct values in first-seen order
+//! (*inline*), or the stripe column's [`SharedDictionary`] (*shared*), whichever payload is
+//! smaller (inline on a tie).
 //!
-//! Payload: `entry_count: u16` (1..=[`MAX_ENTRIES`]), the entries (by kind, below), then a
-//! packed-integer block (see `bitpack`) of the codes. Entries:
+//! Payload: `entry_count: u16`, then
+//! * inline (entry_count 1..=[`MAX_ENTRIES`]): the entries (below), then a packed-integer
+//!   block (see `bitpack`) of the codes;
+//! * shared (entry_count 0): a packed-integer block of codes into the shared dictionary.
+//!
+//! Entries, by kind:
 //! * integers: a packed-integer block of the entry values;
 //! * floats: `u8` 0 then each entry's bit pattern little-endian, or `u8` 1 then a packed
 //!   block of the entries as integers (only when every entry is an integral float, see
@@ -18,194 +24,402 @@ use crate::bits::ByteReader;
 use crate::error::{DecodeError, DecodeResult};
 use crate::floats;
 use crate::plain;
-use crate::vector::{ByteStrings, Kind, Values, ValuesRef};
+use crate::vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef};
 use xxhash_rust::xxh3::xxh3_64;
 
-/// The most distinct values a vector's dictionary may hold; a vector with more is not
-/// dictionary-encoded. Part of the format: changing it changes which encoding wins.
+/// The most distinct values a vector's inline dictionary may hold; a vector with more is not
+/// inline-dictionary-encoded. Part of the format: changing it changes which encoding wins.
 pub const MAX_ENTRIES: usize = 512;
 
-/// Hash table slots: a power of two, four times the entry cap (load factor <= 1/4).
-const SLOTS: usize = 4 * MAX_ENTRIES;
+/// The most distinct values a stripe column's shared dictionary may hold.
+pub const SHARED_MAX_ENTRIES: usize = 16384;
 
-/// A dictionary built for one vector, ready to be sized or written.
+/// A vector's values as the dictionary sees them: hashable and comparable one by one.
+enum Items<'a> {
+    /// Integers sign-extended, floats as bit patterns.
+    Lanes(Vec<u64>),
+    Bytes(BytesRef<'a>),
+    Fixed { width: usize, data: &'a [u8] },
+}
+
+impl<'a> Items<'a> {
+    fn new(values: &ValuesRef<'a>) -> Items<'a> {
+        match values {
+            ValuesRef::Int8(v) => Items::Lanes(v.iter().map(|&x| x as i64 as u64).collect()),
+            ValuesRef::Int16(v) => Items::Lanes(v.iter().map(|&x| x as i64 as u64).collect()),
+            ValuesRef::Int32(v) => Items::Lanes(v.iter().map(|&x| x as i64 as u64).collect()),
+            ValuesRef::Int64(v) => Items::Lanes(v.iter().map(|&x| x as u64).collect()),
+            ValuesRef::Float32(v) => Items::Lanes(v.iter().map(|&x| x.to_bits() as u64).collect()),
+            ValuesRef::Float64(v) => Items::Lanes(v.iter().map(|&x| x.to_bits()).collect()),
+            ValuesRef::Bytes(b) => Items::Bytes(*b),
+            ValuesRef::Fixed { width, data } => Items::Fixed { width: *width as usize, data },
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Items::Lanes(k) => k.len(),
+            Items::Bytes(b) => b.len(),
+            Items::Fixed { width, data } => data.len() / width,
+        }
+    }
+
+    #[inline]
+    fn bytes(&self, i: usize) -> &[u8] {
+        match self {
+            Items::Bytes(b) => b.get(i),
+            Items::Fixed { width, data } => &data[i * width..(i + 1) * width],
+            Items::Lanes(_) => unreachable!("lanes are compared as integers"),
+        }
+    }
+
+    #[inline]
+    fn hash(&self, i: usize) -> u64 {
+        match self {
+            Items::Lanes(k) => xxh3_64(&k[i].to_le_bytes()),
+            _ => xxh3_64(self.bytes(i)),
+        }
+    }
+
+    /// Whether item `i` of `self` equals item `j` of `other` (same kind).
+    #[inline]
+    fn same(&self, i: usize, other: &Items<'_>, j: usize) -> bool {
+        match (self, other) {
+            (Items::Lanes(a), Items::Lanes(b)) => a[i] == b[j],
+            _ => self.bytes(i) == other.bytes(j),
+        }
+    }
+
+    /// The items at `indices`, as values of `kind`.
+    fn gather(&self, kind: Kind, indices: impl Iterator<Item = usize>) -> Values {
+        match self {
+            Items::Lanes(k) => {
+                let picked = indices.map(|i| k[i]);
+                match kind {
+                    Kind::Int8 => Values::Int8(picked.map(|x| x as i8).collect()),
+                    Kind::Int16 => Values::Int16(picked.map(|x| x as i16).collect()),
+                    Kind::Int32 => Values::Int32(picked.map(|x| x as i32).collect()),
+                    Kind::Int64 => Values::Int64(picked.map(|x| x as i64).collect()),
+                    Kind::Float32 => Values::Float32(picked.map(|x| f32::from_bits(x as u32)).collect()),
+                    Kind::Float64 => Values::Float64(picked.map(f64::from_bits).collect()),
+                    Kind::Bytes | Kind::Fixed => unreachable!("not a lane kind"),
+                }
+            }
+            Items::Bytes(_) => Values::Bytes(indices.map(|i| self.bytes(i)).collect()),
+            Items::Fixed { width, .. } => {
+                let mut data = Vec::new();
+                for i in indices {
+                    data.extend_from_slice(self.bytes(i));
+                }
+                Values::Fixed { width: *width as u16, data }
+            }
+        }
+    }
+}
+
+/// Open-addressing hash index from items to codes (linear probing, load factor <= 1/4).
+#[derive(Debug, Clone)]
+struct CodeIndex {
+    slots: Vec<u32>,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+impl CodeIndex {
+    fn for_entries(max_entries: usize) -> CodeIndex {
+        CodeIndex { slots: vec![EMPTY; (4 * max_entries).next_power_of_two()] }
+    }
+
+    /// `Ok(code)` of the entry with this hash for which `is(code)`, or `Err(slot)`, the empty
+    /// slot where it would be inserted.
+    #[inline]
+    fn probe(&self, hash: u64, is: impl Fn(u32) -> bool) -> Result<u32, usize> {
+        let mask = self.slots.len() - 1;
+        let mut s = hash as usize & mask;
+        loop {
+            match self.slots[s] {
+                EMPTY => return Err(s),
+                code if is(code) => return Ok(code),
+                _ => s = (s + 1) & mask,
+            }
+        }
+    }
+}
+
+/// The distinct items in first-seen order (as indices of their first occurrence) and every
+/// item's code; `None` if there are more than `cap`.
+fn distinct(items: &Items<'_>, cap: usize) -> Option<(Vec<u32>, Vec<i64>)> {
+    let mut index = CodeIndex::for_entries(cap);
+    let mut first: Vec<u32> = Vec::new();
+    let mut codes = Vec::with_capacity(items.len());
+    for i in 0..items.len() {
+        match index.probe(items.hash(i), |c| items.same(first[c as usize] as usize, items, i)) {
+            Ok(code) => codes.push(code as i64),
+            Err(slot) => {
+                if first.len() == cap {
+                    return None;
+                }
+                index.slots[slot] = first.len() as u32;
+                codes.push(first.len() as i64);
+                first.push(i as u32);
+            }
+        }
+    }
+    Some((first, codes))
+}
+
+/// How a list of entries is stored: its size, and (floats) whether as integers.
+struct EntriesPlan {
+    len: usize,
+    float_as_integers: Option<Vec<i64>>,
+}
+
+fn plan_entries(entries: &ValuesRef<'_>) -> EntriesPlan {
+    let ints = |v: &[i64]| bitpack::plan(v).encoded_len();
+    match entries {
+        ValuesRef::Int8(_) | ValuesRef::Int16(_) | ValuesRef::Int32(_) | ValuesRef::Int64(_) => {
+            let v = integers(entries);
+            EntriesPlan { len: ints(&v), float_as_integers: None }
+        }
+        ValuesRef::Float32(_) | ValuesRef::Float64(_) => {
+            let raw = 1 + plain::raw_len(entries);
+            let as_ints = match entries {
+                ValuesRef::Float32(v) => floats::f32s_as_integers(v),
+                ValuesRef::Float64(v) => floats::f64s_as_integers(v),
+                _ => unreachable!(),
+            };
+            match as_ints {
+                Some(v) if 1 + ints(&v) < raw => EntriesPlan { len: 1 + ints(&v), float_as_integers: Some(v) },
+                _ => EntriesPlan { len: raw, float_as_integers: None },
+            }
+        }
+        ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => {
+            EntriesPlan { len: plain::encoded_len(entries), float_as_integers: None }
+        }
+    }
+}
+
+fn integers(values: &ValuesRef<'_>) -> Vec<i64> {
+    match values {
+        ValuesRef::Int8(v) => v.iter().map(|&x| x as i64).collect(),
+        ValuesRef::Int16(v) => v.iter().map(|&x| x as i64).collect(),
+        ValuesRef::Int32(v) => v.iter().map(|&x| x as i64).collect(),
+        ValuesRef::Int64(v) => v.to_vec(),
+        _ => unreachable!("integer kinds only"),
+    }
+}
+
+fn write_entries(entries: &ValuesRef<'_>, plan: &EntriesPlan, out: &mut Vec<u8>) {
+    match entries {
+        ValuesRef::Int8(_) | ValuesRef::Int16(_) | ValuesRef::Int32(_) | ValuesRef::Int64(_) => {
+            bitpack::encode_block(&integers(entries), out);
+        }
+        ValuesRef::Float32(_) | ValuesRef::Float64(_) => match &plan.float_as_integers {
+            Some(v) => {
+                out.push(1);
+                bitpack::encode_block(v, out);
+            }
+            None => {
+                out.push(0);
+                plain::encode(entries, out);
+            }
+        },
+        ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => plain::encode(entries, out),
+    }
+}
+
+fn read_entries(r: &mut ByteReader<'_>, kind: Kind, fixed_width: u16, count: usize) -> DecodeResult<Values> {
+    Ok(match kind {
+        Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64 => {
+            let mut ints = Vec::with_capacity(count);
+            bitpack::read_block(r, count, &mut ints)?;
+            crate::narrow_integers(kind, ints)?
+        }
+        Kind::Float32 | Kind::Float64 => match r.u8("dictionary float entry mode")? {
+            0 => plain::decode(r, kind, 0, count)?,
+            1 => {
+                let mut ints = Vec::with_capacity(count);
+                bitpack::read_block(r, count, &mut ints)?;
+                floats::integers_to_floats(kind, &ints)?
+            }
+            value => return Err(DecodeError::UnknownTag { what: "dictionary float entry mode", value }),
+        },
+        Kind::Bytes | Kind::Fixed => plain::decode(r, kind, fixed_width, count)?,
+    })
+}
+
+/// A stripe column's dictionary, stored once per stripe and column and referenced by the
+/// vectors that choose it. Serialized as `kind: u8`, `fixed_width: u16` (kind 8 only),
+/// `entry_count: u16` (1..=[`SHARED_MAX_ENTRIES`]), then the entries as in an inline
+/// dictionary. Its entries are distinct.
+#[derive(Debug, Clone)]
+pub struct SharedDictionary {
+    entries: Values,
+    /// Lane kinds: the entries as lanes (see `Items`), for lookups.
+    lanes: Vec<u64>,
+    index: CodeIndex,
+}
+
+impl PartialEq for SharedDictionary {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries.bitwise_eq(&other.entries)
+    }
+}
+
+impl SharedDictionary {
+    /// The distinct non-null values of a stripe column in first-seen order; `None` if there
+    /// are none or more than [`SHARED_MAX_ENTRIES`].
+    pub fn build(column: &ValuesRef<'_>) -> Option<SharedDictionary> {
+        let items = Items::new(column);
+        let (first, _) = distinct(&items, SHARED_MAX_ENTRIES)?;
+        if first.is_empty() {
+            return None;
+        }
+        let entries = items.gather(column.kind(), first.iter().map(|&i| i as usize));
+        Self::from_distinct_entries(entries)
+    }
+
+    /// `None` if the entries are empty, too many, or not distinct.
+    fn from_distinct_entries(entries: Values) -> Option<SharedDictionary> {
+        let n = entries.len();
+        if n == 0 || n > SHARED_MAX_ENTRIES {
+            return None;
+        }
+        let items = Items::new(&entries.as_ref());
+        let (first, _) = distinct(&items, SHARED_MAX_ENTRIES)?;
+        if first.len() != n {
+            return None;
+        }
+        let mut index = CodeIndex::for_entries(SHARED_MAX_ENTRIES);
+        for i in 0..n {
+            let slot = index.probe(items.hash(i), |_| false).unwrap_err();
+            index.slots[slot] = i as u32;
+        }
+        let lanes = match items {
+            Items::Lanes(k) => k,
+            _ => Vec::new(),
+        };
+        Some(SharedDictionary { entries, lanes, index })
+    }
+
+    pub fn entries(&self) -> &Values {
+        &self.entries
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn serialize(&self, out: &mut Vec<u8>) {
+        let e = self.entries.as_ref();
+        out.push(e.kind() as u8);
+        if let ValuesRef::Fixed { width, .. } = e {
+            out.extend_from_slice(&width.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.len() as u16).to_le_bytes());
+        write_entries(&e, &plan_entries(&e), out);
+    }
+
+    pub fn deserialize(bytes: &[u8]) -> DecodeResult<SharedDictionary> {
+        let mut r = ByteReader::new(bytes);
+        let kind = Kind::from_tag(r.u8("shared dictionary kind")?)?;
+        let width = if kind == Kind::Fixed { r.u16("shared dictionary fixed width")? } else { 0 };
+        if kind == Kind::Fixed && width == 0 {
+            return Err(DecodeError::OutOfRange { what: "fixed width", value: 0, limit: u16::MAX as u64 });
+        }
+        let n = r.u16("shared dictionary entry count")? as usize;
+        if n == 0 || n > SHARED_MAX_ENTRIES {
+            return Err(DecodeError::OutOfRange {
+                what: "shared dictionary entry count",
+                value: n as u64,
+                limit: SHARED_MAX_ENTRIES as u64,
+            });
+        }
+        let entries = read_entries(&mut r, kind, width, n)?;
+        r.finish()?;
+        SharedDictionary::from_distinct_entries(entries)
+            .ok_or(DecodeError::Inconsistent { what: "shared dictionary with repeated entries" })
+    }
+
+    /// Every item's code, or `None` if an item is not in the dictionary or the kinds differ.
+    fn codes_for(&self, items: &Items<'_>, kind: Kind, fixed_width: u16) -> Option<Vec<i64>> {
+        let e = self.entries.as_ref();
+        if e.kind() != kind || matches!(e, ValuesRef::Fixed { width, .. } if width != fixed_width) {
+            return None;
+        }
+        let lookup = |i: usize| -> Option<i64> {
+            let found = match items {
+                Items::Lanes(k) => self.index.probe(items.hash(i), |c| self.lanes[c as usize] == k[i]),
+                _ => {
+                    let own = Items::new(&e); // borrows, no copy, for byte kinds
+                    self.index.probe(items.hash(i), |c| own.same(c as usize, items, i))
+                }
+            };
+            found.ok().map(|c| c as i64)
+        };
+        (0..items.len()).map(lookup).collect()
+    }
+}
+
+/// A dictionary payload for one vector, ready to be sized or written.
 pub struct DictionaryPlan {
-    /// Row index (among the non-null values) of each entry's first occurrence.
-    pub first_index: Vec<u32>,
-    pub codes: Vec<i64>,
+    /// `None`: shared (codes index the stripe column's shared dictionary).
+    inline_entries: Option<(Values, EntriesPlan)>,
+    codes: Vec<i64>,
     codes_plan: BlockPlan,
-    entries_len: usize,
-    /// Floats only: entries stored as integers.
-    float_entries_integral: bool,
 }
 
 impl DictionaryPlan {
     pub fn encoded_len(&self) -> usize {
-        2 + self.entries_len + self.codes_plan.encoded_len()
+        2 + self.inline_entries.as_ref().map_or(0, |(_, p)| p.len) + self.codes_plan.encoded_len()
+    }
+
+    pub fn is_shared(&self) -> bool {
+        self.inline_entries.is_none()
     }
 
     pub fn entry_count(&self) -> usize {
-        self.first_index.len()
+        self.inline_entries.as_ref().map_or(0, |(e, _)| e.len())
     }
 }
 
-/// Finds the distinct values of `n` items: `hash(i)` hashes item i and `same(i, j)` compares
-/// two items. `None` when there are more than [`MAX_ENTRIES`].
-fn distinct(
-    n: usize,
-    hash: impl Fn(usize) -> u64,
-    same: impl Fn(usize, usize) -> bool,
-) -> Option<(Vec<u32>, Vec<i64>)> {
-    let mut slots = vec![u32::MAX; SLOTS];
-    let mut first_index: Vec<u32> = Vec::new();
-    let mut codes = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut s = (hash(i) as usize) & (SLOTS - 1);
-        loop {
-            let e = slots[s];
-            if e == u32::MAX {
-                if first_index.len() == MAX_ENTRIES {
-                    return None;
-                }
-                slots[s] = first_index.len() as u32;
-                codes.push(first_index.len() as i64);
-                first_index.push(i as u32);
-                break;
-            }
-            if same(first_index[e as usize] as usize, i) {
-                codes.push(e as i64);
-                break;
-            }
-            s = (s + 1) & (SLOTS - 1);
-        }
-    }
-    Some((first_index, codes))
-}
-
-/// Fixed-width lanes of a vector as u64 keys (integers sign-extended, floats as bits).
-fn lane_keys(values: &ValuesRef<'_>) -> Option<Vec<u64>> {
-    Some(match values {
-        ValuesRef::Int8(v) => v.iter().map(|&x| x as i64 as u64).collect(),
-        ValuesRef::Int16(v) => v.iter().map(|&x| x as i64 as u64).collect(),
-        ValuesRef::Int32(v) => v.iter().map(|&x| x as i64 as u64).collect(),
-        ValuesRef::Int64(v) => v.iter().map(|&x| x as u64).collect(),
-        ValuesRef::Float32(v) => v.iter().map(|&x| x.to_bits() as u64).collect(),
-        ValuesRef::Float64(v) => v.iter().map(|&x| x.to_bits()).collect(),
-        ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => return None,
-    })
-}
-
-/// Builds the dictionary of a non-empty vector, or `None` if it has too many distinct values.
-pub fn plan(values: &ValuesRef<'_>) -> Option<DictionaryPlan> {
-    let n = values.len();
-    if n == 0 {
+/// The smaller of the inline dictionary (if the vector has at most [`MAX_ENTRIES`] distinct
+/// values) and the shared one (if given and holding every value); inline on a tie. `None`
+/// for an empty vector or when neither applies.
+pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>) -> Option<DictionaryPlan> {
+    if values.is_empty() {
         return None;
     }
-    let kind = values.kind();
-    let (first_index, codes, entries_len, float_entries_integral) =
-        if let Some(keys) = lane_keys(values) {
-            let (first_index, codes) = distinct(
-                n,
-                |i| xxh3_64(&keys[i].to_le_bytes()),
-                |a, b| keys[a] == keys[b],
-            )?;
-            let entries: Vec<u64> = first_index.iter().map(|&i| keys[i as usize]).collect();
-            let (len, integral) = lane_entries_len(kind, &entries);
-            (first_index, codes, len, integral)
-        } else {
-            match values {
-                ValuesRef::Bytes(b) => {
-                    let (first_index, codes) =
-                        distinct(n, |i| xxh3_64(b.get(i)), |x, y| b.get(x) == b.get(y))?;
-                    let lens: Vec<i64> =
-                        first_index.iter().map(|&i| b.get(i as usize).len() as i64).collect();
-                    let bytes: usize = lens.iter().map(|&l| l as usize).sum();
-                    (first_index, codes, bitpack::plan(&lens).encoded_len() + bytes, false)
-                }
-                ValuesRef::Fixed { width, data } => {
-                    let w = *width as usize;
-                    let item = |i: usize| &data[i * w..(i + 1) * w];
-                    let (first_index, codes) =
-                        distinct(n, |i| xxh3_64(item(i)), |x, y| item(x) == item(y))?;
-                    let len = first_index.len() * w;
-                    (first_index, codes, len, false)
-                }
-                _ => unreachable!("lane kinds handled above"),
-            }
-        };
-    let codes_plan = bitpack::plan(&codes);
-    Some(DictionaryPlan { first_index, codes, codes_plan, entries_len, float_entries_integral })
-}
-
-/// Size of the entries of an integer or float dictionary, and (floats) whether they are
-/// stored as integers.
-fn lane_entries_len(kind: Kind, entries: &[u64]) -> (usize, bool) {
-    if kind.is_integer() {
-        let ints: Vec<i64> = entries.iter().map(|&k| k as i64).collect();
-        return (bitpack::plan(&ints).encoded_len(), false);
-    }
-    let raw = 1 + entries.len() * kind.lane_bytes().unwrap();
-    match float_entries_as_integers(kind, entries) {
-        Some(ints) => {
-            let packed = 1 + bitpack::plan(&ints).encoded_len();
-            if packed < raw {
-                (packed, true)
-            } else {
-                (raw, false)
-            }
-        }
-        None => (raw, false),
+    let items = Items::new(values);
+    let inline = distinct(&items, MAX_ENTRIES).map(|(first, codes)| {
+        let entries = items.gather(values.kind(), first.iter().map(|&i| i as usize));
+        let ep = plan_entries(&entries.as_ref());
+        let codes_plan = bitpack::plan(&codes);
+        DictionaryPlan { inline_entries: Some((entries, ep)), codes, codes_plan }
+    });
+    let fixed_width = match values {
+        ValuesRef::Fixed { width, .. } => *width,
+        _ => 0,
+    };
+    let shared = shared.and_then(|d| d.codes_for(&items, values.kind(), fixed_width)).map(|codes| {
+        let codes_plan = bitpack::plan(&codes);
+        DictionaryPlan { inline_entries: None, codes, codes_plan }
+    });
+    match (inline, shared) {
+        (Some(i), Some(s)) => Some(if s.encoded_len() < i.encoded_len() { s } else { i }),
+        (i, s) => i.or(s),
     }
 }
 
-fn float_entries_as_integers(kind: Kind, entries: &[u64]) -> Option<Vec<i64>> {
-    entries
-        .iter()
-        .map(|&bits| match kind {
-            Kind::Float32 => floats::f32_to_exact_int(f32::from_bits(bits as u32)),
-            _ => floats::f64_to_exact_int(f64::from_bits(bits)),
-        })
-        .collect()
-}
-
-/// Appends the payload of `plan`, which was built from `values`.
-pub fn encode(values: &ValuesRef<'_>, plan: &DictionaryPlan, out: &mut Vec<u8>) {
+/// Appends the payload of `plan`.
+pub fn encode(plan: &DictionaryPlan, out: &mut Vec<u8>) {
     out.extend_from_slice(&(plan.entry_count() as u16).to_le_bytes());
-    let kind = values.kind();
-    if let Some(keys) = lane_keys(values) {
-        let entries: Vec<u64> = plan.first_index.iter().map(|&i| keys[i as usize]).collect();
-        if kind.is_integer() {
-            let ints: Vec<i64> = entries.iter().map(|&k| k as i64).collect();
-            bitpack::encode_block(&ints, out);
-        } else if plan.float_entries_integral {
-            out.push(1);
-            bitpack::encode_block(&float_entries_as_integers(kind, &entries).unwrap(), out);
-        } else {
-            out.push(0);
-            let lane = kind.lane_bytes().unwrap();
-            for k in entries {
-                out.extend_from_slice(&k.to_le_bytes()[..lane]);
-            }
-        }
-    } else {
-        match values {
-            ValuesRef::Bytes(b) => {
-                let lens: Vec<i64> =
-                    plan.first_index.iter().map(|&i| b.get(i as usize).len() as i64).collect();
-                bitpack::encode_block(&lens, out);
-                for &i in &plan.first_index {
-                    out.extend_from_slice(b.get(i as usize));
-                }
-            }
-            ValuesRef::Fixed { width, data } => {
-                let w = *width as usize;
-                for &i in &plan.first_index {
-                    let i = i as usize;
-                    out.extend_from_slice(&data[i * w..(i + 1) * w]);
-                }
-            }
-            _ => unreachable!("lane kinds handled above"),
-        }
+    if let Some((entries, ep)) = &plan.inline_entries {
+        write_entries(&entries.as_ref(), ep, out);
     }
     bitpack::write_planned(&plan.codes, &plan.codes_plan, out);
 }
@@ -216,43 +430,34 @@ pub fn decode(
     kind: Kind,
     fixed_width: u16,
     count: usize,
+    shared: Option<&SharedDictionary>,
 ) -> DecodeResult<Values> {
     let entry_count = r.u16("dictionary entry count")? as usize;
-    if entry_count == 0 || entry_count > MAX_ENTRIES {
-        return Err(DecodeError::OutOfRange {
-            what: "dictionary entry count",
-            value: entry_count as u64,
-            limit: MAX_ENTRIES as u64,
-        });
-    }
-    let entries: Values = match kind {
-        Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64 => {
-            let mut ints = Vec::with_capacity(entry_count);
-            bitpack::read_block(r, entry_count, &mut ints)?;
-            crate::narrow_integers(kind, ints)?
-        }
-        Kind::Float32 | Kind::Float64 => match r.u8("dictionary float entry mode")? {
-            0 => plain::decode(r, kind, 0, entry_count)?,
-            1 => {
-                let mut ints = Vec::with_capacity(entry_count);
-                bitpack::read_block(r, entry_count, &mut ints)?;
-                floats::integers_to_floats(kind, &ints)?
+    let inline;
+    let entries: &Values = match entry_count {
+        0 => {
+            let d = shared.ok_or(DecodeError::MissingSharedDictionary)?;
+            let e = d.entries.as_ref();
+            if e.kind() != kind || matches!(e, ValuesRef::Fixed { width, .. } if width != fixed_width) {
+                return Err(DecodeError::Inconsistent { what: "shared dictionary of another kind" });
             }
-            value => return Err(DecodeError::UnknownTag { what: "dictionary float entry mode", value }),
-        },
-        Kind::Bytes => Values::Bytes(plain::read_strings(r, entry_count)?),
-        Kind::Fixed => plain::decode(r, kind, fixed_width, entry_count)?,
+            &d.entries
+        }
+        n if n > MAX_ENTRIES => {
+            return Err(DecodeError::OutOfRange { what: "dictionary entry count", value: n as u64, limit: MAX_ENTRIES as u64 })
+        }
+        n => {
+            inline = read_entries(r, kind, fixed_width, n)?;
+            &inline
+        }
     };
     let mut codes = Vec::with_capacity(count);
     bitpack::read_block(r, count, &mut codes)?;
-    if let Some(&bad) = codes.iter().find(|&&c| c < 0 || c as usize >= entry_count) {
-        return Err(DecodeError::OutOfRange {
-            what: "dictionary code",
-            value: bad as u64,
-            limit: entry_count as u64 - 1,
-        });
+    let n = entries.len();
+    if let Some(&bad) = codes.iter().find(|&&c| c < 0 || c as usize >= n) {
+        return Err(DecodeError::OutOfRange { what: "dictionary code", value: bad as u64, limit: n as u64 - 1 });
     }
-    Ok(gather(&entries, &codes))
+    Ok(gather(entries, &codes))
 }
 
 /// `entries[codes[i]]` for every i (codes already checked to be in range).

@@ -15,6 +15,8 @@ pub enum DecodeError {
     TrailingBytes { count: usize },
     /// The vector needs a per-stripe FSST symbol table and none was given.
     MissingSymbolTable,
+    /// The vector needs its stripe column's shared dictionary and none was given.
+    MissingSharedDictionary,
     /// Fields that must agree do not (for example a dictionary code past the dictionary).
     Inconsistent { what: &'static str },
 }
@@ -34,6 +36,9 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::MissingSymbolTable => {
                 write!(f, "FSST-encoded vector but the stripe has no symbol table")
+            }
+            DecodeError::MissingSharedDictionary => {
+                write!(f, "dictionary-encoded vector refers to a shared dictionary the stripe does not have")
             }
             DecodeError::Inconsistent { what } => write!(f, "inconsistent {what}"),
         }

@@ -88,49 +88,92 @@ pub fn encode(lanes: &[u64], lane_bits: u32, out: &mut Vec<u8>) {
 }
 
 /// Decodes `count` lanes from `data`, which must be exactly the payload.
+///
+/// Each record is at most `2 + 2L + W` bits (78 for float8). While at least 16 bytes remain
+/// past the record's first byte, one 16-byte load holds the whole record (121 bits from any
+/// bit offset) and it is parsed from that word; near the end, fields are read one at a time
+/// with bounds checks. Both paths apply the same rules.
 pub fn decode(data: &[u8], count: usize, lane_bits: u32) -> DecodeResult<Vec<u64>> {
     let mut out = Vec::with_capacity(count);
     if count == 0 {
         return if data.is_empty() { Ok(out) } else { Err(DecodeError::TrailingBytes { count: data.len() }) };
     }
     let len_bits = if lane_bits == 64 { 6 } else { 5 };
+    let len_mask = (1u64 << len_bits) - 1;
     let mut r = BitReader::new(data);
     let mut prev = r.read_checked(lane_bits, "gorilla first value")?;
     out.push(prev);
+    let mut pos = r.bit_position();
     let (mut wlz, mut wtz) = (u32::MAX, u32::MAX);
     for _ in 1..count {
-        if r.read_checked(1, "gorilla control bit")? == 0 {
-            out.push(prev);
-            continue;
-        }
-        let x = if r.read_checked(1, "gorilla control bit")? == 0 {
-            if wlz == u32::MAX {
-                return Err(DecodeError::Inconsistent { what: "gorilla window reused before one was set" });
+        let byte = pos / 8;
+        let x = if let Some(chunk) = data.get(byte..byte + 16) {
+            let word = u128::from_le_bytes(chunk.try_into().unwrap()) >> (pos % 8);
+            if word & 1 == 0 {
+                pos += 1;
+                0
+            } else if word & 2 == 0 {
+                if wlz == u32::MAX {
+                    return Err(DecodeError::Inconsistent { what: "gorilla window reused before one was set" });
+                }
+                let m = lane_bits - wlz - wtz;
+                pos += 2 + m as usize;
+                ((word >> 2) as u64 & low_mask(m)) << wtz
+            } else {
+                let lz = ((word >> 2) as u64 & len_mask) as u32;
+                let m = ((word >> (2 + len_bits)) as u64 & len_mask) as u32 + 1;
+                if lz + m > lane_bits {
+                    return Err(DecodeError::OutOfRange { what: "gorilla window", value: (lz + m) as u64, limit: lane_bits as u64 });
+                }
+                wlz = lz;
+                wtz = lane_bits - lz - m;
+                pos += (2 + 2 * len_bits + m) as usize;
+                ((word >> (2 + 2 * len_bits)) as u64 & low_mask(m)) << wtz
             }
-            r.read_checked(lane_bits - wlz - wtz, "gorilla meaningful bits")? << wtz
         } else {
-            let lz = r.read_checked(len_bits, "gorilla leading zeros")? as u32;
-            let m = r.read_checked(len_bits, "gorilla meaningful length")? as u32 + 1;
-            if lz + m > lane_bits {
-                return Err(DecodeError::OutOfRange {
-                    what: "gorilla window",
-                    value: (lz + m) as u64,
-                    limit: lane_bits as u64,
-                });
-            }
-            let tz = lane_bits - lz - m;
-            wlz = lz;
-            wtz = tz;
-            r.read_checked(m, "gorilla meaningful bits")? << tz
+            let mut r = BitReader::at(data, pos);
+            let x = read_record_checked(&mut r, lane_bits, len_bits, &mut wlz, &mut wtz)?;
+            pos = r.bit_position();
+            x
         };
-        prev ^= x & low_mask(lane_bits);
+        if pos > data.len() * 8 {
+            return Err(DecodeError::Truncated { what: "gorilla record", needed: pos.div_ceil(8), available: data.len() });
+        }
+        prev ^= x;
         out.push(prev);
     }
-    let used = r.bit_position().div_ceil(8);
+    let used = pos.div_ceil(8);
     if used != data.len() {
         return Err(DecodeError::TrailingBytes { count: data.len() - used });
     }
     Ok(out)
+}
+
+/// One record read field by field with bounds checks (the end of the stream).
+fn read_record_checked(
+    r: &mut BitReader<'_>,
+    lane_bits: u32,
+    len_bits: u32,
+    wlz: &mut u32,
+    wtz: &mut u32,
+) -> DecodeResult<u64> {
+    if r.read_checked(1, "gorilla control bit")? == 0 {
+        return Ok(0);
+    }
+    if r.read_checked(1, "gorilla control bit")? == 0 {
+        if *wlz == u32::MAX {
+            return Err(DecodeError::Inconsistent { what: "gorilla window reused before one was set" });
+        }
+        return Ok(r.read_checked(lane_bits - *wlz - *wtz, "gorilla meaningful bits")? << *wtz);
+    }
+    let lz = r.read_checked(len_bits, "gorilla leading zeros")? as u32;
+    let m = r.read_checked(len_bits, "gorilla meaningful length")? as u32 + 1;
+    if lz + m > lane_bits {
+        return Err(DecodeError::OutOfRange { what: "gorilla window", value: (lz + m) as u64, limit: lane_bits as u64 });
+    }
+    *wlz = lz;
+    *wtz = lane_bits - lz - m;
+    Ok(r.read_checked(m, "gorilla meaningful bits")? << *wtz)
 }
 
 #[cfg(test)]

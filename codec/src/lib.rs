@@ -23,11 +23,21 @@ pub mod vector;
 pub mod zonemap;
 
 pub use chooser::{encode_vector, EncodeError, EncodeReport, FsstDecision};
+pub use dictionary::SharedDictionary;
 pub use fsst::SymbolTable;
 pub use decode::decode_vector;
 pub use error::{DecodeError, DecodeResult};
 pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS};
 pub use zonemap::ZoneMap;
+
+/// What a stripe column shares among its vectors: an FSST symbol table and a dictionary,
+/// each present only if the stripe writer built it. Encoder and decoder of a vector must be
+/// given the same context.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ColumnContext<'a> {
+    pub fsst: Option<&'a SymbolTable>,
+    pub dictionary: Option<&'a SharedDictionary>,
+}
 
 /// Version of the encoded byte layout specified in docs/FORMAT.md. A reader refuses any
 /// other version; a change to any encoder's output bytes must bump it.

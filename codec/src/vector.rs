@@ -92,7 +92,7 @@ impl ByteStrings {
     }
 }
 
-impl<'a, T: AsRef<[u8]>> FromIterator<T> for ByteStrings {
+impl<T: AsRef<[u8]>> FromIterator<T> for ByteStrings {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let mut s = ByteStrings::new();
         for v in iter {

@@ -4,7 +4,7 @@
 mod gen;
 
 use gen::{generate, Nulls, Spec, KINDS};
-use pg_columnar_codec::{decode_vector, encode_vector, ByteStrings, Encoding, SymbolTable, Values, Vector};
+use pg_columnar_codec::{decode_vector, encode_vector, ByteStrings, ColumnContext, Encoding, SymbolTable, Values, Vector};
 
 /// The symbol table used for FSST samples, trained on URL-like strings (built once).
 fn table() -> SymbolTable {
@@ -23,7 +23,7 @@ fn fsst_sample() -> Vec<u8> {
     let urls: ByteStrings = (0..40).map(|i| format!("https://example.com/a/{}/b?c={}", i * 37 % 991, i % 5)).collect();
     let v = Vector { rows: 40, nulls: None, values: Values::Bytes(urls) };
     let mut bytes = Vec::new();
-    let r = encode_vector(&v.as_ref(), Some(&table()), &mut bytes).unwrap();
+    let r = encode_vector(&v.as_ref(), &ColumnContext { fsst: Some(&table()), dictionary: None }, &mut bytes).unwrap();
     assert_eq!(r.chosen, Some(Encoding::Fsst));
     bytes
 }
@@ -37,7 +37,7 @@ fn samples() -> Vec<Vec<u8>> {
                 seed += 1;
                 let v = generate(&Spec { kind, shape, rows, nulls, seed });
                 let mut bytes = Vec::new();
-                encode_vector(&v.as_ref(), None, &mut bytes).unwrap();
+                encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
                 out.push(bytes);
             }
         }
@@ -48,7 +48,7 @@ fn samples() -> Vec<Vec<u8>> {
 fn decode_no_panic(bytes: &[u8]) -> bool {
     static T: std::sync::OnceLock<SymbolTable> = std::sync::OnceLock::new();
     let t = T.get_or_init(table);
-    match std::panic::catch_unwind(|| decode_vector(bytes, Some(t))) {
+    match std::panic::catch_unwind(|| decode_vector(bytes, &ColumnContext { fsst: Some(t), dictionary: None })) {
         Ok(r) => r.is_ok(),
         Err(_) => panic!("decoder panicked on {:02x?}", &bytes[..bytes.len().min(64)]),
     }
@@ -89,7 +89,7 @@ fn flipped_bytes_never_panic() {
 fn lying_header_fields_are_errors() {
     let v = generate(&Spec { kind: gen::GenKind::Int32, shape: gen::Shape::Width(9), rows: 100, nulls: Nulls::None, seed: 1 });
     let mut s = Vec::new();
-    let r = encode_vector(&v.as_ref(), None, &mut s).unwrap();
+    let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut s).unwrap();
     assert_eq!(r.chosen, Some(pg_columnar_codec::Encoding::Bitpack));
     // layout: kind, rows u16, null mode, encoding, block mode, block width, ...
     let mut too_many_rows = s.clone();
@@ -111,7 +111,7 @@ fn lying_header_fields_are_errors() {
 
 #[test]
 fn fsst_vectors_need_their_table_and_tables_are_checked() {
-    assert_eq!(decode_vector(&fsst_sample(), None), Err(pg_columnar_codec::DecodeError::MissingSymbolTable));
+    assert_eq!(decode_vector(&fsst_sample(), &ColumnContext::default()), Err(pg_columnar_codec::DecodeError::MissingSymbolTable));
     let mut ser = Vec::new();
     table().serialize(&mut ser);
     assert_eq!(SymbolTable::deserialize(&ser).unwrap(), table());

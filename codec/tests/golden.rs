@@ -5,7 +5,7 @@
 mod gen;
 
 use gen::{generate, GenKind, Nulls, Shape, Spec, KINDS};
-use pg_columnar_codec::{encode_vector, ByteStrings, Values, Vector};
+use pg_columnar_codec::{encode_vector, ByteStrings, ColumnContext, Values, Vector};
 use std::fmt::Write;
 
 fn hex(bytes: &[u8]) -> String {
@@ -41,16 +41,44 @@ fn golden_inputs() -> Vec<(String, Vector)> {
     v
 }
 
+/// Vectors encoded with a stripe context, and the context's stored bytes themselves.
+fn golden_with_context(now: &mut String) {
+    use pg_columnar_codec::{fsst, SharedDictionary, ValuesRef};
+    let t = gen::tsbs::generate(2048, 100, 42);
+    let d = SharedDictionary::build(&ValuesRef::Bytes(t.hostname.as_ref())).unwrap();
+    let mut bytes = Vec::new();
+    d.serialize(&mut bytes);
+    writeln!(now, "tsbs/hostname/shared-dictionary\t-\t{}", hex(&bytes)).unwrap();
+    let names: ByteStrings = (1024..2048).map(|r| t.hostname.as_ref().get(r).to_vec()).collect();
+    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(names) };
+    let ctx = ColumnContext { fsst: None, dictionary: Some(&d) };
+    let mut out = Vec::new();
+    let r = encode_vector(&v.as_ref(), &ctx, &mut out).unwrap();
+    writeln!(now, "tsbs/hostname/1/shared\t{}\t{}", r.chosen.unwrap().name(), hex(&out)).unwrap();
+
+    let urls: Vec<String> = (0..4096).map(|i| format!("https://example.com/catalog/item/{}/details?lang=en&ref={}", (i * 7919) % 100_003, i % 13)).collect();
+    let table = fsst::decide_and_build(urls.iter().map(|u| u.as_bytes())).unwrap();
+    let mut bytes = Vec::new();
+    table.serialize(&mut bytes);
+    writeln!(now, "urls/fsst-table\t-\t{}", hex(&bytes)).unwrap();
+    let v = Vector { rows: 200, nulls: None, values: Values::Bytes(urls[..200].iter().collect()) };
+    let ctx = ColumnContext { fsst: Some(&table), dictionary: None };
+    let mut out = Vec::new();
+    let r = encode_vector(&v.as_ref(), &ctx, &mut out).unwrap();
+    writeln!(now, "urls/200/fsst\t{}\t{}", r.chosen.unwrap().name(), hex(&out)).unwrap();
+}
+
 #[test]
 fn encoded_bytes_match_the_committed_golden_file() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/vectors.txt");
     let mut now = String::new();
     for (name, vector) in golden_inputs() {
         let mut out = Vec::new();
-        let r = encode_vector(&vector.as_ref(), None, &mut out).unwrap();
+        let r = encode_vector(&vector.as_ref(), &ColumnContext::default(), &mut out).unwrap();
         let chosen = r.chosen.map_or("-", |e| e.name());
         writeln!(now, "{name}\t{chosen}\t{}", hex(&out)).unwrap();
     }
+    golden_with_context(&mut now);
     if std::env::var_os("PG_COLUMNAR_UPDATE_GOLDEN").is_some() {
         std::fs::write(path, &now).unwrap();
         return;

@@ -5,7 +5,7 @@ mod gen;
 mod reference;
 
 use gen::{generate, GenKind, Nulls, Shape, Spec, DISTINCTS, KINDS, ROWS, WIDTHS};
-use pg_columnar_codec::{decode_vector, encode_vector, Encoding, FsstDecision, SymbolTable, Values, Vector};
+use pg_columnar_codec::{decode_vector, encode_vector, ColumnContext, Encoding, FsstDecision, SharedDictionary, SymbolTable, Values, Vector};
 use proptest::prelude::*;
 
 /// Encodes `v`, compares with the reference, decodes and compares with `v`.
@@ -14,19 +14,30 @@ fn check(v: &Vector) -> pg_columnar_codec::EncodeReport {
 }
 
 fn check_with(v: &Vector, table: Option<&SymbolTable>) -> pg_columnar_codec::EncodeReport {
+    check_ctx(v, &ColumnContext { fsst: table, dictionary: None })
+}
+
+fn check_ctx(v: &Vector, ctx: &ColumnContext<'_>) -> pg_columnar_codec::EncodeReport {
+    let table = ctx.fsst;
     let mut out = Vec::new();
-    let report = encode_vector(&v.as_ref(), table, &mut out).expect("valid vector");
-    let expected = reference::encode_vector(v, table);
+    let report = encode_vector(&v.as_ref(), ctx, &mut out).expect("valid vector");
+    let expected = reference::encode_vector(v, ctx);
     assert_eq!(out, expected, "fast and reference encoders differ ({report:?})");
     assert_eq!(report.encoded_len, out.len());
     assert_eq!(report.tried(Encoding::Fsst), report.fsst == FsstDecision::Tried);
     if table.is_some() && report.chosen != Some(Encoding::Fsst) {
         // a table that does not win changes nothing
         let mut without = Vec::new();
-        encode_vector(&v.as_ref(), None, &mut without).unwrap();
+        encode_vector(&v.as_ref(), &ColumnContext { fsst: None, ..*ctx }, &mut without).unwrap();
         assert_eq!(out, without, "an unused symbol table changed the bytes");
     }
-    let back = decode_vector(&out, table).expect("decodes");
+    if ctx.dictionary.is_some() && !report.shared_dictionary {
+        // a shared dictionary that is not used changes nothing
+        let mut without = Vec::new();
+        encode_vector(&v.as_ref(), &ColumnContext { dictionary: None, ..*ctx }, &mut without).unwrap();
+        assert_eq!(out, without, "an unused shared dictionary changed the bytes");
+    }
+    let back = decode_vector(&out, ctx).expect("decodes");
     assert_eq!(back.rows, v.rows);
     assert_eq!(back.nulls, v.nulls, "null bitmap");
     assert!(back.values.bitwise_eq(&v.values), "values differ after round trip");
@@ -63,6 +74,51 @@ proptest! {
         let table = own_table(&v);
         check_with(&v, Some(&table));
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// A shared dictionary built from a column that this vector is part of (so it holds every
+    /// value) or from an unrelated one (so it usually does not).
+    #[test]
+    fn shared_dictionary_matches_reference_and_round_trips(spec in spec_strategy(), own in any::<bool>(), other_seed in any::<u64>()) {
+        let v = generate(&spec);
+        let source = if own { v.clone() } else { generate(&Spec { seed: other_seed, nulls: Nulls::None, ..spec }) };
+        if let Some(d) = SharedDictionary::build(&source.values.as_ref()) {
+            let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d) });
+            // round trip of the stored dictionary itself
+            let mut ser = Vec::new();
+            d.serialize(&mut ser);
+            prop_assert_eq!(&SharedDictionary::deserialize(&ser).unwrap(), &d);
+            let _ = r;
+        }
+    }
+}
+
+/// TSBS host names: 100 hosts interleaved, so a vector's own dictionary repeats the 100
+/// names in every vector; the shared one stores them once per stripe and each vector only
+/// its 7-bit codes. The control: with the value set changed so a host is missing, the
+/// vector falls back to its inline dictionary.
+#[test]
+fn shared_dictionary_wins_on_tsbs_host_names() {
+    let t = gen::tsbs::generate(4096, 100, 1);
+    let d = SharedDictionary::build(&pg_columnar_codec::ValuesRef::Bytes(t.hostname.as_ref())).unwrap();
+    assert_eq!(d.len(), 100);
+    let names: pg_columnar_codec::ByteStrings = (1024..2048).map(|r| t.hostname.as_ref().get(r)).collect();
+    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(names) };
+    let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d) });
+    assert!(r.shared_dictionary && r.chosen == Some(Encoding::Dictionary));
+    let bits = r.encoded_len as f64 * 8.0 / 1024.0;
+    assert!(bits < 8.0, "{bits} bits per host name");
+    let inline = check(&v);
+    assert!(!inline.shared_dictionary && inline.encoded_len > r.encoded_len);
+
+    let mut other: Vec<Vec<u8>> = (1024..2048).map(|r| t.hostname.as_ref().get(r).to_vec()).collect();
+    other[5] = b"host_new".to_vec();
+    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(other.iter().collect()) };
+    let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d) });
+    assert!(!r.shared_dictionary && r.chosen == Some(Encoding::Dictionary));
 }
 
 /// A table trained on the vector's own strings (always built, whatever the decision rule).
@@ -120,7 +176,7 @@ fn bitpack_widths_are_engaged() {
     for w in WIDTHS {
         let v = generate(&Spec { kind: GenKind::Int64, shape: Shape::Width(w), rows: 1024, nulls: Nulls::None, seed: w as u64 });
         let mut out = Vec::new();
-        encode_vector(&v.as_ref(), None, &mut out).unwrap();
+        encode_vector(&v.as_ref(), &ColumnContext::default(), &mut out).unwrap();
         // random values have more than 512 distinct values for w >= 10, so bitpack wins;
         // below that the dictionary may win, so look at the bitpack block directly
         let ints = match &v.values { pg_columnar_codec::Values::Int64(x) => x.clone(), _ => unreachable!() };

@@ -1,8 +1,9 @@
-//! Arbitrary bytes as an encoded vector, with and without a symbol table: decoding must
-//! return Ok or a DecodeError, never panic or read out of bounds.
+//! Arbitrary bytes as an encoded vector, with and without a stripe context (symbol table,
+//! shared dictionary): decoding must return Ok or a DecodeError, never panic or read out
+//! of bounds.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use pg_columnar_codec::{decode_vector, fsst, SymbolTable};
+use pg_columnar_codec::{decode_vector, fsst, ColumnContext, SharedDictionary, SymbolTable, ValuesRef};
 use std::sync::OnceLock;
 
 fn table() -> &'static SymbolTable {
@@ -14,9 +15,15 @@ fn table() -> &'static SymbolTable {
     })
 }
 
+fn dictionary() -> &'static SharedDictionary {
+    static D: OnceLock<SharedDictionary> = OnceLock::new();
+    D.get_or_init(|| SharedDictionary::build(&ValuesRef::Int64(&(0..300).map(|i| i * i).collect::<Vec<i64>>())).unwrap())
+}
+
 fuzz_target!(|data: &[u8]| {
-    let _ = decode_vector(data, None);
-    if let Ok(v) = decode_vector(data, Some(table())) {
+    let _ = decode_vector(data, &ColumnContext::default());
+    let ctx = ColumnContext { fsst: Some(table()), dictionary: Some(dictionary()) };
+    if let Ok(v) = decode_vector(data, &ctx) {
         assert!(v.rows <= pg_columnar_codec::MAX_ROWS);
     }
 });

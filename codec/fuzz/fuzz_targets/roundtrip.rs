@@ -1,8 +1,9 @@
 //! Arbitrary vectors (kind, nulls, values from the fuzzer's bytes) must encode, and decode
-//! back to exactly what was encoded; strings are also tried with a table learnt from them.
+//! back to exactly what was encoded; also with a shared dictionary built from them and, for
+//! strings, with a symbol table learnt from them.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use pg_columnar_codec::{decode_vector, encode_vector, fsst, ByteStrings, Values, Vector};
+use pg_columnar_codec::{decode_vector, encode_vector, fsst, ByteStrings, ColumnContext, SharedDictionary, Values, Vector};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
@@ -48,11 +49,16 @@ fuzz_target!(|data: &[u8]| {
         Values::Bytes(b) => Some(fsst::build_table(&b.as_ref().iter().collect::<Vec<_>>())),
         _ => None,
     };
-    for t in [None, table.as_ref()] {
+    let shared = SharedDictionary::build(&v.values.as_ref());
+    for ctx in [
+        ColumnContext::default(),
+        ColumnContext { fsst: table.as_ref(), dictionary: None },
+        ColumnContext { fsst: None, dictionary: shared.as_ref() },
+    ] {
         let mut out = Vec::new();
-        let report = encode_vector(&v.as_ref(), t, &mut out).expect("valid vector");
+        let report = encode_vector(&v.as_ref(), &ctx, &mut out).expect("valid vector");
         assert_eq!(report.encoded_len, out.len());
-        let back = decode_vector(&out, t).expect("own output decodes");
+        let back = decode_vector(&out, &ctx).expect("own output decodes");
         assert_eq!(back.rows, v.rows);
         assert_eq!(back.nulls, v.nulls);
         assert!(back.values.bitwise_eq(&v.values));

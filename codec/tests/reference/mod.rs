@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use pg_columnar_codec::{SymbolTable, Values, Vector};
+use pg_columnar_codec::{ColumnContext, SharedDictionary, SymbolTable, Values, Vector};
 
 pub struct Bits(pub Vec<bool>);
 
@@ -151,7 +151,35 @@ pub fn plain(values: &Values) -> Vec<u8> {
 
 pub const DICTIONARY_CAP: usize = 512;
 
-pub fn dictionary(values: &Values) -> Option<Vec<u8>> {
+/// The smaller of the inline and the shared dictionary (inline on a tie).
+pub fn dictionary(values: &Values, shared: Option<&SharedDictionary>) -> Option<Vec<u8>> {
+    let inline = dictionary_inline(values);
+    let shared = shared.and_then(|d| dictionary_shared(values, d));
+    match (inline, shared) {
+        (Some(i), Some(s)) => Some(if s.len() < i.len() { s } else { i }),
+        (i, s) => i.or(s),
+    }
+}
+
+/// Codes into the shared dictionary, found by linear search.
+pub fn dictionary_shared(values: &Values, d: &SharedDictionary) -> Option<Vec<u8>> {
+    if std::mem::discriminant(values) != std::mem::discriminant(d.entries()) || values.len() == 0 {
+        return None;
+    }
+    if let (Values::Fixed { width: a, .. }, Values::Fixed { width: b, .. }) = (values, d.entries()) {
+        if a != b {
+            return None;
+        }
+    }
+    let entries = lanes(d.entries());
+    let codes: Option<Vec<i64>> =
+        lanes(values).iter().map(|it| entries.iter().position(|e| e == it).map(|c| c as i64)).collect();
+    let mut out = vec![0u8, 0u8];
+    out.extend(block(&codes?));
+    Some(out)
+}
+
+pub fn dictionary_inline(values: &Values) -> Option<Vec<u8>> {
     let items = lanes(values);
     let mut entries: Vec<Vec<u8>> = Vec::new();
     let mut codes = Vec::new();
@@ -309,7 +337,8 @@ pub fn raw_len(values: &Values) -> usize {
 }
 
 /// The whole vector by the chooser's rule.
-pub fn encode_vector(v: &Vector, table: Option<&SymbolTable>) -> Vec<u8> {
+pub fn encode_vector(v: &Vector, ctx: &ColumnContext<'_>) -> Vec<u8> {
+    let table = ctx.fsst;
     let mut out = vec![kind_tag(&v.values)];
     if let Values::Fixed { width, .. } = &v.values {
         out.extend_from_slice(&width.to_le_bytes());
@@ -334,14 +363,14 @@ pub fn encode_vector(v: &Vector, table: Option<&SymbolTable>) -> Vec<u8> {
     }
     let plain = plain(&v.values);
     let mut best: Option<(u8, Vec<u8>)> = None;
-    let mut consider = |id: u8, cand: Option<Vec<u8>>, best: &mut Option<(u8, Vec<u8>)>| {
+    let consider = |id: u8, cand: Option<Vec<u8>>, best: &mut Option<(u8, Vec<u8>)>| {
         if let Some(c) = cand {
             if best.as_ref().is_none_or(|(_, b)| c.len() < b.len()) {
                 *best = Some((id, c));
             }
         }
     };
-    consider(1, dictionary(&v.values), &mut best);
+    consider(1, dictionary(&v.values, ctx.dictionary), &mut best);
     consider(2, bitpack(&v.values), &mut best);
     if let (Some(t), Values::Bytes(_)) = (table, &v.values) {
         let so_far = best.as_ref().map_or(plain.len(), |(_, b)| b.len().min(plain.len()));
