@@ -149,11 +149,26 @@ impl CodeIndex {
 /// The distinct items in first-seen order (as indices of their first occurrence) and every
 /// item's code; `None` if there are more than `cap`.
 fn distinct(items: &Items<'_>, cap: usize) -> Option<(Vec<u32>, Vec<i64>)> {
+    match items {
+        Items::Lanes(keys) => distinct_by(keys.len(), cap, |i| xxh3_64(&keys[i].to_le_bytes()), |a, b| keys[a] == keys[b]),
+        _ => distinct_by(items.len(), cap, |i| items.hash(i), |a, b| items.bytes(a) == items.bytes(b)),
+    }
+}
+
+/// [`distinct`] over `n` items given by their hash and an equality test (monomorphised per
+/// kind so the inner loop has no dispatch).
+#[inline(always)]
+fn distinct_by(
+    n: usize,
+    cap: usize,
+    hash: impl Fn(usize) -> u64,
+    same: impl Fn(usize, usize) -> bool,
+) -> Option<(Vec<u32>, Vec<i64>)> {
     let mut index = CodeIndex::for_entries(cap);
     let mut first: Vec<u32> = Vec::new();
-    let mut codes = Vec::with_capacity(items.len());
-    for i in 0..items.len() {
-        match index.probe(items.hash(i), |c| items.same(first[c as usize] as usize, items, i)) {
+    let mut codes = Vec::with_capacity(n);
+    for i in 0..n {
+        match index.probe(hash(i), |c| same(first[c as usize] as usize, i)) {
             Ok(code) => codes.push(code as i64),
             Err(slot) => {
                 if first.len() == cap {

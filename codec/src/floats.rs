@@ -32,13 +32,33 @@ pub fn f32_to_exact_int(x: f32) -> Option<i64> {
     None
 }
 
-/// The values as integers, if every one is an exact integer.
+/// The values as integers, if every one is an exact integer. Branch-free per value (the
+/// same test as [`f64_to_exact_int`]: `as` saturates, so the range test keeps 2^63, which
+/// would round-trip through i64::MAX, out) so the loop vectorises.
 pub fn f64s_as_integers(values: &[f64]) -> Option<Vec<i64>> {
-    values.iter().map(|&x| f64_to_exact_int(x)).collect()
+    let mut exact = true;
+    let out = values
+        .iter()
+        .map(|&x| {
+            let i = x as i64;
+            exact &= (x < TWO_POW_63) & ((i as f64).to_bits() == x.to_bits());
+            i
+        })
+        .collect();
+    exact.then_some(out)
 }
 
 pub fn f32s_as_integers(values: &[f32]) -> Option<Vec<i64>> {
-    values.iter().map(|&x| f32_to_exact_int(x)).collect()
+    let mut exact = true;
+    let out = values
+        .iter()
+        .map(|&x| {
+            let i = x as i64;
+            exact &= (x < TWO_POW_63 as f32) & ((i as f32).to_bits() == x.to_bits());
+            i
+        })
+        .collect();
+    exact.then_some(out)
 }
 
 /// The inverse of the conversions above. Stored integers that no float of `kind` maps to
@@ -93,6 +113,13 @@ mod tests {
         assert_eq!(f32_to_exact_int(-0.0), None);
         assert_eq!(f32_to_exact_int(16_777_217.0), Some(16_777_216)); // rounds when parsed
         assert_eq!(f32_to_exact_int(1e30), None);
+        // the slice versions agree with the scalar ones, 2^63 and -2^63 included
+        let probes = [3.0, -0.0, f64::NAN, -TWO_POW_63, TWO_POW_63, 0.5, f64::INFINITY, -1e300];
+        for x in probes {
+            assert_eq!(f64s_as_integers(&[x]), f64_to_exact_int(x).map(|i| vec![i]), "{x}");
+            let y = x as f32;
+            assert_eq!(f32s_as_integers(&[y]), f32_to_exact_int(y).map(|i| vec![i]), "{y}");
+        }
     }
 
     #[test]

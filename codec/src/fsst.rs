@@ -45,27 +45,69 @@ pub const DECIDE_MIN_BYTES: usize = 1024;
 /// Training rounds; the paper's algorithm converges in about five.
 const GENERATIONS: usize = 5;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SymbolTable {
     /// Symbol bytes, by code.
     symbols: Vec<Vec<u8>>,
-    /// For each first byte, the codes of the symbols starting with it, longest first
-    /// (equal lengths: lower code first).
-    by_first_byte: Vec<Vec<u8>>,
+    /// Each symbol zero-padded to 8 bytes, read little-endian, by code.
+    words: Vec<u64>,
+    /// Byte masks selecting each symbol's length within a word, by code.
+    masks: Vec<u64>,
+    /// Codes of the symbols of 2 or more bytes, grouped by their first two bytes (longest
+    /// first, then lower code): group `p` is `multi[multi_start[p]..multi_start[p + 1]]`.
+    multi_start: Vec<u32>,
+    multi: Vec<u8>,
+    /// The code of the one-byte symbol for each byte value, if any.
+    single: [Option<u8>; 256],
+}
+
+impl PartialEq for SymbolTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.symbols == other.symbols
+    }
+}
+
+impl Eq for SymbolTable {}
+
+/// Up to 8 bytes of `s` as a little-endian word, zero-padded.
+#[inline(always)]
+fn word_of(s: &[u8]) -> u64 {
+    match s.get(..8) {
+        Some(b) => u64::from_le_bytes(b.try_into().unwrap()),
+        None => {
+            let mut b = [0u8; 8];
+            b[..s.len()].copy_from_slice(s);
+            u64::from_le_bytes(b)
+        }
+    }
 }
 
 impl SymbolTable {
     pub fn new(symbols: Vec<Vec<u8>>) -> SymbolTable {
         assert!(symbols.len() <= MAX_SYMBOLS);
-        let mut by_first_byte: Vec<Vec<u8>> = vec![Vec::new(); 256];
+        let mut single = [None; 256];
+        // (first two bytes, longest first, code) for the symbols of two or more bytes
+        let mut keyed: Vec<(u16, std::cmp::Reverse<usize>, u8)> = Vec::new();
         for (code, s) in symbols.iter().enumerate() {
             assert!(!s.is_empty() && s.len() <= MAX_SYMBOL_LEN);
-            by_first_byte[s[0] as usize].push(code as u8);
+            if s.len() == 1 {
+                single[s[0] as usize] = Some(code as u8);
+            } else {
+                keyed.push((u16::from_le_bytes([s[0], s[1]]), std::cmp::Reverse(s.len()), code as u8));
+            }
         }
-        for list in &mut by_first_byte {
-            list.sort_by_key(|&c| (std::cmp::Reverse(symbols[c as usize].len()), c));
+        keyed.sort_unstable();
+        let multi: Vec<u8> = keyed.iter().map(|k| k.2).collect();
+        let mut multi_start = vec![0u32; (1 << 16) + 1];
+        for k in &keyed {
+            multi_start[k.0 as usize + 1] += 1;
         }
-        SymbolTable { symbols, by_first_byte }
+        for p in 0..1 << 16 {
+            multi_start[p + 1] += multi_start[p];
+        }
+        let words = symbols.iter().map(|s| word_of(s)).collect();
+        let masks = symbols.iter().map(|s| crate::bits::low_mask(8 * s.len() as u32)).collect();
+        SymbolTable { symbols, words, masks, multi_start, multi, single }
     }
 
     pub fn symbols(&self) -> &[Vec<u8>] {
@@ -103,16 +145,26 @@ impl SymbolTable {
         Ok(SymbolTable::new(symbols))
     }
 
-    /// The longest symbol matching the start of `s` (non-empty), if any.
+    /// The longest symbol matching the start of `s` (non-empty), if any: a symbol of two or
+    /// more bytes shares the first two bytes of `s`, so only that group is tried, longest
+    /// first, comparing masked words; else the one-byte symbol for `s[0]`.
     #[inline]
     fn longest_match(&self, s: &[u8]) -> Option<(u8, usize)> {
-        for &code in &self.by_first_byte[s[0] as usize] {
-            let sym = &self.symbols[code as usize];
-            if s.len() >= sym.len() && &s[..sym.len()] == sym.as_slice() {
-                return Some((code, sym.len()));
+        if s.len() >= 2 {
+            let p = u16::from_le_bytes([s[0], s[1]]) as usize;
+            let group = &self.multi[self.multi_start[p] as usize..self.multi_start[p + 1] as usize];
+            if !group.is_empty() {
+                let w = word_of(s);
+                for &code in group {
+                    let c = code as usize;
+                    let len = self.symbols[c].len();
+                    if len <= s.len() && w & self.masks[c] == self.words[c] {
+                        return Some((code, len));
+                    }
+                }
             }
         }
-        None
+        self.single[s[0] as usize].map(|code| (code, 1))
     }
 
     /// Appends the compressed form of `s`.
@@ -153,21 +205,23 @@ impl SymbolTable {
 
     /// Appends the decompressed form of `codes`.
     pub fn decompress_into(&self, codes: &[u8], out: &mut Vec<u8>) -> DecodeResult<()> {
+        let n = self.symbols.len();
+        out.reserve(codes.len() * MAX_SYMBOL_LEN);
         let mut i = 0;
         while i < codes.len() {
-            let c = codes[i];
-            if c == ESCAPE {
+            let c = codes[i] as usize;
+            if c < n {
+                // whole words, then cut back to the symbol's length: no per-symbol memcpy call
+                let len = out.len();
+                out.extend_from_slice(&self.words[c].to_le_bytes());
+                out.truncate(len + self.symbols[c].len());
+                i += 1;
+            } else if c == ESCAPE as usize {
                 let b = *codes.get(i + 1).ok_or(DecodeError::Truncated { what: "FSST escaped byte", needed: 1, available: 0 })?;
                 out.push(b);
                 i += 2;
             } else {
-                let sym = self.symbols.get(c as usize).ok_or(DecodeError::OutOfRange {
-                    what: "FSST code",
-                    value: c as u64,
-                    limit: self.symbols.len() as u64,
-                })?;
-                out.extend_from_slice(sym);
-                i += 1;
+                return Err(DecodeError::OutOfRange { what: "FSST code", value: c as u64, limit: n as u64 });
             }
         }
         Ok(())

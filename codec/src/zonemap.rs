@@ -8,7 +8,6 @@
 //! value seen is kept, so the result is deterministic.
 
 use crate::vector::ValuesRef;
-use std::cmp::Ordering;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ZoneMap {
@@ -18,16 +17,6 @@ pub enum ZoneMap {
     Float { min: f64, max: f64 },
     /// Indices (among the non-null values) of the bytewise minimum and maximum.
     Bytes { min: usize, max: usize },
-}
-
-/// PostgreSQL's float order (float8_cmp_internal): NaN sorts above everything.
-pub fn pg_float_cmp(a: f64, b: f64) -> Ordering {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => a.partial_cmp(&b).unwrap(),
-    }
 }
 
 fn int_zone(values: impl Iterator<Item = i64>) -> ZoneMap {
@@ -42,19 +31,31 @@ fn int_zone(values: impl Iterator<Item = i64>) -> ZoneMap {
     zone
 }
 
+/// Min and max in PostgreSQL's order: over the non-NaN values with strict comparisons (so
+/// the first of equal values, -0.0 and 0.0 included, is kept), then NaN as the maximum if
+/// any value is NaN (and as the minimum too if every value is).
 fn float_zone(values: impl Iterator<Item = f64>) -> ZoneMap {
-    let mut zone = ZoneMap::Empty;
+    let (mut min, mut max, mut nan, mut any) = (f64::NAN, f64::NAN, false, false);
     for v in values {
-        zone = match zone {
-            ZoneMap::Empty => ZoneMap::Float { min: v, max: v },
-            ZoneMap::Float { min, max } => ZoneMap::Float {
-                min: if pg_float_cmp(v, min) == Ordering::Less { v } else { min },
-                max: if pg_float_cmp(v, max) == Ordering::Greater { v } else { max },
-            },
-            _ => unreachable!(),
-        };
+        any = true;
+        if v.is_nan() {
+            nan = true;
+        } else if min.is_nan() {
+            (min, max) = (v, v);
+        } else {
+            if v < min {
+                min = v;
+            }
+            if v > max {
+                max = v;
+            }
+        }
     }
-    zone
+    match (any, nan) {
+        (false, _) => ZoneMap::Empty,
+        (true, true) => ZoneMap::Float { min, max: f64::NAN },
+        (true, false) => ZoneMap::Float { min, max },
+    }
 }
 
 fn bytes_zone<'a>(values: impl Iterator<Item = &'a [u8]>) -> ZoneMap {
@@ -104,6 +105,10 @@ mod tests {
         let v = [1.0, f64::NAN, -0.0, 0.0, -5.0];
         assert!(matches!(zone_map(&ValuesRef::Float64(&v)),
             ZoneMap::Float { min, max } if min == -5.0 && max.is_nan()));
+        assert!(matches!(zone_map(&ValuesRef::Float64(&[f64::NAN, f64::NAN])),
+            ZoneMap::Float { min, max } if min.is_nan() && max.is_nan()));
+        assert!(matches!(zone_map(&ValuesRef::Float64(&[f64::NAN, 2.0, 1.0])),
+            ZoneMap::Float { min, max } if min == 1.0 && max.is_nan()));
         let z = zone_map(&ValuesRef::Float64(&[-0.0, 0.0]));
         assert!(matches!(z, ZoneMap::Float { min, max } if min.is_sign_negative() && max.is_sign_negative()));
         assert_eq!(zone_map(&ValuesRef::Int32(&[])), ZoneMap::Empty);
