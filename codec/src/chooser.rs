@@ -22,7 +22,7 @@ use crate::fsst::{self, SymbolTable};
 use crate::ColumnContext;
 use crate::gorilla;
 use crate::plain;
-use crate::vector::{count_nulls, Kind, ValuesRef, VectorRef, MAX_ROWS};
+use crate::vector::{count_nulls, last_byte_mask, Kind, ValuesRef, VectorRef, MAX_ROWS};
 use crate::zonemap::{zone_map, ZoneMap};
 use crate::Encoding;
 use std::fmt;
@@ -127,18 +127,15 @@ fn validate(v: &VectorRef<'_>) -> Result<usize, EncodeError> {
         None => 0,
     };
     match v.values {
-        ValuesRef::Fixed { width, data } => {
-            if width == 0 || data.len() % width as usize != 0 {
-                return Err(EncodeError(format!("{} bytes of fixed-width {width} values", data.len())));
-            }
+        ValuesRef::Fixed { width, data } if width == 0 || !data.len().is_multiple_of(width as usize) => {
+            return Err(EncodeError(format!("{} bytes of fixed-width {width} values", data.len())));
         }
-        ValuesRef::Bytes(b) => {
+        ValuesRef::Bytes(b)
             if b.offsets.is_empty()
                 || b.offsets.windows(2).any(|w| w[0] > w[1])
-                || b.offsets[b.len()] > b.data.len()
-            {
-                return Err(EncodeError("byte string offsets out of order or past the data".into()));
-            }
+                || b.offsets[b.len()] > b.data.len() =>
+        {
+            return Err(EncodeError("byte string offsets out of order or past the data".into()));
         }
         _ => {}
     }
@@ -181,10 +178,8 @@ pub fn encode_vector(
         out.push(NULLS_BITMAP);
         let bitmap = &v.nulls.expect("nulls counted from the bitmap")[..v.rows.div_ceil(8)];
         out.extend_from_slice(bitmap);
-        if v.rows % 8 != 0 {
-            // bits past the last row are not part of the vector: store them as zero
-            *out.last_mut().unwrap() &= (1u8 << (v.rows % 8)) - 1;
-        }
+        // bits past the last row are not part of the vector: store them as zero
+        *out.last_mut().unwrap() &= last_byte_mask(v.rows);
     }
 
     let mut report = EncodeReport {

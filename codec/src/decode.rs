@@ -4,7 +4,7 @@
 use crate::bits::ByteReader;
 use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
 use crate::error::{DecodeError, DecodeResult};
-use crate::vector::{count_nulls, ByteStrings, Kind, Values, Vector, MAX_ROWS};
+use crate::vector::{count_nulls, last_byte_mask, ByteStrings, Kind, Values, Vector, MAX_ROWS};
 use crate::fsst;
 use crate::{bitpack, dictionary, floats, gorilla, narrow_integers, plain, ColumnContext, Encoding};
 
@@ -46,15 +46,13 @@ pub fn decode_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Vect
                 return Err(DecodeError::Inconsistent { what: "all-null vector without rows" });
             }
             let mut b = vec![0xffu8; rows.div_ceil(8)];
-            if rows % 8 != 0 {
-                *b.last_mut().unwrap() = (1u8 << (rows % 8)) - 1;
-            }
+            *b.last_mut().unwrap() = last_byte_mask(rows);
             (Some(b), rows)
         }
         NULLS_BITMAP => {
             let b = r.take(rows.div_ceil(8), "null bitmap")?.to_vec();
             let n = count_nulls(&b, rows);
-            if n == 0 || n == rows || (rows % 8 != 0 && b[rows / 8] >> (rows % 8) != 0) {
+            if n == 0 || n == rows || b[rows.div_ceil(8) - 1] & !last_byte_mask(rows) != 0 {
                 return Err(DecodeError::Inconsistent { what: "null bitmap" });
             }
             (Some(b), n)

@@ -11,8 +11,8 @@ const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
 #[inline]
 pub fn f64_to_exact_int(x: f64) -> Option<i64> {
-    // `x >= -2^63 && x < 2^63` is false for NaN, so NaN falls out here.
-    if x >= -TWO_POW_63 && x < TWO_POW_63 {
+    // the range test is false for NaN, so NaN falls out here
+    if (-TWO_POW_63..TWO_POW_63).contains(&x) {
         let i = x as i64;
         if (i as f64).to_bits() == x.to_bits() {
             return Some(i);
@@ -23,7 +23,7 @@ pub fn f64_to_exact_int(x: f64) -> Option<i64> {
 
 #[inline]
 pub fn f32_to_exact_int(x: f32) -> Option<i64> {
-    if x >= -(TWO_POW_63 as f32) && x < TWO_POW_63 as f32 {
+    if (-(TWO_POW_63 as f32)..TWO_POW_63 as f32).contains(&x) {
         let i = x as i64;
         if (i as f32).to_bits() == x.to_bits() {
             return Some(i);

@@ -259,12 +259,21 @@ impl Vector {
     }
 }
 
+/// The bits of a bitmap's last byte that belong to its `rows` rows (all of them when `rows`
+/// is a multiple of 8).
+pub fn last_byte_mask(rows: usize) -> u8 {
+    match rows % 8 {
+        0 => 0xff,
+        r => (1u8 << r) - 1,
+    }
+}
+
 /// Number of set bits among the first `rows` bits of a null bitmap.
 pub fn count_nulls(bitmap: &[u8], rows: usize) -> usize {
     let full = rows / 8;
     let mut n: usize = bitmap[..full].iter().map(|b| b.count_ones() as usize).sum();
-    if rows % 8 != 0 {
-        n += (bitmap[full] & ((1u8 << (rows % 8)) - 1)).count_ones() as usize;
+    if !rows.is_multiple_of(8) {
+        n += (bitmap[full] & last_byte_mask(rows)).count_ones() as usize;
     }
     n
 }

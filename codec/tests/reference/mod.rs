@@ -163,7 +163,7 @@ pub fn dictionary(values: &Values, shared: Option<&SharedDictionary>) -> Option<
 
 /// Codes into the shared dictionary, found by linear search.
 pub fn dictionary_shared(values: &Values, d: &SharedDictionary) -> Option<Vec<u8>> {
-    if std::mem::discriminant(values) != std::mem::discriminant(d.entries()) || values.len() == 0 {
+    if std::mem::discriminant(values) != std::mem::discriminant(d.entries()) || values.is_empty() {
         return None;
     }
     if let (Values::Fixed { width: a, .. }, Values::Fixed { width: b, .. }) = (values, d.entries()) {
