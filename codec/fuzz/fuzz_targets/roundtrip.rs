@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     // rows: a null before every `null_every`-th value while there is room for it
     let room = pg_columnar_codec::MAX_ROWS - n;
     let mut null_rows = Vec::new();
-    let mut rows = 0;
+    let mut rows: usize = 0;
     for i in 0..n {
         if null_every > 0 && i % null_every == 0 && null_rows.len() < room {
             null_rows.push(rows);
