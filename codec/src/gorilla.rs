@@ -108,35 +108,28 @@ pub fn decode(data: &[u8], count: usize, lane_bits: u32) -> DecodeResult<Vec<u64
     for _ in 1..count {
         let byte = pos / 8;
         let x = if let Some(chunk) = data.get(byte..byte + 16) {
-            // Branch-free: both record forms are parsed and the control bits select, so
-            // unpredictable control bits cost no mispredictions. A record that breaks a
-            // rule sets `bad`, checked once per value.
             let word = u128::from_le_bytes(chunk.try_into().unwrap()) >> (pos % 8);
-            let head = word as u64;
-            let nonzero = head & 1 == 1;
-            let new_window = nonzero & (head & 2 == 2);
-            let lz = ((head >> 2) & len_mask) as u32;
-            let m_new = ((head >> (2 + len_bits)) & len_mask) as u32 + 1;
-            let m_reuse = lane_bits.wrapping_sub(wlz).wrapping_sub(wtz);
-            let (m, skip, tz) = if new_window {
-                (m_new, 2 + 2 * len_bits, lane_bits.wrapping_sub(lz + m_new))
+            if word & 1 == 0 {
+                pos += 1;
+                0
+            } else if word & 2 == 0 {
+                if wlz == u32::MAX {
+                    return Err(DecodeError::Inconsistent { what: "gorilla window reused before one was set" });
+                }
+                let m = lane_bits - wlz - wtz;
+                pos += 2 + m as usize;
+                ((word >> 2) as u64 & low_mask(m)) << wtz
             } else {
-                (m_reuse, 2, wtz)
-            };
-            let bad = (new_window & (lz + m_new > lane_bits)) | (nonzero & !new_window & (wlz == u32::MAX));
-            if bad {
-                return Err(if new_window {
-                    DecodeError::OutOfRange { what: "gorilla window", value: (lz + m_new) as u64, limit: lane_bits as u64 }
-                } else {
-                    DecodeError::Inconsistent { what: "gorilla window reused before one was set" }
-                });
+                let lz = ((word >> 2) as u64 & len_mask) as u32;
+                let m = ((word >> (2 + len_bits)) as u64 & len_mask) as u32 + 1;
+                if lz + m > lane_bits {
+                    return Err(DecodeError::OutOfRange { what: "gorilla window", value: (lz + m) as u64, limit: lane_bits as u64 });
+                }
+                wlz = lz;
+                wtz = lane_bits - lz - m;
+                pos += (2 + 2 * len_bits + m) as usize;
+                ((word >> (2 + 2 * len_bits)) as u64 & low_mask(m)) << wtz
             }
-            let bits = ((word >> skip) as u64) & low_mask(m);
-            pos += if nonzero { (skip + m) as usize } else { 1 };
-            if new_window {
-                (wlz, wtz) = (lz, tz);
-            }
-            if nonzero { bits << tz } else { 0 }
         } else {
             let mut r = BitReader::at(data, pos);
             let x = read_record_checked(&mut r, lane_bits, len_bits, &mut wlz, &mut wtz)?;
