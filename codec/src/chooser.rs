@@ -157,7 +157,6 @@ pub fn encode_vector(
     ctx: &ColumnContext<'_>,
     out: &mut Vec<u8>,
 ) -> Result<EncodeReport, EncodeError> {
-    let fsst = ctx.fsst;
     let null_count = validate(v)?;
     let start = out.len();
     let values = &v.values;
@@ -215,7 +214,7 @@ pub fn encode_vector(
         consider(&mut best, len, Candidate::Bitpack(p, ints));
     }
     if let ValuesRef::Bytes(strings) = values {
-        report.fsst = match fsst {
+        report.fsst = match ctx.fsst {
             None => FsstDecision::NoSymbolTable,
             Some(table) => {
                 let best_so_far = best.as_ref().map_or(plain_len, |(l, _)| (*l).min(plain_len));

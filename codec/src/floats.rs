@@ -64,32 +64,17 @@ pub fn f32s_as_integers(values: &[f32]) -> Option<Vec<i64>> {
 /// The inverse of the conversions above. Stored integers that no float of `kind` maps to
 /// (a corrupted block) are refused rather than rounded.
 pub fn integers_to_floats(kind: Kind, ints: &[i64]) -> DecodeResult<Values> {
-    let bad = || DecodeError::Inconsistent { what: "integer-valued float out of exact range" };
+    fn exact<T: Copy>(ints: &[i64], to: impl Fn(i64) -> T, back: impl Fn(T) -> Option<i64>) -> DecodeResult<Vec<T>> {
+        ints.iter()
+            .map(|&i| match to(i) {
+                x if back(x) == Some(i) => Ok(x),
+                _ => Err(DecodeError::Inconsistent { what: "integer-valued float out of exact range" }),
+            })
+            .collect()
+    }
     match kind {
-        Kind::Float64 => ints
-            .iter()
-            .map(|&i| {
-                let x = i as f64;
-                if f64_to_exact_int(x) == Some(i) {
-                    Ok(x)
-                } else {
-                    Err(bad())
-                }
-            })
-            .collect::<DecodeResult<Vec<f64>>>()
-            .map(Values::Float64),
-        Kind::Float32 => ints
-            .iter()
-            .map(|&i| {
-                let x = i as f32;
-                if f32_to_exact_int(x) == Some(i) {
-                    Ok(x)
-                } else {
-                    Err(bad())
-                }
-            })
-            .collect::<DecodeResult<Vec<f32>>>()
-            .map(Values::Float32),
+        Kind::Float64 => exact(ints, |i| i as f64, f64_to_exact_int).map(Values::Float64),
+        Kind::Float32 => exact(ints, |i| i as f32, f32_to_exact_int).map(Values::Float32),
         _ => unreachable!("float kinds only"),
     }
 }
