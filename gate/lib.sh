@@ -168,7 +168,7 @@ install_extension() {
   [ "$profile" = release ] && flags+=(--release)
   mkdir -p "$PGC_CACHE/logs"
   local logf=$PGC_CACHE/logs/install-extension-$nn-$profile.log
-  (cd "$PGC_REPO" && cargo pgrx install "${flags[@]}" --no-default-features --features "pg$nn" \
+  (cd "$PGC_REPO" && cargo pgrx install "${flags[@]}" --no-default-features --features "pg${nn%%-*}" \
      --pg-config "$pgc") >"$logf" 2>&1 \
     || { tail -40 "$logf" >&2; die "building the extension for PostgreSQL $nn failed (log: $logf)"; }
 }
