@@ -53,8 +53,8 @@ pub struct EncodeReport {
     /// The encoding written; `None` when the vector has no non-null values (nothing but the
     /// header is stored).
     pub chosen: Option<Encoding>,
-    /// Payload size of each candidate that was sized, indexed by encoding id.
-    pub candidate_lens: [Option<usize>; 5],
+    /// How far each candidate was sized, indexed by encoding id.
+    pub candidates: [Sizing; 5],
     /// The raw size of the non-null values (see `plain::raw_len`).
     pub raw_len: usize,
     /// Bytes of the whole encoded vector, header included.
@@ -66,9 +66,22 @@ pub struct EncodeReport {
     pub shared_dictionary: bool,
 }
 
+/// What the chooser learnt about one candidate's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizing {
+    /// Does not apply to this vector (or, for FSST, not tried).
+    NotTried,
+    /// The candidate's exact payload size.
+    Exact(usize),
+    /// Sizing stopped once the candidate was already larger than the best so far (so it
+    /// could not have won); its size is more than this.
+    MoreThan(usize),
+}
+
 impl EncodeReport {
+    /// Whether the candidate was sized (exactly or until it lost).
     pub fn tried(&self, e: Encoding) -> bool {
-        self.candidate_lens[e as usize].is_some()
+        self.candidates[e as usize] != Sizing::NotTried
     }
 }
 
@@ -186,7 +199,7 @@ pub fn encode_vector(
         rows: v.rows,
         null_count,
         chosen: None,
-        candidate_lens: [None; 5],
+        candidates: [Sizing::NotTried; 5],
         raw_len: plain::raw_len(values),
         encoded_len: 0,
         zone_map: zone_map(values),
@@ -199,18 +212,18 @@ pub fn encode_vector(
     }
 
     let plain_len = plain::encoded_len(values);
-    report.candidate_lens[Encoding::Plain as usize] = Some(plain_len);
+    report.candidates[Encoding::Plain as usize] = Sizing::Exact(plain_len);
     let mut best: Option<(usize, Candidate)> = None;
     if let Some(p) = dictionary::plan(values, ctx.dictionary) {
         let len = p.encoded_len();
         report.shared_dictionary = p.is_shared();
-        report.candidate_lens[Encoding::Dictionary as usize] = Some(len);
+        report.candidates[Encoding::Dictionary as usize] = Sizing::Exact(len);
         consider(&mut best, len, Candidate::Dictionary(p));
     }
     if let Some(ints) = bitpack_integers(values) {
         let p = bitpack::plan(&ints);
         let len = p.encoded_len();
-        report.candidate_lens[Encoding::Bitpack as usize] = Some(len);
+        report.candidates[Encoding::Bitpack as usize] = Sizing::Exact(len);
         consider(&mut best, len, Candidate::Bitpack(p, ints));
     }
     if let ValuesRef::Bytes(strings) = values {
@@ -220,7 +233,7 @@ pub fn encode_vector(
                 let best_so_far = best.as_ref().map_or(plain_len, |(l, _)| (*l).min(plain_len));
                 if 4 * best_so_far > 3 * report.raw_len {
                     let len = fsst::encoded_len(strings, table);
-                    report.candidate_lens[Encoding::Fsst as usize] = Some(len);
+                    report.candidates[Encoding::Fsst as usize] = Sizing::Exact(len);
                     consider(&mut best, len, Candidate::Fsst(table));
                     FsstDecision::Tried
                 } else {
@@ -230,9 +243,18 @@ pub fn encode_vector(
         };
     }
     if let Some((lanes, bits)) = gorilla_lanes(values) {
-        let len = gorilla::encoded_len(&lanes, bits);
-        report.candidate_lens[Encoding::Gorilla as usize] = Some(len);
-        consider(&mut best, len, Candidate::Gorilla(lanes, bits));
+        // Gorilla is last: it can only be written if strictly smaller than both the best so
+        // far and plain, so its sizing stops once it reaches that bound. This never changes
+        // the choice (the reference encoder sizes it fully; the property tests compare).
+        let bound = best.as_ref().map_or(plain_len, |(l, _)| (*l).min(plain_len));
+        report.candidates[Encoding::Gorilla as usize] =
+            match gorilla::encoded_len_within(&lanes, bits, bound.saturating_sub(1)) {
+                Some(len) => {
+                    consider(&mut best, len, Candidate::Gorilla(lanes, bits));
+                    Sizing::Exact(len)
+                }
+                None => Sizing::MoreThan(bound.saturating_sub(1)),
+            };
     }
 
     match best {

@@ -23,6 +23,8 @@ use crate::error::{DecodeError, DecodeResult};
 /// Where encoded bits go: the real writer, or a counter used to size the output exactly.
 trait BitSink {
     fn put(&mut self, value: u64, width: u32);
+    /// Whether encoding may stop (the counter passed its limit); never for the writer.
+    fn exceeded(&self) -> bool;
 }
 
 impl BitSink for BitWriter<'_> {
@@ -30,14 +32,28 @@ impl BitSink for BitWriter<'_> {
     fn put(&mut self, value: u64, width: u32) {
         self.write(value, width)
     }
+
+    #[inline(always)]
+    fn exceeded(&self) -> bool {
+        false
+    }
 }
 
-struct BitCounter(u64);
+/// Counts bits, and gives up once more than `limit` bits are counted.
+struct BitCounter {
+    bits: u64,
+    limit: u64,
+}
 
 impl BitSink for BitCounter {
     #[inline(always)]
     fn put(&mut self, _value: u64, width: u32) {
-        self.0 += width as u64;
+        self.bits += width as u64;
+    }
+
+    #[inline(always)]
+    fn exceeded(&self) -> bool {
+        self.bits > self.limit
     }
 }
 
@@ -52,6 +68,9 @@ fn run<S: BitSink>(lanes: &[u64], lane_bits: u32, sink: &mut S) {
     // No window yet: an impossible window that no x fits.
     let (mut wlz, mut wtz) = (u32::MAX, u32::MAX);
     for &cur in rest {
+        if sink.exceeded() {
+            return;
+        }
         let x = cur ^ prev;
         prev = cur;
         if x == 0 {
@@ -76,9 +95,16 @@ fn run<S: BitSink>(lanes: &[u64], lane_bits: u32, sink: &mut S) {
 
 /// Exact payload size in bytes.
 pub fn encoded_len(lanes: &[u64], lane_bits: u32) -> usize {
-    let mut c = BitCounter(0);
+    encoded_len_within(lanes, lane_bits, usize::MAX).expect("no limit")
+}
+
+/// Exact payload size in bytes if it is at most `limit`; `None` as soon as the bits counted
+/// so far already need more than `limit` bytes (the rest is not looked at).
+pub fn encoded_len_within(lanes: &[u64], lane_bits: u32, limit: usize) -> Option<usize> {
+    let limit_bits = (limit as u64).saturating_mul(8);
+    let mut c = BitCounter { bits: 0, limit: limit_bits };
     run(lanes, lane_bits, &mut c);
-    c.0.div_ceil(8) as usize
+    (!c.exceeded()).then_some(c.bits.div_ceil(8) as usize)
 }
 
 pub fn encode(lanes: &[u64], lane_bits: u32, out: &mut Vec<u8>) {

@@ -22,7 +22,7 @@ pub mod plain;
 pub mod vector;
 pub mod zonemap;
 
-pub use chooser::{encode_vector, EncodeError, EncodeReport, FsstDecision};
+pub use chooser::{encode_vector, EncodeError, EncodeReport, FsstDecision, Sizing};
 pub use dictionary::SharedDictionary;
 pub use fsst::SymbolTable;
 pub use decode::decode_vector;

@@ -121,6 +121,23 @@ fn shared_dictionary_wins_on_tsbs_host_names() {
     assert!(!r.shared_dictionary && r.chosen == Some(Encoding::Dictionary));
 }
 
+/// Gorilla's sizing stops once it cannot win: on TSBS metrics (bitpack at 7 bits per value
+/// is far ahead) it stops early; on drifting fractional values it is sized to the end and
+/// wins. Both branches must happen, and the bytes match the reference (which always sizes
+/// fully) either way.
+#[test]
+fn gorilla_sizing_stops_only_when_it_has_lost() {
+    let t = gen::tsbs::generate(1024, 100, 3);
+    let v = Vector { rows: 1024, nulls: None, values: Values::Float64(t.usage_user) };
+    let r = check(&v);
+    assert_eq!(r.chosen, Some(Encoding::Bitpack));
+    assert!(matches!(r.candidates[Encoding::Gorilla as usize], pg_columnar_codec::Sizing::MoreThan(_)), "{r:?}");
+    let v = generate(&Spec { kind: GenKind::Float64, shape: Shape::Drift, rows: 1024, nulls: Nulls::None, seed: 4 });
+    let r = check(&v);
+    assert_eq!(r.chosen, Some(Encoding::Gorilla));
+    assert!(matches!(r.candidates[Encoding::Gorilla as usize], pg_columnar_codec::Sizing::Exact(_)), "{r:?}");
+}
+
 /// A table trained on the vector's own strings (always built, whatever the decision rule).
 fn own_table(v: &Vector) -> SymbolTable {
     let Values::Bytes(b) = &v.values else { unreachable!() };
