@@ -4,7 +4,8 @@
 #   $PGC_CACHE                 /var/cache/pg_columnar unless PG_COLUMNAR_CACHE is set.
 #                              Not under $HOME: /root is mode 0700 and the server runs as
 #                              an unprivileged user that must be able to exec the binaries.
-#   $PGC_CACHE/pg/NN           PostgreSQL 16..19 (15 is Debian's, under /usr/lib/postgresql/15)
+#   $PGC_CACHE/pg/NN           PostgreSQL 16..19 (15 is Debian's, under /usr/lib/postgresql/15),
+#                              and pg/18-cassert when gate/install-pg was asked for it
 #   $PGC_CACHE/cargo-pgrx-V    cargo-pgrx, installed by gate/setup
 #   $PGC_CACHE/pgrx-home       PGRX_HOME (cargo-pgrx's config.toml)
 #   $PGC_CACHE/target          CARGO_TARGET_DIR for the scripts' builds
@@ -31,8 +32,8 @@ die() { log "ERROR: $*"; exit 1; }
 # --- rustc 1.95 workaround -------------------------------------------------------------
 # pgrx 0.19.4 declares rust-version = 1.96; this machine has rustc 1.95, on which it builds
 # without errors or warnings. cargo-pgrx appends PGRX_BUILD_FLAGS to the cargo call that
-# compiles the extension. Delete this block (and the --ignore-rust-version in gate/setup)
-# once rustc >= 1.96.
+# compiles the extension; gate/setup installs cargo-pgrx with PGC_IGNORE_RUST_VERSION.
+# Delete this block and that one use once rustc >= 1.96.
 rustc_1_95_workaround() {
   local minor
   minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
