@@ -183,6 +183,26 @@ fn distinct_by(
     Some((first, codes))
 }
 
+/// [`distinct`] for items already given as codes `0..n` that name distinct values one to
+/// one: the same first-seen order and codes, found with an array instead of a hash table.
+fn distinct_codes(codes: &[i64], n: usize, cap: usize) -> Option<(Vec<u32>, Vec<i64>)> {
+    let mut remap = vec![u32::MAX; n];
+    let mut first: Vec<u32> = Vec::new();
+    let mut out = Vec::with_capacity(codes.len());
+    for (i, &c) in codes.iter().enumerate() {
+        let slot = &mut remap[c as usize];
+        if *slot == u32::MAX {
+            if first.len() == cap {
+                return None;
+            }
+            *slot = first.len() as u32;
+            first.push(i as u32);
+        }
+        out.push(*slot as i64);
+    }
+    Some((first, out))
+}
+
 /// How a list of entries is stored: its size, and (floats) whether as integers.
 struct EntriesPlan {
     len: usize,
@@ -410,17 +430,24 @@ pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>) -> Option
         return None;
     }
     let items = Items::new(values);
-    let inline = distinct(&items, MAX_ENTRIES).map(|(first, codes)| {
+    let fixed_width = match values {
+        ValuesRef::Fixed { width, .. } => *width,
+        _ => 0,
+    };
+    let shared_codes = shared.and_then(|d| Some((d.codes_for(&items, values.kind(), fixed_width)?, d.len())));
+    // Codes into a shared dictionary name the distinct values one to one, so when there are
+    // some, the inline dictionary is found from them without hashing the values again.
+    let found = match &shared_codes {
+        Some((codes, n)) => distinct_codes(codes, *n, MAX_ENTRIES),
+        None => distinct(&items, MAX_ENTRIES),
+    };
+    let inline = found.map(|(first, codes)| {
         let entries = items.gather(values.kind(), first.iter().map(|&i| i as usize));
         let ep = plan_entries(&entries.as_ref());
         let codes_plan = bitpack::plan(&codes);
         DictionaryPlan { inline_entries: Some((entries, ep)), codes, codes_plan }
     });
-    let fixed_width = match values {
-        ValuesRef::Fixed { width, .. } => *width,
-        _ => 0,
-    };
-    let shared = shared.and_then(|d| d.codes_for(&items, values.kind(), fixed_width)).map(|codes| {
+    let shared = shared_codes.map(|(codes, _)| {
         let codes_plan = bitpack::plan(&codes);
         DictionaryPlan { inline_entries: None, codes, codes_plan }
     });
