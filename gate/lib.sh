@@ -117,8 +117,13 @@ cluster_dir() {
 }
 
 # cluster_port NN SLOT: the loopback port of a cluster. Slots: 1 tests, 2 demo, 3 gate, 4 bench.
-# 47000 + 100*slot + NN: far from 5432/55432 and from pgrx's 32200+NN.
-cluster_port() { echo $((47000 + 100 * $2 + $1)); }
+# 47000 + 100*slot + major (+50 for a variant such as 18-cassert): far from 5432/55432 and
+# from pgrx's 32200+NN.
+cluster_port() {
+  local major=${1%%-*} variant=0
+  [ "$1" = "$major" ] || variant=50
+  echo $((47000 + 100 * $2 + major + variant))
+}
 
 # cluster_start NN NAME PORT [SETTINGS]: initdb (first time) and start a throwaway cluster
 # listening on 127.0.0.1:PORT only (no Unix socket). SETTINGS are extra postgres options
