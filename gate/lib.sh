@@ -149,6 +149,13 @@ cluster_stop() {
   pg_run "$1" pg_ctl -D "$srv/data" -m fast -w stop >/dev/null
 }
 
+# cluster_remove NN NAME: stop the cluster if it runs and delete its directory, so the next
+# cluster_start begins from a fresh initdb (no state, stale lock file or old settings).
+cluster_remove() {
+  cluster_stop "$1" "$2" || true
+  rm -rf "$(cluster_dir "$1" "$2" | sed -n 2p)"
+}
+
 # cluster_owner NN: user:group that owns data directories of major NN, as the host names them.
 cluster_owner() {
   if [ "$1" = 19 ]; then
