@@ -1,0 +1,251 @@
+//! A TSBS cpu-only generator (our own code, modelled on TSBS's `cpu-only` use case): `hosts`
+//! hosts, each reporting one row every 10 s from 2016-01-01 00:00:00 UTC, with TSBS's tag
+//! set and ten CPU metrics that follow a clamped random walk (start uniform in [0, 100),
+//! step N(0, 1), clamped to [0, 100]) and are emitted as integers. Rows are in time-major
+//! order (all hosts at t, then all at t + 10 s), as TSBS writes them. Deterministic for a
+//! seed. Output: CSV for COPY into the TimescaleDB-style schema, see [`SCHEMA_SQL`].
+
+use std::io::{self, Write};
+
+pub const METRICS: [&str; 10] = [
+    "usage_user",
+    "usage_system",
+    "usage_idle",
+    "usage_nice",
+    "usage_iowait",
+    "usage_irq",
+    "usage_softirq",
+    "usage_steal",
+    "usage_guest",
+    "usage_guest_nice",
+];
+
+const REGIONS: [&str; 9] = [
+    "us-east-1",
+    "us-west-1",
+    "us-west-2",
+    "eu-west-1",
+    "eu-central-1",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ap-northeast-1",
+    "sa-east-1",
+];
+const OSES: [&str; 3] = ["Ubuntu16.10", "Ubuntu16.04LTS", "Ubuntu15.10"];
+const ARCHES: [&str; 2] = ["x64", "x86"];
+const TEAMS: [&str; 4] = ["SF", "NYC", "LON", "CHI"];
+const ENVIRONMENTS: [&str; 3] = ["production", "staging", "test"];
+
+/// The TimescaleDB-style schema the CSVs load into (table access method left to the caller).
+pub const SCHEMA_SQL: &str = "\
+CREATE TABLE tags (id int PRIMARY KEY, hostname text, region text, datacenter text, rack text, \
+os text, arch text, team text, service text, service_version text, service_environment text);
+CREATE TABLE cpu (time timestamptz, tags_id int, hostname text, usage_user float8, \
+usage_system float8, usage_idle float8, usage_nice float8, usage_iowait float8, usage_irq float8, \
+usage_softirq float8, usage_steal float8, usage_guest float8, usage_guest_nice float8, \
+additional_tags jsonb)";
+
+/// 2016-01-01 00:00:00 UTC as Unix seconds.
+pub const START_UNIX: i64 = 1_451_606_400;
+pub const STEP_SECONDS: i64 = 10;
+
+/// splitmix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.unit(); // (0, 1]
+        let u2 = self.unit();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+}
+
+pub struct Host {
+    pub id: usize,
+    pub tags: [String; 10],
+}
+
+/// The hosts and their tags (tags_id = host index + 1).
+pub fn hosts(count: usize, seed: u64) -> Vec<Host> {
+    let mut r = Rng(seed ^ 0x7A65);
+    (0..count)
+        .map(|i| {
+            let region = REGIONS[r.below(REGIONS.len() as u64) as usize];
+            let datacenter = format!("{region}{}", (b'a' + r.below(3) as u8) as char);
+            Host {
+                id: i + 1,
+                tags: [
+                    format!("host_{i}"),
+                    region.to_string(),
+                    datacenter,
+                    r.below(100).to_string(),
+                    OSES[r.below(3) as usize].to_string(),
+                    ARCHES[r.below(2) as usize].to_string(),
+                    TEAMS[r.below(4) as usize].to_string(),
+                    r.below(20).to_string(),
+                    r.below(2).to_string(),
+                    ENVIRONMENTS[r.below(3) as usize].to_string(),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// Writes the tags CSV (one line per host).
+pub fn write_tags(hosts: &[Host], out: &mut impl Write) -> io::Result<()> {
+    for h in hosts {
+        write!(out, "{}", h.id)?;
+        for t in &h.tags {
+            write!(out, ",{t}")?;
+        }
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// `YYYY-MM-DD HH:MM:SS+00` for Unix seconds (proleptic Gregorian, days-from-civil inverse).
+pub fn format_utc(unix: i64, out: &mut Vec<u8>) {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    // civil_from_days (H. Hinnant)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    let _ = write!(out, "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}+00", secs / 3600, secs / 60 % 60, secs % 60);
+}
+
+/// Streams `rows` cpu rows (time-major over `hosts`) as CSV to `out`; `progress` is called
+/// with the number of rows written after every batch.
+pub fn write_cpu(
+    hosts: &[Host],
+    rows: u64,
+    seed: u64,
+    out: &mut impl Write,
+    mut progress: impl FnMut(u64),
+) -> io::Result<()> {
+    let mut r = Rng(seed);
+    let n = hosts.len() as u64;
+    let mut walk: Vec<[f64; 10]> =
+        (0..n).map(|_| std::array::from_fn(|_| 100.0 * r.unit())).collect();
+    let mut line = Vec::with_capacity(256);
+    let mut time = Vec::with_capacity(32);
+    for row in 0..rows {
+        let h = (row % n) as usize;
+        if h == 0 {
+            time.clear();
+            format_utc(START_UNIX + (row / n) as i64 * STEP_SECONDS, &mut time);
+        }
+        line.clear();
+        line.extend_from_slice(&time);
+        let host = &hosts[h];
+        let _ = write!(line, ",{},{}", host.id, host.tags[0]);
+        for v in walk[h].iter_mut() {
+            *v = (*v + r.normal()).clamp(0.0, 100.0);
+            let _ = write!(line, ",{}", v.round() as i64);
+        }
+        line.extend_from_slice(b",\n"); // additional_tags: NULL
+        out.write_all(&line)?;
+        if row % 1_000_000 == 999_999 {
+            progress(row + 1);
+        }
+    }
+    progress(rows);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(rows: u64, hosts_n: usize, seed: u64) -> String {
+        let h = hosts(hosts_n, seed);
+        let mut out = Vec::new();
+        write_cpu(&h, rows, seed, &mut out, |_| {}).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn timestamps_are_utc_and_exact() {
+        let mut b = Vec::new();
+        format_utc(START_UNIX, &mut b);
+        assert_eq!(b, b"2016-01-01 00:00:00+00");
+        b.clear();
+        format_utc(START_UNIX + 59 * 86_400 + 3_661, &mut b); // leap year: Feb 29
+        assert_eq!(b, b"2016-02-29 01:01:01+00");
+        b.clear();
+        format_utc(951_782_400, &mut b);
+        assert_eq!(b, b"2000-02-29 00:00:00+00");
+    }
+
+    #[test]
+    fn rows_are_time_major_deterministic_and_in_range() {
+        let a = cpu(1000, 100, 7);
+        assert_eq!(a, cpu(1000, 100, 7), "same seed, same bytes");
+        assert_ne!(a, cpu(1000, 100, 8), "another seed, other data");
+        let lines: Vec<&str> = a.lines().collect();
+        assert_eq!(lines.len(), 1000);
+        for (i, l) in lines.iter().enumerate() {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 14, "{l}");
+            assert_eq!(f[2], format!("host_{}", i % 100));
+            assert_eq!(f[1], (i % 100 + 1).to_string());
+            let mut t = Vec::new();
+            format_utc(START_UNIX + (i / 100) as i64 * 10, &mut t);
+            assert_eq!(f[0].as_bytes(), &t[..]);
+            for v in &f[3..13] {
+                let x: i64 = v.parse().unwrap();
+                assert!((0..=100).contains(&x), "{v}");
+            }
+            assert_eq!(f[13], "");
+        }
+    }
+
+    #[test]
+    fn walks_move_by_small_steps() {
+        // consecutive readings of one host differ by a N(0,1) step: after rounding, almost
+        // always by at most 3
+        let a = cpu(100 * 200, 100, 1);
+        let rows: Vec<Vec<i64>> =
+            a.lines().map(|l| l.split(',').skip(3).take(10).map(|v| v.parse().unwrap()).collect()).collect();
+        let mut big = 0;
+        for i in 100..rows.len() {
+            for m in 0..10 {
+                if (rows[i][m] - rows[i - 100][m]).abs() > 3 {
+                    big += 1;
+                }
+            }
+        }
+        assert!(big < rows.len() * 10 / 500, "{big} large steps");
+    }
+
+    #[test]
+    fn tags_cover_every_host() {
+        let h = hosts(100, 3);
+        let mut out = Vec::new();
+        write_tags(&h, &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert_eq!(s.lines().count(), 100);
+        assert!(s.lines().all(|l| l.split(',').count() == 11));
+    }
+}

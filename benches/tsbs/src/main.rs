@@ -1,0 +1,60 @@
+//! tsbs-gen --rows N [--hosts H] [--seed S] --out DIR
+//! Writes DIR/tags.csv and DIR/cpu.csv (TSBS cpu-only, see the library docs) and prints the
+//! schema to load them into with `--schema`. Progress goes to stderr.
+
+use pg_columnar_tsbs::{hosts, write_cpu, write_tags, SCHEMA_SQL};
+use std::io::{BufWriter, Write};
+use std::time::Instant;
+
+fn main() {
+    let mut rows: u64 = 1_000_000;
+    let mut hosts_n: usize = 100;
+    let mut seed: u64 = 2016;
+    let mut out_dir: Option<String> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| usage(&format!("{a} needs a value")));
+        match a.as_str() {
+            "--rows" => rows = value().parse().unwrap_or_else(|_| usage("--rows takes a number")),
+            "--hosts" => hosts_n = value().parse().unwrap_or_else(|_| usage("--hosts takes a number")),
+            "--seed" => seed = value().parse().unwrap_or_else(|_| usage("--seed takes a number")),
+            "--out" => out_dir = Some(value()),
+            "--schema" => {
+                println!("{SCHEMA_SQL};");
+                return;
+            }
+            _ => usage(&format!("unknown argument {a}")),
+        }
+    }
+    if hosts_n == 0 {
+        usage("--hosts must be at least 1");
+    }
+    let dir = out_dir.unwrap_or_else(|| usage("--out DIR is required"));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| fail(&format!("{dir}: {e}")));
+    let h = hosts(hosts_n, seed);
+    let create = |name: &str| {
+        let p = format!("{dir}/{name}");
+        BufWriter::with_capacity(1 << 20, std::fs::File::create(&p).unwrap_or_else(|e| fail(&format!("{p}: {e}"))))
+    };
+    let mut tags = create("tags.csv");
+    write_tags(&h, &mut tags).and_then(|_| tags.flush()).unwrap_or_else(|e| fail(&e.to_string()));
+    let mut cpu = create("cpu.csv");
+    let t0 = Instant::now();
+    write_cpu(&h, rows, seed, &mut cpu, |done| {
+        let secs = t0.elapsed().as_secs_f64();
+        eprint!("\rtsbs-gen: {done}/{rows} rows ({:.0}%, {:.1} M rows/s)", 100.0 * done as f64 / rows.max(1) as f64, done as f64 / secs.max(1e-9) / 1e6);
+    })
+    .and_then(|_| cpu.flush())
+    .unwrap_or_else(|e| fail(&e.to_string()));
+    eprintln!();
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("tsbs-gen: {msg}\nusage: tsbs-gen --rows N [--hosts H] [--seed S] --out DIR | --schema");
+    std::process::exit(2)
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("tsbs-gen: {msg}");
+    std::process::exit(1)
+}
