@@ -25,6 +25,10 @@ export PGRX_HOME=$PGC_CACHE/pgrx-home
 export CARGO_TARGET_DIR=${PG_COLUMNAR_TARGET:-$PGC_CACHE/target}
 export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-$(nproc)}
 export PATH=$PGC_CACHE/cargo-pgrx-$PGC_PGRX_VERSION/bin:$PATH
+# rustup's cargo, where a minimal environment (cron, CI) lacks it on PATH
+if ! command -v cargo >/dev/null && [ -x "${HOME:-/root}/.cargo/bin/cargo" ]; then
+  export PATH=${HOME:-/root}/.cargo/bin:$PATH
+fi
 
 log() { printf '[%s %s] %s\n' "$(basename "$0")" "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
