@@ -170,7 +170,9 @@ pub fn write_cpu(
             progress(row + 1);
         }
     }
-    progress(rows);
+    if rows % 1_000_000 != 0 {
+        progress(rows);
+    }
     Ok(())
 }
 
