@@ -176,6 +176,79 @@ pub fn write_cpu(
     Ok(())
 }
 
+/// The TSBS cpu-only query set, in its TimescaleDB SQL form adapted to a plain table named
+/// `table` (the host filter uses the `hostname` column instead of a join with `tags`,
+/// `time_bucket` becomes `date_trunc`, and every query orders its whole result so results
+/// of two engines can be compared row by row). Hosts and time windows are drawn from `seed`
+/// within the data `rows` rows over `hosts` hosts cover, as TSBS draws them at random.
+pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static str, String)> {
+    let mut r = Rng(seed ^ 0x9E3);
+    let span = (rows / hosts.max(1) as u64) as i64 * STEP_SECONDS; // seconds of data
+    let window = |hours: i64, r: &mut Rng| -> (String, String) {
+        let len = hours * 3600;
+        let room = (span - len).max(0) / 60; // whole minutes the window may start at
+        let start = START_UNIX + 60 * (r.next() % (room as u64 + 1)) as i64;
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        format_utc(start, &mut a);
+        format_utc(start + len, &mut b);
+        (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap())
+    };
+    let pick_hosts = |n: usize, r: &mut Rng| -> String {
+        let mut chosen: Vec<usize> = Vec::new();
+        while chosen.len() < n.min(hosts) {
+            let h = r.below(hosts as u64) as usize;
+            if !chosen.contains(&h) {
+                chosen.push(h);
+            }
+        }
+        chosen.iter().map(|h| format!("'host_{h}'")).collect::<Vec<_>>().join(", ")
+    };
+    let maxes = |m: usize| METRICS[..m].iter().map(|c| format!("max({c}) AS max_{c}")).collect::<Vec<_>>().join(", ");
+    let avgs = |m: usize| METRICS[..m].iter().map(|c| format!("avg({c}) AS mean_{c}")).collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    for (name, metrics, nhosts, hours) in [
+        ("single-groupby-1-1-1", 1, 1, 1),
+        ("single-groupby-1-1-12", 1, 1, 12),
+        ("single-groupby-1-8-1", 1, 8, 1),
+        ("single-groupby-5-1-1", 5, 1, 1),
+        ("single-groupby-5-1-12", 5, 1, 12),
+        ("single-groupby-5-8-1", 5, 8, 1),
+    ] {
+        let (a, b) = window(hours, &mut r);
+        let hs = pick_hosts(nhosts, &mut r);
+        out.push((name, format!(
+            "SELECT date_trunc('minute', time) AS minute, {} FROM {table} WHERE hostname IN ({hs}) \
+             AND time >= '{a}' AND time < '{b}' GROUP BY minute ORDER BY minute", maxes(metrics))));
+    }
+    for (name, nhosts) in [("cpu-max-all-1", 1), ("cpu-max-all-8", 8)] {
+        let (a, b) = window(8, &mut r);
+        let hs = pick_hosts(nhosts, &mut r);
+        out.push((name, format!(
+            "SELECT date_trunc('hour', time) AS hour, {} FROM {table} WHERE hostname IN ({hs}) \
+             AND time >= '{a}' AND time < '{b}' GROUP BY hour ORDER BY hour", maxes(10))));
+    }
+    for (name, metrics) in [("double-groupby-1", 1), ("double-groupby-5", 5), ("double-groupby-all", 10)] {
+        let (a, b) = window(12, &mut r);
+        out.push((name, format!(
+            "SELECT date_trunc('hour', time) AS hour, hostname, {} FROM {table} \
+             WHERE time >= '{a}' AND time < '{b}' GROUP BY hour, hostname ORDER BY hour, hostname", avgs(metrics))));
+    }
+    let (a, b) = window(12, &mut r);
+    out.push(("high-cpu-all", format!(
+        "SELECT * FROM {table} WHERE usage_user > 90.0 AND time >= '{a}' AND time < '{b}' ORDER BY time, hostname")));
+    let (a, b) = window(12, &mut r);
+    let h = pick_hosts(1, &mut r);
+    out.push(("high-cpu-1", format!(
+        "SELECT * FROM {table} WHERE usage_user > 90.0 AND time >= '{a}' AND time < '{b}' AND hostname IN ({h}) ORDER BY time")));
+    out.push(("lastpoint", format!(
+        "SELECT DISTINCT ON (hostname) * FROM {table} ORDER BY hostname, time DESC")));
+    let (_, b) = window(1, &mut r);
+    out.push(("groupby-orderby-limit", format!(
+        "SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM {table} WHERE time < '{b}' \
+         GROUP BY minute ORDER BY minute DESC LIMIT 5")));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +312,25 @@ mod tests {
             }
         }
         assert!(big < rows.len() * 10 / 500, "{big} large steps");
+    }
+
+    #[test]
+    fn the_query_set_is_complete_and_deterministic() {
+        let q = queries("cpu", 100, 1_000_000, 5);
+        let names: Vec<&str> = q.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.len(), 15);
+        for n in ["single-groupby-1-1-1", "cpu-max-all-8", "double-groupby-all", "high-cpu-1", "lastpoint", "groupby-orderby-limit"] {
+            assert!(names.contains(&n), "{n}");
+        }
+        assert_eq!(q, queries("cpu", 100, 1_000_000, 5));
+        assert_ne!(q, queries("cpu", 100, 1_000_000, 6));
+        // windows stay inside the data: 1 M rows of 100 hosts span 100,000 s from the start
+        for (_, sql) in &q {
+            for part in sql.split('\'').skip(1).step_by(2).filter(|p| p.starts_with("2016")) {
+                assert!(part.as_bytes() <= b"2016-01-02 03:46:40+00".as_slice(), "{part} in {sql}");
+            }
+        }
+        assert!(q[2].1.matches("'host_").count() == 8);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! tsbs-gen --rows N [--hosts H] [--seed S] --out DIR
-//! Writes DIR/tags.csv and DIR/cpu.csv (TSBS cpu-only, see the library docs) and prints the
-//! schema to load them into with `--schema`. Progress goes to stderr.
+//! Writes DIR/tags.csv and DIR/cpu.csv (TSBS cpu-only, see the library docs). Progress goes
+//! to stderr. `--schema` prints the tables to load them into; `--queries TABLE` prints the
+//! TSBS query set against TABLE for that data (one `-- name` line, then the query).
 
-use pg_columnar_tsbs::{hosts, write_cpu, write_tags, SCHEMA_SQL};
+use pg_columnar_tsbs::{hosts, queries, write_cpu, write_tags, SCHEMA_SQL};
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
@@ -11,6 +12,7 @@ fn main() {
     let mut hosts_n: usize = 100;
     let mut seed: u64 = 2016;
     let mut out_dir: Option<String> = None;
+    let mut queries_for: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage(&format!("{a} needs a value")));
@@ -19,6 +21,7 @@ fn main() {
             "--hosts" => hosts_n = value().parse().unwrap_or_else(|_| usage("--hosts takes a number")),
             "--seed" => seed = value().parse().unwrap_or_else(|_| usage("--seed takes a number")),
             "--out" => out_dir = Some(value()),
+            "--queries" => queries_for = Some(value()),
             "--schema" => {
                 println!("{SCHEMA_SQL};");
                 return;
@@ -28,6 +31,12 @@ fn main() {
     }
     if hosts_n == 0 {
         usage("--hosts must be at least 1");
+    }
+    if let Some(table) = queries_for {
+        for (name, sql) in queries(&table, hosts_n, rows, seed) {
+            println!("-- {name}\n{sql};");
+        }
+        return;
     }
     let dir = out_dir.unwrap_or_else(|| usage("--out DIR is required"));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| fail(&format!("{dir}: {e}")));
@@ -50,7 +59,7 @@ fn main() {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("tsbs-gen: {msg}\nusage: tsbs-gen --rows N [--hosts H] [--seed S] --out DIR | --schema");
+    eprintln!("tsbs-gen: {msg}\nusage: tsbs-gen --rows N [--hosts H] [--seed S] (--out DIR | --queries TABLE) | --schema");
     std::process::exit(2)
 }
 
