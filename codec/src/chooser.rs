@@ -17,7 +17,6 @@
 
 use crate::bitpack::{self, BlockPlan};
 use crate::dictionary::{self, DictionaryPlan};
-use crate::floats;
 use crate::fsst::{self, SymbolTable};
 use crate::ColumnContext;
 use crate::gorilla;
@@ -102,19 +101,6 @@ enum Candidate<'t> {
     Bitpack(BlockPlan, Vec<i64>),
     Fsst(&'t SymbolTable),
     Gorilla(Vec<u64>, u32),
-}
-
-/// Integer kinds widened to i64; floats converted if every value is an exact integer.
-fn bitpack_integers(values: &ValuesRef<'_>) -> Option<Vec<i64>> {
-    match values {
-        ValuesRef::Int8(v) => Some(v.iter().map(|&x| x as i64).collect()),
-        ValuesRef::Int16(v) => Some(v.iter().map(|&x| x as i64).collect()),
-        ValuesRef::Int32(v) => Some(v.iter().map(|&x| x as i64).collect()),
-        ValuesRef::Int64(v) => Some(v.to_vec()),
-        ValuesRef::Float32(v) => floats::f32s_as_integers(v),
-        ValuesRef::Float64(v) => floats::f64s_as_integers(v),
-        ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => None,
-    }
 }
 
 /// Float bit patterns, zero-extended, and the float's width in bits.
@@ -220,7 +206,7 @@ pub fn encode_vector(
         report.candidates[Encoding::Dictionary as usize] = Sizing::Exact(len);
         consider(&mut best, len, Candidate::Dictionary(p));
     }
-    if let Some(ints) = bitpack_integers(values) {
+    if let Some(ints) = values.as_integers() {
         let p = bitpack::plan(&ints);
         let len = p.encoded_len();
         report.candidates[Encoding::Bitpack as usize] = Sizing::Exact(len);

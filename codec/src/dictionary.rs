@@ -203,53 +203,36 @@ fn distinct_codes(codes: &[i64], n: usize, cap: usize) -> Option<(Vec<u32>, Vec<
     Some((first, out))
 }
 
-/// How a list of entries is stored: its size, and (floats) whether as integers.
+/// How a list of entries is stored: its size, and the integers it packs (always for
+/// integer kinds; for floats only when packing them is strictly smaller than their bits).
 struct EntriesPlan {
     len: usize,
-    float_as_integers: Option<Vec<i64>>,
+    packed: Option<Vec<i64>>,
 }
 
 fn plan_entries(entries: &ValuesRef<'_>) -> EntriesPlan {
-    let ints = |v: &[i64]| bitpack::plan(v).encoded_len();
-    match entries {
-        ValuesRef::Int8(_) | ValuesRef::Int16(_) | ValuesRef::Int32(_) | ValuesRef::Int64(_) => {
-            let v = integers(entries);
-            EntriesPlan { len: ints(&v), float_as_integers: None }
+    let kind = entries.kind();
+    let as_ints = entries.as_integers();
+    let packed_len = as_ints.as_ref().map(|v| bitpack::plan(v).encoded_len());
+    if kind.is_integer() {
+        EntriesPlan { len: packed_len.expect("integers always pack"), packed: as_ints }
+    } else if kind.is_float() {
+        let raw = 1 + plain::raw_len(entries);
+        match packed_len {
+            Some(len) if 1 + len < raw => EntriesPlan { len: 1 + len, packed: as_ints },
+            _ => EntriesPlan { len: raw, packed: None },
         }
-        ValuesRef::Float32(_) | ValuesRef::Float64(_) => {
-            let raw = 1 + plain::raw_len(entries);
-            let as_ints = match entries {
-                ValuesRef::Float32(v) => floats::f32s_as_integers(v),
-                ValuesRef::Float64(v) => floats::f64s_as_integers(v),
-                _ => unreachable!(),
-            };
-            match as_ints {
-                Some(v) if 1 + ints(&v) < raw => EntriesPlan { len: 1 + ints(&v), float_as_integers: Some(v) },
-                _ => EntriesPlan { len: raw, float_as_integers: None },
-            }
-        }
-        ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => {
-            EntriesPlan { len: plain::encoded_len(entries), float_as_integers: None }
-        }
-    }
-}
-
-fn integers(values: &ValuesRef<'_>) -> Vec<i64> {
-    match values {
-        ValuesRef::Int8(v) => v.iter().map(|&x| x as i64).collect(),
-        ValuesRef::Int16(v) => v.iter().map(|&x| x as i64).collect(),
-        ValuesRef::Int32(v) => v.iter().map(|&x| x as i64).collect(),
-        ValuesRef::Int64(v) => v.to_vec(),
-        _ => unreachable!("integer kinds only"),
+    } else {
+        EntriesPlan { len: plain::encoded_len(entries), packed: None }
     }
 }
 
 fn write_entries(entries: &ValuesRef<'_>, plan: &EntriesPlan, out: &mut Vec<u8>) {
-    match entries {
-        ValuesRef::Int8(_) | ValuesRef::Int16(_) | ValuesRef::Int32(_) | ValuesRef::Int64(_) => {
-            bitpack::encode_block(&integers(entries), out);
-        }
-        ValuesRef::Float32(_) | ValuesRef::Float64(_) => match &plan.float_as_integers {
+    let kind = entries.kind();
+    if kind.is_integer() {
+        bitpack::encode_block(plan.packed.as_ref().expect("integer entries are packed"), out);
+    } else if kind.is_float() {
+        match &plan.packed {
             Some(v) => {
                 out.push(1);
                 bitpack::encode_block(v, out);
@@ -258,8 +241,9 @@ fn write_entries(entries: &ValuesRef<'_>, plan: &EntriesPlan, out: &mut Vec<u8>)
                 out.push(0);
                 plain::encode(entries, out);
             }
-        },
-        ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => plain::encode(entries, out),
+        }
+    } else {
+        plain::encode(entries, out);
     }
 }
 

@@ -227,6 +227,21 @@ impl<'a> ValuesRef<'a> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The values as i64: integers sign-extended; floats only if every one is an exact
+    /// integer (see [`crate::floats`]); `None` for floats that are not, strings and opaque
+    /// values. What the bitpack encoding and integer-valued dictionary entries store.
+    pub fn as_integers(&self) -> Option<Vec<i64>> {
+        match self {
+            ValuesRef::Int8(v) => Some(v.iter().map(|&x| x as i64).collect()),
+            ValuesRef::Int16(v) => Some(v.iter().map(|&x| x as i64).collect()),
+            ValuesRef::Int32(v) => Some(v.iter().map(|&x| x as i64).collect()),
+            ValuesRef::Int64(v) => Some(v.to_vec()),
+            ValuesRef::Float32(v) => crate::floats::f32s_as_integers(v),
+            ValuesRef::Float64(v) => crate::floats::f64s_as_integers(v),
+            ValuesRef::Bytes(_) | ValuesRef::Fixed { .. } => None,
+        }
+    }
 }
 
 /// One vector as the encoder sees it.
