@@ -305,13 +305,10 @@ impl SharedDictionary {
             return None;
         }
         let items = Items::new(&entries.as_ref());
-        let (first, _) = distinct(&items, SHARED_MAX_ENTRIES)?;
-        if first.len() != n {
-            return None;
-        }
+        // one pass builds the lookup index and proves the entries distinct
         let mut index = CodeIndex::for_entries(SHARED_MAX_ENTRIES);
         for i in 0..n {
-            let slot = index.probe(items.hash(i), |_| false).unwrap_err();
+            let slot = index.probe(items.hash(i), |c| items.same(c as usize, &items, i)).err()?;
             index.slots[slot] = i as u32;
         }
         let lanes = match items {

@@ -124,3 +124,17 @@ fn fsst_vectors_need_their_table_and_tables_are_checked() {
         let _ = std::panic::catch_unwind(|| SymbolTable::deserialize(&c)).expect("no panic");
     }
 }
+
+#[test]
+fn a_shared_dictionary_with_repeated_entries_is_refused() {
+    use pg_columnar_codec::{DecodeError, SharedDictionary};
+    // Int64, two entries, one frame-of-reference block of width 0 and base 5: both are 5
+    let repeated = [4u8, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0];
+    assert_eq!(
+        SharedDictionary::deserialize(&repeated),
+        Err(DecodeError::Inconsistent { what: "shared dictionary with repeated entries" })
+    );
+    // the control: the same layout with width 1 and fields 0, 1 gives entries 5, 6
+    let distinct = [4u8, 2, 0, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0, 0b10];
+    assert_eq!(SharedDictionary::deserialize(&distinct).unwrap().len(), 2);
+}
