@@ -14,6 +14,7 @@
 
 use crate::bits::{bit_width, low_mask, packed_len, read_field, BitWriter, ByteReader};
 use crate::error::{DecodeError, DecodeResult};
+use crate::vector::{Kind, Values};
 
 /// The variant of a packed-integer block; the byte values are part of the format.
 #[repr(u8)]
@@ -172,6 +173,19 @@ pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> D
         value => return Err(DecodeError::UnknownTag { what: "bitpack block mode", value }),
     }
     Ok(())
+}
+
+/// Reads one block of `count` integers as values of `kind`: the inverse of
+/// [`ValuesRef::as_integers`](crate::ValuesRef::as_integers). Integers that do not fit the
+/// kind, or that no float of the kind maps to, are refused as corrupt.
+pub fn read_values(r: &mut ByteReader<'_>, kind: Kind, count: usize) -> DecodeResult<Values> {
+    let mut ints = Vec::with_capacity(count);
+    read_block(r, count, &mut ints)?;
+    match kind {
+        Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64 => crate::narrow_integers(kind, ints),
+        Kind::Float32 | Kind::Float64 => crate::floats::integers_to_floats(kind, &ints),
+        Kind::Bytes | Kind::Fixed => Err(DecodeError::Inconsistent { what: "packed integers for a non-numeric kind" }),
+    }
 }
 
 /// Unpacks `out.len()` fields of `width` bits from `data` (which holds at least

@@ -6,7 +6,7 @@ use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
 use crate::error::{DecodeError, DecodeResult};
 use crate::vector::{count_nulls, last_byte_mask, ByteStrings, Kind, Values, Vector, MAX_ROWS};
 use crate::fsst;
-use crate::{bitpack, dictionary, floats, gorilla, narrow_integers, plain, ColumnContext, Encoding};
+use crate::{bitpack, dictionary, gorilla, plain, ColumnContext, Encoding};
 
 fn empty_values(kind: Kind, fixed_width: u16) -> Values {
     match kind {
@@ -68,22 +68,7 @@ pub fn decode_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Vect
     let values = match encoding {
         Encoding::Plain => plain::decode(&mut r, kind, fixed_width, count)?,
         Encoding::Dictionary => dictionary::decode(&mut r, kind, fixed_width, count, ctx.dictionary)?,
-        Encoding::Bitpack => {
-            let mut ints = Vec::with_capacity(count);
-            match kind {
-                Kind::Float32 | Kind::Float64 => {
-                    bitpack::read_block(&mut r, count, &mut ints)?;
-                    floats::integers_to_floats(kind, &ints)?
-                }
-                Kind::Bytes | Kind::Fixed => {
-                    return Err(DecodeError::Inconsistent { what: "bitpack encoding for a non-numeric kind" })
-                }
-                _ => {
-                    bitpack::read_block(&mut r, count, &mut ints)?;
-                    narrow_integers(kind, ints)?
-                }
-            }
-        }
+        Encoding::Bitpack => bitpack::read_values(&mut r, kind, count)?,
         Encoding::Gorilla => {
             let bits = match kind {
                 Kind::Float32 => 32,

@@ -22,7 +22,6 @@
 use crate::bitpack::{self, BlockPlan};
 use crate::bits::ByteReader;
 use crate::error::{DecodeError, DecodeResult};
-use crate::floats;
 use crate::plain;
 use crate::vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef};
 use xxhash_rust::xxh3::xxh3_64;
@@ -248,23 +247,17 @@ fn write_entries(entries: &ValuesRef<'_>, plan: &EntriesPlan, out: &mut Vec<u8>)
 }
 
 fn read_entries(r: &mut ByteReader<'_>, kind: Kind, fixed_width: u16, count: usize) -> DecodeResult<Values> {
-    Ok(match kind {
-        Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64 => {
-            let mut ints = Vec::with_capacity(count);
-            bitpack::read_block(r, count, &mut ints)?;
-            crate::narrow_integers(kind, ints)?
-        }
-        Kind::Float32 | Kind::Float64 => match r.u8("dictionary float entry mode")? {
-            0 => plain::decode(r, kind, 0, count)?,
-            1 => {
-                let mut ints = Vec::with_capacity(count);
-                bitpack::read_block(r, count, &mut ints)?;
-                floats::integers_to_floats(kind, &ints)?
-            }
-            value => return Err(DecodeError::UnknownTag { what: "dictionary float entry mode", value }),
-        },
-        Kind::Bytes | Kind::Fixed => plain::decode(r, kind, fixed_width, count)?,
-    })
+    if kind.is_integer() {
+        return bitpack::read_values(r, kind, count);
+    }
+    if kind.is_float() {
+        return match r.u8("dictionary float entry mode")? {
+            0 => plain::decode(r, kind, 0, count),
+            1 => bitpack::read_values(r, kind, count),
+            value => Err(DecodeError::UnknownTag { what: "dictionary float entry mode", value }),
+        };
+    }
+    plain::decode(r, kind, fixed_width, count)
 }
 
 /// A stripe column's dictionary, stored once per stripe and column and referenced by the
