@@ -19,6 +19,7 @@ pub mod floats;
 pub mod fsst;
 pub mod gorilla;
 pub mod plain;
+pub mod stripe;
 pub mod vector;
 pub mod zonemap;
 

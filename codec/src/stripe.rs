@@ -1,0 +1,403 @@
+//! The stripe image: how the encoded vectors of many columns are laid out together, with the
+//! directory that locates each one. Pure bytes, no PostgreSQL: the storage layer cuts this
+//! image into pages and keeps one catalog row per stripe.
+//!
+//! ```text
+//! stripe    := header directory data
+//! header    := "PGCS" format_version:u16 column_count:u16 row_count:u32 directory_len:u32
+//! directory := column_count × ( fsst_len:u32 fsst_sum:u32 dict_len:u32 dict_sum:u32
+//!                               vector_count × entry )
+//! entry     := length:u32 encoding:u8 null_count:u16 checksum:u32 zone
+//! zone      := 0                                   (no non-null value)
+//!            | 1 min:i64 max:i64                   (integers, signed)
+//!            | 2 min:f64 max:f64                   (floats, PostgreSQL order, bit patterns)
+//!            | 3 flags:u8 min_len:u8 min max_len:u8 max   (bytes, bytewise; see below)
+//! data      := column_count × ( fsst_table dictionary vector_0 … vector_n-1 )
+//! ```
+//!
+//! All integers are little-endian. `vector_count` is `ceil(row_count / 1024)`; every vector
+//! holds 1024 rows except the last. A vector's offset is not stored: it is the sum of the
+//! lengths before it in the data section (each column's FSST table and dictionary first), so
+//! the directory cannot disagree with itself. `encoding` is the codec's encoding id, or 255
+//! for a vector without non-null values (which has no payload). Checksums are the low 32
+//! bits of xxh3-64 of the bytes they cover; a context with length 0 is absent.
+//!
+//! Byte-string zone maps keep at most [`ZONE_BYTES`] bytes of each bound. A shortened
+//! minimum is a prefix, so still a lower bound; a shortened maximum is not an upper bound,
+//! which flag bit 0 records (`max_truncated`): a reader may only use it as "≥ this prefix".
+//!
+//! The whole stripe is described in docs/FORMAT.md ("Stripes").
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::bits::ByteReader;
+use crate::error::{DecodeError, DecodeResult};
+use crate::vector::{count_nulls, BytesRef, ValuesRef, MAX_ROWS};
+use crate::zonemap::ZoneMap;
+use crate::{encode_vector, fsst, ColumnContext, EncodeError, EncodeReport, Encoding, SharedDictionary, SymbolTable};
+
+pub const MAGIC: [u8; 4] = *b"PGCS";
+pub const HEADER_LEN: usize = 4 + 2 + 2 + 4 + 4;
+/// Longest prefix of a byte-string bound kept in a zone map.
+pub const ZONE_BYTES: usize = 32;
+/// A stripe column gets a shared dictionary only if its non-null values number at least this
+/// many times its distinct values.
+pub const SHARED_DICTIONARY_MIN_USES: usize = 4;
+/// Encoding byte of a vector that has no non-null values.
+pub const NO_ENCODING: u8 = 255;
+
+/// Low 32 bits of xxh3-64: the checksum of vectors and column contexts.
+pub fn checksum32(bytes: &[u8]) -> u32 {
+    xxh3_64(bytes) as u32
+}
+
+/// One column of a stripe to be written: all its rows.
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnInput<'a> {
+    /// LSB-first null bitmap over the stripe's rows (bit set = null); `None`: no nulls.
+    pub nulls: Option<&'a [u8]>,
+    /// The non-null values in row order.
+    pub values: ValuesRef<'a>,
+}
+
+/// A zone map as stored: the bounds themselves, not indices into a vector.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoredZone {
+    Empty,
+    Int { min: i64, max: i64 },
+    Float { min: f64, max: f64 },
+    Bytes { min: Vec<u8>, max: Vec<u8>, max_truncated: bool },
+}
+
+impl StoredZone {
+    fn from_report(zone: &ZoneMap, values: &ValuesRef<'_>) -> StoredZone {
+        let bytes_at = |i: usize| -> &[u8] {
+            match values {
+                ValuesRef::Bytes(b) => b.get(i),
+                ValuesRef::Fixed { width, data } => &data[i * *width as usize..(i + 1) * *width as usize],
+                _ => unreachable!("byte zone map on a numeric vector"),
+            }
+        };
+        match *zone {
+            ZoneMap::Empty => StoredZone::Empty,
+            ZoneMap::Int { min, max } => StoredZone::Int { min, max },
+            ZoneMap::Float { min, max } => StoredZone::Float { min, max },
+            ZoneMap::Bytes { min, max } => {
+                let (min, max) = (bytes_at(min), bytes_at(max));
+                StoredZone::Bytes {
+                    min: min[..min.len().min(ZONE_BYTES)].to_vec(),
+                    max: max[..max.len().min(ZONE_BYTES)].to_vec(),
+                    max_truncated: max.len() > ZONE_BYTES,
+                }
+            }
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            StoredZone::Empty => out.push(0),
+            StoredZone::Int { min, max } => {
+                out.push(1);
+                out.extend_from_slice(&min.to_le_bytes());
+                out.extend_from_slice(&max.to_le_bytes());
+            }
+            StoredZone::Float { min, max } => {
+                out.push(2);
+                out.extend_from_slice(&min.to_bits().to_le_bytes());
+                out.extend_from_slice(&max.to_bits().to_le_bytes());
+            }
+            StoredZone::Bytes { min, max, max_truncated } => {
+                out.push(3);
+                out.push(*max_truncated as u8);
+                out.push(min.len() as u8);
+                out.extend_from_slice(min);
+                out.push(max.len() as u8);
+                out.extend_from_slice(max);
+            }
+        }
+    }
+
+    fn read(r: &mut ByteReader<'_>) -> DecodeResult<StoredZone> {
+        Ok(match r.u8("zone map tag")? {
+            0 => StoredZone::Empty,
+            1 => StoredZone::Int { min: r.u64("zone map minimum")? as i64, max: r.u64("zone map maximum")? as i64 },
+            2 => StoredZone::Float {
+                min: f64::from_bits(r.u64("zone map minimum")?),
+                max: f64::from_bits(r.u64("zone map maximum")?),
+            },
+            3 => {
+                let flags = r.u8("zone map flags")?;
+                if flags > 1 {
+                    return Err(DecodeError::OutOfRange { what: "zone map flags", value: flags as u64, limit: 1 });
+                }
+                let mut bound = |what| -> DecodeResult<Vec<u8>> {
+                    let len = r.u8(what)? as usize;
+                    if len > ZONE_BYTES {
+                        return Err(DecodeError::OutOfRange { what, value: len as u64, limit: ZONE_BYTES as u64 });
+                    }
+                    Ok(r.take(len, what)?.to_vec())
+                };
+                let min = bound("zone map minimum")?;
+                let max = bound("zone map maximum")?;
+                StoredZone::Bytes { min, max, max_truncated: flags == 1 }
+            }
+            value => return Err(DecodeError::UnknownTag { what: "zone map", value }),
+        })
+    }
+}
+
+/// Where one encoded vector is and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorEntry {
+    /// Byte offset from the start of the stripe (derived, not stored).
+    pub offset: usize,
+    pub length: usize,
+    /// `None` for a vector without non-null values.
+    pub encoding: Option<Encoding>,
+    pub null_count: usize,
+    pub checksum: u32,
+    pub zone: StoredZone,
+}
+
+/// A column context (FSST table or shared dictionary) inside a stripe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextEntry {
+    pub offset: usize,
+    pub length: usize,
+    pub checksum: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDirectory {
+    pub fsst: Option<ContextEntry>,
+    pub dictionary: Option<ContextEntry>,
+    pub vectors: Vec<VectorEntry>,
+}
+
+/// A parsed header and directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StripeDirectory {
+    pub row_count: usize,
+    pub columns: Vec<ColumnDirectory>,
+    /// Bytes of header plus directory: where the data section starts.
+    pub data_start: usize,
+    /// Total stripe length the directory describes.
+    pub total_len: usize,
+}
+
+impl StripeDirectory {
+    pub fn vector_count(&self) -> usize {
+        self.row_count.div_ceil(MAX_ROWS)
+    }
+
+    /// Rows in vector `v`.
+    pub fn vector_rows(&self, v: usize) -> usize {
+        (self.row_count - v * MAX_ROWS).min(MAX_ROWS)
+    }
+
+    /// Reads the header (the first [`HEADER_LEN`] bytes) and returns the length of header
+    /// plus directory, so a caller can fetch exactly that much before [`parse`].
+    pub fn prefix_len(header: &[u8]) -> DecodeResult<usize> {
+        let mut r = ByteReader::new(header);
+        let (_, _, _, directory_len) = read_header(&mut r)?;
+        Ok(HEADER_LEN + directory_len)
+    }
+
+    /// Parses header and directory from `bytes` (at least [`prefix_len`] bytes; the data
+    /// section need not be present). Checks every length against the others, not checksums
+    /// of the data (that is the reader's job, per vector).
+    pub fn parse(bytes: &[u8]) -> DecodeResult<StripeDirectory> {
+        let mut r = ByteReader::new(bytes);
+        let (column_count, row_count, _, directory_len) = read_header(&mut r)?;
+        let directory = r.take(directory_len, "stripe directory")?;
+        let mut r = ByteReader::new(directory);
+        let vector_count = row_count.div_ceil(MAX_ROWS);
+        let data_start = HEADER_LEN + directory_len;
+        let mut offset = data_start;
+        let mut columns = Vec::with_capacity(column_count);
+        for _ in 0..column_count {
+            let mut context = |offset: &mut usize| -> DecodeResult<Option<ContextEntry>> {
+                let length = r.u32("context length")? as usize;
+                let checksum = r.u32("context checksum")?;
+                if length == 0 && checksum != 0 {
+                    return Err(DecodeError::Inconsistent { what: "checksum of an absent column context" });
+                }
+                let entry = (length > 0).then_some(ContextEntry { offset: *offset, length, checksum });
+                *offset += length;
+                Ok(entry)
+            };
+            let fsst = context(&mut offset)?;
+            let dictionary = context(&mut offset)?;
+            let mut vectors = Vec::with_capacity(vector_count);
+            for v in 0..vector_count {
+                let length = r.u32("vector length")? as usize;
+                let encoding = match r.u8("vector encoding")? {
+                    NO_ENCODING => None,
+                    tag => Some(Encoding::from_tag(tag)?),
+                };
+                let null_count = r.u16("vector null count")? as usize;
+                let rows = (row_count - v * MAX_ROWS).min(MAX_ROWS);
+                if null_count > rows {
+                    return Err(DecodeError::OutOfRange { what: "vector null count", value: null_count as u64, limit: rows as u64 });
+                }
+                let checksum = r.u32("vector checksum")?;
+                let zone = StoredZone::read(&mut r)?;
+                vectors.push(VectorEntry { offset, length, encoding, null_count, checksum, zone });
+                offset += length;
+            }
+            columns.push(ColumnDirectory { fsst, dictionary, vectors });
+        }
+        r.finish()?;
+        Ok(StripeDirectory { row_count, columns, data_start, total_len: offset })
+    }
+}
+
+fn read_header(r: &mut ByteReader<'_>) -> DecodeResult<(usize, usize, u16, usize)> {
+    if r.take(4, "stripe magic")? != MAGIC {
+        return Err(DecodeError::Inconsistent { what: "stripe magic (not a pg_columnar stripe)" });
+    }
+    let version = r.u16("stripe format version")?;
+    if version != crate::FORMAT_VERSION {
+        return Err(DecodeError::OutOfRange {
+            what: "stripe format version",
+            value: version as u64,
+            limit: crate::FORMAT_VERSION as u64,
+        });
+    }
+    let column_count = r.u16("stripe column count")? as usize;
+    let row_count = r.u32("stripe row count")? as usize;
+    let directory_len = r.u32("stripe directory length")? as usize;
+    Ok((column_count, row_count, version, directory_len))
+}
+
+/// What writing a stripe did, per column: the encoder's report for every vector and whether
+/// the column kept an FSST table and a shared dictionary.
+#[derive(Debug, Clone)]
+pub struct ColumnReport {
+    pub vectors: Vec<EncodeReport>,
+    pub fsst_table: bool,
+    pub shared_dictionary: bool,
+}
+
+/// The non-null values of rows `start..end` of a column whose non-null values before `start`
+/// number `skip`.
+fn slice_values<'a>(values: &ValuesRef<'a>, skip: usize, count: usize) -> ValuesRef<'a> {
+    let r = skip..skip + count;
+    match *values {
+        ValuesRef::Int8(v) => ValuesRef::Int8(&v[r]),
+        ValuesRef::Int16(v) => ValuesRef::Int16(&v[r]),
+        ValuesRef::Int32(v) => ValuesRef::Int32(&v[r]),
+        ValuesRef::Int64(v) => ValuesRef::Int64(&v[r]),
+        ValuesRef::Float32(v) => ValuesRef::Float32(&v[r]),
+        ValuesRef::Float64(v) => ValuesRef::Float64(&v[r]),
+        ValuesRef::Bytes(b) => ValuesRef::Bytes(BytesRef { offsets: &b.offsets[skip..=skip + count], data: b.data }),
+        ValuesRef::Fixed { width, data } => {
+            let w = width as usize;
+            ValuesRef::Fixed { width, data: &data[skip * w..(skip + count) * w] }
+        }
+    }
+}
+
+/// Encodes `row_count` rows of `columns` as one stripe appended to `out`. Per column it
+/// builds the FSST symbol table and the shared dictionary, encodes every vector with them,
+/// and keeps each only if some vector chose it (an unused context changes no vector byte).
+pub fn write_stripe(
+    columns: &[ColumnInput<'_>],
+    row_count: usize,
+    out: &mut Vec<u8>,
+) -> Result<Vec<ColumnReport>, EncodeError> {
+    if columns.len() > u16::MAX as usize {
+        return Err(EncodeError(format!("{} columns, at most {}", columns.len(), u16::MAX)));
+    }
+    if row_count > u32::MAX as usize {
+        return Err(EncodeError(format!("{row_count} rows in one stripe")));
+    }
+    let vector_count = row_count.div_ceil(MAX_ROWS);
+    let mut directory = Vec::new();
+    let mut data = Vec::new();
+    let mut reports = Vec::with_capacity(columns.len());
+    let mut encoded = Vec::new();
+    for column in columns {
+        let values = &column.values;
+        let fsst_table: Option<SymbolTable> = match values {
+            ValuesRef::Bytes(b) => fsst::decide_and_build(b.iter()),
+            _ => None,
+        };
+        // A shared dictionary's entries are stored once per stripe, outside every vector, so
+        // the chooser cannot weigh their cost: it would pick the dictionary even for unique
+        // strings and store them all uncompressed. Build one only where each entry is used
+        // at least SHARED_DICTIONARY_MIN_USES times on average.
+        let dictionary = SharedDictionary::build(values)
+            .filter(|d| d.len() * SHARED_DICTIONARY_MIN_USES <= values.len());
+        let ctx = ColumnContext { fsst: fsst_table.as_ref(), dictionary: dictionary.as_ref() };
+
+        encoded.clear();
+        let mut entries = Vec::with_capacity(vector_count);
+        let mut vector_reports = Vec::with_capacity(vector_count);
+        let (mut used_fsst, mut used_dictionary) = (false, false);
+        let mut skip = 0;
+        for v in 0..vector_count {
+            let start = v * MAX_ROWS;
+            let rows = (row_count - start).min(MAX_ROWS);
+            let nulls = column.nulls.map(|b| &b[start / 8..(start + rows).div_ceil(8)]);
+            let null_count = nulls.map_or(0, |b| count_nulls(b, rows));
+            let count = rows - null_count;
+            let vector = crate::VectorRef { rows, nulls, values: slice_values(values, skip, count) };
+            skip += count;
+            let before = encoded.len();
+            let report = encode_vector(&vector, &ctx, &mut encoded)?;
+            let bytes = &encoded[before..];
+            used_fsst |= report.chosen == Some(Encoding::Fsst);
+            used_dictionary |= report.chosen == Some(Encoding::Dictionary) && report.shared_dictionary;
+            entries.push(VectorEntry {
+                offset: 0,
+                length: bytes.len(),
+                encoding: report.chosen,
+                null_count,
+                checksum: checksum32(bytes),
+                zone: StoredZone::from_report(&report.zone_map, &vector.values),
+            });
+            vector_reports.push(report);
+        }
+        if skip != values.len() {
+            return Err(EncodeError(format!("{} values for {} non-null rows", values.len(), skip)));
+        }
+
+        let mut context = |present: bool, serialize: &dyn Fn(&mut Vec<u8>)| {
+            let before = data.len();
+            if present {
+                serialize(&mut data);
+            }
+            let bytes = &data[before..];
+            directory.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            directory.extend_from_slice(&(if bytes.is_empty() { 0 } else { checksum32(bytes) }).to_le_bytes());
+        };
+        context(used_fsst, &|o| fsst_table.as_ref().unwrap().serialize(o));
+        context(used_dictionary, &|o| dictionary.as_ref().unwrap().serialize(o));
+        for e in &entries {
+            directory.extend_from_slice(&(e.length as u32).to_le_bytes());
+            directory.push(e.encoding.map_or(NO_ENCODING, |x| x as u8));
+            directory.extend_from_slice(&(e.null_count as u16).to_le_bytes());
+            directory.extend_from_slice(&e.checksum.to_le_bytes());
+            e.zone.write(&mut directory);
+        }
+        data.extend_from_slice(&encoded);
+        reports.push(ColumnReport { vectors: vector_reports, fsst_table: used_fsst, shared_dictionary: used_dictionary });
+    }
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&crate::FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(columns.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(row_count as u32).to_le_bytes());
+    out.extend_from_slice(&(directory.len() as u32).to_le_bytes());
+    out.extend_from_slice(&directory);
+    out.extend_from_slice(&data);
+    Ok(reports)
+}
+
+/// Checks `bytes` against a directory checksum and returns them, or says what is wrong.
+pub fn verified<'a>(bytes: &'a [u8], checksum: u32, what: &'static str) -> DecodeResult<&'a [u8]> {
+    if checksum32(bytes) != checksum {
+        return Err(DecodeError::Inconsistent { what });
+    }
+    Ok(bytes)
+}
