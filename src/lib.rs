@@ -1,20 +1,47 @@
 //! pg_columnar: a columnar table access method for PostgreSQL.
 //!
 //! The codec lives in the pgrx-free crate `pg_columnar_codec`; this crate holds the storage
-//! and access-method layers and the SQL API. Everything the extension puts into a database
-//! lives in the schema `pgcol` (see README, "Names").
+//! layer ([`storage`]), the access method ([`am`]), the hooks it needs ([`hooks`]), the
+//! version differences ([`compat`]) and the SQL API ([`inspect`], `pgcol.version`).
+//! Everything the extension puts into a database lives in the schema `pgcol` (see README,
+//! "Names").
+
+use pgrx::datum::Internal;
+use pgrx::prelude::*;
+
+pub mod am;
+pub mod compat;
+pub mod hooks;
+pub mod inspect;
+pub mod storage;
 
 ::pgrx::pg_module_magic!(name, version);
 
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    pgrx::GucRegistry::define_int_guc(
+        c"pg_columnar.stripe_row_limit",
+        c"Rows per stripe written to a pg_columnar table.",
+        c"Rows are buffered and written as one stripe of 1024-row vectors once this many are buffered (or at statement end). Larger stripes share FSST tables and dictionaries over more rows.",
+        &am::write::STRIPE_ROW_LIMIT,
+        1024,
+        10_000_000,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::default(),
+    );
+    unsafe { hooks::install() };
+}
+
 /// The SQL API. The schema is created by the extension script, so it belongs to the
 /// extension and DROP EXTENSION removes it.
-#[pgrx::pg_schema]
+#[pg_schema]
 mod pgcol {
     use pgrx::prelude::*;
 
     /// The extension's version, the PostgreSQL major it was built for and the codec's
     /// format version, e.g. `pg_columnar 0.1.0 (PostgreSQL 15, codec format 1)`.
     #[pg_extern(immutable, parallel_safe)]
+    #[search_path(pg_catalog, pg_temp)]
     fn version() -> String {
         format!(
             "pg_columnar {} (PostgreSQL {}, codec format {})",
@@ -24,3 +51,50 @@ mod pgcol {
         )
     }
 }
+
+/// The access method's handler. pgrx cannot declare `RETURNS table_am_handler`, so the SQL
+/// is written here; `@FUNCTION_NAME@` is the generated wrapper symbol.
+#[pg_extern(sql = "
+CREATE FUNCTION pgcol.handler(internal) RETURNS table_am_handler
+    STRICT LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
+")]
+fn pg_columnar_handler(_fcinfo: pg_sys::FunctionCallInfo) -> Internal {
+    Internal::from(Some(pg_sys::Datum::from(am::routine::routine() as *mut pg_sys::TableAmRoutine)))
+}
+
+extension_sql!(
+    r#"
+CREATE ACCESS METHOD pg_columnar TYPE TABLE HANDLER pgcol.handler;
+COMMENT ON ACCESS METHOD pg_columnar IS 'columnar storage: 1024-row vectors, each column encoded by dictionary, bitpack, FSST or Gorilla';
+
+-- Storage ids: every new storage of a pg_columnar table (its first stripe after CREATE or
+-- TRUNCATE) takes the next one, so catalog rows of a dropped storage never match a new one.
+CREATE SEQUENCE pgcol.storage_id_seq;
+
+-- One row per stripe; PostgreSQL's MVCC on these rows decides which stripes a snapshot sees.
+-- Written and read only by the access method (no privileges are granted).
+CREATE TABLE pgcol.stripe (
+    storage_id bigint NOT NULL,
+    first_row bigint NOT NULL,
+    row_count bigint NOT NULL,
+    first_block bigint NOT NULL,
+    byte_length bigint NOT NULL,
+    prefix_length bigint NOT NULL,
+    prefix_checksum bigint NOT NULL
+);
+CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);
+REVOKE ALL ON pgcol.stripe FROM PUBLIC;
+REVOKE ALL ON SEQUENCE pgcol.storage_id_seq FROM PUBLIC;
+
+-- Loads the library at the start of DDL, so that its drop hook sees a pg_columnar table
+-- dropped by a backend that has not used one yet (and deletes the table's catalog rows).
+CREATE FUNCTION pgcol.load_library() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN PERFORM pgcol.version(); END $$;
+CREATE EVENT TRIGGER pgcol_load_library ON ddl_command_start
+    WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'DROP EXTENSION', 'DROP MATERIALIZED VIEW')
+    EXECUTE FUNCTION pgcol.load_library();
+"#,
+    name = "access_method",
+    requires = [pg_columnar_handler, pgcol::version]
+);

@@ -1,0 +1,250 @@
+//! Between PostgreSQL Datums and the codec's values: how each attribute is stored, how a
+//! row's Datums are appended to a column being buffered, and how a decoded vector becomes
+//! Datums again.
+//!
+//! The mapping depends only on an attribute's physical shape (`typlen`, `typbyval`, and
+//! whether the base type is float4/float8), so every type works, including domains, enums,
+//! composites and arrays: by-value types become integers (or floats), fixed-length by-reference
+//! types opaque fixed-width values, varlena types their detoasted bytes, cstrings their
+//! bytes.
+
+use pg_columnar_codec::{ByteStrings, Kind, Values, Vector, MAX_ROWS};
+use pgrx::pg_sys;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// A dropped column: stored as all NULL.
+    Dropped,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Float32,
+    Float64,
+    Fixed(u16),
+    Varlena,
+    CString,
+}
+
+impl ColumnType {
+    pub fn of(attr: &pg_sys::FormData_pg_attribute) -> ColumnType {
+        if attr.attisdropped {
+            return ColumnType::Dropped;
+        }
+        let base = unsafe { pg_sys::getBaseType(attr.atttypid) };
+        match (attr.attbyval, attr.attlen) {
+            (true, 1) => ColumnType::Int8,
+            (true, 2) => ColumnType::Int16,
+            (true, 4) if base == pg_sys::FLOAT4OID => ColumnType::Float32,
+            (true, 4) => ColumnType::Int32,
+            (true, 8) if base == pg_sys::FLOAT8OID => ColumnType::Float64,
+            (true, 8) => ColumnType::Int64,
+            (false, n) if n > 0 => ColumnType::Fixed(n as u16),
+            (false, -1) => ColumnType::Varlena,
+            (false, -2) => ColumnType::CString,
+            (byval, len) => pgrx::error!("pg_columnar: unsupported attribute shape (byval {byval}, length {len})"),
+        }
+    }
+
+    /// The codec kind values of this type are stored as (`None` for a dropped column, whose
+    /// vectors have no values: any kind is accepted).
+    pub fn kind(self) -> Option<Kind> {
+        Some(match self {
+            ColumnType::Dropped => return None,
+            ColumnType::Int8 => Kind::Int8,
+            ColumnType::Int16 => Kind::Int16,
+            ColumnType::Int32 => Kind::Int32,
+            ColumnType::Int64 => Kind::Int64,
+            ColumnType::Float32 => Kind::Float32,
+            ColumnType::Float64 => Kind::Float64,
+            ColumnType::Fixed(_) => Kind::Fixed,
+            ColumnType::Varlena | ColumnType::CString => Kind::Bytes,
+        })
+    }
+
+    fn empty_values(self) -> Values {
+        match self {
+            ColumnType::Dropped | ColumnType::Int8 => Values::Int8(Vec::new()),
+            ColumnType::Int16 => Values::Int16(Vec::new()),
+            ColumnType::Int32 => Values::Int32(Vec::new()),
+            ColumnType::Int64 => Values::Int64(Vec::new()),
+            ColumnType::Float32 => Values::Float32(Vec::new()),
+            ColumnType::Float64 => Values::Float64(Vec::new()),
+            ColumnType::Fixed(width) => Values::Fixed { width, data: Vec::new() },
+            ColumnType::Varlena | ColumnType::CString => Values::Bytes(ByteStrings::new()),
+        }
+    }
+}
+
+/// The column types of a relation's attributes, in attribute order.
+pub fn column_types(desc: pg_sys::TupleDesc) -> Vec<ColumnType> {
+    unsafe {
+        let natts = (*desc).natts as usize;
+        (0..natts).map(|i| ColumnType::of(&*crate::compat::tuple_desc_attr(desc, i))).collect()
+    }
+}
+
+/// One column of a stripe being buffered: a null bitmap over its rows and the non-null
+/// values.
+pub struct ColumnBuffer {
+    pub ty: ColumnType,
+    pub nulls: Vec<u8>,
+    pub has_nulls: bool,
+    pub values: Values,
+    pub rows: usize,
+}
+
+impl ColumnBuffer {
+    pub fn new(ty: ColumnType) -> ColumnBuffer {
+        ColumnBuffer { ty, nulls: Vec::new(), has_nulls: false, values: ty.empty_values(), rows: 0 }
+    }
+
+    /// Appends one value. By-reference values are copied (varlenas detoasted first), so the
+    /// Datum need not outlive the call. Returns the bytes the value added.
+    ///
+    /// # Safety
+    /// `datum` must be a valid Datum of this column's type unless `is_null`.
+    pub unsafe fn push(&mut self, datum: pg_sys::Datum, is_null: bool) -> usize {
+        let row = self.rows;
+        self.rows += 1;
+        if row.is_multiple_of(8) {
+            self.nulls.push(0);
+        }
+        if is_null || self.ty == ColumnType::Dropped {
+            self.nulls[row / 8] |= 1 << (row % 8);
+            self.has_nulls = true;
+            return 0;
+        }
+        let raw = datum.value();
+        match &mut self.values {
+            Values::Int8(v) => v.push(raw as u8 as i8),
+            Values::Int16(v) => v.push(raw as u16 as i16),
+            Values::Int32(v) => v.push(raw as u32 as i32),
+            Values::Int64(v) => v.push(raw as u64 as i64),
+            Values::Float32(v) => v.push(f32::from_bits(raw as u32)),
+            Values::Float64(v) => v.push(f64::from_bits(raw as u64)),
+            Values::Fixed { width, data } => {
+                let w = *width as usize;
+                data.extend_from_slice(std::slice::from_raw_parts(datum.cast_mut_ptr::<u8>(), w));
+                return w;
+            }
+            Values::Bytes(b) => {
+                let bytes = if self.ty == ColumnType::CString {
+                    std::ffi::CStr::from_ptr(datum.cast_mut_ptr()).to_bytes()
+                } else {
+                    // detoast (decompress, fetch from the TOAST table, flatten expanded objects);
+                    // the copy, if any, is freed when the caller resets its memory context
+                    let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
+                    std::slice::from_raw_parts(
+                        pgrx::varlena::vardata_any(v) as *const u8,
+                        pgrx::varlena::varsize_any_exhdr(v),
+                    )
+                };
+                b.push(bytes);
+                return bytes.len();
+            }
+        }
+        8
+    }
+}
+
+/// One decoded vector of one column as Datums: what a scan hands to the executor. By-reference
+/// Datums point into `arena`, which lives until the next vector is decoded into this buffer.
+#[derive(Default)]
+pub struct DatumVector {
+    pub datums: Vec<pg_sys::Datum>,
+    pub nulls: Vec<bool>,
+    arena: Vec<u64>,
+}
+
+/// Writes a 4-byte varlena header for `len` payload bytes (endian-aware, as SET_VARSIZE).
+fn varlena_header(len: usize) -> [u8; 4] {
+    let total = (len + 4) as u32;
+    if cfg!(target_endian = "little") {
+        (total << 2).to_le_bytes()
+    } else {
+        (total & 0x3FFF_FFFF).to_be_bytes()
+    }
+}
+
+impl DatumVector {
+    /// Fills this buffer with `rows` NULLs (a column the stripe does not have is handled by
+    /// the caller; this is for dropped columns and all-NULL vectors).
+    pub fn set_all_null(&mut self, rows: usize) {
+        self.datums.clear();
+        self.datums.resize(rows, pg_sys::Datum::from(0));
+        self.nulls.clear();
+        self.nulls.resize(rows, true);
+    }
+
+    /// Converts a decoded vector of type `ty` into Datums.
+    pub fn fill(&mut self, ty: ColumnType, v: &Vector) {
+        let rows = v.rows;
+        self.datums.clear();
+        self.nulls.clear();
+        self.nulls.extend((0..rows).map(|r| v.is_null(r)));
+        // by-reference values: lay them out in the arena first, then point at them
+        let mut offsets: Vec<usize> = Vec::new();
+        match (&v.values, ty) {
+            (Values::Fixed { width, data }, _) => {
+                let w = *width as usize;
+                let stride = w.next_multiple_of(8);
+                self.arena.clear();
+                self.arena.resize((data.len() / w.max(1)) * stride / 8, 0);
+                let base = self.arena.as_mut_ptr() as *mut u8;
+                for (i, chunk) in data.chunks_exact(w).enumerate() {
+                    unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(i * stride), w) };
+                    offsets.push(i * stride);
+                }
+            }
+            (Values::Bytes(b), ColumnType::CString) => {
+                let total: usize = b.as_ref().iter().map(|s| (s.len() + 1).next_multiple_of(8)).sum();
+                self.arena.clear();
+                self.arena.resize(total / 8, 0);
+                let base = self.arena.as_mut_ptr() as *mut u8;
+                let mut at = 0;
+                for s in b.as_ref().iter() {
+                    unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), base.add(at), s.len()) };
+                    offsets.push(at);
+                    at += (s.len() + 1).next_multiple_of(8);
+                }
+            }
+            (Values::Bytes(b), _) => {
+                let total: usize = b.as_ref().iter().map(|s| (s.len() + 4).next_multiple_of(8)).sum();
+                self.arena.clear();
+                self.arena.resize(total / 8, 0);
+                let base = self.arena.as_mut_ptr() as *mut u8;
+                let mut at = 0;
+                for s in b.as_ref().iter() {
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(varlena_header(s.len()).as_ptr(), base.add(at), 4);
+                        std::ptr::copy_nonoverlapping(s.as_ptr(), base.add(at + 4), s.len());
+                    }
+                    offsets.push(at);
+                    at += (s.len() + 4).next_multiple_of(8);
+                }
+            }
+            _ => {}
+        }
+        let base = self.arena.as_ptr() as usize;
+        let mut k = 0;
+        for r in 0..rows {
+            if self.nulls[r] {
+                self.datums.push(pg_sys::Datum::from(0));
+                continue;
+            }
+            let value = match &v.values {
+                Values::Int8(x) => x[k] as u8 as usize,
+                Values::Int16(x) => x[k] as u16 as usize,
+                Values::Int32(x) => x[k] as u32 as usize,
+                Values::Int64(x) => x[k] as u64 as usize,
+                Values::Float32(x) => x[k].to_bits() as usize,
+                Values::Float64(x) => x[k].to_bits() as usize,
+                Values::Fixed { .. } | Values::Bytes(_) => base + offsets[k],
+            };
+            self.datums.push(pg_sys::Datum::from(value));
+            k += 1;
+        }
+        debug_assert!(rows <= MAX_ROWS);
+    }
+}

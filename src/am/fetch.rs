@@ -1,0 +1,127 @@
+//! Fetching single rows by TID: index scans, TID scans, snapshot checks.
+//!
+//! An index fetch keeps the stripes its snapshot sees and the last decoded vector, so an
+//! index scan that visits nearby rows decodes each vector once, not once per row.
+
+use pgrx::pg_sys;
+
+use super::read::stripe_index_of;
+use super::scan::{visible_stripes, ScanState};
+use super::tid;
+
+/// Identity of a snapshot for cache purposes: a different command, xmin or xmax means a
+/// possibly different set of visible stripes.
+type SnapshotKey = (usize, u32, u32, u32);
+
+fn snapshot_key(s: pg_sys::Snapshot) -> SnapshotKey {
+    unsafe { (s as usize, (*s).curcid, (*s).xmin.into_inner(), (*s).xmax.into_inner()) }
+}
+
+/// The snapshot to list stripes with: SnapshotAny (which would also see stripes of aborted
+/// loads, whose pages VACUUM may have removed) reads as the latest committed state.
+fn effective(snapshot: pg_sys::Snapshot) -> pg_sys::Snapshot {
+    unsafe {
+        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
+            pg_sys::GetLatestSnapshot()
+        } else {
+            snapshot
+        }
+    }
+}
+
+#[repr(C)]
+pub struct FetchDesc {
+    base: pg_sys::IndexFetchTableData,
+    state: *mut FetchState,
+}
+
+struct FetchState {
+    key: Option<SnapshotKey>,
+    scan: Option<ScanState>,
+}
+
+unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
+    let desc = arg as *mut FetchDesc;
+    if !(*desc).state.is_null() {
+        drop(Box::from_raw((*desc).state));
+        (*desc).state = std::ptr::null_mut();
+    }
+}
+
+pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
+    let desc = pg_sys::palloc0(std::mem::size_of::<FetchDesc>()) as *mut FetchDesc;
+    (*desc).base.rel = rel;
+    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None }));
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+    (*cb).func = Some(drop_state);
+    (*cb).arg = desc as *mut std::ffi::c_void;
+    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+    desc as *mut pg_sys::IndexFetchTableData
+}
+
+pub unsafe fn reset(data: *mut pg_sys::IndexFetchTableData) {
+    let st = (*(data as *mut FetchDesc)).state;
+    if !st.is_null() {
+        (*st).key = None;
+        (*st).scan = None;
+    }
+}
+
+pub unsafe fn end(data: *mut pg_sys::IndexFetchTableData) {
+    drop_state(data as *mut std::ffi::c_void);
+}
+
+/// Stores row `row` into `slot` if the snapshot of `scan` sees it.
+fn fetch_into(scan: &mut ScanState, row: u64, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    match stripe_index_of(&scan.stripes, row) {
+        Some(i) => {
+            let first = scan.stripes[i].first_row;
+            scan.store(i, row - first, slot);
+            true
+        }
+        None => false,
+    }
+}
+
+pub unsafe fn fetch(
+    data: *mut pg_sys::IndexFetchTableData,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let desc = data as *mut FetchDesc;
+    let st = &mut *(*desc).state;
+    let Some(row) = tid::from_tid(&*tid) else { return false };
+    let snapshot = effective(snapshot);
+    let key = snapshot_key(snapshot);
+    if st.key != Some(key) || st.scan.is_none() {
+        st.scan = Some(ScanState::new((*desc).base.rel, snapshot, std::ptr::null_mut(), false));
+        st.key = Some(key);
+    }
+    fetch_into(st.scan.as_mut().unwrap(), row, slot)
+}
+
+pub unsafe fn fetch_row_version(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let Some(row) = tid::from_tid(&*tid) else { return false };
+    let mut scan = ScanState::new(rel, effective(snapshot), std::ptr::null_mut(), false);
+    fetch_into(&mut scan, row, slot)
+}
+
+pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
+    match (tid::from_tid(&*tid), crate::storage::meta::read((*scan).rs_rd)) {
+        (Some(row), Some(m)) => row < m.next_row,
+        _ => false,
+    }
+}
+
+pub unsafe fn satisfies_snapshot(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, snapshot: pg_sys::Snapshot) -> bool {
+    match tid::from_tid(&(*slot).tts_tid) {
+        Some(row) => stripe_index_of(&visible_stripes(rel, effective(snapshot)), row).is_some(),
+        None => false,
+    }
+}

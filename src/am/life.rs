@@ -1,0 +1,174 @@
+//! A table's life: new storage (CREATE, TRUNCATE, rewrites), truncation, moving to another
+//! tablespace, VACUUM FULL/CLUSTER, VACUUM, size estimates, index builds, and DROP.
+
+use pgrx::pg_sys;
+
+use super::routine::not_supported;
+use super::scan::{self, ScanState};
+use super::{tid, write};
+use crate::storage::{catalog, meta, pages};
+
+/// Deletes the catalog rows of the storage `rel` currently has, if it has any.
+unsafe fn forget_storage(rel: pg_sys::Relation) {
+    if let Some(m) = meta::read(rel) {
+        catalog::delete_storage(m.storage_id);
+    }
+}
+
+/// `relation_set_new_filelocator`: the relation gets a new, empty file. The old file (on
+/// TRUNCATE) is dropped at commit; its catalog rows go now, transactionally.
+pub unsafe fn new_storage(rel: pg_sys::Relation, old_file_differs: bool, create: impl FnOnce() -> pg_sys::SMgrRelation, persistence: std::ffi::c_char) {
+    write::discard_relation((*rel).rd_id);
+    if old_file_differs {
+        forget_storage(rel);
+    }
+    let srel = create();
+    if persistence == pg_sys::RELPERSISTENCE_UNLOGGED as std::ffi::c_char {
+        // an empty init fork: after a crash the table is reset to no blocks, i.e. empty
+        pg_sys::smgrcreate(srel, pg_sys::ForkNumber::INIT_FORKNUM, false);
+        crate::compat::log_init_fork_created(srel);
+    }
+    pg_sys::smgrclose(srel);
+}
+
+/// `relation_nontransactional_truncate`: TRUNCATE of a table created or truncated in the
+/// same transaction empties the file in place.
+pub unsafe fn truncate_in_place(rel: pg_sys::Relation) {
+    write::discard_relation((*rel).rd_id);
+    forget_storage(rel);
+    pg_sys::RelationTruncate(rel, 0);
+}
+
+/// `relation_copy_for_cluster` (VACUUM FULL, CLUSTER): copies every committed row into the
+/// new relation as fresh stripes.
+pub unsafe fn copy_for_cluster(old: pg_sys::Relation, new: pg_sys::Relation, old_index: pg_sys::Relation, num_tuples: *mut f64) {
+    if !old_index.is_null() {
+        not_supported("CLUSTER with an index (VACUUM FULL rewrites the table in its current order)");
+    }
+    let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+    let mut st = ScanState::new(old, snapshot, std::ptr::null_mut(), true);
+    let slot = pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsVirtual);
+    let cid = pg_sys::GetCurrentCommandId(true);
+    let mut count = 0.0;
+    while st.next(true, slot) {
+        write::insert(new, &[slot], cid);
+        count += 1.0;
+    }
+    write::flush_relation(new);
+    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    pg_sys::UnregisterSnapshot(snapshot);
+    *num_tuples = count;
+}
+
+/// VACUUM: returns to the file system the pages past the last committed stripe (left by
+/// aborted loads), when no one else is writing; then updates the planner's statistics.
+pub unsafe fn vacuum(rel: pg_sys::Relation) {
+    if pg_sys::ConditionalLockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE) {
+        // every writer of this table has finished: the latest snapshot sees every stripe
+        // that will ever be visible
+        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        let stripes = scan::visible_stripes(rel, snapshot);
+        pg_sys::UnregisterSnapshot(snapshot);
+        let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+        let used = stripes
+            .iter()
+            .map(|s| s.first_block + pages::pages_for(s.byte_length as usize))
+            .max()
+            .unwrap_or(if nblocks > 0 { 1 } else { 0 });
+        if used < nblocks {
+            pg_sys::RelationTruncate(rel, used);
+        }
+        pg_sys::UnlockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE);
+    }
+    let (pages, tuples) = estimate_size(rel);
+    crate::compat::update_relstats(rel, pages, tuples);
+}
+
+/// Pages of the relation, and rows the current snapshot sees (plus rows this backend has
+/// buffered).
+pub unsafe fn estimate_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
+    let pages = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+    let rows: u64 = scan::visible_stripes(rel, scan::current_snapshot()).iter().map(|s| s.row_count).sum();
+    (pages, (rows + write::pending_rows(rel)) as f64)
+}
+
+/// `index_build_range_scan`: feeds every row (or those whose TID block is in the range) to
+/// the index build callback.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn index_build(
+    table: pg_sys::Relation,
+    index: pg_sys::Relation,
+    info: *mut pg_sys::IndexInfo,
+    start_blockno: pg_sys::BlockNumber,
+    numblocks: pg_sys::BlockNumber,
+    callback: pg_sys::IndexBuildCallback,
+    callback_state: *mut std::ffi::c_void,
+    parallel_scan: pg_sys::TableScanDesc,
+) -> f64 {
+    if (*info).ii_Unique || !(*info).ii_ExclusionOps.is_null() {
+        not_supported("unique or exclusion indexes (so no PRIMARY KEY, UNIQUE or EXCLUDE constraints)");
+    }
+    let callback = callback.expect("an index build callback");
+    let estate = pg_sys::CreateExecutorState();
+    let econtext = pg_sys::MakePerTupleExprContext(estate);
+    let slot = pg_sys::MakeSingleTupleTableSlot((*table).rd_att, &pg_sys::TTSOpsVirtual);
+    (*econtext).ecxt_scantuple = slot;
+    let predicate = pg_sys::ExecPrepareQual((*info).ii_Predicate, estate);
+    let mut values = [pg_sys::Datum::from(0); pg_sys::INDEX_MAX_KEYS as usize];
+    let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+
+    // our own scan over the latest committed state (the table is locked against writers),
+    // or the parallel scan a parallel build hands us
+    let mut snapshot = std::ptr::null_mut();
+    let mut own_scan = None;
+    let st: &mut ScanState = if parallel_scan.is_null() {
+        snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        own_scan.insert(ScanState::new(table, snapshot, std::ptr::null_mut(), true))
+    } else {
+        scan::state(parallel_scan)
+    };
+    let range = (numblocks != pg_sys::InvalidBlockNumber).then(|| start_blockno as u64..start_blockno as u64 + numblocks as u64);
+    let mut count = 0.0;
+    while st.next(true, slot) {
+        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+        let mut t = (*slot).tts_tid;
+        if let Some(r) = &range {
+            if !r.contains(&(tid::block_of(&t) as u64)) {
+                continue;
+            }
+        }
+        count += 1.0;
+        if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
+            continue;
+        }
+        pg_sys::FormIndexDatum(info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
+        callback(index, &mut t, values.as_mut_ptr(), isnull.as_mut_ptr(), true, callback_state);
+    }
+    drop(own_scan);
+    if !snapshot.is_null() {
+        pg_sys::UnregisterSnapshot(snapshot);
+    }
+    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    pg_sys::FreeExecutorState(estate);
+    count
+}
+
+/// Called when any relation is dropped: if it is a pg_columnar table, its buffered rows and
+/// catalog rows go with it (the catalog rows transactionally).
+pub unsafe fn on_drop(relid: pg_sys::Oid) {
+    let kind = pg_sys::get_rel_relkind(relid) as u8;
+    if kind != pg_sys::RELKIND_RELATION as u8 && kind != pg_sys::RELKIND_MATVIEW as u8 {
+        return;
+    }
+    let rel = pg_sys::RelationIdGetRelation(relid);
+    if rel.is_null() {
+        return;
+    }
+    if super::routine::is_columnar(rel) {
+        write::discard_relation(relid);
+        if catalog::exists() {
+            forget_storage(rel);
+        }
+    }
+    pg_sys::RelationClose(rel);
+}

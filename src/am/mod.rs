@@ -1,0 +1,11 @@
+//! The table access method `pg_columnar`: the `TableAmRoutine` ([`routine`]) and what its
+//! callbacks do, by concern.
+
+pub mod datum;
+pub mod fetch;
+pub mod life;
+pub mod read;
+pub mod routine;
+pub mod scan;
+pub mod tid;
+pub mod write;

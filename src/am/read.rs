@@ -1,0 +1,186 @@
+//! The read path shared by scans, index and TID fetches, ANALYZE and the inspection
+//! functions: load a stripe's directory (checked against the catalog's checksum), then decode
+//! vectors (each checked against its directory checksum) into Datums.
+
+use pg_columnar_codec::stripe::{self, StripeDirectory};
+use pg_columnar_codec::{decode_vector, ColumnContext, SharedDictionary, SymbolTable, Vector, MAX_ROWS};
+use pgrx::pg_sys;
+
+use super::datum::{ColumnType, DatumVector};
+use crate::storage::catalog::StripeRow;
+use crate::storage::corrupt;
+use crate::storage::pages::PageReader;
+
+/// A stripe whose directory has been read and checked.
+pub struct LoadedStripe {
+    pub row: StripeRow,
+    pub dir: StripeDirectory,
+    /// Per column, its FSST table and shared dictionary once read.
+    contexts: Vec<Option<(Option<SymbolTable>, Option<SharedDictionary>)>>,
+}
+
+fn stripe_error(pages: &PageReader, row: &StripeRow, what: impl std::fmt::Display) -> ! {
+    corrupt(pages.rel(), format!("stripe at row {} (block {}): {what}", row.first_row, row.first_block))
+}
+
+impl LoadedStripe {
+    pub fn load(pages: &mut PageReader, row: StripeRow, buf: &mut Vec<u8>) -> LoadedStripe {
+        if row.prefix_length < stripe::HEADER_LEN as u64 || row.prefix_length > row.byte_length {
+            stripe_error(pages, &row, format!("catalog gives a directory of {} bytes in {}", row.prefix_length, row.byte_length));
+        }
+        pages.read(row.first_block, 0, row.prefix_length as usize, buf);
+        if xxhash_rust::xxh3::xxh3_64(buf) != row.prefix_checksum {
+            stripe_error(pages, &row, "directory checksum mismatch");
+        }
+        let dir = match StripeDirectory::parse(buf) {
+            Ok(d) => d,
+            Err(e) => stripe_error(pages, &row, e),
+        };
+        if dir.total_len as u64 != row.byte_length || dir.row_count as u64 != row.row_count {
+            stripe_error(
+                pages,
+                &row,
+                format!(
+                    "directory describes {} rows in {} bytes, catalog says {} rows in {} bytes",
+                    dir.row_count, dir.total_len, row.row_count, row.byte_length
+                ),
+            );
+        }
+        let contexts = vec![None; dir.columns.len()];
+        LoadedStripe { row, dir, contexts }
+    }
+
+    pub fn vector_count(&self) -> usize {
+        self.dir.vector_count()
+    }
+
+    /// Reads and checks a column context (FSST table or dictionary) of this stripe.
+    fn read_context(&self, pages: &mut PageReader, entry: stripe::ContextEntry, column: usize, what: &str, buf: &mut Vec<u8>) {
+        pages.read(self.row.first_block, entry.offset, entry.length, buf);
+        if stripe::checksum32(buf) != entry.checksum {
+            stripe_error(pages, &self.row, format!("column {} {what} checksum mismatch", column + 1));
+        }
+    }
+
+    fn context(&mut self, pages: &mut PageReader, column: usize, buf: &mut Vec<u8>) -> ColumnContext<'_> {
+        if self.contexts[column].is_none() {
+            let col = self.dir.columns[column].clone();
+            let fsst = col.fsst.map(|e| {
+                self.read_context(pages, e, column, "FSST table", buf);
+                SymbolTable::deserialize(buf)
+                    .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} FSST table: {err}", column + 1)))
+            });
+            let dict = col.dictionary.map(|e| {
+                self.read_context(pages, e, column, "dictionary", buf);
+                SharedDictionary::deserialize(buf)
+                    .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} dictionary: {err}", column + 1)))
+            });
+            self.contexts[column] = Some((fsst, dict));
+        }
+        let (f, d) = self.contexts[column].as_ref().unwrap();
+        ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref() }
+    }
+
+    /// Decodes vector `v` of `column` (0-based), checking checksum, kind and row count.
+    pub fn decode(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Vector {
+        let entry = self.dir.columns[column].vectors[v].clone();
+        let row = self.row;
+        let rows = self.dir.vector_rows(v);
+        let mut ctx_buf = Vec::new();
+        let ctx = self.context(pages, column, &mut ctx_buf);
+        pages.read(row.first_block, entry.offset, entry.length, buf);
+        if stripe::checksum32(buf) != entry.checksum {
+            stripe_error(pages, &row, format!("column {} vector {v} checksum mismatch", column + 1));
+        }
+        let vector = decode_vector(buf, &ctx)
+            .unwrap_or_else(|e| stripe_error(pages, &row, format!("column {} vector {v}: {e}", column + 1)));
+        if vector.rows != rows {
+            stripe_error(pages, &row, format!("column {} vector {v} has {} rows, expected {rows}", column + 1, vector.rows));
+        }
+        if let Some(kind) = expected.kind() {
+            if vector.values.len() > 0 && vector.values.as_ref().kind() != kind {
+                stripe_error(pages, &row, format!("column {} vector {v} holds {:?} values, the column needs {kind:?}", column + 1, vector.values.as_ref().kind()));
+            }
+        }
+        vector
+    }
+}
+
+/// Decoded rows of one vector of a stripe, all columns, as Datums.
+pub struct DecodedVector {
+    /// Stripe (by first row) and vector index this holds, if any.
+    pub key: Option<(u64, usize)>,
+    pub rows: usize,
+    pub columns: Vec<DatumVector>,
+    /// Columns of the relation the stripe does not have (added later): filled by the slot's
+    /// missing-attribute defaults.
+    pub stored_columns: usize,
+}
+
+impl DecodedVector {
+    pub fn new(natts: usize) -> DecodedVector {
+        DecodedVector { key: None, rows: 0, columns: (0..natts).map(|_| DatumVector::default()).collect(), stored_columns: 0 }
+    }
+
+    /// Decodes vector `v` of `stripe` for the columns `wanted` (others become NULL).
+    pub fn decode(
+        &mut self,
+        pages: &mut PageReader,
+        stripe: &mut LoadedStripe,
+        v: usize,
+        types: &[ColumnType],
+        wanted: &[bool],
+        buf: &mut Vec<u8>,
+    ) {
+        let key = (stripe.row.first_row, v);
+        if self.key == Some(key) {
+            return;
+        }
+        self.key = None;
+        let rows = stripe.dir.vector_rows(v);
+        let stored = stripe.dir.columns.len().min(types.len());
+        if stripe.dir.columns.len() > types.len() {
+            stripe_error(pages, &stripe.row, format!("{} columns stored, the relation has {}", stripe.dir.columns.len(), types.len()));
+        }
+        for (c, ty) in types.iter().enumerate() {
+            if c >= stored || !wanted[c] || *ty == ColumnType::Dropped {
+                self.columns[c].set_all_null(rows);
+                continue;
+            }
+            let vector = stripe.decode(pages, c, v, *ty, buf);
+            self.columns[c].fill(*ty, &vector);
+        }
+        self.rows = rows;
+        self.stored_columns = stored;
+        self.key = Some(key);
+        debug_assert!(rows <= MAX_ROWS);
+    }
+
+    /// Puts row `r` of this vector into `slot` as a virtual tuple with TID `row_number`.
+    ///
+    /// # Safety
+    /// `slot` must be a valid virtual slot for the relation's descriptor.
+    pub unsafe fn store(&self, r: usize, slot: *mut pg_sys::TupleTableSlot, row_number: u64, relid: pg_sys::Oid) {
+        pg_sys::ExecClearTuple(slot);
+        let natts = self.columns.len();
+        let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);
+        let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, natts);
+        for c in 0..self.stored_columns {
+            values[c] = self.columns[c].datums[r];
+            nulls[c] = self.columns[c].nulls[r];
+        }
+        if self.stored_columns < natts {
+            pg_sys::slot_getmissingattrs(slot, self.stored_columns as i32, natts as i32);
+        }
+        pg_sys::ExecStoreVirtualTuple(slot);
+        (*slot).tts_tid = super::tid::to_tid(row_number);
+        (*slot).tts_tableOid = relid;
+    }
+}
+
+/// Finds the stripe holding `row_number` in `stripes` (sorted by first row).
+pub fn stripe_index_of(stripes: &[StripeRow], row_number: u64) -> Option<usize> {
+    let i = stripes.partition_point(|s| s.first_row <= row_number);
+    let s = stripes.get(i.checked_sub(1)?)?;
+    (row_number < s.first_row + s.row_count).then_some(i - 1)
+}

@@ -1,0 +1,341 @@
+//! The `TableAmRoutine`: every callback PostgreSQL calls on a pg_columnar table. Callbacks
+//! whose signature is the same on every supported major are defined here; the ones that
+//! differ are installed by [`crate::compat::install`], which forwards to the functions here.
+//!
+//! What a columnar table refuses (with an ERROR naming the feature): UPDATE, DELETE, row
+//! locks (SELECT FOR UPDATE/SHARE), INSERT ... ON CONFLICT, unique and exclusion indexes,
+//! CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index. Bitmap heap scans are
+//! never planned (see [`crate::hooks`]).
+
+use std::sync::OnceLock;
+
+use pgrx::pg_sys;
+use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
+
+use super::{fetch, life, scan, write};
+
+pub fn not_supported(what: &str) -> ! {
+    pgrx::ereport!(ERROR, ERRCODE_FEATURE_NOT_SUPPORTED, format!("pg_columnar tables do not support {what}"));
+}
+
+struct Routine(pg_sys::TableAmRoutine);
+// SAFETY: a NodeTag and function pointers, immutable once built.
+unsafe impl Sync for Routine {}
+unsafe impl Send for Routine {}
+static ROUTINE: OnceLock<Routine> = OnceLock::new();
+
+/// The routine; the relcache keeps pointers to it, so it lives as long as the process.
+pub fn routine() -> *const pg_sys::TableAmRoutine {
+    &ROUTINE.get_or_init(|| Routine(build())).0
+}
+
+/// Whether `rel` is a pg_columnar table.
+pub fn is_columnar(rel: pg_sys::Relation) -> bool {
+    unsafe { !rel.is_null() && std::ptr::eq((*rel).rd_tableam, routine()) }
+}
+
+fn build() -> pg_sys::TableAmRoutine {
+    let mut r: pg_sys::TableAmRoutine = unsafe { std::mem::zeroed() };
+    r.type_ = pg_sys::NodeTag::T_TableAmRoutine;
+    r.slot_callbacks = Some(slot_callbacks);
+    r.scan_begin = Some(scan_begin);
+    r.scan_end = Some(scan_end);
+    r.scan_rescan = Some(scan_rescan);
+    r.scan_getnextslot = Some(scan_getnextslot);
+    r.scan_set_tidrange = Some(scan_set_tidrange);
+    r.scan_getnextslot_tidrange = Some(scan_getnextslot);
+    r.parallelscan_estimate = Some(parallelscan_estimate);
+    r.parallelscan_initialize = Some(parallelscan_initialize);
+    r.parallelscan_reinitialize = Some(parallelscan_reinitialize);
+    r.index_fetch_reset = Some(index_fetch_reset);
+    r.index_fetch_end = Some(index_fetch_end);
+    r.index_fetch_tuple = Some(index_fetch_tuple);
+    r.tuple_fetch_row_version = Some(tuple_fetch_row_version);
+    r.tuple_tid_valid = Some(tuple_tid_valid);
+    r.tuple_get_latest_tid = Some(tuple_get_latest_tid);
+    r.tuple_satisfies_snapshot = Some(tuple_satisfies_snapshot);
+    r.index_delete_tuples = Some(index_delete_tuples);
+    r.tuple_complete_speculative = Some(tuple_complete_speculative);
+    r.tuple_lock = Some(tuple_lock);
+    r.relation_nontransactional_truncate = Some(relation_nontransactional_truncate);
+    r.index_build_range_scan = Some(index_build_range_scan);
+    r.index_validate_scan = Some(index_validate_scan);
+    r.relation_size = Some(relation_size);
+    r.relation_needs_toast_table = Some(relation_needs_toast_table);
+    r.relation_toast_am = Some(relation_toast_am);
+    r.relation_fetch_toast_slice = Some(relation_fetch_toast_slice);
+    r.relation_estimate_size = Some(relation_estimate_size);
+    r.scan_sample_next_block = Some(scan_sample_next_block);
+    r.scan_sample_next_tuple = Some(scan_sample_next_tuple);
+    crate::compat::install(&mut r);
+    r
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn slot_callbacks(_rel: pg_sys::Relation) -> *const pg_sys::TupleTableSlotOps {
+    &pg_sys::TTSOpsVirtual
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn scan_begin(
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    nkeys: std::ffi::c_int,
+    key: *mut pg_sys::ScanKeyData,
+    pscan: pg_sys::ParallelTableScanDesc,
+    flags: u32,
+) -> pg_sys::TableScanDesc {
+    scan::begin(rel, snapshot, nkeys, key, pscan, flags)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn scan_end(s: pg_sys::TableScanDesc) {
+    scan::end(s)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn scan_rescan(
+    s: pg_sys::TableScanDesc,
+    _key: *mut pg_sys::ScanKeyData,
+    _set_params: bool,
+    _allow_strat: bool,
+    _allow_sync: bool,
+    _allow_pagemode: bool,
+) {
+    scan::rescan(s)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn scan_getnextslot(
+    s: pg_sys::TableScanDesc,
+    direction: pg_sys::ScanDirection::Type,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    scan::getnextslot(s, direction, slot)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn scan_set_tidrange(s: pg_sys::TableScanDesc, mintid: pg_sys::ItemPointer, maxtid: pg_sys::ItemPointer) {
+    scan::set_tidrange(s, mintid, maxtid)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn parallelscan_estimate(_rel: pg_sys::Relation) -> pg_sys::Size {
+    scan::parallel_size()
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn parallelscan_initialize(rel: pg_sys::Relation, pscan: pg_sys::ParallelTableScanDesc) -> pg_sys::Size {
+    scan::parallel_initialize(rel, pscan)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn parallelscan_reinitialize(_rel: pg_sys::Relation, pscan: pg_sys::ParallelTableScanDesc) {
+    scan::parallel_reinitialize(pscan)
+}
+
+pub unsafe fn index_fetch_begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
+    fetch::begin(rel)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_fetch_reset(data: *mut pg_sys::IndexFetchTableData) {
+    fetch::reset(data)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_fetch_end(data: *mut pg_sys::IndexFetchTableData) {
+    fetch::end(data)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_fetch_tuple(
+    data: *mut pg_sys::IndexFetchTableData,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+    call_again: *mut bool,
+    all_dead: *mut bool,
+) -> bool {
+    *call_again = false;
+    if !all_dead.is_null() {
+        *all_dead = false;
+    }
+    fetch::fetch(data, tid, snapshot, slot)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_fetch_row_version(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    fetch::fetch_row_version(rel, tid, snapshot, slot)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_tid_valid(s: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
+    fetch::tid_valid(s, tid)
+}
+
+/// Rows are never updated, so a row's latest version is itself.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_get_latest_tid(_s: pg_sys::TableScanDesc, _tid: pg_sys::ItemPointer) {}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    snapshot: pg_sys::Snapshot,
+) -> bool {
+    fetch::satisfies_snapshot(rel, slot, snapshot)
+}
+
+/// Rows are never deleted, so no index entry can be removed on their account.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_delete_tuples(_rel: pg_sys::Relation, delstate: *mut pg_sys::TM_IndexDeleteOp) -> pg_sys::TransactionId {
+    for i in 0..(*delstate).ndeltids as usize {
+        (*(*delstate).status.add(i)).knowndeletable = false;
+    }
+    (*delstate).ndeltids = 0;
+    pg_sys::InvalidTransactionId
+}
+
+pub unsafe fn tuple_insert(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, cid: pg_sys::CommandId) {
+    write::insert(rel, &[slot], cid);
+}
+
+pub unsafe fn multi_insert(rel: pg_sys::Relation, slots: *mut *mut pg_sys::TupleTableSlot, nslots: i32, cid: pg_sys::CommandId) {
+    write::insert(rel, std::slice::from_raw_parts(slots, nslots.max(0) as usize), cid);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_complete_speculative(
+    _rel: pg_sys::Relation,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _token: u32,
+    _succeeded: bool,
+) {
+    not_supported("INSERT ... ON CONFLICT")
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_lock(
+    _rel: pg_sys::Relation,
+    _tid: pg_sys::ItemPointer,
+    _snapshot: pg_sys::Snapshot,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _cid: pg_sys::CommandId,
+    _mode: pg_sys::LockTupleMode::Type,
+    _wait_policy: pg_sys::LockWaitPolicy::Type,
+    _flags: u8,
+    _tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    not_supported("row locks (SELECT ... FOR UPDATE/SHARE)")
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_nontransactional_truncate(rel: pg_sys::Relation) {
+    life::truncate_in_place(rel)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_build_range_scan(
+    table: pg_sys::Relation,
+    index: pg_sys::Relation,
+    info: *mut pg_sys::IndexInfo,
+    _allow_sync: bool,
+    _anyvisible: bool,
+    _progress: bool,
+    start_blockno: pg_sys::BlockNumber,
+    numblocks: pg_sys::BlockNumber,
+    callback: pg_sys::IndexBuildCallback,
+    callback_state: *mut std::ffi::c_void,
+    scan: pg_sys::TableScanDesc,
+) -> f64 {
+    life::index_build(table, index, info, start_blockno, numblocks, callback, callback_state, scan)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_validate_scan(
+    _table: pg_sys::Relation,
+    _index: pg_sys::Relation,
+    _info: *mut pg_sys::IndexInfo,
+    _snapshot: pg_sys::Snapshot,
+    _state: *mut pg_sys::ValidateIndexState,
+) {
+    not_supported("CREATE INDEX CONCURRENTLY")
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_size(rel: pg_sys::Relation, fork: pg_sys::ForkNumber::Type) -> u64 {
+    pg_sys::table_block_relation_size(rel, fork)
+}
+
+/// Values are stored whole, detoasted, in the stripes: no TOAST table is needed.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_needs_toast_table(_rel: pg_sys::Relation) -> bool {
+    false
+}
+
+/// Should a TOAST table ever be made for a pg_columnar table, it is a heap table.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_toast_am(_rel: pg_sys::Relation) -> pg_sys::Oid {
+    pg_sys::Oid::from(pg_sys::HEAP_TABLE_AM_OID)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_fetch_toast_slice(
+    _toastrel: pg_sys::Relation,
+    _valueid: pg_sys::Oid,
+    _attrsize: i32,
+    _sliceoffset: i32,
+    _slicelength: i32,
+    _result: *mut pg_sys::varlena,
+) {
+    not_supported("serving as a TOAST table")
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_estimate_size(
+    rel: pg_sys::Relation,
+    _attr_widths: *mut i32,
+    pages: *mut pg_sys::BlockNumber,
+    tuples: *mut f64,
+    allvisfrac: *mut f64,
+) {
+    let (p, t) = life::estimate_size(rel);
+    *pages = p;
+    *tuples = t;
+    // there is no visibility map: an index-only scan always fetches the row
+    *allvisfrac = 0.0;
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn scan_sample_next_block(_s: pg_sys::TableScanDesc, _state: *mut pg_sys::SampleScanState) -> bool {
+    not_supported("TABLESAMPLE")
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn scan_sample_next_tuple(
+    _s: pg_sys::TableScanDesc,
+    _state: *mut pg_sys::SampleScanState,
+    _slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    not_supported("TABLESAMPLE")
+}
+
+pub unsafe fn analyze_next_tuple(s: pg_sys::TableScanDesc, liverows: *mut f64, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    if scan::state(s).analyze_next(slot) {
+        *liverows += 1.0;
+        true
+    } else {
+        false
+    }
+}
+
+pub unsafe fn analyze_block(s: pg_sys::TableScanDesc, block: pg_sys::BlockNumber) {
+    let nblocks = pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
+    scan::state(s).analyze_block(block, nblocks);
+}

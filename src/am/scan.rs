@@ -1,0 +1,315 @@
+//! Sequential, TID-range, parallel and ANALYZE scans.
+//!
+//! A scan lists the stripes its snapshot sees (one catalog lookup at the start), then walks
+//! them vector by vector, decoding each vector of every column once into Datums that the
+//! returned slots point into. Decoded memory is reused from vector to vector, so a scan's
+//! memory does not grow with the table. Parallel workers share an atomic stripe counter and
+//! each takes whole stripes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pgrx::pg_sys;
+
+use super::datum::{column_types, ColumnType};
+use super::read::{DecodedVector, LoadedStripe};
+use super::{tid, write};
+use crate::storage::catalog::{self, StripeRow};
+use crate::storage::meta;
+use crate::storage::pages::PageReader;
+
+/// The shared state of a parallel scan, in dynamic shared memory.
+#[repr(C)]
+pub struct ParallelShared {
+    base: pg_sys::ParallelTableScanDescData,
+    next_stripe: AtomicU64,
+}
+
+#[repr(C)]
+pub struct ScanDesc {
+    base: pg_sys::TableScanDescData,
+    state: *mut ScanState,
+}
+
+pub struct ScanState {
+    pub rel: pg_sys::Relation,
+    relid: pg_sys::Oid,
+    pub types: Vec<ColumnType>,
+    wanted: Vec<bool>,
+    pub stripes: Vec<StripeRow>,
+    parallel: *mut ParallelShared,
+    /// Position: stripe index and row within the stripe of the row last returned; `None`
+    /// before the first row.
+    pos: Option<(usize, u64)>,
+    stripe: Option<LoadedStripe>,
+    decoded: DecodedVector,
+    pub pages: PageReader,
+    buf: Vec<u8>,
+    /// Inclusive row-number bounds of a TID range scan.
+    range: Option<(u64, u64)>,
+    /// ANALYZE: rows of the current sample block still to return.
+    analyze: Option<std::ops::Range<u64>>,
+    /// Total rows of the visible stripes (ANALYZE spreads them over the blocks).
+    pub total_rows: u64,
+}
+
+/// Lists the stripes of `rel` that `snapshot` sees, in row order.
+pub fn visible_stripes(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
+    match meta::read(rel) {
+        Some(m) => catalog::stripes(m.storage_id, snapshot),
+        None => Vec::new(),
+    }
+}
+
+/// A snapshot to read with when the caller gave none (ANALYZE).
+pub fn current_snapshot() -> pg_sys::Snapshot {
+    unsafe {
+        if pg_sys::ActiveSnapshotSet() {
+            pg_sys::GetActiveSnapshot()
+        } else {
+            pg_sys::GetTransactionSnapshot()
+        }
+    }
+}
+
+impl ScanState {
+    pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *mut ParallelShared, bulk: bool) -> ScanState {
+        if parallel.is_null() || unsafe { pg_sys::ParallelWorkerNumber < 0 } {
+            write::flush_relation(rel);
+        }
+        let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };
+        let stripes = visible_stripes(rel, snapshot);
+        let types = column_types(unsafe { (*rel).rd_att });
+        let natts = types.len();
+        let total_rows = stripes.iter().map(|s| s.row_count).sum();
+        ScanState {
+            rel,
+            relid: unsafe { (*rel).rd_id },
+            wanted: vec![true; natts],
+            types,
+            stripes,
+            parallel,
+            pos: None,
+            stripe: None,
+            decoded: DecodedVector::new(natts),
+            pages: PageReader::new(rel, bulk),
+            buf: Vec::new(),
+            range: None,
+            analyze: None,
+            total_rows,
+        }
+    }
+
+    fn restart(&mut self) {
+        self.pos = None;
+    }
+
+    /// Loads stripe `i` if it is not the one loaded.
+    fn load(&mut self, i: usize) {
+        let row = self.stripes[i];
+        if self.stripe.as_ref().map(|s| s.row.first_row) != Some(row.first_row) {
+            self.stripe = Some(LoadedStripe::load(&mut self.pages, row, &mut self.buf));
+        }
+    }
+
+    /// Stores the row at stripe `i`, row `r` into `slot`.
+    pub fn store(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
+        self.load(i);
+        let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
+        let stripe = self.stripe.as_mut().unwrap();
+        self.decoded.decode(&mut self.pages, stripe, v, &self.types, &self.wanted, &mut self.buf);
+        let first = self.stripes[i].first_row;
+        unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, first + r, self.relid) };
+    }
+
+    /// The next stripe of a parallel scan, or of a serial one.
+    fn next_stripe(&self, after: Option<usize>) -> Option<usize> {
+        let i = if self.parallel.is_null() {
+            after.map_or(0, |i| i + 1)
+        } else {
+            unsafe { (*self.parallel).next_stripe.fetch_add(1, Ordering::SeqCst) as usize }
+        };
+        (i < self.stripes.len()).then_some(i)
+    }
+
+    fn in_range(&self, i: usize, r: u64) -> bool {
+        self.range.is_none_or(|(lo, hi)| {
+            let n = self.stripes[i].first_row + r;
+            lo <= n && n <= hi
+        })
+    }
+
+    /// Moves to the next row (forward or backward) and returns its position.
+    fn step(&mut self, forward: bool) -> Option<(usize, u64)> {
+        loop {
+            let next = if forward {
+                match self.pos {
+                    Some((i, r)) if r + 1 < self.stripes[i].row_count => Some((i, r + 1)),
+                    Some((i, _)) => self.next_stripe(Some(i)).map(|j| (j, 0)),
+                    None => self.next_stripe(None).map(|j| (j, 0)),
+                }
+            } else {
+                match self.pos {
+                    Some((i, r)) if r > 0 => Some((i, r - 1)),
+                    Some((0, _)) => None,
+                    Some((i, _)) => Some((i - 1, self.stripes[i - 1].row_count - 1)),
+                    None => self.stripes.len().checked_sub(1).map(|j| (j, self.stripes[j].row_count - 1)),
+                }
+            };
+            let Some((i, r)) = next else {
+                if !forward {
+                    self.pos = None;
+                }
+                return None;
+            };
+            self.pos = Some((i, r));
+            if self.stripes[i].row_count == 0 {
+                continue;
+            }
+            if let Some((lo, hi)) = self.range {
+                let s = self.stripes[i];
+                // skip whole stripes outside the range
+                if s.first_row + s.row_count <= lo || s.first_row > hi {
+                    self.pos = Some((i, if forward { s.row_count - 1 } else { 0 }));
+                    if !forward && i == 0 {
+                        self.pos = None;
+                        return None;
+                    }
+                    continue;
+                }
+                if !self.in_range(i, r) {
+                    continue;
+                }
+            }
+            return Some((i, r));
+        }
+    }
+
+    pub fn next(&mut self, forward: bool, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        match self.step(forward) {
+            Some((i, r)) => {
+                self.store(i, r, slot);
+                true
+            }
+            None => {
+                unsafe { pg_sys::ExecClearTuple(slot) };
+                false
+            }
+        }
+    }
+
+    /// ANALYZE: block `block` of `nblocks` stands for an equal share of the visible rows.
+    pub fn analyze_block(&mut self, block: u32, nblocks: u32) {
+        let n = nblocks.max(1) as u64;
+        let lo = self.total_rows * block as u64 / n;
+        let hi = self.total_rows * (block as u64 + 1) / n;
+        self.analyze = Some(lo..hi);
+    }
+
+    /// ANALYZE: the next row of the current sample block (by ordinal among visible rows).
+    pub fn analyze_next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        let Some(range) = self.analyze.as_mut() else { return false };
+        let Some(ordinal) = range.next() else { return false };
+        // stripes are in row order; find the one holding the ordinal-th visible row
+        let mut before = 0;
+        for i in 0..self.stripes.len() {
+            let count = self.stripes[i].row_count;
+            if ordinal < before + count {
+                self.store(i, ordinal - before, slot);
+                return true;
+            }
+            before += count;
+        }
+        false
+    }
+}
+
+unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
+    let desc = arg as *mut ScanDesc;
+    if !(*desc).state.is_null() {
+        drop(Box::from_raw((*desc).state));
+        (*desc).state = std::ptr::null_mut();
+    }
+}
+
+/// Allocates a scan descriptor in the current memory context. Its Rust state is freed by
+/// `scan_end`, or when the memory context goes away if the scan ended in an error.
+pub unsafe fn begin(
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    nkeys: i32,
+    key: *mut pg_sys::ScanKeyData,
+    pscan: pg_sys::ParallelTableScanDesc,
+    flags: u32,
+) -> pg_sys::TableScanDesc {
+    let bulk = flags & pg_sys::ScanOptions::SO_TYPE_SEQSCAN != 0;
+    let state = ScanState::new(rel, snapshot, pscan as *mut ParallelShared, bulk);
+    let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
+    (*desc).base.rs_rd = rel;
+    (*desc).base.rs_snapshot = snapshot;
+    (*desc).base.rs_nkeys = nkeys;
+    (*desc).base.rs_key = key;
+    (*desc).base.rs_flags = flags;
+    (*desc).base.rs_parallel = pscan;
+    (*desc).state = Box::into_raw(Box::new(state));
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+    (*cb).func = Some(drop_state);
+    (*cb).arg = desc as *mut std::ffi::c_void;
+    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+    desc as pg_sys::TableScanDesc
+}
+
+pub unsafe fn state<'a>(scan: pg_sys::TableScanDesc) -> &'a mut ScanState {
+    let desc = scan as *mut ScanDesc;
+    if (*desc).state.is_null() {
+        pgrx::error!("pg_columnar: scan used after it ended");
+    }
+    &mut *(*desc).state
+}
+
+pub unsafe fn end(scan: pg_sys::TableScanDesc) {
+    drop_state(scan as *mut std::ffi::c_void);
+    if (*scan).rs_flags & pg_sys::ScanOptions::SO_TEMP_SNAPSHOT != 0 {
+        pg_sys::UnregisterSnapshot((*scan).rs_snapshot);
+    }
+}
+
+pub unsafe fn rescan(scan: pg_sys::TableScanDesc) {
+    state(scan).restart();
+}
+
+pub unsafe fn getnextslot(scan: pg_sys::TableScanDesc, direction: pg_sys::ScanDirection::Type, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    let forward = direction != pg_sys::ScanDirection::BackwardScanDirection;
+    state(scan).next(forward, slot)
+}
+
+pub unsafe fn set_tidrange(scan: pg_sys::TableScanDesc, mintid: pg_sys::ItemPointer, maxtid: pg_sys::ItemPointer) {
+    let st = state(scan);
+    let lo = tid::block_of(&*mintid) as u64 * tid::ROWS_PER_BLOCK + ((*mintid).ip_posid as u64).saturating_sub(1);
+    let hi_block = tid::block_of(&*maxtid) as u64 * tid::ROWS_PER_BLOCK;
+    let hi = match (*maxtid).ip_posid as u64 {
+        0 => hi_block.checked_sub(1),
+        p => Some(hi_block + p.min(tid::ROWS_PER_BLOCK) - 1),
+    };
+    st.range = Some(match hi {
+        Some(hi) => (lo, hi),
+        None => (1, 0),
+    });
+    st.restart();
+}
+
+pub fn parallel_size() -> usize {
+    std::mem::size_of::<ParallelShared>().next_multiple_of(pg_sys::MAXIMUM_ALIGNOF as usize)
+}
+
+pub unsafe fn parallel_initialize(rel: pg_sys::Relation, pscan: pg_sys::ParallelTableScanDesc) -> usize {
+    // rows this backend buffered must be written before workers look for stripes
+    write::flush_relation(rel);
+    let shared = pscan as *mut ParallelShared;
+    std::ptr::write_bytes(shared as *mut u8, 0, std::mem::size_of::<ParallelShared>());
+    (*shared).next_stripe = AtomicU64::new(0);
+    parallel_size()
+}
+
+pub unsafe fn parallel_reinitialize(pscan: pg_sys::ParallelTableScanDesc) {
+    (*(pscan as *mut ParallelShared)).next_stripe.store(0, Ordering::SeqCst);
+}

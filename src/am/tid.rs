@@ -1,0 +1,35 @@
+//! Row numbers and TIDs. Row `n` of a relation has the TID
+//! `(n / ROWS_PER_BLOCK, n % ROWS_PER_BLOCK + 1)`: the block part is virtual (it is not a
+//! page of the relation), and offsets stay within what heap TIDs allow, so indexes, TID
+//! bitmaps and `ctid` accept them.
+
+use pgrx::pg_sys;
+
+/// MaxHeapTuplesPerPage for the build's block size: the largest offset a TID may carry.
+pub const ROWS_PER_BLOCK: u64 =
+    ((pg_sys::BLCKSZ as usize - super::super::storage::pages::PAGE_HEADER) / (24 + std::mem::size_of::<pg_sys::ItemIdData>())) as u64;
+/// Row numbers available to one relation (block numbers stop below InvalidBlockNumber).
+pub const MAX_ROWS: u64 = ROWS_PER_BLOCK * pg_sys::InvalidBlockNumber as u64;
+
+pub fn to_tid(row: u64) -> pg_sys::ItemPointerData {
+    let block = (row / ROWS_PER_BLOCK) as u32;
+    let offset = (row % ROWS_PER_BLOCK + 1) as u16;
+    pg_sys::ItemPointerData {
+        ip_blkid: pg_sys::BlockIdData { bi_hi: (block >> 16) as u16, bi_lo: block as u16 },
+        ip_posid: offset,
+    }
+}
+
+pub fn block_of(tid: &pg_sys::ItemPointerData) -> u32 {
+    ((tid.ip_blkid.bi_hi as u32) << 16) | tid.ip_blkid.bi_lo as u32
+}
+
+/// The row number a TID names, or `None` for a TID no row can have.
+pub fn from_tid(tid: &pg_sys::ItemPointerData) -> Option<u64> {
+    let block = block_of(tid);
+    let offset = tid.ip_posid as u64;
+    if block == pg_sys::InvalidBlockNumber || offset == 0 || offset > ROWS_PER_BLOCK {
+        return None;
+    }
+    Some(block as u64 * ROWS_PER_BLOCK + offset - 1)
+}

@@ -1,0 +1,323 @@
+//! The write path. Rows are buffered per relation in columnar form and written as a stripe
+//! when the buffer is full (`pg_columnar.stripe_row_limit` rows, or [`STRIPE_BYTE_LIMIT`]
+//! bytes of values), before this backend reads the relation, at the end of every statement
+//! (executor end, or utility command end for COPY), and at commit or prepare.
+//!
+//! Writing at statement end means no rows are buffered when a savepoint or an exception
+//! block starts a subtransaction between statements, so every stripe's catalog row belongs
+//! to the (sub)transaction that inserted its rows and a rollback to a savepoint takes exactly
+//! its own rows. The one case left, a subtransaction started inside a statement that reads
+//! the table while the statement's rows are still buffered, is refused with an error rather
+//! than risk losing rows. A stripe is encoded by the codec, written as new pages with
+//! generic WAL, and published by one catalog row: until that row is committed no other
+//! snapshot sees the rows.
+//!
+//! Row numbers (hence TIDs) are handed out at insert time, because the executor inserts index
+//! entries right after `tuple_insert` returns. A buffer reserves them from the metapage in
+//! chunks that double in size (1, 2, 4, … up to the stripe's remaining room), so a one-row
+//! transaction wastes none and a bulk load updates the metapage a few dozen times per stripe.
+//! A stripe covers one contiguous range of row numbers: if another writer took the numbers
+//! after ours, the buffer is written out and a new stripe starts.
+
+use std::cell::RefCell;
+
+use pg_columnar_codec::stripe::{self, ColumnInput};
+use pgrx::pg_sys;
+
+use super::datum::{column_types, ColumnBuffer};
+use crate::storage::{self, catalog, meta, pages};
+
+/// Rows per stripe (the setting `pg_columnar.stripe_row_limit`).
+pub static STRIPE_ROW_LIMIT: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::new(131_072);
+/// A stripe is written early once its buffered values reach this many bytes, so a load of
+/// wide or huge values holds at most about this much (plus one value) in memory.
+pub const STRIPE_BYTE_LIMIT: usize = 256 << 20;
+/// Largest row-number chunk reserved at once.
+const MAX_RESERVATION: u64 = 16_384;
+
+struct WriteBuffer {
+    relid: pg_sys::Oid,
+    /// The relation file the rows belong to; a buffer whose relation has since been given a
+    /// new file (TRUNCATE, rewrite) is discarded.
+    relfile: u32,
+    /// Transaction nesting level that buffered the rows.
+    level: i32,
+    /// Command that buffered the latest rows: the catalog row is inserted as this command.
+    cid: pg_sys::CommandId,
+    storage_id: u64,
+    first_row: u64,
+    /// Row numbers reserved: `first_row..reserved_end`.
+    reserved_end: u64,
+    /// Size of the last reservation (the next one doubles it).
+    last_chunk: u64,
+    rows: u64,
+    bytes: usize,
+    columns: Vec<ColumnBuffer>,
+    /// Scratch memory context for detoasted copies, reset after every row.
+    scratch: pg_sys::MemoryContext,
+}
+
+thread_local! {
+    static BUFFERS: RefCell<Vec<WriteBuffer>> = const { RefCell::new(Vec::new()) };
+}
+
+fn relfile_of(rel: pg_sys::Relation) -> u32 {
+    crate::compat::relfile_number(rel)
+}
+
+fn take_buffer(relid: pg_sys::Oid) -> Option<WriteBuffer> {
+    BUFFERS.with(|b| {
+        let mut b = b.borrow_mut();
+        let i = b.iter().position(|w| w.relid == relid)?;
+        Some(b.swap_remove(i))
+    })
+}
+
+fn put_buffer(w: WriteBuffer) {
+    BUFFERS.with(|b| b.borrow_mut().push(w));
+}
+
+fn free(w: WriteBuffer) {
+    if !w.scratch.is_null() {
+        unsafe { pg_sys::MemoryContextDelete(w.scratch) };
+    }
+}
+
+fn stripe_row_limit() -> u64 {
+    STRIPE_ROW_LIMIT.get().max(1) as u64
+}
+
+fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
+    let columns = column_types(unsafe { (*rel).rd_att }).into_iter().map(ColumnBuffer::new).collect();
+    let scratch = unsafe {
+        pg_sys::AllocSetContextCreateExtended(
+            pg_sys::TopMemoryContext,
+            c"pg_columnar write".as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        )
+    };
+    WriteBuffer {
+        relid: unsafe { (*rel).rd_id },
+        relfile: relfile_of(rel),
+        level: unsafe { pg_sys::GetCurrentTransactionNestLevel() },
+        cid,
+        storage_id: 0,
+        first_row: 0,
+        reserved_end: 0,
+        last_chunk: 0,
+        rows: 0,
+        bytes: 0,
+        columns,
+        scratch,
+    }
+}
+
+/// Makes room for one more row: reserves row numbers if the buffer has none left, writing
+/// the buffer out first if it is full or the new numbers do not follow on.
+fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteBuffer {
+    if w.rows > 0 && (w.rows >= stripe_row_limit() || w.bytes >= STRIPE_BYTE_LIMIT) {
+        let cid = w.cid;
+        flush_buffer(rel, w);
+        w = new_buffer(rel, cid);
+    }
+    if w.first_row + w.rows < w.reserved_end {
+        return w;
+    }
+    let room = stripe_row_limit() - w.rows;
+    let chunk = (w.last_chunk * 2).max(wanted).clamp(1, MAX_RESERVATION).min(room).max(1);
+    let (m, start) = meta::reserve_rows(rel, chunk);
+    if w.rows > 0 && start != w.reserved_end {
+        let cid = w.cid;
+        flush_buffer(rel, w);
+        w = new_buffer(rel, cid);
+    }
+    if w.rows == 0 {
+        w.first_row = start;
+        w.storage_id = m.storage_id;
+    }
+    w.reserved_end = start + chunk;
+    w.last_chunk = chunk;
+    w
+}
+
+/// Buffers the rows of `slots` and sets each slot's TID.
+pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId) {
+    let relid = unsafe { (*rel).rd_id };
+    let mut w = match take_buffer(relid) {
+        Some(w) if w.relfile == relfile_of(rel) => w,
+        Some(stale) => {
+            free(stale);
+            new_buffer(rel, cid)
+        }
+        None => new_buffer(rel, cid),
+    };
+    w.cid = cid;
+    let total = slots.len() as u64;
+    for (i, &slot) in slots.iter().enumerate() {
+        w = prepare_row(rel, w, total - i as u64);
+        unsafe {
+            pg_sys::slot_getallattrs(slot);
+            let old = pg_sys::MemoryContextSwitchTo(w.scratch);
+            let natts = w.columns.len();
+            let values = std::slice::from_raw_parts((*slot).tts_values, natts);
+            let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
+            for (c, column) in w.columns.iter_mut().enumerate() {
+                w.bytes += column.push(values[c], nulls[c]);
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::MemoryContextReset(w.scratch);
+            (*slot).tts_tid = super::tid::to_tid(w.first_row + w.rows);
+            (*slot).tts_tableOid = relid;
+        }
+        w.rows += 1;
+    }
+    put_buffer(w);
+}
+
+/// Encodes and writes a buffer as one stripe and inserts its catalog row.
+fn flush_buffer(rel: pg_sys::Relation, w: WriteBuffer) {
+    if w.rows == 0 {
+        free(w);
+        return;
+    }
+    if w.level < unsafe { pg_sys::GetCurrentTransactionNestLevel() } {
+        let name = storage::relation_name(rel);
+        free(w);
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            format!("pg_columnar: cannot read \"{name}\" inside a subtransaction while the enclosing statement's rows are not yet written"),
+            "Insert the rows in a separate statement before the subtransaction reads them."
+        );
+    }
+    let inputs: Vec<ColumnInput> = w
+        .columns
+        .iter()
+        .map(|c| ColumnInput { nulls: c.has_nulls.then_some(&c.nulls[..]), values: c.values.as_ref() })
+        .collect();
+    let mut image = Vec::new();
+    if let Err(e) = stripe::write_stripe(&inputs, w.rows as usize, &mut image) {
+        pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel));
+    }
+    let prefix_length = pg_columnar_codec::stripe::StripeDirectory::prefix_len(&image).expect("a stripe just written parses");
+    let row = catalog::StripeRow {
+        storage_id: w.storage_id,
+        first_row: w.first_row,
+        row_count: w.rows,
+        first_block: 0,
+        byte_length: image.len() as u64,
+        prefix_length: prefix_length as u64,
+        prefix_checksum: xxhash_rust::xxh3::xxh3_64(&image[..prefix_length]),
+    };
+    let first_block = pages::append(rel, &image);
+    catalog::insert(&catalog::StripeRow { first_block, ..row }, w.cid);
+    free(w);
+}
+
+/// Writes out this backend's buffered rows of `rel`, so a scan of it sees them.
+pub fn flush_relation(rel: pg_sys::Relation) {
+    if let Some(w) = take_buffer(unsafe { (*rel).rd_id }) {
+        if w.relfile == relfile_of(rel) {
+            flush_buffer(rel, w);
+        } else {
+            free(w);
+        }
+    }
+}
+
+/// Drops this backend's buffered rows of relation `relid` (it is being truncated or dropped).
+pub fn discard_relation(relid: pg_sys::Oid) {
+    if let Some(w) = take_buffer(relid) {
+        free(w);
+    }
+}
+
+/// Buffered rows of `rel` not yet written (for size estimates).
+pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
+    let relid = unsafe { (*rel).rd_id };
+    BUFFERS.with(|b| b.borrow().iter().filter(|w| w.relid == relid).map(|w| w.rows).sum())
+}
+
+/// Whether any rows are buffered.
+pub fn any_pending() -> bool {
+    BUFFERS.with(|b| !b.borrow().is_empty())
+}
+
+/// Writes out every buffer (statement end, commit, prepare).
+pub fn flush_all() {
+    loop {
+        let Some(w) = BUFFERS.with(|b| b.borrow_mut().pop()) else { break };
+        unsafe {
+            let rel = pg_sys::try_table_open(w.relid, pg_sys::NoLock as pg_sys::LOCKMODE);
+            if rel.is_null() {
+                free(w);
+                continue;
+            }
+            if w.relfile == relfile_of(rel) {
+                flush_buffer(rel, w);
+            } else {
+                free(w);
+            }
+            pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        }
+    }
+}
+
+/// Forgets every buffer (transaction abort).
+pub fn discard_all() {
+    while let Some(w) = BUFFERS.with(|b| b.borrow_mut().pop()) {
+        free(w);
+    }
+}
+
+/// A subtransaction ended: its buffers become the parent's (commit) or are dropped (abort).
+pub fn end_subtransaction(level: i32, committed: bool) {
+    let dropped: Vec<WriteBuffer> = BUFFERS.with(|b| {
+        let mut b = b.borrow_mut();
+        let mut dropped = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].level >= level {
+                if committed {
+                    b[i].level = level - 1;
+                    i += 1;
+                } else {
+                    dropped.push(b.swap_remove(i));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        dropped
+    });
+    dropped.into_iter().for_each(free);
+}
+
+#[pgrx::pg_guard]
+pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    use pg_sys::XactEvent::*;
+    match event {
+        XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => flush_all(),
+        XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT
+        | XACT_EVENT_PREPARE => discard_all(),
+        _ => {}
+    }
+}
+
+#[pgrx::pg_guard]
+pub unsafe extern "C-unwind" fn subxact_callback(
+    event: pg_sys::SubXactEvent::Type,
+    _my: pg_sys::SubTransactionId,
+    _parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    use pg_sys::SubXactEvent::*;
+    let level = pg_sys::GetCurrentTransactionNestLevel();
+    match event {
+        SUBXACT_EVENT_COMMIT_SUB => end_subtransaction(level, true),
+        SUBXACT_EVENT_ABORT_SUB => end_subtransaction(level, false),
+        _ => {}
+    }
+}

@@ -1,0 +1,420 @@
+//! Every difference between the PostgreSQL majors (15 to 19) that the extension meets, named
+//! once. docs/COMPAT.md lists the table access method's differences and where they come
+//! from; each appears here as one `cfg` choice, forwarding to version-independent code.
+
+#![allow(clippy::too_many_arguments)]
+
+use pgrx::pg_sys;
+
+use crate::am::{life, routine};
+
+/// Attribute `i` (0-based) of a tuple descriptor. From 18 the attributes follow an array of
+/// compact attributes.
+pub unsafe fn tuple_desc_attr(desc: pg_sys::TupleDesc, i: usize) -> *const pg_sys::FormData_pg_attribute {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        (*desc).attrs.as_ptr().add(i)
+    }
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    {
+        let first = (*desc).compact_attrs.as_ptr().add((*desc).natts as usize) as *const pg_sys::FormData_pg_attribute;
+        first.add(i)
+    }
+}
+
+/// The relation's file number (15: `rd_node.relNode`; 16: `rd_locator.relNumber`).
+pub fn relfile_number(rel: pg_sys::Relation) -> u32 {
+    unsafe {
+        #[cfg(feature = "pg15")]
+        {
+            u32::from((*rel).rd_node.relNode)
+        }
+        #[cfg(not(feature = "pg15"))]
+        {
+            u32::from((*rel).rd_locator.relNumber)
+        }
+    }
+}
+
+/// InvalidMultiXactId (a C macro).
+const INVALID_MULTIXACT_ID: pg_sys::MultiXactId = pg_sys::InvalidTransactionId;
+
+#[cfg(feature = "pg15")]
+type Locator = pg_sys::RelFileNode;
+#[cfg(not(feature = "pg15"))]
+type Locator = pg_sys::RelFileLocator;
+
+fn locator_number(l: &Locator) -> u32 {
+    #[cfg(feature = "pg15")]
+    {
+        u32::from(l.relNode)
+    }
+    #[cfg(not(feature = "pg15"))]
+    {
+        u32::from(l.relNumber)
+    }
+}
+
+/// WAL-logs the creation of an (empty) init fork, as heap does for unlogged tables.
+pub unsafe fn log_init_fork_created(srel: pg_sys::SMgrRelation) {
+    #[cfg(feature = "pg15")]
+    pg_sys::log_smgrcreate(&(*srel).smgr_rnode.node, pg_sys::ForkNumber::INIT_FORKNUM);
+    #[cfg(not(feature = "pg15"))]
+    pg_sys::log_smgrcreate(&(*srel).smgr_rlocator.locator, pg_sys::ForkNumber::INIT_FORKNUM);
+}
+
+/// Sets pg_class.relpages/reltuples after VACUUM (18 adds the all-frozen page count). The
+/// table holds no transaction ids, so relfrozenxid and relminmxid stay invalid.
+pub unsafe fn update_relstats(rel: pg_sys::Relation, pages: pg_sys::BlockNumber, tuples: f64) {
+    let hasindex = (*(*rel).rd_rel).relhasindex;
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    pg_sys::vac_update_relstats(
+        rel,
+        pages,
+        tuples,
+        0,
+        hasindex,
+        pg_sys::InvalidTransactionId,
+        INVALID_MULTIXACT_ID,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        false,
+    );
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    pg_sys::vac_update_relstats(
+        rel,
+        pages,
+        tuples,
+        0,
+        0,
+        hasindex,
+        pg_sys::InvalidTransactionId,
+        INVALID_MULTIXACT_ID,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        false,
+    );
+}
+
+/// Installs the callbacks whose signatures differ between majors.
+pub fn install(r: &mut pg_sys::TableAmRoutine) {
+    #[cfg(feature = "pg15")]
+    {
+        r.relation_set_new_filenode = Some(set_new_file);
+    }
+    #[cfg(not(feature = "pg15"))]
+    {
+        r.relation_set_new_filelocator = Some(set_new_file);
+    }
+    r.relation_copy_data = Some(copy_data);
+    r.index_fetch_begin = Some(index_fetch_begin);
+    r.tuple_insert = Some(tuple_insert);
+    r.tuple_insert_speculative = Some(tuple_insert_speculative);
+    r.multi_insert = Some(multi_insert);
+    r.finish_bulk_insert = Some(finish_bulk_insert);
+    r.tuple_delete = Some(tuple_delete);
+    r.tuple_update = Some(tuple_update);
+    r.relation_copy_for_cluster = Some(copy_for_cluster);
+    r.relation_vacuum = Some(vacuum);
+    r.scan_analyze_next_block = Some(analyze_next_block);
+    r.scan_analyze_next_tuple = Some(analyze_next_tuple);
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        r.scan_bitmap_next_block = Some(bitmap_next_block);
+    }
+    r.scan_bitmap_next_tuple = Some(bitmap_next_tuple);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn set_new_file(
+    rel: pg_sys::Relation,
+    newlocator: *const Locator,
+    persistence: std::ffi::c_char,
+    freeze_xid: *mut pg_sys::TransactionId,
+    minmulti: *mut pg_sys::MultiXactId,
+) {
+    // no transaction ids are stored in the table: nothing to freeze, ever
+    *freeze_xid = pg_sys::InvalidTransactionId;
+    *minmulti = INVALID_MULTIXACT_ID;
+    let differs = locator_number(&*newlocator) != relfile_number(rel);
+    life::new_storage(rel, differs, || pg_sys::RelationCreateStorage(*newlocator, persistence, true), persistence);
+}
+
+/// ALTER TABLE ... SET TABLESPACE: copies the files block by block, as heap does.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_data(rel: pg_sys::Relation, newlocator: *const Locator) {
+    crate::am::write::flush_relation(rel);
+    pg_sys::FlushRelationBuffers(rel);
+    let persistence = (*(*rel).rd_rel).relpersistence;
+    let dst = pg_sys::RelationCreateStorage(*newlocator, persistence, true);
+    let src = pg_sys::RelationGetSmgr(rel);
+    pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
+    if pg_sys::smgrexists(src, pg_sys::ForkNumber::INIT_FORKNUM) {
+        pg_sys::smgrcreate(dst, pg_sys::ForkNumber::INIT_FORKNUM, false);
+        log_init_fork_created(dst);
+        pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::INIT_FORKNUM, persistence);
+    }
+    pg_sys::RelationDropStorage(rel);
+    pg_sys::smgrclose(dst);
+}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_fetch_begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
+    routine::index_fetch_begin(rel)
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_fetch_begin(rel: pg_sys::Relation, flags: u32) -> *mut pg_sys::IndexFetchTableData {
+    let data = routine::index_fetch_begin(rel);
+    (*data).flags = flags;
+    data
+}
+
+/// `options` of the insert callbacks: `c_int` up to 18, `u32` from 19.
+#[cfg(not(feature = "pg19"))]
+type InsertOptions = std::ffi::c_int;
+#[cfg(feature = "pg19")]
+type InsertOptions = u32;
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_insert(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    _options: InsertOptions,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+) {
+    routine::tuple_insert(rel, slot, cid)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_insert_speculative(
+    _rel: pg_sys::Relation,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _cid: pg_sys::CommandId,
+    _options: InsertOptions,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+    _token: u32,
+) {
+    routine::not_supported("INSERT ... ON CONFLICT")
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn multi_insert(
+    rel: pg_sys::Relation,
+    slots: *mut *mut pg_sys::TupleTableSlot,
+    nslots: std::ffi::c_int,
+    cid: pg_sys::CommandId,
+    _options: InsertOptions,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+) {
+    routine::multi_insert(rel, slots, nslots, cid)
+}
+
+/// Rows are written at statement end by the executor and utility hooks, not here.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn finish_bulk_insert(_rel: pg_sys::Relation, _options: InsertOptions) {}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_delete(
+    _rel: pg_sys::Relation,
+    _tid: pg_sys::ItemPointer,
+    _cid: pg_sys::CommandId,
+    _snapshot: pg_sys::Snapshot,
+    _crosscheck: pg_sys::Snapshot,
+    _wait: bool,
+    _tmfd: *mut pg_sys::TM_FailureData,
+    _changing_part: bool,
+) -> pg_sys::TM_Result::Type {
+    routine::not_supported("DELETE")
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_delete(
+    _rel: pg_sys::Relation,
+    _tid: pg_sys::ItemPointer,
+    _cid: pg_sys::CommandId,
+    _options: u32,
+    _snapshot: pg_sys::Snapshot,
+    _crosscheck: pg_sys::Snapshot,
+    _wait: bool,
+    _tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    routine::not_supported("DELETE")
+}
+
+#[cfg(feature = "pg15")]
+type UpdateIndexes = bool;
+#[cfg(not(feature = "pg15"))]
+type UpdateIndexes = pg_sys::TU_UpdateIndexes::Type;
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_update(
+    _rel: pg_sys::Relation,
+    _otid: pg_sys::ItemPointer,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _cid: pg_sys::CommandId,
+    _snapshot: pg_sys::Snapshot,
+    _crosscheck: pg_sys::Snapshot,
+    _wait: bool,
+    _tmfd: *mut pg_sys::TM_FailureData,
+    _lockmode: *mut pg_sys::LockTupleMode::Type,
+    _update_indexes: *mut UpdateIndexes,
+) -> pg_sys::TM_Result::Type {
+    routine::not_supported("UPDATE")
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_update(
+    _rel: pg_sys::Relation,
+    _otid: pg_sys::ItemPointer,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _cid: pg_sys::CommandId,
+    _options: u32,
+    _snapshot: pg_sys::Snapshot,
+    _crosscheck: pg_sys::Snapshot,
+    _wait: bool,
+    _tmfd: *mut pg_sys::TM_FailureData,
+    _lockmode: *mut pg_sys::LockTupleMode::Type,
+    _update_indexes: *mut UpdateIndexes,
+) -> pg_sys::TM_Result::Type {
+    routine::not_supported("UPDATE")
+}
+
+unsafe fn copy_for_cluster_common(
+    old: pg_sys::Relation,
+    new: pg_sys::Relation,
+    old_index: pg_sys::Relation,
+    xid_cutoff: *mut pg_sys::TransactionId,
+    multi_cutoff: *mut pg_sys::MultiXactId,
+    num_tuples: *mut f64,
+    tups_vacuumed: *mut f64,
+    tups_recently_dead: *mut f64,
+) {
+    *xid_cutoff = pg_sys::InvalidTransactionId;
+    *multi_cutoff = INVALID_MULTIXACT_ID;
+    *tups_vacuumed = 0.0;
+    *tups_recently_dead = 0.0;
+    life::copy_for_cluster(old, new, old_index, num_tuples);
+}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_for_cluster(
+    old: pg_sys::Relation,
+    new: pg_sys::Relation,
+    old_index: pg_sys::Relation,
+    _use_sort: bool,
+    _oldest_xmin: pg_sys::TransactionId,
+    xid_cutoff: *mut pg_sys::TransactionId,
+    multi_cutoff: *mut pg_sys::MultiXactId,
+    num_tuples: *mut f64,
+    tups_vacuumed: *mut f64,
+    tups_recently_dead: *mut f64,
+) {
+    copy_for_cluster_common(old, new, old_index, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_for_cluster(
+    old: pg_sys::Relation,
+    new: pg_sys::Relation,
+    old_index: pg_sys::Relation,
+    _use_sort: bool,
+    _oldest_xmin: pg_sys::TransactionId,
+    _snapshot: pg_sys::Snapshot,
+    xid_cutoff: *mut pg_sys::TransactionId,
+    multi_cutoff: *mut pg_sys::MultiXactId,
+    num_tuples: *mut f64,
+    tups_vacuumed: *mut f64,
+    tups_recently_dead: *mut f64,
+) {
+    copy_for_cluster_common(old, new, old_index, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
+}
+
+#[cfg(not(feature = "pg19"))]
+type VacuumParamsPtr = *mut pg_sys::VacuumParams;
+#[cfg(feature = "pg19")]
+type VacuumParamsPtr = *const pg_sys::VacuumParams;
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, _params: VacuumParamsPtr, _strategy: pg_sys::BufferAccessStrategy) {
+    life::vacuum(rel)
+}
+
+#[cfg(any(feature = "pg15", feature = "pg16"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_block(
+    scan: pg_sys::TableScanDesc,
+    blockno: pg_sys::BlockNumber,
+    _strategy: pg_sys::BufferAccessStrategy,
+) -> bool {
+    routine::analyze_block(scan, blockno);
+    true
+}
+/// From 17 ANALYZE hands a read stream of the sampled blocks; the block number is all we use.
+#[cfg(not(any(feature = "pg15", feature = "pg16")))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_block(scan: pg_sys::TableScanDesc, stream: *mut pg_sys::ReadStream) -> bool {
+    let buffer = pg_sys::read_stream_next_buffer(stream, std::ptr::null_mut());
+    if buffer == pg_sys::InvalidBuffer as pg_sys::Buffer {
+        return false;
+    }
+    let block = pg_sys::BufferGetBlockNumber(buffer);
+    pg_sys::ReleaseBuffer(buffer);
+    routine::analyze_block(scan, block);
+    true
+}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    _oldest_xmin: pg_sys::TransactionId,
+    liverows: *mut f64,
+    _deadrows: *mut f64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    routine::analyze_next_tuple(scan, liverows, slot)
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    liverows: *mut f64,
+    _deadrows: *mut f64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    routine::analyze_next_tuple(scan, liverows, slot)
+}
+
+/// Bitmap heap scans are never planned on pg_columnar tables (crate::hooks removes the
+/// paths); reaching these is a bug, reported as such.
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn bitmap_next_block(_scan: pg_sys::TableScanDesc, _tbmres: *mut pg_sys::TBMIterateResult) -> bool {
+    routine::not_supported("bitmap heap scans")
+}
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn bitmap_next_tuple(
+    _scan: pg_sys::TableScanDesc,
+    _tbmres: *mut pg_sys::TBMIterateResult,
+    _slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    routine::not_supported("bitmap heap scans")
+}
+#[cfg(any(feature = "pg18", feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn bitmap_next_tuple(
+    _scan: pg_sys::TableScanDesc,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _recheck: *mut bool,
+    _lossy: *mut u64,
+    _exact: *mut u64,
+) -> bool {
+    routine::not_supported("bitmap heap scans")
+}

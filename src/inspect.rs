@@ -1,0 +1,203 @@
+//! SQL functions that show what a pg_columnar table stores: `pgcol.stripes`,
+//! `pgcol.columns`, `pgcol.image_hash` and `pgcol.verify`. Each checks that the caller may
+//! SELECT from the table, and sets its own `search_path`.
+
+#[pgrx::pg_schema]
+mod pgcol {
+    use pgrx::prelude::*;
+    use pgrx::PgRelation;
+
+    use crate::am::datum::{column_types, ColumnType};
+    use crate::am::read::LoadedStripe;
+    use crate::am::{routine, scan, write};
+    use crate::storage::catalog::StripeRow;
+    use crate::storage::pages::{self, PageReader};
+    use pg_columnar_codec::{plain, Encoding};
+
+    /// Checks the caller's SELECT privilege and that `rel` is a pg_columnar table, writes this
+    /// backend's buffered rows, and returns the stripes the current snapshot sees.
+    fn open(rel: &PgRelation) -> Vec<StripeRow> {
+        unsafe {
+            let acl = pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode);
+            if acl != pg_sys::AclResult::ACLCHECK_OK {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                    format!("permission denied for table {}", rel.name())
+                );
+            }
+            let raw = rel.as_ptr();
+            if !routine::is_columnar(raw) {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+                    format!("\"{}\" is not a pg_columnar table", rel.name())
+                );
+            }
+            write::flush_relation(raw);
+            scan::visible_stripes(raw, scan::current_snapshot())
+        }
+    }
+
+    /// The stripes the current snapshot sees.
+    #[pg_extern(strict, stable)]
+    #[search_path(pg_catalog, pg_temp)]
+    fn stripes(
+        rel: PgRelation,
+    ) -> TableIterator<
+        'static,
+        (
+            name!(first_row, i64),
+            name!(row_count, i64),
+            name!(first_block, i64),
+            name!(pages, i64),
+            name!(byte_length, i64),
+            name!(directory_length, i64),
+        ),
+    > {
+        let rows: Vec<_> = open(&rel)
+            .into_iter()
+            .map(|s| {
+                (
+                    s.first_row as i64,
+                    s.row_count as i64,
+                    s.first_block as i64,
+                    pages::pages_for(s.byte_length as usize) as i64,
+                    s.byte_length as i64,
+                    s.prefix_length as i64,
+                )
+            })
+            .collect();
+        TableIterator::new(rows)
+    }
+
+    /// Per column: vectors, rows, NULLs, raw (plain) and stored bytes, and how many vectors chose
+    /// each encoding (`all_null` counts vectors without a non-null value).
+    #[pg_extern(strict, stable)]
+    #[search_path(pg_catalog, pg_temp)]
+    #[allow(clippy::type_complexity)]
+    fn columns(
+        rel: PgRelation,
+    ) -> TableIterator<
+        'static,
+        (
+            name!(attnum, i32),
+            name!(vectors, i64),
+            name!(rows, i64),
+            name!(nulls, i64),
+            name!(raw_bytes, i64),
+            name!(stored_bytes, i64),
+            name!(plain, i64),
+            name!(dictionary, i64),
+            name!(bitpack, i64),
+            name!(fsst, i64),
+            name!(gorilla, i64),
+            name!(all_null, i64),
+        ),
+    > {
+        let stripes = open(&rel);
+        let raw = rel.as_ptr();
+        let types = column_types(unsafe { (*raw).rd_att });
+        let mut stats = vec![[0i64; 11]; types.len()];
+        let mut pages = PageReader::new(raw, true);
+        let mut buf = Vec::new();
+        for row in stripes {
+            let mut stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+            for c in 0..stripe.dir.columns.len().min(types.len()) {
+                let s = &mut stats[c];
+                for (v, e) in stripe.dir.columns[c].vectors.clone().iter().enumerate() {
+                    s[0] += 1;
+                    s[1] += stripe.dir.vector_rows(v) as i64;
+                    s[2] += e.null_count as i64;
+                    s[4] += e.length as i64;
+                    if types[c] != ColumnType::Dropped {
+                        let vector = stripe.decode(&mut pages, c, v, types[c], &mut buf);
+                        s[3] += plain::raw_len(&vector.values.as_ref()) as i64;
+                    }
+                    let slot = match e.encoding {
+                        Some(Encoding::Plain) => 5,
+                        Some(Encoding::Dictionary) => 6,
+                        Some(Encoding::Bitpack) => 7,
+                        Some(Encoding::Fsst) => 8,
+                        Some(Encoding::Gorilla) => 9,
+                        None => 10,
+                    };
+                    s[slot] += 1;
+                }
+                // the column's shared FSST table and dictionary count as stored bytes
+                let col = &stripe.dir.columns[c];
+                stats[c][4] += (col.fsst.map_or(0, |e| e.length) + col.dictionary.map_or(0, |e| e.length)) as i64;
+            }
+        }
+        let rows: Vec<_> = stats
+            .into_iter()
+            .enumerate()
+            .filter(|(c, _)| types[*c] != ColumnType::Dropped)
+            .map(|(c, s)| ((c + 1) as i32, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10]))
+            .collect();
+        TableIterator::new(rows)
+    }
+
+    /// xxhash64 (hex) of the table's canonical image: for every stripe the current snapshot sees,
+    /// in row order, its length (u64, little-endian) and its bytes (header, directory, column
+    /// contexts, vectors), with no page headers or LSNs. Equal rows loaded the same way give the
+    /// same hash on every build that keeps the format, every PostgreSQL major and every CPU.
+    #[pg_extern(strict, stable)]
+    #[search_path(pg_catalog, pg_temp)]
+    fn image_hash(rel: PgRelation) -> String {
+        let stripes = open(&rel);
+        let raw = rel.as_ptr();
+        let mut pages = PageReader::new(raw, true);
+        let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
+        let mut buf = Vec::new();
+        for row in stripes {
+            // loading checks the directory against the catalog's checksum
+            LoadedStripe::load(&mut pages, row, &mut buf);
+            pages.read(row.first_block, 0, row.byte_length as usize, &mut buf);
+            hasher.update(&row.byte_length.to_le_bytes());
+            hasher.update(&buf);
+        }
+        format!("{:016x}", hasher.digest())
+    }
+
+    /// Walks every stripe the current snapshot sees and decodes every vector, checking every
+    /// checksum, length and kind; raises an ERROR naming the relation and stripe at the first
+    /// problem. Returns what it checked.
+    #[pg_extern(strict, stable)]
+    #[search_path(pg_catalog, pg_temp)]
+    fn verify(rel: PgRelation) -> TableIterator<'static, (name!(stripes, i64), name!(vectors, i64), name!(rows, i64))> {
+        let stripes = open(&rel);
+        let raw = rel.as_ptr();
+        let types = column_types(unsafe { (*raw).rd_att });
+        let mut pages = PageReader::new(raw, true);
+        let mut buf = Vec::new();
+        let (mut vectors, mut rows) = (0i64, 0i64);
+        let mut last_row_end = 0;
+        let mut blocks: Vec<(u32, u32)> = Vec::new();
+        for row in &stripes {
+            if row.first_row < last_row_end {
+                crate::storage::corrupt(raw, format!("stripe at row {} overlaps the previous stripe's rows", row.first_row));
+            }
+            last_row_end = row.first_row + row.row_count;
+            blocks.push((row.first_block, row.first_block + pages::pages_for(row.byte_length as usize)));
+            let mut stripe = LoadedStripe::load(&mut pages, *row, &mut buf);
+            for (c, ty) in types.iter().enumerate().take(stripe.dir.columns.len()) {
+                for v in 0..stripe.vector_count() {
+                    stripe.decode(&mut pages, c, v, *ty, &mut buf);
+                    vectors += 1;
+                }
+            }
+            rows += row.row_count as i64;
+        }
+        blocks.sort();
+        if blocks.first().is_some_and(|b| b.0 == 0) {
+            crate::storage::corrupt(raw, "a stripe claims block 0, the metapage");
+        }
+        for w in blocks.windows(2) {
+            if w[0].1 > w[1].0 {
+                crate::storage::corrupt(raw, format!("stripes share pages (blocks {}..{} and {}..{})", w[0].0, w[0].1, w[1].0, w[1].1));
+            }
+        }
+        TableIterator::once((stripes.len() as i64, vectors, rows))
+    }
+}

@@ -1,0 +1,162 @@
+//! `pgcol.stripe`: one row per stripe, keyed by the relation's storage id. Rows are plain
+//! heap tuples, so PostgreSQL's MVCC decides which stripes a snapshot sees: an aborted load
+//! leaves pages no snapshot can reach, and a rolled-back savepoint takes its stripes with it.
+//!
+//! Rows are written with `heap_insert` and an explicit command id (see [`insert`]) and read
+//! with `systable_beginscan` under the caller's snapshot, never through SQL, so no role needs
+//! privileges on the catalog and no `search_path` is consulted.
+
+use pgrx::pg_sys;
+
+/// One stripe's catalog row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StripeRow {
+    pub storage_id: u64,
+    /// Row number of the stripe's first row; its rows are `first_row..first_row + row_count`.
+    pub first_row: u64,
+    pub row_count: u64,
+    pub first_block: u32,
+    /// Bytes of the stripe image.
+    pub byte_length: u64,
+    /// Bytes of the image's header and directory, and their xxh3-64.
+    pub prefix_length: u64,
+    pub prefix_checksum: u64,
+}
+
+const NATTS: usize = 7;
+
+struct Catalog {
+    table: pg_sys::Oid,
+    index: pg_sys::Oid,
+}
+
+fn catalog() -> Catalog {
+    unsafe {
+        let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), false);
+        let table = pg_sys::get_relname_relid(c"stripe".as_ptr(), nsp);
+        let index = pg_sys::get_relname_relid(c"stripe_storage_first_row".as_ptr(), nsp);
+        if table == pg_sys::InvalidOid || index == pg_sys::InvalidOid {
+            pgrx::error!("pg_columnar: catalog pgcol.stripe is missing; reinstall the extension");
+        }
+        Catalog { table, index }
+    }
+}
+
+/// Inserts a stripe row as command `cid` of the current transaction. The writer passes the
+/// command that buffered the rows, which can be older than the current one: rows an INSERT
+/// buffered are flushed when a later SELECT of the same transaction starts, and must be
+/// visible to that SELECT's snapshot.
+pub fn insert(row: &StripeRow, cid: pg_sys::CommandId) {
+    unsafe {
+        let c = catalog();
+        let rel = pg_sys::table_open(c.table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        let mut values: [pg_sys::Datum; NATTS] = [
+            pg_sys::Datum::from(row.storage_id as i64),
+            pg_sys::Datum::from(row.first_row as i64),
+            pg_sys::Datum::from(row.row_count as i64),
+            pg_sys::Datum::from(row.first_block as i64),
+            pg_sys::Datum::from(row.byte_length as i64),
+            pg_sys::Datum::from(row.prefix_length as i64),
+            pg_sys::Datum::from(row.prefix_checksum as i64),
+        ];
+        let mut nulls = [false; NATTS];
+        let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        pg_sys::heap_insert(rel, tuple, cid, 0, std::ptr::null_mut());
+
+        let index = pg_sys::index_open(c.index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        let info = pg_sys::BuildIndexInfo(index);
+        let mut key = [values[0], values[1]];
+        let mut key_nulls = [false; 2];
+        pg_sys::index_insert(
+            index,
+            key.as_mut_ptr(),
+            key_nulls.as_mut_ptr(),
+            &mut (*tuple).t_self,
+            rel,
+            pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
+            false,
+            info,
+        );
+        pg_sys::index_close(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        pg_sys::heap_freetuple(tuple);
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    }
+}
+
+/// Calls `f` with every row of `storage_id` that `snapshot` sees (and its TID in the
+/// catalog).
+fn scan(storage_id: u64, snapshot: pg_sys::Snapshot, lockmode: u32, mut f: impl FnMut(pg_sys::Relation, &pg_sys::ItemPointerData, StripeRow)) {
+    unsafe {
+        let c = catalog();
+        let rel = pg_sys::table_open(c.table, lockmode as pg_sys::LOCKMODE);
+        let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+        pg_sys::ScanKeyInit(
+            &mut key,
+            1,
+            pg_sys::BTEqualStrategyNumber as u16,
+            pg_sys::F_INT8EQ.into(),
+            pg_sys::Datum::from(storage_id as i64),
+        );
+        let scan = pg_sys::systable_beginscan(rel, c.index, true, snapshot, 1, &mut key);
+        loop {
+            let tuple = pg_sys::systable_getnext(scan);
+            if tuple.is_null() {
+                break;
+            }
+            let mut values = [pg_sys::Datum::from(0); NATTS];
+            let mut nulls = [false; NATTS];
+            pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+            if nulls.iter().any(|&n| n) {
+                pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
+            }
+            let v = |i: usize| values[i].value() as i64;
+            let row = StripeRow {
+                storage_id: v(0) as u64,
+                first_row: v(1) as u64,
+                row_count: v(2) as u64,
+                first_block: v(3) as u32,
+                byte_length: v(4) as u64,
+                prefix_length: v(5) as u64,
+                prefix_checksum: v(6) as u64,
+            };
+            f(rel, &(*tuple).t_self, row);
+        }
+        pg_sys::systable_endscan(scan);
+        pg_sys::table_close(rel, lockmode as pg_sys::LOCKMODE);
+    }
+}
+
+/// The stripes of `storage_id` that `snapshot` sees, in row order.
+pub fn stripes(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
+    let mut rows = Vec::new();
+    scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, _, row| rows.push(row));
+    rows.sort_by_key(|r| r.first_row);
+    rows
+}
+
+/// Deletes every row of `storage_id` (transactionally: a rollback brings them back). Used
+/// when a storage is dropped or truncated, under a lock that excludes its writers.
+pub fn delete_storage(storage_id: u64) {
+    unsafe {
+        let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
+        let mut tids = Vec::new();
+        scan(storage_id, snapshot, pg_sys::RowExclusiveLock, |_, tid, _| tids.push(*tid));
+        if tids.is_empty() {
+            return;
+        }
+        let rel = pg_sys::table_open(catalog().table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        for mut tid in tids {
+            pg_sys::simple_heap_delete(rel, &mut tid);
+        }
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        pg_sys::CommandCounterIncrement();
+    }
+}
+
+/// Whether the catalog exists (it does not while DROP EXTENSION is removing it).
+pub fn exists() -> bool {
+    unsafe {
+        let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), true);
+        nsp != pg_sys::InvalidOid && pg_sys::get_relname_relid(c"stripe".as_ptr(), nsp) != pg_sys::InvalidOid
+    }
+}

@@ -1,0 +1,40 @@
+//! The storage layer: how a pg_columnar relation's bytes live in PostgreSQL.
+//!
+//! * [`meta`]: block 0 of the main fork, the metapage (format version, storage id, row
+//!   numbers handed out so far).
+//! * [`pages`]: stripes cut into data pages with standard page headers, written with generic
+//!   WAL, and read back as byte ranges.
+//! * [`catalog`]: one row per stripe in `pgcol.stripe`, so PostgreSQL's MVCC decides which
+//!   stripes a snapshot sees.
+//!
+//! The byte layout of a stripe is the codec's (`pg_columnar_codec::stripe`); the layout of
+//! pages and metapage is specified in docs/FORMAT.md.
+
+pub mod catalog;
+pub mod meta;
+pub mod pages;
+
+use pgrx::pg_sys;
+
+/// Name of a relation for error messages: `schema.name`.
+pub fn relation_name(rel: pg_sys::Relation) -> String {
+    unsafe {
+        let rd = &*(*rel).rd_rel;
+        let name = std::ffi::CStr::from_ptr(rd.relname.data.as_ptr()).to_string_lossy();
+        let nsp = pg_sys::get_namespace_name(rd.relnamespace);
+        if nsp.is_null() {
+            name.into_owned()
+        } else {
+            format!("{}.{}", std::ffi::CStr::from_ptr(nsp).to_string_lossy(), name)
+        }
+    }
+}
+
+/// Reports stored bytes that fail a check: an ERROR naming the relation, never a panic.
+pub fn corrupt(rel: pg_sys::Relation, detail: impl std::fmt::Display) -> ! {
+    pgrx::ereport!(
+        ERROR,
+        pgrx::PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+        format!("pg_columnar relation \"{}\" is corrupt: {detail}", relation_name(rel))
+    );
+}

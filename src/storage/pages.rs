@@ -1,0 +1,131 @@
+//! Data pages: a stripe's bytes are cut into consecutive pages of the main fork, each with a
+//! standard page header followed by up to [`PAYLOAD`] bytes of the stripe (`pd_lower` marks
+//! the end of the bytes used). New pages are written whole with generic WAL, which logs
+//! nothing for unlogged and temporary relations.
+
+use pgrx::pg_sys;
+
+use super::corrupt;
+
+pub const BLCKSZ: usize = pg_sys::BLCKSZ as usize;
+pub const PAGE_HEADER: usize = std::mem::size_of::<pg_sys::PageHeaderData>() - std::mem::size_of::<pg_sys::ItemIdData>();
+/// Stripe bytes per data page.
+pub const PAYLOAD: usize = BLCKSZ - PAGE_HEADER;
+
+/// Pages a stripe of `len` bytes occupies.
+pub fn pages_for(len: usize) -> u32 {
+    len.div_ceil(PAYLOAD).max(1) as u32
+}
+
+/// Appends `bytes` to the relation as new consecutive pages; returns the first block.
+/// Holding the relation extension lock makes the pages consecutive even with concurrent
+/// writers.
+pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
+    unsafe {
+        pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+        let mut first = None;
+        let mut expected = 0;
+        for chunk in bytes.chunks(PAYLOAD).chain(bytes.is_empty().then_some(&[][..])) {
+            let buffer = pg_sys::ReadBufferExtended(
+                rel,
+                pg_sys::ForkNumber::MAIN_FORKNUM,
+                pg_sys::InvalidBlockNumber,
+                pg_sys::ReadBufferMode::RBM_NORMAL,
+                std::ptr::null_mut(),
+            );
+            pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_EXCLUSIVE as _);
+            let block = pg_sys::BufferGetBlockNumber(buffer);
+            if let Some(f) = first {
+                if block != f + expected {
+                    pgrx::error!("pg_columnar: relation extended out of order (block {block}, expected {})", f + expected);
+                }
+            } else {
+                first = Some(block);
+            }
+            expected += 1;
+            let state = pg_sys::GenericXLogStart(rel);
+            let page = pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
+            pg_sys::PageInit(page, BLCKSZ, 0);
+            let base = page as *mut u8;
+            std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(PAGE_HEADER), chunk.len());
+            (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + chunk.len()) as u16;
+            pg_sys::GenericXLogFinish(state);
+            pg_sys::UnlockReleaseBuffer(buffer);
+        }
+        pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+        first.expect("at least one page")
+    }
+}
+
+/// Reads stripe bytes: reads `bytes` of data pages `first_block..` from stripe offset
+/// `offset` into `out` (replacing its contents). Checks that every page exists and holds
+/// the bytes asked for.
+pub struct PageReader {
+    rel: pg_sys::Relation,
+    nblocks: u32,
+    strategy: pg_sys::BufferAccessStrategy,
+}
+
+impl PageReader {
+    pub fn new(rel: pg_sys::Relation, bulk: bool) -> PageReader {
+        unsafe {
+            let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+            let strategy = if bulk {
+                pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD)
+            } else {
+                std::ptr::null_mut()
+            };
+            PageReader { rel, nblocks, strategy }
+        }
+    }
+
+    pub fn rel(&self) -> pg_sys::Relation {
+        self.rel
+    }
+
+    pub fn read(&mut self, first_block: u32, offset: usize, len: usize, out: &mut Vec<u8>) {
+        out.clear();
+        out.reserve(len);
+        let mut pos = offset;
+        let end = offset + len;
+        while pos < end {
+            let block = first_block as u64 + (pos / PAYLOAD) as u64;
+            let in_page = pos % PAYLOAD;
+            let take = (PAYLOAD - in_page).min(end - pos);
+            if block >= self.nblocks as u64 {
+                // the relation may have grown since this reader was made
+                self.nblocks = unsafe { pg_sys::RelationGetNumberOfBlocksInFork(self.rel, pg_sys::ForkNumber::MAIN_FORKNUM) };
+                if block >= self.nblocks as u64 {
+                    corrupt(self.rel, format!("stripe data at block {block} is past the end of the relation ({} blocks)", self.nblocks));
+                }
+            }
+            unsafe {
+                let buffer = pg_sys::ReadBufferExtended(
+                    self.rel,
+                    pg_sys::ForkNumber::MAIN_FORKNUM,
+                    block as u32,
+                    pg_sys::ReadBufferMode::RBM_NORMAL,
+                    self.strategy,
+                );
+                pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as _);
+                let page = pg_sys::BufferGetPage(buffer) as *const u8;
+                let lower = (*(page as *const pg_sys::PageHeaderData)).pd_lower as usize;
+                if lower < PAGE_HEADER + in_page + take || lower > BLCKSZ {
+                    pg_sys::UnlockReleaseBuffer(buffer);
+                    corrupt(self.rel, format!("data page {block} holds {} bytes, a stripe needs {}", lower.saturating_sub(PAGE_HEADER), in_page + take));
+                }
+                out.extend_from_slice(std::slice::from_raw_parts(page.add(PAGE_HEADER + in_page), take));
+                pg_sys::UnlockReleaseBuffer(buffer);
+            }
+            pos += take;
+        }
+    }
+}
+
+impl Drop for PageReader {
+    fn drop(&mut self) {
+        if !self.strategy.is_null() {
+            unsafe { pg_sys::FreeAccessStrategy(self.strategy) };
+        }
+    }
+}
