@@ -6,7 +6,6 @@
 //! Everything the extension puts into a database lives in the schema `pgcol` (see README,
 //! "Names").
 
-use pgrx::datum::Internal;
 use pgrx::prelude::*;
 
 pub mod am;
@@ -50,16 +49,16 @@ mod pgcol {
             pg_columnar_codec::FORMAT_VERSION
         )
     }
-}
 
-/// The access method's handler. pgrx cannot declare `RETURNS table_am_handler`, so the SQL
-/// is written here; `@FUNCTION_NAME@` is the generated wrapper symbol.
-#[pg_extern(sql = "
-CREATE FUNCTION pgcol.handler(internal) RETURNS table_am_handler
-    STRICT LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
-")]
-fn pg_columnar_handler(_fcinfo: pg_sys::FunctionCallInfo) -> Internal {
-    Internal::from(Some(pg_sys::Datum::from(am::routine::routine() as *mut pg_sys::TableAmRoutine)))
+    /// The access method's handler. pgrx cannot declare `RETURNS table_am_handler`, so the
+    /// SQL is written here; `@FUNCTION_NAME@` is the generated wrapper symbol.
+    #[pg_extern(sql = "
+    CREATE FUNCTION pgcol.handler(internal) RETURNS table_am_handler
+        STRICT LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
+    ")]
+    fn handler(_fcinfo: pg_sys::FunctionCallInfo) -> pgrx::datum::Internal {
+        pgrx::datum::Internal::from(Some(pg_sys::Datum::from(crate::am::routine::routine() as *mut pg_sys::TableAmRoutine)))
+    }
 }
 
 extension_sql!(
@@ -96,5 +95,5 @@ CREATE EVENT TRIGGER pgcol_load_library ON ddl_command_start
     EXECUTE FUNCTION pgcol.load_library();
 "#,
     name = "access_method",
-    requires = [pg_columnar_handler, pgcol::version]
+    requires = [pgcol::handler, pgcol::version]
 );
