@@ -212,9 +212,12 @@ unsafe extern "C-unwind" fn multi_insert(
     routine::multi_insert(rel, slots, nslots, cid)
 }
 
-/// Rows are written at statement end by the executor and utility hooks, not here.
+/// End of a bulk insert (COPY, CREATE TABLE AS, a table rewrite): write the buffered rows
+/// now. A rewrite drops its transient relation before the statement ends.
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn finish_bulk_insert(_rel: pg_sys::Relation, _options: InsertOptions) {}
+unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: InsertOptions) {
+    crate::am::write::flush_relation(rel)
+}
 
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
@@ -391,30 +394,59 @@ unsafe extern "C-unwind" fn analyze_next_tuple(
     routine::analyze_next_tuple(scan, liverows, slot)
 }
 
-/// Bitmap heap scans are never planned on pg_columnar tables (crate::hooks removes the
-/// paths); reaching these is a bug, reported as such.
+/// Bitmap heap scans, up to 17: the executor hands each TID-bitmap block, then asks for its
+/// rows.
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn bitmap_next_block(_scan: pg_sys::TableScanDesc, _tbmres: *mut pg_sys::TBMIterateResult) -> bool {
-    routine::not_supported("bitmap heap scans")
+unsafe extern "C-unwind" fn bitmap_next_block(scan: pg_sys::TableScanDesc, tbmres: *mut pg_sys::TBMIterateResult) -> bool {
+    let st = crate::am::scan::state(scan);
+    if (*tbmres).ntuples >= 0 {
+        let offsets = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
+        st.bitmap_block((*tbmres).blockno, Some(offsets))
+    } else {
+        (*tbmres).recheck = true;
+        st.bitmap_block((*tbmres).blockno, None)
+    }
 }
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn bitmap_next_tuple(
-    _scan: pg_sys::TableScanDesc,
+    scan: pg_sys::TableScanDesc,
     _tbmres: *mut pg_sys::TBMIterateResult,
-    _slot: *mut pg_sys::TupleTableSlot,
+    slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    routine::not_supported("bitmap heap scans")
+    crate::am::scan::state(scan).bitmap_next(slot)
 }
+/// Bitmap heap scans, from 18: the access method walks the TID bitmap's iterator itself.
 #[cfg(any(feature = "pg18", feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn bitmap_next_tuple(
-    _scan: pg_sys::TableScanDesc,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _recheck: *mut bool,
-    _lossy: *mut u64,
-    _exact: *mut u64,
+    scan: pg_sys::TableScanDesc,
+    slot: *mut pg_sys::TupleTableSlot,
+    recheck: *mut bool,
+    lossy_pages: *mut u64,
+    exact_pages: *mut u64,
 ) -> bool {
-    routine::not_supported("bitmap heap scans")
+    let st = crate::am::scan::state(scan);
+    loop {
+        if st.bitmap_next(slot) {
+            return true;
+        }
+        let mut tbmres: pg_sys::TBMIterateResult = std::mem::zeroed();
+        if !pg_sys::tbm_iterate(&mut (*scan).st.rs_tbmiterator, &mut tbmres) {
+            pg_sys::ExecClearTuple(slot);
+            return false;
+        }
+        if tbmres.lossy {
+            *lossy_pages += 1;
+            *recheck = true;
+            st.bitmap_block(tbmres.blockno, None);
+        } else {
+            *exact_pages += 1;
+            *recheck = tbmres.recheck;
+            let mut offsets = [0 as pg_sys::OffsetNumber; crate::am::tid::ROWS_PER_BLOCK as usize];
+            let n = pg_sys::tbm_extract_page_tuple(&mut tbmres, offsets.as_mut_ptr(), offsets.len() as u32);
+            st.bitmap_block(tbmres.blockno, Some(&offsets[..n.max(0) as usize]));
+        }
+    }
 }

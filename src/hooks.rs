@@ -3,8 +3,6 @@
 //!
 //! * executor end and utility end: buffered rows are written at the end of every statement
 //!   (see `am::write`);
-//! * `set_rel_pathlist`: bitmap heap scans are removed from a pg_columnar table's paths (the
-//!   access method reads rows by TID through index scans instead);
 //! * object access: a dropped pg_columnar table's catalog rows are deleted with it.
 //!
 //! The extension script installs an event trigger at `ddl_command_start` whose only job is to
@@ -13,11 +11,10 @@
 
 use pgrx::pg_sys;
 
-use crate::am::{life, routine, write};
+use crate::am::{life, write};
 
 static mut PREV_EXECUTOR_END: pg_sys::ExecutorEnd_hook_type = None;
 static mut PREV_PROCESS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
-static mut PREV_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 static mut PREV_OBJECT_ACCESS: pg_sys::object_access_hook_type = None;
 
 /// Installs the hooks and the transaction callbacks (from `_PG_init`).
@@ -26,8 +23,6 @@ pub unsafe fn install() {
     pg_sys::ExecutorEnd_hook = Some(executor_end);
     PREV_PROCESS_UTILITY = pg_sys::ProcessUtility_hook;
     pg_sys::ProcessUtility_hook = Some(process_utility);
-    PREV_PATHLIST = pg_sys::set_rel_pathlist_hook;
-    pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
     PREV_OBJECT_ACCESS = pg_sys::object_access_hook;
     pg_sys::object_access_hook = Some(object_access);
     pg_sys::RegisterXactCallback(Some(write::xact_callback), std::ptr::null_mut());
@@ -65,46 +60,6 @@ unsafe extern "C-unwind" fn process_utility(
     // that just ended (COMMIT) has nothing buffered any more
     if write::any_pending() && pg_sys::IsTransactionState() {
         write::flush_all();
-    }
-}
-
-/// Keeps the paths in `list` that are not bitmap heap scans.
-unsafe fn without_bitmap_paths(list: *mut pg_sys::List) -> *mut pg_sys::List {
-    if list.is_null() {
-        return list;
-    }
-    let mut kept: *mut pg_sys::List = std::ptr::null_mut();
-    for i in 0..(*list).length as usize {
-        let path = (*(*list).elements.add(i)).ptr_value;
-        if (*(path as *mut pg_sys::Node)).type_ != pg_sys::NodeTag::T_BitmapHeapPath {
-            kept = pg_sys::lappend(kept, path);
-        }
-    }
-    kept
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn set_rel_pathlist(
-    root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-    rti: pg_sys::Index,
-    rte: *mut pg_sys::RangeTblEntry,
-) {
-    if let Some(prev) = PREV_PATHLIST {
-        prev(root, rel, rti, rte);
-    }
-    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION as u8 {
-        return;
-    }
-    let relation = pg_sys::RelationIdGetRelation((*rte).relid);
-    if relation.is_null() {
-        return;
-    }
-    let columnar = routine::is_columnar(relation);
-    pg_sys::RelationClose(relation);
-    if columnar {
-        (*rel).pathlist = without_bitmap_paths((*rel).pathlist);
-        (*rel).partial_pathlist = without_bitmap_paths((*rel).partial_pathlist);
     }
 }
 

@@ -83,6 +83,8 @@ CREATE TABLE pgcol.stripe (
 );
 CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);
 REVOKE ALL ON pgcol.stripe FROM PUBLIC;
+-- Anyone may call the inspection functions; each checks SELECT on the table it is given.
+GRANT USAGE ON SCHEMA pgcol TO PUBLIC;
 REVOKE ALL ON SEQUENCE pgcol.storage_id_seq FROM PUBLIC;
 
 -- Loads the library at the start of DDL, so that its drop hook sees a pg_columnar table

@@ -4,8 +4,7 @@
 //!
 //! What a columnar table refuses (with an ERROR naming the feature): UPDATE, DELETE, row
 //! locks (SELECT FOR UPDATE/SHARE), INSERT ... ON CONFLICT, unique and exclusion indexes,
-//! CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index. Bitmap heap scans are
-//! never planned (see [`crate::hooks`]).
+//! CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index.
 
 use std::sync::OnceLock;
 

@@ -33,7 +33,11 @@ pub struct ScanDesc {
 pub struct ScanState {
     pub rel: pg_sys::Relation,
     relid: pg_sys::Oid,
+    /// Storage types of the columns, from the descriptor of the slots being filled (during
+    /// ALTER COLUMN TYPE the relation's descriptor is already the new one; the slots and the
+    /// stored data still have the old).
     pub types: Vec<ColumnType>,
+    types_of: pg_sys::TupleDesc,
     wanted: Vec<bool>,
     pub stripes: Vec<StripeRow>,
     parallel: *mut ParallelShared,
@@ -50,6 +54,8 @@ pub struct ScanState {
     analyze: Option<std::ops::Range<u64>>,
     /// Total rows of the visible stripes (ANALYZE spreads them over the blocks).
     pub total_rows: u64,
+    /// Bitmap scan: visible rows of the current TID-bitmap block still to return.
+    bitmap_rows: std::collections::VecDeque<u64>,
 }
 
 /// Lists the stripes of `rel` that `snapshot` sees, in row order.
@@ -78,7 +84,8 @@ impl ScanState {
         }
         let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };
         let stripes = visible_stripes(rel, snapshot);
-        let types = column_types(unsafe { (*rel).rd_att });
+        let types_of = unsafe { (*rel).rd_att };
+        let types = column_types(types_of);
         let natts = types.len();
         let total_rows = stripes.iter().map(|s| s.row_count).sum();
         ScanState {
@@ -86,6 +93,7 @@ impl ScanState {
             relid: unsafe { (*rel).rd_id },
             wanted: vec![true; natts],
             types,
+            types_of,
             stripes,
             parallel,
             pos: None,
@@ -96,6 +104,7 @@ impl ScanState {
             range: None,
             analyze: None,
             total_rows,
+            bitmap_rows: Default::default(),
         }
     }
 
@@ -113,6 +122,13 @@ impl ScanState {
 
     /// Stores the row at stripe `i`, row `r` into `slot`.
     pub fn store(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
+        let desc = unsafe { (*slot).tts_tupleDescriptor };
+        if desc != self.types_of {
+            self.types = column_types(desc);
+            self.types_of = desc;
+            self.wanted = vec![true; self.types.len()];
+            self.decoded = DecodedVector::new(self.types.len());
+        }
         self.load(i);
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
         let stripe = self.stripe.as_mut().unwrap();
@@ -195,6 +211,33 @@ impl ScanState {
                 false
             }
         }
+    }
+
+    /// Bitmap scan: takes the rows of TID block `block` at `offsets` (every offset if
+    /// `None`, a lossy page) that this scan's snapshot sees; returns whether there are any.
+    pub fn bitmap_block(&mut self, block: u32, offsets: Option<&[pg_sys::OffsetNumber]>) -> bool {
+        self.bitmap_rows.clear();
+        let base = block as u64 * tid::ROWS_PER_BLOCK;
+        let mut push = |offset: u64| {
+            let row = base + offset - 1;
+            if super::read::stripe_index_of(&self.stripes, row).is_some() {
+                self.bitmap_rows.push_back(row);
+            }
+        };
+        match offsets {
+            Some(offsets) => offsets.iter().filter(|&&o| o >= 1 && o as u64 <= tid::ROWS_PER_BLOCK).for_each(|&o| push(o as u64)),
+            None => (1..=tid::ROWS_PER_BLOCK).for_each(push),
+        }
+        !self.bitmap_rows.is_empty()
+    }
+
+    /// Bitmap scan: the next row of the current block.
+    pub fn bitmap_next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        let Some(row) = self.bitmap_rows.pop_front() else { return false };
+        let i = super::read::stripe_index_of(&self.stripes, row).expect("bitmap rows are visible");
+        let first = self.stripes[i].first_row;
+        self.store(i, row - first, slot);
+        true
     }
 
     /// ANALYZE: block `block` of `nblocks` stands for an equal share of the visible rows.
