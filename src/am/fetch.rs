@@ -109,7 +109,15 @@ pub unsafe fn fetch_row_version(
 ) -> bool {
     let Some(row) = tid::from_tid(&*tid) else { return false };
     let mut scan = ScanState::new(rel, effective(snapshot), std::ptr::null_mut(), false);
-    fetch_into(&mut scan, row, slot)
+    if !fetch_into(&mut scan, row, slot) {
+        return false;
+    }
+    // the slot points into the decoded vector, which goes away with `scan`: copy the values
+    // into the slot's own memory
+    if let Some(materialize) = (*(*slot).tts_ops).materialize {
+        materialize(slot);
+    }
+    true
 }
 
 pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {

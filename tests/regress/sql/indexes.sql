@@ -50,7 +50,7 @@ RESET ALL;
 -- unique indexes are refused, and with them ON CONFLICT
 CREATE UNIQUE INDEX c_unique ON c (id);
 ALTER TABLE c ADD PRIMARY KEY (id);
--- without a unique index there is nothing to conflict with: ON CONFLICT DO NOTHING inserts
+-- on a table with indexes, ON CONFLICT takes the speculative insertion path: refused
 INSERT INTO c VALUES (50000, 'no conflict', 0) ON CONFLICT DO NOTHING;
 -- what a pg_columnar table refuses, it refuses clearly
 UPDATE c SET m = 0 WHERE id = 1;
