@@ -150,7 +150,9 @@ cluster_start() {
 cluster_stop() {
   local srv; srv=$(cluster_dir "$1" "$2" | sed -n 1p)
   pg_run "$1" pg_ctl -D "$srv/data" status >/dev/null 2>&1 || return 0
-  pg_run "$1" pg_ctl -D "$srv/data" -m fast -w stop >/dev/null
+  # a server busy with crash recovery may not stop in time: then stop it immediately
+  pg_run "$1" pg_ctl -D "$srv/data" -m fast -w -t 30 stop >/dev/null 2>&1 \
+    || pg_run "$1" pg_ctl -D "$srv/data" -m immediate -w stop >/dev/null
 }
 
 # cluster_remove NN NAME: stop the cluster if it runs and delete its directory, so the next
