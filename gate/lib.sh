@@ -15,6 +15,9 @@ PGC_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PGC_CACHE=${PG_COLUMNAR_CACHE:-/var/cache/pg_columnar}
 PGC_PGRX_VERSION=0.19.4
 PGC_MAJORS=(15 16 17 18 19)
+# What ./run-tests builds and tests by default: every major, and 18 with assertions enabled
+# (assertions have caught lock, snapshot and parallel-scan mistakes no release build shows).
+PGC_TEST_TARGETS=("${PGC_MAJORS[@]}" 18-cassert)
 # The unprivileged user that owns test clusters (initdb refuses to run as root).
 PGC_PG_USER=${PG_COLUMNAR_PG_USER:-postgres}
 # psql used as the client for every major: one client means one output format, so the

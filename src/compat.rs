@@ -55,6 +55,18 @@ fn locator_number(l: &Locator) -> u32 {
     }
 }
 
+/// Names the relation in a parallel scan's shared state (up to 17 by OID, from 18 by file).
+pub unsafe fn set_parallel_scan_relation(pscan: pg_sys::ParallelTableScanDesc, rel: pg_sys::Relation) {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        (*pscan).phs_relid = (*rel).rd_id;
+    }
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    {
+        (*pscan).phs_locator = (*rel).rd_locator;
+    }
+}
+
 /// WAL-logs the creation of an (empty) init fork, as heap does for unlogged tables.
 pub unsafe fn log_init_fork_created(srel: pg_sys::SMgrRelation) {
     #[cfg(feature = "pg15")]

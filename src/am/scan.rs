@@ -58,11 +58,19 @@ pub struct ScanState {
     bitmap_rows: std::collections::VecDeque<u64>,
 }
 
-/// Lists the stripes of `rel` that `snapshot` sees, in row order.
+/// Lists the stripes of `rel` that `snapshot` sees, in row order. An MVCC snapshot is
+/// registered for the catalog scan (it may be one just taken, such as the latest).
 pub fn visible_stripes(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
-    match meta::read(rel) {
-        Some(m) => catalog::stripes(m.storage_id, snapshot),
-        None => Vec::new(),
+    let Some(m) = meta::read(rel) else { return Vec::new() };
+    unsafe {
+        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC {
+            let registered = pg_sys::RegisterSnapshot(snapshot);
+            let stripes = catalog::stripes(m.storage_id, registered);
+            pg_sys::UnregisterSnapshot(registered);
+            stripes
+        } else {
+            catalog::stripes(m.storage_id, snapshot)
+        }
     }
 }
 
@@ -350,6 +358,7 @@ pub unsafe fn parallel_initialize(rel: pg_sys::Relation, pscan: pg_sys::Parallel
     let shared = pscan as *mut ParallelShared;
     std::ptr::write_bytes(shared as *mut u8, 0, std::mem::size_of::<ParallelShared>());
     (*shared).next_stripe = AtomicU64::new(0);
+    crate::compat::set_parallel_scan_relation(pscan, rel);
     parallel_size()
 }
 

@@ -84,10 +84,12 @@ fn ensure(rel: pg_sys::Relation) {
     if nblocks(rel) > 0 {
         return;
     }
+    // no other lock may be taken while the extension lock is held, so the id (a sequence
+    // lookup) comes first; a writer that loses the race below wastes one id
+    let storage_id = next_storage_id();
     unsafe {
         pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
         if nblocks(rel) == 0 {
-            let storage_id = next_storage_id();
             let buffer = pg_sys::ReadBufferExtended(
                 rel,
                 pg_sys::ForkNumber::MAIN_FORKNUM,
