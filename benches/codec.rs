@@ -94,7 +94,7 @@ fn bench_fsst(c: &mut Criterion) {
     let table: SymbolTable = fsst::decide_and_build(strings.as_ref().iter()).expect("URLs get a table");
     let v = Vector { rows: N, nulls: None, values: Values::Bytes(strings.clone()) };
     let mut enc = Vec::new();
-    let ctx = ColumnContext { fsst: Some(&table), dictionary: None };
+    let ctx = ColumnContext { fsst: Some(&table), dictionary: None, stride: None };
     let report = encode_vector(&v.as_ref(), &ctx, &mut enc).unwrap();
     assert_eq!(report.chosen, Some(pg_columnar_codec::Encoding::Fsst));
     let mut g = c.benchmark_group("fsst");
@@ -123,10 +123,10 @@ fn bench_chooser(c: &mut Criterion) {
         ("tsbs_time", Values::Int64(t.time.clone()), none),
         ("tsbs_usage_user", Values::Float64(t.usage_user.clone()), none),
         ("tsbs_hostname", Values::Bytes(t.hostname.clone()), none),
-        ("tsbs_hostname_shared", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref() }),
+        ("tsbs_hostname_shared", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: None }),
         ("random_doubles", Values::Float64(random_doubles()), none),
         ("random_strings", Values::Bytes(random_strings()), none),
-        ("urls_fsst", Values::Bytes(strings.clone()), ColumnContext { fsst: table.as_ref(), dictionary: None }),
+        ("urls_fsst", Values::Bytes(strings.clone()), ColumnContext { fsst: table.as_ref(), dictionary: None, stride: None }),
     ];
     let mut g = c.benchmark_group("chooser");
     g.throughput(Throughput::Elements(N as u64));

@@ -200,14 +200,15 @@ pub fn encode_vector(
     let plain_len = plain::encoded_len(values);
     report.candidates[Encoding::Plain as usize] = Sizing::Exact(plain_len);
     let mut best: Option<(usize, Candidate)> = None;
-    if let Some(p) = dictionary::plan(values, ctx.dictionary) {
+    let stride = ctx.stride.map(usize::from);
+    if let Some(p) = dictionary::plan(values, ctx.dictionary, stride) {
         let len = p.encoded_len();
         report.shared_dictionary = p.is_shared();
         report.candidates[Encoding::Dictionary as usize] = Sizing::Exact(len);
         consider(&mut best, len, Candidate::Dictionary(p));
     }
     if let Some(ints) = values.as_integers() {
-        let p = bitpack::plan(&ints);
+        let p = bitpack::plan_with(&ints, stride);
         let len = p.encoded_len();
         report.candidates[Encoding::Bitpack as usize] = Sizing::Exact(len);
         consider(&mut best, len, Candidate::Bitpack(p, ints));

@@ -398,8 +398,9 @@ impl DictionaryPlan {
 
 /// The smaller of the inline dictionary (if the vector has at most [`MAX_ENTRIES`] distinct
 /// values) and the shared one (if given and holding every value); inline on a tie. `None`
-/// for an empty vector or when neither applies.
-pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>) -> Option<DictionaryPlan> {
+/// for an empty vector or when neither applies. `stride` is the stripe's row period, if it
+/// has one: the codes may then be packed as stride deltas.
+pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>, stride: Option<usize>) -> Option<DictionaryPlan> {
     if values.is_empty() {
         return None;
     }
@@ -418,11 +419,11 @@ pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>) -> Option
     let inline = found.map(|(first, codes)| {
         let entries = items.gather(values.kind(), first.iter().map(|&i| i as usize));
         let ep = plan_entries(&entries.as_ref());
-        let codes_plan = bitpack::plan(&codes);
+        let codes_plan = bitpack::plan_with(&codes, stride);
         DictionaryPlan { inline_entries: Some((entries, ep)), codes, codes_plan }
     });
     let shared = shared_codes.map(|(codes, _)| {
-        let codes_plan = bitpack::plan(&codes);
+        let codes_plan = bitpack::plan_with(&codes, stride);
         DictionaryPlan { inline_entries: None, codes, codes_plan }
     });
     match (inline, shared) {

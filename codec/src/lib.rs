@@ -32,12 +32,17 @@ pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorR
 pub use zonemap::ZoneMap;
 
 /// What a stripe column shares among its vectors: an FSST symbol table and a dictionary,
-/// each present only if the stripe writer built it. Encoder and decoder of a vector must be
-/// given the same context.
+/// each present only if the stripe writer built it, and the stripe's row period. Encoder and
+/// decoder of a vector must be given the same table and dictionary; the period only guides
+/// the encoder (a stride block carries its own lag), so the decoder ignores it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ColumnContext<'a> {
     pub fsst: Option<&'a SymbolTable>,
     pub dictionary: Option<&'a SharedDictionary>,
+    /// Rows per period when the stripe interleaves series in a fixed order (see
+    /// [`stripe::detect_period`]): integers and dictionary codes are then also tried as
+    /// differences from the value this many rows before.
+    pub stride: Option<u16>,
 }
 
 /// Version of the encoded byte layout specified in docs/FORMAT.md. A reader refuses any

@@ -298,9 +298,52 @@ fn slice_values<'a>(values: &ValuesRef<'a>, skip: usize, count: usize) -> Values
     }
 }
 
+/// Longest row period [`detect_period`] looks for.
+pub const MAX_PERIOD: usize = 512;
+/// Values of a column [`detect_period`] examines.
+pub const PERIOD_SAMPLE: usize = 4096;
+
+/// Whether values `i` and `j` of `values` are equal (bitwise for floats).
+fn same_value(values: &ValuesRef<'_>, i: usize, j: usize) -> bool {
+    match values {
+        ValuesRef::Int8(v) => v[i] == v[j],
+        ValuesRef::Int16(v) => v[i] == v[j],
+        ValuesRef::Int32(v) => v[i] == v[j],
+        ValuesRef::Int64(v) => v[i] == v[j],
+        ValuesRef::Float32(v) => v[i].to_bits() == v[j].to_bits(),
+        ValuesRef::Float64(v) => v[i].to_bits() == v[j].to_bits(),
+        ValuesRef::Bytes(b) => b.get(i) == b.get(j),
+        ValuesRef::Fixed { width, data } => {
+            let w = *width as usize;
+            data[i * w..(i + 1) * w] == data[j * w..(j + 1) * w]
+        }
+    }
+}
+
+/// The row period of a stripe whose rows interleave series in a fixed order (time-major
+/// metrics: one row per host per timestamp, hosts always in the same order): the smallest
+/// `p` in 2..=[`MAX_PERIOD`] with which some column without NULLs repeats exactly over its
+/// first [`PERIOD_SAMPLE`] values (at least two whole periods), its first `p` values not all
+/// equal. Columns are examined in order and the first period found is the stripe's. The
+/// encoder then also tries every column's integers and dictionary codes as differences from
+/// the value `p` rows before (stride blocks, see `bitpack`).
+pub fn detect_period(columns: &[ColumnInput<'_>]) -> Option<u16> {
+    columns.iter().filter(|c| c.nulls.is_none()).find_map(|c| {
+        let v = &c.values;
+        let n = v.len().min(PERIOD_SAMPLE);
+        (2..=MAX_PERIOD.min(n / 2)).find(|&p| {
+            same_value(v, p, 0)
+                && (1..p).any(|i| !same_value(v, i, 0))
+                && (p..n).all(|i| same_value(v, i, i - p))
+        })
+    })
+    .map(|p| p as u16)
+}
+
 /// Encodes `row_count` rows of `columns` as one stripe appended to `out`. Per column it
-/// builds the FSST symbol table and the shared dictionary, encodes every vector with them,
-/// and keeps each only if some vector chose it (an unused context changes no vector byte).
+/// builds the FSST symbol table and the shared dictionary, encodes every vector with them
+/// and the stripe's row period ([`detect_period`]), and keeps each table only if some vector
+/// chose it (an unused context changes no vector byte).
 pub fn write_stripe(
     columns: &[ColumnInput<'_>],
     row_count: usize,
@@ -313,6 +356,7 @@ pub fn write_stripe(
         return Err(EncodeError(format!("{row_count} rows in one stripe")));
     }
     let vector_count = row_count.div_ceil(MAX_ROWS);
+    let stride = detect_period(columns);
     let mut directory = Vec::new();
     let mut data = Vec::new();
     let mut reports = Vec::with_capacity(columns.len());
@@ -329,7 +373,7 @@ pub fn write_stripe(
         // at least SHARED_DICTIONARY_MIN_USES times on average.
         let dictionary = SharedDictionary::build(values)
             .filter(|d| d.len() * SHARED_DICTIONARY_MIN_USES <= values.len());
-        let ctx = ColumnContext { fsst: fsst_table.as_ref(), dictionary: dictionary.as_ref() };
+        let ctx = ColumnContext { fsst: fsst_table.as_ref(), dictionary: dictionary.as_ref(), stride };
 
         encoded.clear();
         let mut entries = Vec::with_capacity(vector_count);

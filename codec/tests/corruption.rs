@@ -23,7 +23,7 @@ fn fsst_sample() -> Vec<u8> {
     let urls: ByteStrings = (0..40).map(|i| format!("https://example.com/a/{}/b?c={}", i * 37 % 991, i % 5)).collect();
     let v = Vector { rows: 40, nulls: None, values: Values::Bytes(urls) };
     let mut bytes = Vec::new();
-    let r = encode_vector(&v.as_ref(), &ColumnContext { fsst: Some(&table()), dictionary: None }, &mut bytes).unwrap();
+    let r = encode_vector(&v.as_ref(), &ColumnContext { fsst: Some(&table()), dictionary: None, stride: None }, &mut bytes).unwrap();
     assert_eq!(r.chosen, Some(Encoding::Fsst));
     bytes
 }
@@ -48,7 +48,7 @@ fn samples() -> Vec<Vec<u8>> {
 fn decode_no_panic(bytes: &[u8]) -> bool {
     static T: std::sync::OnceLock<SymbolTable> = std::sync::OnceLock::new();
     let t = T.get_or_init(table);
-    match std::panic::catch_unwind(|| decode_vector(bytes, &ColumnContext { fsst: Some(t), dictionary: None })) {
+    match std::panic::catch_unwind(|| decode_vector(bytes, &ColumnContext { fsst: Some(t), dictionary: None, stride: None })) {
         Ok(r) => r.is_ok(),
         Err(_) => panic!("decoder panicked on {:02x?}", &bytes[..bytes.len().min(64)]),
     }

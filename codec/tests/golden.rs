@@ -51,7 +51,7 @@ fn golden_with_context(now: &mut String) {
     writeln!(now, "tsbs/hostname/shared-dictionary\t-\t{}", hex(&bytes)).unwrap();
     let names: ByteStrings = (1024..2048).map(|r| t.hostname.as_ref().get(r).to_vec()).collect();
     let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(names) };
-    let ctx = ColumnContext { fsst: None, dictionary: Some(&d) };
+    let ctx = ColumnContext { fsst: None, dictionary: Some(&d), stride: None };
     let mut out = Vec::new();
     let r = encode_vector(&v.as_ref(), &ctx, &mut out).unwrap();
     writeln!(now, "tsbs/hostname/1/shared\t{}\t{}", r.chosen.unwrap().name(), hex(&out)).unwrap();
@@ -62,10 +62,25 @@ fn golden_with_context(now: &mut String) {
     table.serialize(&mut bytes);
     writeln!(now, "urls/fsst-table\t-\t{}", hex(&bytes)).unwrap();
     let v = Vector { rows: 200, nulls: None, values: Values::Bytes(urls[..200].iter().collect()) };
-    let ctx = ColumnContext { fsst: Some(&table), dictionary: None };
+    let ctx = ColumnContext { fsst: Some(&table), dictionary: None, stride: None };
     let mut out = Vec::new();
     let r = encode_vector(&v.as_ref(), &ctx, &mut out).unwrap();
     writeln!(now, "urls/200/fsst\t{}\t{}", r.chosen.unwrap().name(), hex(&out)).unwrap();
+
+    // stride blocks: TSBS vectors encoded with the stripe's row period (100 hosts)
+    let stride = Some(100);
+    let ctx = ColumnContext { fsst: None, dictionary: Some(&d), stride };
+    let names: ByteStrings = (0..1024).map(|r| t.hostname.as_ref().get(r).to_vec()).collect();
+    for (name, values) in [
+        ("time", Values::Int64(t.time[..1024].to_vec())),
+        ("usage_user", Values::Float64(t.usage_user[..1024].to_vec())),
+        ("hostname", Values::Bytes(names)),
+    ] {
+        let v = Vector { rows: 1024, nulls: None, values };
+        let mut out = Vec::new();
+        let r = encode_vector(&v.as_ref(), &ctx, &mut out).unwrap();
+        writeln!(now, "tsbs/{name}/0/stride100\t{}\t{}", r.chosen.unwrap().name(), hex(&out)).unwrap();
+    }
 }
 
 #[test]

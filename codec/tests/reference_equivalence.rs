@@ -14,7 +14,7 @@ fn check(v: &Vector) -> pg_columnar_codec::EncodeReport {
 }
 
 fn check_with(v: &Vector, table: Option<&SymbolTable>) -> pg_columnar_codec::EncodeReport {
-    check_ctx(v, &ColumnContext { fsst: table, dictionary: None })
+    check_ctx(v, &ColumnContext { fsst: table, dictionary: None, stride: None })
 }
 
 fn check_ctx(v: &Vector, ctx: &ColumnContext<'_>) -> pg_columnar_codec::EncodeReport {
@@ -54,6 +54,23 @@ fn spec_strategy() -> impl Strategy<Value = Spec> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Every vector with a row period given, with and without a shared dictionary: the stride
+    /// block is tried for integers and dictionary codes and must match the reference.
+    #[test]
+    fn stride_matches_reference_and_round_trips(
+        spec in spec_strategy(),
+        lag in prop_oneof![prop::sample::select(vec![1u16, 2, 3, 7, 100, 511, 512, 1023, 1024, 1500]), 1u16..1100],
+        shared in any::<bool>(),
+    ) {
+        let v = generate(&spec);
+        let d = if shared { SharedDictionary::build(&v.values.as_ref()) } else { None };
+        check_ctx(&v, &ColumnContext { fsst: None, dictionary: d.as_ref(), stride: Some(lag) });
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
@@ -86,7 +103,7 @@ proptest! {
         let v = generate(&spec);
         let source = if own { v.clone() } else { generate(&Spec { seed: other_seed, nulls: Nulls::None, ..spec }) };
         if let Some(d) = SharedDictionary::build(&source.values.as_ref()) {
-            let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d) });
+            let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d), stride: None });
             // round trip of the stored dictionary itself
             let mut ser = Vec::new();
             d.serialize(&mut ser);
@@ -107,7 +124,7 @@ fn shared_dictionary_wins_on_tsbs_host_names() {
     assert_eq!(d.len(), 100);
     let names: pg_columnar_codec::ByteStrings = (1024..2048).map(|r| t.hostname.as_ref().get(r)).collect();
     let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(names) };
-    let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d) });
+    let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d), stride: None });
     assert!(r.shared_dictionary && r.chosen == Some(Encoding::Dictionary));
     let bits = r.encoded_len as f64 * 8.0 / 1024.0;
     assert!(bits < 8.0, "{bits} bits per host name");
@@ -117,7 +134,7 @@ fn shared_dictionary_wins_on_tsbs_host_names() {
     let mut other: Vec<Vec<u8>> = (1024..2048).map(|r| t.hostname.as_ref().get(r).to_vec()).collect();
     other[5] = b"host_new".to_vec();
     let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(other.iter().collect()) };
-    let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d) });
+    let r = check_ctx(&v, &ColumnContext { fsst: None, dictionary: Some(&d), stride: None });
     assert!(!r.shared_dictionary && r.chosen == Some(Encoding::Dictionary));
 }
 
@@ -125,6 +142,25 @@ fn shared_dictionary_wins_on_tsbs_host_names() {
 /// is far ahead) it stops early; on drifting fractional values it is sized to the end and
 /// wins. Both branches must happen, and the bytes match the reference (which always sizes
 /// fully) either way.
+/// Interleaved series (100 random walks, one value each per period): the stride block wins
+/// when the period is known, and the control without it packs the same values wider.
+#[test]
+fn stride_wins_on_interleaved_series_and_only_with_the_period() {
+    let t = gen::tsbs::generate(1024, 100, 7);
+    for values in [Values::Float64(t.usage_user.clone()), Values::Int64(t.time.clone())] {
+        let v = Vector { rows: 1024, nulls: None, values };
+        let with = check_ctx(&v, &ColumnContext { fsst: None, dictionary: None, stride: Some(100) });
+        let without = check_ctx(&v, &ColumnContext::default());
+        let mut bytes = Vec::new();
+        encode_vector(&v.as_ref(), &ColumnContext { fsst: None, dictionary: None, stride: Some(100) }, &mut bytes).unwrap();
+        // header: kind, rows (2), null mode, encoding; then the block's mode byte
+        assert_eq!(with.chosen, Some(Encoding::Bitpack));
+        let mode = bytes[5];
+        assert_eq!(mode, 2, "stride block chosen");
+        assert!(with.encoded_len < without.encoded_len, "{} vs {}", with.encoded_len, without.encoded_len);
+    }
+}
+
 #[test]
 fn gorilla_sizing_stops_only_when_it_has_lost() {
     let t = gen::tsbs::generate(1024, 100, 3);

@@ -46,7 +46,7 @@ fn roundtrip(rows: usize) -> Vec<stripe::ColumnReport> {
         let dict = col.dictionary.map(|e| SharedDictionary::deserialize(stripe::verified(&image[e.offset..e.offset + e.length], e.checksum, "dict").unwrap()).unwrap());
         assert_eq!(table.is_some(), reports[c].fsst_table);
         assert_eq!(dict.is_some(), reports[c].shared_dictionary);
-        let ctx = ColumnContext { fsst: table.as_ref(), dictionary: dict.as_ref() };
+        let ctx = ColumnContext { fsst: table.as_ref(), dictionary: dict.as_ref(), stride: None };
         let mut row = 0;
         let mut value_index = 0;
         for (v, e) in col.vectors.iter().enumerate() {

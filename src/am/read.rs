@@ -78,7 +78,7 @@ impl LoadedStripe {
             self.contexts[column] = Some((fsst, dict));
         }
         let (f, d) = self.contexts[column].as_ref().unwrap();
-        ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref() }
+        ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref(), stride: None }
     }
 
     /// Decodes vector `v` of `column` (0-based), checking checksum, kind and row count.

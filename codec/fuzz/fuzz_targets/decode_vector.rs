@@ -22,7 +22,7 @@ fn dictionary() -> &'static SharedDictionary {
 
 fuzz_target!(|data: &[u8]| {
     let _ = decode_vector(data, &ColumnContext::default());
-    let ctx = ColumnContext { fsst: Some(table()), dictionary: Some(dictionary()) };
+    let ctx = ColumnContext { fsst: Some(table()), dictionary: Some(dictionary()), stride: None };
     if let Ok(v) = decode_vector(data, &ctx) {
         assert!(v.rows <= pg_columnar_codec::MAX_ROWS);
     }

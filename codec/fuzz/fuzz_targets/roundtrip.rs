@@ -52,8 +52,8 @@ fuzz_target!(|data: &[u8]| {
     let shared = SharedDictionary::build(&v.values.as_ref());
     for ctx in [
         ColumnContext::default(),
-        ColumnContext { fsst: table.as_ref(), dictionary: None },
-        ColumnContext { fsst: None, dictionary: shared.as_ref() },
+        ColumnContext { fsst: table.as_ref(), dictionary: None, stride: None },
+        ColumnContext { fsst: None, dictionary: shared.as_ref(), stride: None },
     ] {
         let mut out = Vec::new();
         let report = encode_vector(&v.as_ref(), &ctx, &mut out).expect("valid vector");

@@ -15,12 +15,12 @@ fuzz_target!(|data: &[u8]| {
             let mut again = Vec::new();
             t.serialize(&mut again);
             assert_eq!(&again[..], stored, "a table that parses must serialize to the same bytes");
-            let _ = decode_vector(&data[split..], &ColumnContext { fsst: Some(&t), dictionary: None });
+            let _ = decode_vector(&data[split..], &ColumnContext { fsst: Some(&t), dictionary: None, stride: None });
         }
     } else if let Ok(d) = SharedDictionary::deserialize(stored) {
         let mut again = Vec::new();
         d.serialize(&mut again);
         assert_eq!(SharedDictionary::deserialize(&again).as_ref(), Ok(&d), "a dictionary must survive a round trip");
-        let _ = decode_vector(&data[split..], &ColumnContext { fsst: None, dictionary: Some(&d) });
+        let _ = decode_vector(&data[split..], &ColumnContext { fsst: None, dictionary: Some(&d), stride: None });
     }
 });

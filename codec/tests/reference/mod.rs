@@ -68,15 +68,55 @@ pub fn block_delta(values: &[i64]) -> Vec<u8> {
     out
 }
 
+/// Stride block: the first min(lag, n) values against their minimum, then each later value
+/// minus the one `lag` before it, against the smallest such difference.
+pub fn block_stride(values: &[i64], lag: usize) -> Vec<u8> {
+    let head = lag.min(values.len());
+    let hmin = values[..head].iter().copied().min().unwrap_or(0);
+    let hmax = values[..head].iter().copied().max().unwrap_or(0);
+    let hwidth = width_of((hmax as i128 - hmin as i128) as u64);
+    let deltas: Vec<i64> = (head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])).collect();
+    let min = deltas.iter().copied().min().unwrap_or(0);
+    let max = deltas.iter().copied().max().unwrap_or(0);
+    let width = width_of((max as i128 - min as i128) as u64);
+    let mut out = vec![2u8, width as u8];
+    out.extend_from_slice(&(lag as u16).to_le_bytes());
+    out.push(hwidth as u8);
+    out.extend_from_slice(&hmin.to_le_bytes());
+    out.extend_from_slice(&min.to_le_bytes());
+    let mut bits = Bits::new();
+    for &v in &values[..head] {
+        bits.put((v as i128 - hmin as i128) as u64, hwidth);
+    }
+    out.extend(bits.bytes());
+    let mut bits = Bits::new();
+    for &d in &deltas {
+        bits.put((d as i128 - min as i128) as u64, width);
+    }
+    out.extend(bits.bytes());
+    out
+}
+
 /// The smaller block, frame of reference on a tie.
 pub fn block(values: &[i64]) -> Vec<u8> {
-    let f = block_for(values);
+    block_with(values, None)
+}
+
+/// The smallest of frame of reference, delta and (with a lag shorter than the block) stride;
+/// the earlier one on a tie.
+pub fn block_with(values: &[i64], lag: Option<usize>) -> Vec<u8> {
+    let mut best = block_for(values);
     let d = block_delta(values);
-    if d.len() < f.len() {
-        d
-    } else {
-        f
+    if d.len() < best.len() {
+        best = d;
     }
+    if let Some(lag) = lag.filter(|&l| l >= 1 && l < values.len()) {
+        let s = block_stride(values, lag);
+        if s.len() < best.len() {
+            best = s;
+        }
+    }
+    best
 }
 
 pub fn exact_int_f64(x: f64) -> Option<i64> {
@@ -152,9 +192,9 @@ pub fn plain(values: &Values) -> Vec<u8> {
 pub const DICTIONARY_CAP: usize = 512;
 
 /// The smaller of the inline and the shared dictionary (inline on a tie).
-pub fn dictionary(values: &Values, shared: Option<&SharedDictionary>) -> Option<Vec<u8>> {
-    let inline = dictionary_inline(values);
-    let shared = shared.and_then(|d| dictionary_shared(values, d));
+pub fn dictionary(values: &Values, shared: Option<&SharedDictionary>, lag: Option<usize>) -> Option<Vec<u8>> {
+    let inline = dictionary_inline(values, lag);
+    let shared = shared.and_then(|d| dictionary_shared(values, d, lag));
     match (inline, shared) {
         (Some(i), Some(s)) => Some(if s.len() < i.len() { s } else { i }),
         (i, s) => i.or(s),
@@ -162,7 +202,7 @@ pub fn dictionary(values: &Values, shared: Option<&SharedDictionary>) -> Option<
 }
 
 /// Codes into the shared dictionary, found by linear search.
-pub fn dictionary_shared(values: &Values, d: &SharedDictionary) -> Option<Vec<u8>> {
+pub fn dictionary_shared(values: &Values, d: &SharedDictionary, lag: Option<usize>) -> Option<Vec<u8>> {
     if std::mem::discriminant(values) != std::mem::discriminant(d.entries()) || values.is_empty() {
         return None;
     }
@@ -175,11 +215,11 @@ pub fn dictionary_shared(values: &Values, d: &SharedDictionary) -> Option<Vec<u8
     let codes: Option<Vec<i64>> =
         lanes(values).iter().map(|it| entries.iter().position(|e| e == it).map(|c| c as i64)).collect();
     let mut out = vec![0u8, 0u8];
-    out.extend(block(&codes?));
+    out.extend(block_with(&codes?, lag));
     Some(out)
 }
 
-pub fn dictionary_inline(values: &Values) -> Option<Vec<u8>> {
+pub fn dictionary_inline(values: &Values, lag: Option<usize>) -> Option<Vec<u8>> {
     let items = lanes(values);
     let mut entries: Vec<Vec<u8>> = Vec::new();
     let mut codes = Vec::new();
@@ -239,12 +279,12 @@ pub fn dictionary_inline(values: &Values) -> Option<Vec<u8>> {
         Values::Fixed { .. } => entries.concat(),
     };
     out.extend(entry_values);
-    out.extend(block(&codes));
+    out.extend(block_with(&codes, lag));
     Some(out)
 }
 
-pub fn bitpack(values: &Values) -> Option<Vec<u8>> {
-    ints(values).map(|v| block(&v))
+pub fn bitpack(values: &Values, lag: Option<usize>) -> Option<Vec<u8>> {
+    ints(values).map(|v| block_with(&v, lag))
 }
 
 pub fn gorilla(values: &Values) -> Option<Vec<u8>> {
@@ -370,8 +410,9 @@ pub fn encode_vector(v: &Vector, ctx: &ColumnContext<'_>) -> Vec<u8> {
             }
         }
     };
-    consider(1, dictionary(&v.values, ctx.dictionary), &mut best);
-    consider(2, bitpack(&v.values), &mut best);
+    let lag = ctx.stride.map(usize::from);
+    consider(1, dictionary(&v.values, ctx.dictionary, lag), &mut best);
+    consider(2, bitpack(&v.values, lag), &mut best);
     if let (Some(t), Values::Bytes(_)) = (table, &v.values) {
         let so_far = best.as_ref().map_or(plain.len(), |(_, b)| b.len().min(plain.len()));
         if so_far * 100 > raw_len(&v.values) * 75 {
