@@ -28,6 +28,14 @@ pub extern "C-unwind" fn _PG_init() {
         pgrx::GucContext::Userset,
         pgrx::GucFlags::default(),
     );
+    pgrx::GucRegistry::define_bool_guc(
+        c"pg_columnar.encode_in_background",
+        c"Encode full stripes on a helper thread while the statement goes on inserting.",
+        c"The helper thread runs only the codec (pure Rust, no PostgreSQL calls); the backend writes the pages. Off: encode in the backend.",
+        &am::write::ENCODE_IN_BACKGROUND,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::default(),
+    );
     unsafe { hooks::install() };
 }
 

@@ -12,6 +12,12 @@
 //! generic WAL, and published by one catalog row: until that row is committed no other
 //! snapshot sees the rows.
 //!
+//! While a statement goes on inserting, a full buffer is encoded on a helper thread (the
+//! codec is pure Rust and touches nothing of PostgreSQL), so on a bulk load encoding one
+//! stripe overlaps parsing the next; the backend itself writes the encoded stripe's pages and
+//! catalog row before it writes the next stripe of that relation, and at every flush point
+//! above. `pg_columnar.encode_in_background = off` encodes in the backend instead.
+//!
 //! Row numbers (hence TIDs) are handed out at insert time, because the executor inserts index
 //! entries right after `tuple_insert` returns. A buffer reserves them from the metapage in
 //! chunks that double in size (1, 2, 4, … up to the stripe's remaining room), so a one-row
@@ -29,6 +35,8 @@ use crate::storage::{self, catalog, meta, pages};
 
 /// Rows per stripe (the setting `pg_columnar.stripe_row_limit`).
 pub static STRIPE_ROW_LIMIT: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::new(131_072);
+/// Encode full stripes on a helper thread (the setting `pg_columnar.encode_in_background`).
+pub static ENCODE_IN_BACKGROUND: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 /// A stripe is written early once its buffered values reach this many bytes, so a load of
 /// wide or huge values holds at most about this much (plus one value) in memory.
 pub const STRIPE_BYTE_LIMIT: usize = 256 << 20;
@@ -57,8 +65,149 @@ struct WriteBuffer {
     scratch: pg_sys::MemoryContext,
 }
 
+/// What a stripe's catalog row needs besides the image.
+#[derive(Clone, Copy)]
+struct StripeOrigin {
+    relid: pg_sys::Oid,
+    relfile: u32,
+    level: i32,
+    cid: pg_sys::CommandId,
+    storage_id: u64,
+    first_row: u64,
+    rows: u64,
+}
+
+/// A full buffer being encoded on a helper thread.
+struct InFlight {
+    origin: StripeOrigin,
+    handle: std::thread::JoinHandle<Result<Vec<u8>, String>>,
+}
+
 thread_local! {
     static BUFFERS: RefCell<Vec<WriteBuffer>> = const { RefCell::new(Vec::new()) };
+    static IN_FLIGHT: RefCell<Vec<InFlight>> = const { RefCell::new(Vec::new()) };
+}
+
+impl WriteBuffer {
+    fn origin(&self) -> StripeOrigin {
+        StripeOrigin {
+            relid: self.relid,
+            relfile: self.relfile,
+            level: self.level,
+            cid: self.cid,
+            storage_id: self.storage_id,
+            first_row: self.first_row,
+            rows: self.rows,
+        }
+    }
+}
+
+/// Encodes buffered columns as a stripe image (pure Rust: runs on any thread).
+fn encode_columns(columns: &[ColumnBuffer], rows: usize) -> Result<Vec<u8>, String> {
+    let inputs: Vec<ColumnInput> = columns
+        .iter()
+        .map(|c| ColumnInput { nulls: c.has_nulls.then_some(&c.nulls[..]), values: c.values.as_ref() })
+        .collect();
+    let mut image = Vec::new();
+    stripe::write_stripe(&inputs, rows, &mut image).map_err(|e| e.to_string())?;
+    Ok(image)
+}
+
+/// Runs `f` on a new thread with every signal blocked (PostgreSQL's signal handlers must run
+/// on the backend's own thread); `None` if no thread can be started.
+fn spawn_encoder<F>(f: F) -> Option<std::thread::JoinHandle<Result<Vec<u8>, String>>>
+where
+    F: FnOnce() -> Result<Vec<u8>, String> + Send + 'static,
+{
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let handle = std::thread::Builder::new().name("pg_columnar encode".into()).spawn(f);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        handle.ok()
+    }
+}
+
+/// Refuses to write rows buffered by an enclosing (sub)transaction from inside a deeper one.
+fn check_level(rel: pg_sys::Relation, level: i32) {
+    if level < unsafe { pg_sys::GetCurrentTransactionNestLevel() } {
+        let name = storage::relation_name(rel);
+        pgrx::ereport!(
+            ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            format!("pg_columnar: cannot read \"{name}\" inside a subtransaction while the enclosing statement's rows are not yet written"),
+            "Insert the rows in a separate statement before the subtransaction reads them."
+        );
+    }
+}
+
+/// Writes an encoded stripe's pages and inserts its catalog row.
+fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
+    let prefix_length = stripe::StripeDirectory::prefix_len(image).expect("a stripe just written parses");
+    let first_block = pages::append(rel, image);
+    let row = catalog::StripeRow {
+        storage_id: origin.storage_id,
+        first_row: origin.first_row,
+        row_count: origin.rows,
+        first_block,
+        byte_length: image.len() as u64,
+        prefix_length: prefix_length as u64,
+        prefix_checksum: xxhash_rust::xxh3::xxh3_64(&image[..prefix_length]),
+    };
+    catalog::insert(&row, origin.cid);
+}
+
+/// Waits for the stripe of `rel` being encoded, if any, and writes it.
+fn finish_in_flight(rel: pg_sys::Relation) {
+    let relid = unsafe { (*rel).rd_id };
+    let Some(f) = IN_FLIGHT.with(|v| {
+        let mut v = v.borrow_mut();
+        let i = v.iter().position(|f| f.origin.relid == relid)?;
+        Some(v.swap_remove(i))
+    }) else {
+        return;
+    };
+    let image = match f.handle.join() {
+        Ok(Ok(image)) => image,
+        Ok(Err(e)) => pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)),
+        Err(_) => pgrx::error!("pg_columnar: encoding a stripe of \"{}\" failed", storage::relation_name(rel)),
+    };
+    if f.origin.relfile == relfile_of(rel) {
+        check_level(rel, f.origin.level);
+        write_image(rel, &f.origin, &image);
+    }
+}
+
+/// Hands a full buffer to a helper thread, after writing the relation's previous stripe.
+fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer) {
+    finish_in_flight(rel);
+    if !ENCODE_IN_BACKGROUND.get() {
+        flush_buffer(rel, w);
+        return;
+    }
+    check_level(rel, w.level);
+    let origin = w.origin();
+    let rows = w.rows as usize;
+    unsafe { pg_sys::MemoryContextDelete(w.scratch) };
+    let columns = w.columns;
+    // the columns move to the thread; if none can be started, encode here
+    let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(columns)));
+    let for_thread = shared.clone();
+    let handle = spawn_encoder(move || {
+        let columns = for_thread.lock().map_err(|_| "poisoned".to_string())?.take().ok_or("no columns")?;
+        encode_columns(&columns, rows)
+    });
+    match handle {
+        Some(handle) => IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { origin, handle })),
+        None => {
+            let columns = shared.lock().ok().and_then(|mut c| c.take()).expect("the thread never started");
+            let image = encode_columns(&columns, rows)
+                .unwrap_or_else(|e| pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)));
+            write_image(rel, &origin, &image);
+        }
+    }
 }
 
 fn relfile_of(rel: pg_sys::Relation) -> u32 {
@@ -119,7 +268,7 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
 fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteBuffer {
     if w.rows > 0 && (w.rows >= stripe_row_limit() || w.bytes >= STRIPE_BYTE_LIMIT) {
         let cid = w.cid;
-        flush_buffer(rel, w);
+        start_encoding(rel, w);
         w = new_buffer(rel, cid);
     }
     if w.first_row + w.rows < w.reserved_end {
@@ -176,54 +325,32 @@ pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid:
     put_buffer(w);
 }
 
-/// Encodes and writes a buffer as one stripe and inserts its catalog row.
+/// Writes the relation's stripe being encoded, then encodes and writes the buffer.
 fn flush_buffer(rel: pg_sys::Relation, w: WriteBuffer) {
+    finish_in_flight(rel);
     if w.rows == 0 {
         free(w);
         return;
     }
-    if w.level < unsafe { pg_sys::GetCurrentTransactionNestLevel() } {
-        let name = storage::relation_name(rel);
-        free(w);
-        pgrx::ereport!(
-            ERROR,
-            pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            format!("pg_columnar: cannot read \"{name}\" inside a subtransaction while the enclosing statement's rows are not yet written"),
-            "Insert the rows in a separate statement before the subtransaction reads them."
-        );
-    }
-    let inputs: Vec<ColumnInput> = w
-        .columns
-        .iter()
-        .map(|c| ColumnInput { nulls: c.has_nulls.then_some(&c.nulls[..]), values: c.values.as_ref() })
-        .collect();
-    let mut image = Vec::new();
-    if let Err(e) = stripe::write_stripe(&inputs, w.rows as usize, &mut image) {
-        pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel));
-    }
-    let prefix_length = pg_columnar_codec::stripe::StripeDirectory::prefix_len(&image).expect("a stripe just written parses");
-    let row = catalog::StripeRow {
-        storage_id: w.storage_id,
-        first_row: w.first_row,
-        row_count: w.rows,
-        first_block: 0,
-        byte_length: image.len() as u64,
-        prefix_length: prefix_length as u64,
-        prefix_checksum: xxhash_rust::xxh3::xxh3_64(&image[..prefix_length]),
-    };
-    let first_block = pages::append(rel, &image);
-    catalog::insert(&catalog::StripeRow { first_block, ..row }, w.cid);
+    let origin = w.origin();
+    let result = encode_columns(&w.columns, w.rows as usize);
     free(w);
+    check_level(rel, origin.level);
+    match result {
+        Ok(image) => write_image(rel, &origin, &image),
+        Err(e) => pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)),
+    }
 }
 
 /// Writes out this backend's buffered rows of `rel`, so a scan of it sees them.
 pub fn flush_relation(rel: pg_sys::Relation) {
-    if let Some(w) = take_buffer(unsafe { (*rel).rd_id }) {
-        if w.relfile == relfile_of(rel) {
-            flush_buffer(rel, w);
-        } else {
-            free(w);
+    match take_buffer(unsafe { (*rel).rd_id }) {
+        Some(w) if w.relfile == relfile_of(rel) => flush_buffer(rel, w),
+        Some(stale) => {
+            free(stale);
+            finish_in_flight(rel);
         }
+        None => finish_in_flight(rel),
     }
 }
 
@@ -232,34 +359,37 @@ pub fn discard_relation(relid: pg_sys::Oid) {
     if let Some(w) = take_buffer(relid) {
         free(w);
     }
+    // a detached encoder thread finishes on its own and its result is dropped
+    IN_FLIGHT.with(|v| v.borrow_mut().retain(|f| f.origin.relid != relid));
 }
 
 /// Buffered rows of `rel` not yet written (for size estimates).
 pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
     let relid = unsafe { (*rel).rd_id };
-    BUFFERS.with(|b| b.borrow().iter().filter(|w| w.relid == relid).map(|w| w.rows).sum())
+    let buffered: u64 = BUFFERS.with(|b| b.borrow().iter().filter(|w| w.relid == relid).map(|w| w.rows).sum());
+    let encoding: u64 = IN_FLIGHT.with(|v| v.borrow().iter().filter(|f| f.origin.relid == relid).map(|f| f.origin.rows).sum());
+    buffered + encoding
 }
 
 /// Whether any rows are buffered.
 pub fn any_pending() -> bool {
-    BUFFERS.with(|b| !b.borrow().is_empty())
+    BUFFERS.with(|b| !b.borrow().is_empty()) || IN_FLIGHT.with(|v| !v.borrow().is_empty())
 }
 
-/// Writes out every buffer (statement end, commit, prepare).
+/// Writes out every buffer and stripe being encoded (statement end, commit, prepare).
 pub fn flush_all() {
     loop {
-        let Some(w) = BUFFERS.with(|b| b.borrow_mut().pop()) else { break };
+        let next = BUFFERS
+            .with(|b| b.borrow().last().map(|w| w.relid))
+            .or_else(|| IN_FLIGHT.with(|v| v.borrow().last().map(|f| f.origin.relid)));
+        let Some(relid) = next else { break };
         unsafe {
-            let rel = pg_sys::try_table_open(w.relid, pg_sys::NoLock as pg_sys::LOCKMODE);
+            let rel = pg_sys::try_table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
             if rel.is_null() {
-                free(w);
+                discard_relation(relid);
                 continue;
             }
-            if w.relfile == relfile_of(rel) {
-                flush_buffer(rel, w);
-            } else {
-                free(w);
-            }
+            flush_relation(rel);
             pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
         }
     }
@@ -270,6 +400,7 @@ pub fn discard_all() {
     while let Some(w) = BUFFERS.with(|b| b.borrow_mut().pop()) {
         free(w);
     }
+    IN_FLIGHT.with(|v| v.borrow_mut().clear());
 }
 
 /// A subtransaction ended: its buffers become the parent's (commit) or are dropped (abort).
@@ -293,6 +424,14 @@ pub fn end_subtransaction(level: i32, committed: bool) {
         dropped
     });
     dropped.into_iter().for_each(free);
+    IN_FLIGHT.with(|v| {
+        let mut v = v.borrow_mut();
+        if committed {
+            v.iter_mut().filter(|f| f.origin.level >= level).for_each(|f| f.origin.level = level - 1);
+        } else {
+            v.retain(|f| f.origin.level < level);
+        }
+    });
 }
 
 #[pgrx::pg_guard]
