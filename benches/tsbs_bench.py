@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The TSBS cpu-only benchmark: heap against pg_columnar on one running server.
+
+Run by benches/run, which builds and installs the release extension, starts the bench
+cluster and generates the data; this script only talks to the server through psql.
+
+Method:
+  * Load: the same CSV is COPYed (psql \\copy) into a fresh table of each engine, engines
+    alternating round by round (H C H C ...), each load in a new session; the backend's peak
+    RSS (VmHWM) is read from /proc after its COPY. Sizes: pg_total_relation_size, plus for
+    pg_columnar its rows in the catalog pgcol.stripe.
+  * Queries: the 15 TSBS cpu-only queries (tsbs-gen --queries), each first run once per engine
+    (warm-up, and results compared row for row: they must be identical), then RUNS rounds,
+    engines alternating, timed by psql; the median is reported. The same-engine self-check
+    compares the medians of the odd and the even rounds of one engine: a ratio far from 1.00
+    means the machine was too noisy to read a difference of that size.
+"""
+import argparse, hashlib, os, re, statistics, subprocess, sys, time
+
+ENGINES = ["heap", "pg_columnar"]
+
+def psql(args, sql, capture=True, session_cmds=None):
+    cmd = args.psql + ["-d", args.db, "-v", "ON_ERROR_STOP=1", "-A", "-t"]
+    inp = (session_cmds or "") + sql
+    r = subprocess.run(cmd, input=inp, text=True, capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"psql failed: {r.stderr.strip()}\n--- SQL ---\n{sql[:500]}")
+    return r.stdout
+
+def scalar(args, sql):
+    return psql(args, sql if sql.rstrip().endswith(";") else sql + ";").strip().splitlines()[-1].strip()
+
+def table(engine):
+    return "cpu_heap" if engine == "heap" else "cpu_columnar"
+
+def create(args, engine, schema):
+    t = table(engine)
+    psql(args, f"DROP TABLE IF EXISTS {t};\n" + schema.replace("CREATE TABLE cpu ", f"CREATE TABLE {t} ") +
+         ("" if engine == "heap" else f"ALTER TABLE {t} SET ACCESS METHOD pg_columnar;\n"))
+
+def load(args, engine, schema):
+    """Seconds for one COPY into a fresh table, timed by the server's clock."""
+    create(args, engine, schema)
+    out = psql(args, "", session_cmds=(
+        "SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset\n"
+        f"\\copy {table(engine)} FROM '{args.data}/cpu.csv' (FORMAT csv)\n"
+        "SELECT extract(epoch FROM clock_timestamp()) - :t0;\n"))
+    return float(out.split()[-1])
+
+def peak_rss_kib(args, engine, schema):
+    """A load in a session kept open, to read its backend's peak RSS (VmHWM) after the COPY."""
+    t = table(engine)
+    create(args, engine, schema)
+    p = subprocess.Popen(args.psql + ["-d", args.db, "-v", "ON_ERROR_STOP=1", "-A", "-t"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write("SELECT 'pid=' || pg_backend_pid();\n"); p.stdin.flush()
+    line = ""
+    while "pid=" not in line:
+        line = p.stdout.readline()
+    pid = int(line.split("pid=")[1])
+    t0 = time.time()
+    p.stdin.write(f"\\copy {t} FROM '{args.data}/cpu.csv' (FORMAT csv)\nSELECT 'done';\n"); p.stdin.flush()
+    while "done" not in line and line:
+        line = p.stdout.readline()
+    seconds = time.time() - t0
+    with open(f"/proc/{pid}/status") as f:
+        peak = int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
+    p.stdin.close(); p.wait()
+    return peak, seconds
+
+def sizes(args, engine):
+    t = table(engine)
+    total = int(scalar(args, f"SELECT pg_total_relation_size('{t}')"))
+    catalog = 0
+    if engine != "heap":
+        catalog = int(scalar(args, f"SELECT coalesce(sum(pg_column_size(s.*)) + count(*) * (4 + 16), 0) FROM pgcol.stripe s "
+                                   f"WHERE storage_id = (SELECT storage_id FROM pgcol.stripe ORDER BY storage_id DESC LIMIT 1)"))
+    return total, catalog
+
+def queries(args):
+    out = subprocess.run([args.tsbs_gen, "--queries", "TABLE", "--out", args.data], capture_output=True, text=True, check=True).stdout
+    qs, name = [], None
+    for line in out.splitlines():
+        if line.startswith("-- "):
+            name = line[3:].strip()
+        elif line.strip():
+            qs.append((name, line.strip()))
+    return qs
+
+def time_query(args, sql):
+    out = psql(args, sql, session_cmds="\\timing on\n\\o /dev/null\n")
+    return float(re.findall(r"Time: ([0-9.]+) ms", out)[-1])
+
+def result_digest(args, sql):
+    return hashlib.sha256(psql(args, sql).encode()).hexdigest()
+
+def median(xs):
+    return statistics.median(xs)
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--psql", required=True)
+    ap.add_argument("--db", default="bench")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--tsbs-gen", required=True)
+    ap.add_argument("--rows", type=int, required=True)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--load-runs", type=int, default=3)
+    ap.add_argument("--markdown", required=True)
+    args = ap.parse_args()
+    args.psql = args.psql.split()
+    schema = subprocess.run([args.tsbs_gen, "--schema"], capture_output=True, text=True, check=True).stdout
+    schema = "\n".join(l for l in schema.splitlines() if l.startswith("CREATE TABLE cpu ")) + "\n"
+
+    loads = {e: [] for e in ENGINES}
+    for r in range(args.load_runs):
+        for e in (ENGINES if r % 2 == 0 else ENGINES[::-1]):
+            s = load(args, e, schema)
+            loads[e].append(s)
+            print(f"load round {r + 1}: {e:12} {s:6.2f} s", flush=True)
+    rss = {}
+    for e in ENGINES:  # last load of each engine: keeps the table, reports peak memory
+        rss[e], s = peak_rss_kib(args, e, schema)
+        loads[e].append(s)
+        print(f"load (memory): {e:12} {s:6.2f} s, peak backend RSS {rss[e] / 1024:.0f} MiB", flush=True)
+    psql(args, "VACUUM ANALYZE cpu_heap; VACUUM ANALYZE cpu_columnar;")
+    size = {e: sizes(args, e) for e in ENGINES}
+
+    rows_q = []
+    for name, sql in queries(args):
+        per = {e: sql.replace("TABLE", table(e)) for e in ENGINES}
+        digests = {e: result_digest(args, per[e]) for e in ENGINES}  # also the warm-up
+        if len(set(digests.values())) != 1:
+            sys.exit(f"{name}: results differ between engines")
+        times = {e: [] for e in ENGINES}
+        for r in range(args.runs):
+            for e in (ENGINES if r % 2 == 0 else ENGINES[::-1]):
+                times[e].append(time_query(args, per[e]))
+        med = {e: median(times[e]) for e in ENGINES}
+        selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in ENGINES}
+        rows_q.append((name, med, selfcheck))
+        print(f"{name:24} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   "
+              f"ratio {med['pg_columnar'] / med['heap']:5.2f}   self-check {selfcheck['heap']:.2f}/{selfcheck['pg_columnar']:.2f}", flush=True)
+
+    h_load, c_load = median(loads["heap"]), median(loads["pg_columnar"])
+    (h_size, _), (c_size, c_cat) = size["heap"], size["pg_columnar"]
+    md = []
+    md.append(f"| | heap | pg_columnar | ratio |")
+    md.append(f"|---|---|---|---|")
+    md.append(f"| COPY {args.rows:,} rows, median of {len(loads['heap'])} (s) | {h_load:.2f} | {c_load:.2f} | {c_load / h_load:.2f} |")
+    md.append(f"| peak backend RSS during COPY (MiB) | {rss['heap'] / 1024:.0f} | {rss['pg_columnar'] / 1024:.0f} | |")
+    md.append(f"| size (bytes) | {h_size:,} | {c_size + c_cat:,} ({c_cat:,} in pgcol.stripe) | {(c_size + c_cat) / h_size:.3f} |")
+    md.append(f"| bytes per row | {h_size / args.rows:.1f} | {(c_size + c_cat) / args.rows:.2f} | |")
+    md.append("")
+    md.append(f"| query | heap (ms) | pg_columnar (ms) | ratio | self-check heap / pg_columnar |")
+    md.append(f"|---|---|---|---|---|")
+    for name, med, sc in rows_q:
+        md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['pg_columnar'] / med['heap']:.2f} | {sc['heap']:.2f} / {sc['pg_columnar']:.2f} |")
+    with open(args.markdown, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+if __name__ == "__main__":
+    main()
