@@ -159,15 +159,15 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
     catalog::insert(&row, origin.cid);
 }
 
-/// Waits for the stripe of `rel` being encoded, if any, and writes it.
-fn finish_in_flight(rel: pg_sys::Relation) {
+/// Waits for the oldest stripe of `rel` being encoded and writes it; false if there is none.
+fn finish_oldest(rel: pg_sys::Relation) -> bool {
     let relid = unsafe { (*rel).rd_id };
     let Some(f) = IN_FLIGHT.with(|v| {
         let mut v = v.borrow_mut();
         let i = v.iter().position(|f| f.origin.relid == relid)?;
-        Some(v.swap_remove(i))
+        Some(v.remove(i))
     }) else {
-        return;
+        return false;
     };
     let image = match f.handle.join() {
         Ok(Ok(image)) => image,
@@ -178,11 +178,21 @@ fn finish_in_flight(rel: pg_sys::Relation) {
         check_level(rel, f.origin.level);
         write_image(rel, &f.origin, &image);
     }
+    true
 }
 
-/// Hands a full buffer to a helper thread, after writing the relation's previous stripe.
-fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer) {
-    finish_in_flight(rel);
+/// Writes every stripe of `rel` being encoded, oldest first (stripes go to disk in row order).
+fn finish_in_flight(rel: pg_sys::Relation) {
+    while finish_oldest(rel) {}
+}
+
+fn in_flight_count(relid: pg_sys::Oid) -> usize {
+    IN_FLIGHT.with(|v| v.borrow().iter().filter(|f| f.origin.relid == relid).count())
+}
+
+/// Hands a buffer to a helper thread. At most `keep` stripes of the relation stay in flight:
+/// the oldest are written (by this backend) while the new one encodes.
+fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer, keep: usize) {
     if !ENCODE_IN_BACKGROUND.get() {
         flush_buffer(rel, w);
         return;
@@ -200,8 +210,14 @@ fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer) {
         encode_columns(&columns, rows)
     });
     match handle {
-        Some(handle) => IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { origin, handle })),
+        Some(handle) => {
+            IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { origin, handle }));
+            while in_flight_count(origin.relid) > keep {
+                finish_oldest(rel);
+            }
+        }
         None => {
+            finish_in_flight(rel);
             let columns = shared.lock().ok().and_then(|mut c| c.take()).expect("the thread never started");
             let image = encode_columns(&columns, rows)
                 .unwrap_or_else(|e| pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)));
@@ -268,7 +284,8 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
 fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteBuffer {
     if w.rows > 0 && (w.rows >= stripe_row_limit() || w.bytes >= STRIPE_BYTE_LIMIT) {
         let cid = w.cid;
-        start_encoding(rel, w);
+        // one stripe encodes while the statement fills the next
+        start_encoding(rel, w, 1);
         w = new_buffer(rel, cid);
     }
     if w.first_row + w.rows < w.reserved_end {
@@ -345,7 +362,11 @@ fn flush_buffer(rel: pg_sys::Relation, w: WriteBuffer) {
 /// Writes out this backend's buffered rows of `rel`, so a scan of it sees them.
 pub fn flush_relation(rel: pg_sys::Relation) {
     match take_buffer(unsafe { (*rel).rd_id }) {
-        Some(w) if w.relfile == relfile_of(rel) => flush_buffer(rel, w),
+        Some(w) if w.relfile == relfile_of(rel) && w.rows > 0 => {
+            // the last stripe encodes beside the one still in flight; then both are written
+            start_encoding(rel, w, usize::MAX);
+            finish_in_flight(rel);
+        }
         Some(stale) => {
             free(stale);
             finish_in_flight(rel);
