@@ -6,8 +6,10 @@ cluster and generates the data; this script only talks to the server through psq
 
 Method:
   * Load: the same CSV is COPYed (psql \\copy) into a fresh table of each engine, engines
-    alternating round by round (H C H C ...), each load in a new session; the backend's peak
-    RSS (VmHWM) is read from /proc after its COPY. Sizes: pg_total_relation_size, plus for
+    alternating round by round (H C, then C H, ...), each load in a new session, timed by the
+    server's clock; the median is reported. Then one more load per engine in a session of its
+    own, whose backend's peak RSS (VmHWM) is read from /proc; likewise for a full scan of
+    every column. Sizes: pg_total_relation_size, plus for
     pg_columnar its rows in the catalog pgcol.stripe.
   * Queries: the 15 TSBS cpu-only queries (tsbs-gen --queries), each first run once per engine
     (warm-up, and results compared row for row: they must be identical), then RUNS rounds,
@@ -15,7 +17,7 @@ Method:
     compares the medians of the odd and the even rounds of one engine: a ratio far from 1.00
     means the machine was too noisy to read a difference of that size.
 """
-import argparse, hashlib, os, re, statistics, subprocess, sys, time
+import argparse, hashlib, re, statistics, subprocess, sys
 
 ENGINES = ["heap", "pg_columnar"]
 
@@ -47,26 +49,30 @@ def load(args, engine, schema):
         "SELECT extract(epoch FROM clock_timestamp()) - :t0;\n"))
     return float(out.split()[-1])
 
-def peak_rss_kib(args, engine, schema):
-    """A load in a session kept open, to read its backend's peak RSS (VmHWM) after the COPY."""
-    t = table(engine)
-    create(args, engine, schema)
+def session_peak_kib(args, command):
+    """Runs one psql command in a fresh session and reads its backend's peak RSS (VmHWM)
+    before the session ends."""
     p = subprocess.Popen(args.psql + ["-d", args.db, "-v", "ON_ERROR_STOP=1", "-A", "-t"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     p.stdin.write("SELECT 'pid=' || pg_backend_pid();\n"); p.stdin.flush()
     line = ""
     while "pid=" not in line:
         line = p.stdout.readline()
+        if not line:
+            sys.exit("psql session ended early: " + p.stderr.read())
     pid = int(line.split("pid=")[1])
-    t0 = time.time()
-    p.stdin.write(f"\\copy {t} FROM '{args.data}/cpu.csv' (FORMAT csv)\nSELECT 'done';\n"); p.stdin.flush()
+    p.stdin.write(command + "\nSELECT 'done';\n"); p.stdin.flush()
     while "done" not in line and line:
         line = p.stdout.readline()
-    seconds = time.time() - t0
     with open(f"/proc/{pid}/status") as f:
         peak = int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
     p.stdin.close(); p.wait()
-    return peak, seconds
+    return peak
+
+def peak_rss_kib(args, engine, schema):
+    """Peak RSS of a backend doing one COPY into a fresh table (the table is kept)."""
+    create(args, engine, schema)
+    return session_peak_kib(args, f"\\copy {table(engine)} FROM '{args.data}/cpu.csv' (FORMAT csv)")
 
 def sizes(args, engine):
     t = table(engine)
@@ -119,11 +125,15 @@ def main():
             loads[e].append(s)
             print(f"load round {r + 1}: {e:12} {s:6.2f} s", flush=True)
     rss = {}
-    for e in ENGINES:  # last load of each engine: keeps the table, reports peak memory
-        rss[e], s = peak_rss_kib(args, e, schema)
-        loads[e].append(s)
-        print(f"load (memory): {e:12} {s:6.2f} s, peak backend RSS {rss[e] / 1024:.0f} MiB", flush=True)
+    for e in ENGINES:  # a last load of each engine, in a session of its own: peak memory
+        rss[e] = peak_rss_kib(args, e, schema)
+        print(f"load: {e:12} peak backend RSS {rss[e] / 1024:.0f} MiB", flush=True)
     psql(args, "VACUUM ANALYZE cpu_heap; VACUUM ANALYZE cpu_columnar;")
+    scan_rss = {}
+    for e in ENGINES:  # a full scan of every column: the backend must not grow with the table
+        scan_rss[e] = session_peak_kib(args, f"SELECT count(*), max(time), sum(tags_id), max(hostname), sum(usage_user), "
+                                             f"sum(usage_guest_nice), count(additional_tags) FROM {table(e)};")
+        print(f"full scan: {e:12} peak backend RSS {scan_rss[e] / 1024:.0f} MiB", flush=True)
     size = {e: sizes(args, e) for e in ENGINES}
 
     rows_q = []
@@ -149,6 +159,7 @@ def main():
     md.append(f"|---|---|---|---|")
     md.append(f"| COPY {args.rows:,} rows, median of {len(loads['heap'])} (s) | {h_load:.2f} | {c_load:.2f} | {c_load / h_load:.2f} |")
     md.append(f"| peak backend RSS during COPY (MiB) | {rss['heap'] / 1024:.0f} | {rss['pg_columnar'] / 1024:.0f} | |")
+    md.append(f"| peak backend RSS during a full scan (MiB) | {scan_rss['heap'] / 1024:.0f} | {scan_rss['pg_columnar'] / 1024:.0f} | |")
     md.append(f"| size (bytes) | {h_size:,} | {c_size + c_cat:,} ({c_cat:,} in pgcol.stripe) | {(c_size + c_cat) / h_size:.3f} |")
     md.append(f"| bytes per row | {h_size / args.rows:.1f} | {(c_size + c_cat) / args.rows:.2f} | |")
     md.append("")

@@ -55,6 +55,15 @@ fn locator_number(l: &Locator) -> u32 {
     }
 }
 
+/// Takes a buffer's content lock in share or exclusive mode (the mode is an enum from 19).
+pub unsafe fn lock_buffer(buffer: pg_sys::Buffer, exclusive: bool) {
+    let mode = if exclusive { pg_sys::BUFFER_LOCK_EXCLUSIVE } else { pg_sys::BUFFER_LOCK_SHARE };
+    #[cfg(not(feature = "pg19"))]
+    pg_sys::LockBuffer(buffer, mode as i32);
+    #[cfg(feature = "pg19")]
+    pg_sys::LockBuffer(buffer, mode as u32);
+}
+
 /// Names the relation in a parallel scan's shared state (up to 17 by OID, from 18 by file).
 pub unsafe fn set_parallel_scan_relation(pscan: pg_sys::ParallelTableScanDesc, rel: pg_sys::Relation) {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]

@@ -5,7 +5,8 @@
 //! Layout after the standard page header, little-endian: `magic u32 = "PGCM"`,
 //! `storage_version u32`, `storage_id u64` (unique across the cluster's history, from the
 //! sequence `pgcol.storage_id_seq`, so catalog rows of a dropped or truncated storage can
-//! never be mistaken for a new one's), `next_row u64` (row numbers handed out so far).
+//! never be mistaken for a new one's), `next_row u64` (row numbers handed out so far),
+//! `checksum u32` (low 32 bits of xxh3-64 of the 24 bytes before it).
 
 use pgrx::pg_sys;
 
@@ -15,8 +16,15 @@ use super::{corrupt, relation_name};
 const MAGIC: [u8; 4] = *b"PGCM";
 /// Version of the storage layout (pages, metapage, catalog rows). A reader refuses others.
 pub const STORAGE_VERSION: u32 = 1;
-const META_LEN: usize = 4 + 4 + 8 + 8;
+const FIELDS_LEN: usize = 4 + 4 + 8 + 8;
+const META_LEN: usize = FIELDS_LEN + 4;
 const NEXT_ROW_AT: usize = PAGE_HEADER + 16;
+
+/// Writes the checksum of the metapage fields in `page`.
+fn seal(page: &mut [u8]) {
+    let sum = pg_columnar_codec::stripe::checksum32(&page[PAGE_HEADER..PAGE_HEADER + FIELDS_LEN]);
+    page[PAGE_HEADER + FIELDS_LEN..PAGE_HEADER + META_LEN].copy_from_slice(&sum.to_le_bytes());
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Meta {
@@ -28,6 +36,10 @@ fn parse(rel: pg_sys::Relation, page: &[u8]) -> Meta {
     let b = &page[PAGE_HEADER..PAGE_HEADER + META_LEN];
     if b[0..4] != MAGIC {
         corrupt(rel, "block 0 is not a pg_columnar metapage");
+    }
+    let sum = u32::from_le_bytes(b[FIELDS_LEN..META_LEN].try_into().unwrap());
+    if pg_columnar_codec::stripe::checksum32(&b[..FIELDS_LEN]) != sum {
+        corrupt(rel, "metapage checksum mismatch");
     }
     let version = u32::from_le_bytes(b[4..8].try_into().unwrap());
     if version != STORAGE_VERSION {
@@ -61,7 +73,7 @@ pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
     }
     unsafe {
         let buffer = pg_sys::ReadBuffer(rel, 0);
-        pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as _);
+        crate::compat::lock_buffer(buffer, false);
         let copy = page_bytes(buffer).to_vec();
         pg_sys::UnlockReleaseBuffer(buffer);
         Some(parse(rel, &copy))
@@ -97,7 +109,7 @@ fn ensure(rel: pg_sys::Relation) {
                 pg_sys::ReadBufferMode::RBM_NORMAL,
                 std::ptr::null_mut(),
             );
-            pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_EXCLUSIVE as _);
+            crate::compat::lock_buffer(buffer, true);
             if pg_sys::BufferGetBlockNumber(buffer) != 0 {
                 pgrx::error!("pg_columnar: metapage of \"{}\" not at block 0", relation_name(rel));
             }
@@ -110,6 +122,7 @@ fn ensure(rel: pg_sys::Relation) {
             m[4..8].copy_from_slice(&STORAGE_VERSION.to_le_bytes());
             m[8..16].copy_from_slice(&storage_id.to_le_bytes());
             m[16..24].copy_from_slice(&0u64.to_le_bytes());
+            seal(bytes);
             (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + META_LEN) as u16;
             pg_sys::GenericXLogFinish(state);
             pg_sys::UnlockReleaseBuffer(buffer);
@@ -125,7 +138,7 @@ pub fn reserve_rows(rel: pg_sys::Relation, count: u64) -> (Meta, u64) {
     ensure(rel);
     unsafe {
         let buffer = pg_sys::ReadBuffer(rel, 0);
-        pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_EXCLUSIVE as _);
+        crate::compat::lock_buffer(buffer, true);
         let meta = parse(rel, page_bytes(buffer));
         let next = meta.next_row.checked_add(count).filter(|&n| n <= crate::am::tid::MAX_ROWS);
         let Some(next) = next else {
@@ -141,6 +154,7 @@ pub fn reserve_rows(rel: pg_sys::Relation, count: u64) -> (Meta, u64) {
         let page = pg_sys::GenericXLogRegisterBuffer(state, buffer, 0);
         let bytes = std::slice::from_raw_parts_mut(page as *mut u8, BLCKSZ);
         bytes[NEXT_ROW_AT..NEXT_ROW_AT + 8].copy_from_slice(&next.to_le_bytes());
+        seal(bytes);
         pg_sys::GenericXLogFinish(state);
         pg_sys::UnlockReleaseBuffer(buffer);
         (Meta { next_row: next, ..meta }, meta.next_row)

@@ -33,7 +33,7 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
                 pg_sys::ReadBufferMode::RBM_NORMAL,
                 std::ptr::null_mut(),
             );
-            pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_EXCLUSIVE as _);
+            crate::compat::lock_buffer(buffer, true);
             let block = pg_sys::BufferGetBlockNumber(buffer);
             if let Some(f) = first {
                 if block != f + expected {
@@ -107,7 +107,7 @@ impl PageReader {
                     pg_sys::ReadBufferMode::RBM_NORMAL,
                     self.strategy,
                 );
-                pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as _);
+                crate::compat::lock_buffer(buffer, false);
                 let page = pg_sys::BufferGetPage(buffer) as *const u8;
                 let lower = (*(page as *const pg_sys::PageHeaderData)).pd_lower as usize;
                 if lower < PAGE_HEADER + in_page + take || lower > BLCKSZ {
