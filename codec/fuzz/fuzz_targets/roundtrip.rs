@@ -54,6 +54,8 @@ fuzz_target!(|data: &[u8]| {
         ColumnContext::default(),
         ColumnContext { fsst: table.as_ref(), dictionary: None, stride: None },
         ColumnContext { fsst: None, dictionary: shared.as_ref(), stride: None },
+        // a row period as the stripe writer may find: stride blocks for integers and codes
+        ColumnContext { fsst: None, dictionary: shared.as_ref(), stride: Some(1 + (rows as u16 % 97)) },
     ] {
         let mut out = Vec::new();
         let report = encode_vector(&v.as_ref(), &ctx, &mut out).expect("valid vector");
