@@ -200,4 +200,190 @@ mod pgcol {
         }
         TableIterator::once((stripes.len() as i64, vectors, rows))
     }
+
+    /// The stripe directories: per stripe, column and vector, where the vector is, how it is
+    /// encoded, its NULL count and its zone map (integers and floats as numbers, byte strings
+    /// as hex of the stored bounds, which are at most 32 bytes; `max_truncated` when the
+    /// maximum was shortened).
+    #[pg_extern(strict, stable)]
+    #[search_path(pg_catalog, pg_temp)]
+    #[allow(clippy::type_complexity)]
+    fn vectors(
+        rel: PgRelation,
+    ) -> TableIterator<
+        'static,
+        (
+            name!(first_row, i64),
+            name!(attnum, i32),
+            name!(vector, i32),
+            name!(byte_offset, i64),
+            name!(byte_length, i64),
+            name!(encoding, Option<String>),
+            name!(nulls, i32),
+            name!(zone_min, Option<String>),
+            name!(zone_max, Option<String>),
+            name!(max_truncated, bool),
+        ),
+    > {
+        use pg_columnar_codec::stripe::StoredZone;
+        let stripes = open(&rel);
+        let raw = rel.as_ptr();
+        let mut pages = PageReader::new(raw, true);
+        let mut buf = Vec::new();
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let mut out = Vec::new();
+        for row in stripes {
+            let stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+            for (c, col) in stripe.dir.columns.iter().enumerate() {
+                for (v, e) in col.vectors.iter().enumerate() {
+                    let (min, max, truncated) = match &e.zone {
+                        StoredZone::Empty => (None, None, false),
+                        StoredZone::Int { min, max } => (Some(min.to_string()), Some(max.to_string()), false),
+                        StoredZone::Float { min, max } => (Some(min.to_string()), Some(max.to_string()), false),
+                        StoredZone::Bytes { min, max, max_truncated } => (Some(hex(min)), Some(hex(max)), *max_truncated),
+                    };
+                    out.push((
+                        row.first_row as i64,
+                        (c + 1) as i32,
+                        v as i32,
+                        e.offset as i64,
+                        e.length as i64,
+                        e.encoding.map(|x| x.name().to_string()),
+                        e.null_count as i32,
+                        min,
+                        max,
+                        truncated,
+                    ));
+                }
+            }
+        }
+        TableIterator::new(out)
+    }
+
+    /// For every vector of every stripe the current snapshot sees: what the encoder did with
+    /// it, found by encoding the stripe again from its decoded rows with the stripe writer.
+    /// `reencoded_identical` says whether that gives exactly the stored stripe image (it must:
+    /// the writer is deterministic); the other columns are the encoder's report for the vector
+    /// (chosen encoding, whether FSST was tried or why not, whether the shared dictionary and a
+    /// stride block were used, which candidates were sized) and the stripe's row period. The
+    /// gate counts these to prove its fixtures engage every mechanism.
+    #[pg_extern(strict, stable)]
+    #[search_path(pg_catalog, pg_temp)]
+    #[allow(clippy::type_complexity)]
+    fn encoder_report(
+        rel: PgRelation,
+    ) -> TableIterator<
+        'static,
+        (
+            name!(first_row, i64),
+            name!(attnum, i32),
+            name!(vector, i32),
+            name!(rows, i32),
+            name!(nulls, i32),
+            name!(kind, String),
+            name!(chosen, Option<String>),
+            name!(fsst, String),
+            name!(shared_dictionary, bool),
+            name!(stride_block, bool),
+            name!(period, Option<i32>),
+            name!(sized, String),
+            name!(reencoded_identical, bool),
+        ),
+    > {
+        use pg_columnar_codec::stripe::{self, ColumnInput};
+        use pg_columnar_codec::{FsstDecision, Sizing, Values};
+        let stripes = open(&rel);
+        let raw = rel.as_ptr();
+        let types = column_types(unsafe { (*raw).rd_att });
+        let mut pages = PageReader::new(raw, true);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        for row in stripes {
+            let mut stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+            // each stored column, decoded whole: null bitmap over the stripe and its values
+            let mut columns: Vec<(Vec<u8>, bool, Values)> = Vec::new();
+            for c in 0..stripe.dir.columns.len() {
+                let ty = types.get(c).copied().unwrap_or(ColumnType::Dropped);
+                let (mut nulls, mut any_null, mut values): (Vec<u8>, bool, Option<Values>) = (Vec::new(), false, None);
+                for v in 0..stripe.vector_count() {
+                    let vector = stripe.decode(&mut pages, c, v, ty, &mut buf);
+                    let rows = vector.rows;
+                    let mut bits = vector.nulls.clone().unwrap_or_else(|| vec![0; rows.div_ceil(8)]);
+                    any_null |= vector.nulls.is_some();
+                    bits.truncate(rows.div_ceil(8));
+                    nulls.extend_from_slice(&bits);
+                    values = Some(match values {
+                        None => vector.values,
+                        Some(acc) => append(acc, vector.values),
+                    });
+                }
+                let values = values.unwrap_or(Values::Int8(Vec::new()));
+                columns.push((nulls, any_null, values));
+            }
+            let inputs: Vec<ColumnInput> = columns
+                .iter()
+                .map(|(n, any, v)| ColumnInput { nulls: any.then_some(&n[..]), values: v.as_ref() })
+                .collect();
+            let mut image = Vec::new();
+            let reports = stripe::write_stripe(&inputs, row.row_count as usize, &mut image)
+                .unwrap_or_else(|e| crate::storage::corrupt(raw, format!("stripe at row {} does not encode again: {e}", row.first_row)));
+            pages.read(row.first_block, 0, row.byte_length as usize, &mut buf);
+            let identical = image == buf;
+            for (c, report) in reports.iter().enumerate() {
+                for (v, r) in report.vectors.iter().enumerate() {
+                    let sized: Vec<&str> = pg_columnar_codec::Encoding::ALL
+                        .iter()
+                        .filter(|e| !matches!(r.candidates[**e as usize], Sizing::NotTried))
+                        .map(|e| e.name())
+                        .collect();
+                    out.push((
+                        row.first_row as i64,
+                        (c + 1) as i32,
+                        v as i32,
+                        r.rows as i32,
+                        r.null_count as i32,
+                        format!("{:?}", r.kind),
+                        r.chosen.map(|e| e.name().to_string()),
+                        match r.fsst {
+                            FsstDecision::NotApplicable => "not applicable",
+                            FsstDecision::NoSymbolTable => "no table",
+                            FsstDecision::SkippedBySavings => "skipped (saved 25%)",
+                            FsstDecision::Tried => "tried",
+                        }
+                        .to_string(),
+                        r.shared_dictionary && r.chosen == Some(pg_columnar_codec::Encoding::Dictionary),
+                        r.stride_block,
+                        report.period.map(i32::from),
+                        sized.join(","),
+                        identical,
+                    ));
+                }
+            }
+        }
+        TableIterator::new(out)
+    }
+
+    /// `a` followed by `b` (vectors of one column have one kind).
+    fn append(a: pg_columnar_codec::Values, b: pg_columnar_codec::Values) -> pg_columnar_codec::Values {
+        use pg_columnar_codec::Values::*;
+        match (a, b) {
+            (Int8(mut x), Int8(y)) => { x.extend(y); Int8(x) }
+            (Int16(mut x), Int16(y)) => { x.extend(y); Int16(x) }
+            (Int32(mut x), Int32(y)) => { x.extend(y); Int32(x) }
+            (Int64(mut x), Int64(y)) => { x.extend(y); Int64(x) }
+            (Float32(mut x), Float32(y)) => { x.extend(y); Float32(x) }
+            (Float64(mut x), Float64(y)) => { x.extend(y); Float64(x) }
+            (Bytes(mut x), Bytes(y)) => {
+                for s in y.as_ref().iter() {
+                    x.push(s);
+                }
+                Bytes(x)
+            }
+            (Fixed { width, data: mut x }, Fixed { data: y, .. }) => { x.extend(y); Fixed { width, data: x } }
+            // an all-NULL vector decodes with no values of the column's kind
+            (x, y) if y.is_empty() => x,
+            (x, y) if x.is_empty() => y,
+            _ => pgrx::error!("pg_columnar: vectors of one column hold different kinds"),
+        }
+    }
 }

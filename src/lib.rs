@@ -36,6 +36,14 @@ pub extern "C-unwind" fn _PG_init() {
         pgrx::GucContext::Userset,
         pgrx::GucFlags::default(),
     );
+    pgrx::GucRegistry::define_bool_guc(
+        c"pg_columnar.gate_ignore_row_period",
+        c"Test only: the stripe writer does not look for a row period.",
+        c"Changes encoding decisions on purpose, so the gate can prove it notices a perturbed encoder. Never needed otherwise.",
+        &am::write::IGNORE_ROW_PERIOD,
+        pgrx::GucContext::Suset,
+        pgrx::GucFlags::default(),
+    );
     unsafe { hooks::install() };
 }
 

@@ -63,6 +63,9 @@ pub struct EncodeReport {
     /// The dictionary candidate refers to the stripe column's shared dictionary (rather
     /// than holding its own entries).
     pub shared_dictionary: bool,
+    /// The chosen encoding packs its integers (bitpack values, dictionary codes) as a stride
+    /// block (differences from the value a row period earlier).
+    pub stride_block: bool,
 }
 
 /// What the chooser learnt about one candidate's size.
@@ -191,6 +194,7 @@ pub fn encode_vector(
         zone_map: zone_map(values),
         fsst: FsstDecision::NotApplicable,
         shared_dictionary: false,
+        stride_block: false,
     };
     if non_null == 0 {
         report.encoded_len = out.len() - start;
@@ -247,6 +251,11 @@ pub fn encode_vector(
     match best {
         Some((len, c)) if len < plain_len => {
             let (encoding, before) = (encoding_of(&c), out.len());
+            report.stride_block = match &c {
+                Candidate::Dictionary(p) => p.codes_mode() == bitpack::BlockMode::Stride,
+                Candidate::Bitpack(p, _) => p.mode == bitpack::BlockMode::Stride,
+                _ => false,
+            };
             out.push(encoding as u8);
             match c {
                 Candidate::Dictionary(p) => dictionary::encode(&p, out),

@@ -387,6 +387,11 @@ impl DictionaryPlan {
         2 + self.inline_entries.as_ref().map_or(0, |(_, p)| p.len) + self.codes_plan.encoded_len()
     }
 
+    /// How the codes are packed.
+    pub fn codes_mode(&self) -> bitpack::BlockMode {
+        self.codes_plan.mode
+    }
+
     pub fn is_shared(&self) -> bool {
         self.inline_entries.is_none()
     }

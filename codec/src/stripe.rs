@@ -277,6 +277,8 @@ pub struct ColumnReport {
     pub vectors: Vec<EncodeReport>,
     pub fsst_table: bool,
     pub shared_dictionary: bool,
+    /// The stripe's row period the column was encoded with ([`detect_period`]).
+    pub period: Option<u16>,
 }
 
 /// The non-null values of rows `start..end` of a column whose non-null values before `start`
@@ -349,6 +351,30 @@ pub fn write_stripe(
     row_count: usize,
     out: &mut Vec<u8>,
 ) -> Result<Vec<ColumnReport>, EncodeError> {
+    write_stripe_with(columns, row_count, &WriteOptions::default(), out)
+}
+
+/// Choices of [`write_stripe_with`] that the format leaves to the writer.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOptions {
+    /// Look for the row period ([`detect_period`]); off only to perturb the encoder on purpose
+    /// (the gate's self-test).
+    pub find_period: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { find_period: true }
+    }
+}
+
+/// [`write_stripe`] with explicit options.
+pub fn write_stripe_with(
+    columns: &[ColumnInput<'_>],
+    row_count: usize,
+    options: &WriteOptions,
+    out: &mut Vec<u8>,
+) -> Result<Vec<ColumnReport>, EncodeError> {
     if columns.len() > u16::MAX as usize {
         return Err(EncodeError(format!("{} columns, at most {}", columns.len(), u16::MAX)));
     }
@@ -356,7 +382,7 @@ pub fn write_stripe(
         return Err(EncodeError(format!("{row_count} rows in one stripe")));
     }
     let vector_count = row_count.div_ceil(MAX_ROWS);
-    let stride = detect_period(columns);
+    let stride = if options.find_period { detect_period(columns) } else { None };
     let mut directory = Vec::new();
     let mut data = Vec::new();
     let mut reports = Vec::with_capacity(columns.len());
@@ -426,7 +452,7 @@ pub fn write_stripe(
             e.zone.write(&mut directory);
         }
         data.extend_from_slice(&encoded);
-        reports.push(ColumnReport { vectors: vector_reports, fsst_table: used_fsst, shared_dictionary: used_dictionary });
+        reports.push(ColumnReport { vectors: vector_reports, fsst_table: used_fsst, shared_dictionary: used_dictionary, period: stride });
     }
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&crate::FORMAT_VERSION.to_le_bytes());

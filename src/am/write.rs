@@ -102,15 +102,24 @@ impl WriteBuffer {
     }
 }
 
+/// Test-only perturbation (`pg_columnar.gate_ignore_row_period`, superuser): the stripe
+/// writer does not look for a row period, which changes encoding decisions. The gate's
+/// self-test uses it to prove it notices.
+pub static IGNORE_ROW_PERIOD: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(false);
+
 /// Encodes buffered columns as a stripe image (pure Rust: runs on any thread).
-fn encode_columns(columns: &[ColumnBuffer], rows: usize) -> Result<Vec<u8>, String> {
+fn encode_columns(columns: &[ColumnBuffer], rows: usize, options: stripe::WriteOptions) -> Result<Vec<u8>, String> {
     let inputs: Vec<ColumnInput> = columns
         .iter()
         .map(|c| ColumnInput { nulls: c.has_nulls.then_some(&c.nulls[..]), values: c.values.as_ref() })
         .collect();
     let mut image = Vec::new();
-    stripe::write_stripe(&inputs, rows, &mut image).map_err(|e| e.to_string())?;
+    stripe::write_stripe_with(&inputs, rows, &options, &mut image).map_err(|e| e.to_string())?;
     Ok(image)
+}
+
+fn write_options() -> stripe::WriteOptions {
+    stripe::WriteOptions { find_period: !IGNORE_ROW_PERIOD.get() }
 }
 
 /// Runs `f` on a new thread with every signal blocked (PostgreSQL's signal handlers must run
@@ -202,12 +211,13 @@ fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer, keep: usize) {
     let rows = w.rows as usize;
     unsafe { pg_sys::MemoryContextDelete(w.scratch) };
     let columns = w.columns;
+    let options = write_options();
     // the columns move to the thread; if none can be started, encode here
     let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(columns)));
     let for_thread = shared.clone();
     let handle = spawn_encoder(move || {
         let columns = for_thread.lock().map_err(|_| "poisoned".to_string())?.take().ok_or("no columns")?;
-        encode_columns(&columns, rows)
+        encode_columns(&columns, rows, options)
     });
     match handle {
         Some(handle) => {
@@ -219,7 +229,7 @@ fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer, keep: usize) {
         None => {
             finish_in_flight(rel);
             let columns = shared.lock().ok().and_then(|mut c| c.take()).expect("the thread never started");
-            let image = encode_columns(&columns, rows)
+            let image = encode_columns(&columns, rows, options)
                 .unwrap_or_else(|e| pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)));
             write_image(rel, &origin, &image);
         }
@@ -350,7 +360,7 @@ fn flush_buffer(rel: pg_sys::Relation, w: WriteBuffer) {
         return;
     }
     let origin = w.origin();
-    let result = encode_columns(&w.columns, w.rows as usize);
+    let result = encode_columns(&w.columns, w.rows as usize, write_options());
     free(w);
     check_level(rel, origin.level);
     match result {
