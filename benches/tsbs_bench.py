@@ -7,7 +7,7 @@ cluster and generates the data; this script only talks to the server through psq
 Method:
   * Load: the same CSV is COPYed (psql \\copy) into a fresh table of each engine, engines
     alternating round by round (H C, then C H, ...), each load in a new session, timed by the
-    server's clock; the median is reported. Then one more load per engine in a session of its
+    server's clock after a CHECKPOINT; the median of 5 is reported. Then one more load per engine in a session of its
     own, whose backend's peak RSS (VmHWM) is read from /proc; likewise for a full scan of
     every column. Sizes: pg_total_relation_size, plus for
     pg_columnar its rows in the catalog pgcol.stripe.
@@ -41,8 +41,10 @@ def create(args, engine, schema):
          ("" if engine == "heap" else f"ALTER TABLE {t} SET ACCESS METHOD pg_columnar;\n"))
 
 def load(args, engine, schema):
-    """Seconds for one COPY into a fresh table, timed by the server's clock."""
+    """Seconds for one COPY into a fresh table, timed by the server's clock. A checkpoint
+    first, so that no load pays for the WAL of the one before."""
     create(args, engine, schema)
+    psql(args, "CHECKPOINT;")
     out = psql(args, "", session_cmds=(
         "SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset\n"
         f"\\copy {table(engine)} FROM '{args.data}/cpu.csv' (FORMAT csv)\n"
@@ -111,7 +113,7 @@ def main():
     ap.add_argument("--tsbs-gen", required=True)
     ap.add_argument("--rows", type=int, required=True)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--load-runs", type=int, default=3)
+    ap.add_argument("--load-runs", type=int, default=5)
     ap.add_argument("--markdown", required=True)
     args = ap.parse_args()
     args.psql = args.psql.split()
