@@ -181,16 +181,17 @@ psql_at() {
   PGTZ=UTC PGDATESTYLE='ISO, MDY' "$PGC_PSQL" -X -q -h 127.0.0.1 -p "$port" -U postgres "$@"
 }
 
-# install_extension NN [PROFILE]: build the extension for major NN and install it into that
+# install_extension NN [PROFILE [SOURCE]]: build the extension (from SOURCE, default this checkout)
+# for major NN and install it into that
 # major's directories (pg_config decides where). PROFILE is debug (default) or release.
 install_extension() {
-  local nn=$1 profile=${2:-debug} pgc flags=()
+  local nn=$1 profile=${2:-debug} src=${3:-$PGC_REPO} pgc flags=()
   pgc=$(pg_config_path "$nn") || true
   [ -n "$pgc" ] || die "PostgreSQL $nn is not installed (gate/install-pg $nn)"
   [ "$profile" = release ] && flags+=(--release)
   mkdir -p "$PGC_CACHE/logs"
   local logf=$PGC_CACHE/logs/install-extension-$nn-$profile.log
-  (cd "$PGC_REPO" && cargo pgrx install "${flags[@]}" --no-default-features --features "pg${nn%%-*}" \
+  (cd "$src" && cargo pgrx install "${flags[@]}" --no-default-features --features "pg${nn%%-*}" \
      --pg-config "$pgc") >"$logf" 2>&1 \
     || { tail -40 "$logf" >&2; die "building the extension for PostgreSQL $nn failed (log: $logf)"; }
 }
