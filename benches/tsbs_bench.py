@@ -8,8 +8,9 @@ Method:
   * Load: the same CSV is COPYed (psql \\copy) into a fresh table of each engine, engines
     alternating round by round (H C, then C H, ...), each load in a new session, timed by the
     server's clock after a CHECKPOINT; the median of 5 is reported. Then one more load per engine in a session of its
-    own, whose backend's peak RSS (VmHWM) is read from /proc; likewise for a full scan of
-    every column. Sizes: pg_total_relation_size, plus for
+    own, whose backend's peak private memory (RssAnon, sampled every 10 ms) and peak RSS
+    (VmHWM, which also counts the shared buffers it touched) are read from /proc; likewise
+    for a full scan of every column. Sizes: pg_total_relation_size, plus for
     pg_columnar its rows in the catalog pgcol.stripe.
   * Queries: the 15 TSBS cpu-only queries (tsbs-gen --queries), each first run once per engine
     (warm-up, and results compared row for row: they must be identical), then RUNS rounds,
@@ -52,8 +53,10 @@ def load(args, engine, schema):
     return float(out.split()[-1])
 
 def session_peak_kib(args, command):
-    """Runs one psql command in a fresh session and reads its backend's peak RSS (VmHWM)
-    before the session ends."""
+    """Runs one psql command in a fresh session; returns its backend's peak private memory
+    (RssAnon, sampled every 10 ms) and peak RSS (VmHWM: that plus the shared buffers and other
+    shared memory it touched), in KiB."""
+    import threading, time
     p = subprocess.Popen(args.psql + ["-d", args.db, "-v", "ON_ERROR_STOP=1", "-A", "-t"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     p.stdin.write("SELECT 'pid=' || pg_backend_pid();\n"); p.stdin.flush()
@@ -63,13 +66,22 @@ def session_peak_kib(args, command):
         if not line:
             sys.exit("psql session ended early: " + p.stderr.read())
     pid = int(line.split("pid=")[1])
+    anon = [0]
+    done = threading.Event()
+    def sample():
+        while not done.is_set():
+            with open(f"/proc/{pid}/status") as f:
+                anon[0] = max(anon[0], int(re.search(r"RssAnon:\s+(\d+)", f.read()).group(1)))
+            time.sleep(0.01)
+    sampler = threading.Thread(target=sample); sampler.start()
     p.stdin.write(command + "\nSELECT 'done';\n"); p.stdin.flush()
     while "done" not in line and line:
         line = p.stdout.readline()
+    done.set(); sampler.join()
     with open(f"/proc/{pid}/status") as f:
-        peak = int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
+        hwm = int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
     p.stdin.close(); p.wait()
-    return peak
+    return anon[0], hwm
 
 def peak_rss_kib(args, engine, schema):
     """Peak RSS of a backend doing one COPY into a fresh table (the table is kept)."""
@@ -129,13 +141,13 @@ def main():
     rss = {}
     for e in ENGINES:  # a last load of each engine, in a session of its own: peak memory
         rss[e] = peak_rss_kib(args, e, schema)
-        print(f"load: {e:12} peak backend RSS {rss[e] / 1024:.0f} MiB", flush=True)
+        print(f"load: {e:12} peak private {rss[e][0] / 1024:.0f} MiB, peak RSS {rss[e][1] / 1024:.0f} MiB", flush=True)
     psql(args, "VACUUM ANALYZE cpu_heap; VACUUM ANALYZE cpu_columnar;")
     scan_rss = {}
     for e in ENGINES:  # a full scan of every column: the backend must not grow with the table
         scan_rss[e] = session_peak_kib(args, f"SELECT count(*), max(time), sum(tags_id), max(hostname), sum(usage_user), "
                                              f"sum(usage_guest_nice), count(additional_tags) FROM {table(e)};")
-        print(f"full scan: {e:12} peak backend RSS {scan_rss[e] / 1024:.0f} MiB", flush=True)
+        print(f"full scan: {e:12} peak private {scan_rss[e][0] / 1024:.0f} MiB, peak RSS {scan_rss[e][1] / 1024:.0f} MiB", flush=True)
     size = {e: sizes(args, e) for e in ENGINES}
 
     rows_q = []
@@ -160,8 +172,9 @@ def main():
     md.append(f"| | heap | pg_columnar | ratio |")
     md.append(f"|---|---|---|---|")
     md.append(f"| COPY {args.rows:,} rows, median of {len(loads['heap'])} (s) | {h_load:.2f} | {c_load:.2f} | {c_load / h_load:.2f} |")
-    md.append(f"| peak backend RSS during COPY (MiB) | {rss['heap'] / 1024:.0f} | {rss['pg_columnar'] / 1024:.0f} | |")
-    md.append(f"| peak backend RSS during a full scan (MiB) | {scan_rss['heap'] / 1024:.0f} | {scan_rss['pg_columnar'] / 1024:.0f} | |")
+    mem = lambda d, e: f"{d[e][0] / 1024:.0f} / {d[e][1] / 1024:.0f}"
+    md.append(f"| backend memory during COPY, MiB: peak private (RssAnon) / peak RSS (VmHWM) | {mem(rss, 'heap')} | {mem(rss, 'pg_columnar')} | |")
+    md.append(f"| backend memory during a full scan, MiB: private / RSS | {mem(scan_rss, 'heap')} | {mem(scan_rss, 'pg_columnar')} | |")
     md.append(f"| size (bytes) | {h_size:,} | {c_size + c_cat:,} ({c_cat:,} in pgcol.stripe) | {(c_size + c_cat) / h_size:.3f} |")
     md.append(f"| bytes per row | {h_size / args.rows:.1f} | {(c_size + c_cat) / args.rows:.2f} | |")
     md.append("")

@@ -19,9 +19,11 @@ pub fn pages_for(len: usize) -> u32 {
 
 /// Appends `bytes` to the relation as new consecutive pages; returns the first block.
 /// Holding the relation extension lock makes the pages consecutive even with concurrent
-/// writers.
+/// writers. The pages go through a small ring of buffers (the bulk-write strategy, as heap's
+/// COPY uses), so a load does not evict the rest of shared buffers.
 pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
     unsafe {
+        let strategy = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKWRITE);
         pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
         let mut first = None;
         let mut expected = 0;
@@ -31,7 +33,7 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
                 pg_sys::ForkNumber::MAIN_FORKNUM,
                 pg_sys::InvalidBlockNumber,
                 pg_sys::ReadBufferMode::RBM_NORMAL,
-                std::ptr::null_mut(),
+                strategy,
             );
             crate::compat::lock_buffer(buffer, true);
             let block = pg_sys::BufferGetBlockNumber(buffer);
@@ -53,6 +55,7 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
             pg_sys::UnlockReleaseBuffer(buffer);
         }
         pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+        pg_sys::FreeAccessStrategy(strategy);
         first.expect("at least one page")
     }
 }
