@@ -44,21 +44,14 @@ pub const STRIPE_BYTE_LIMIT: usize = 256 << 20;
 const MAX_RESERVATION: u64 = 16_384;
 
 struct WriteBuffer {
-    relid: pg_sys::Oid,
-    /// The relation file the rows belong to; a buffer whose relation has since been given a
-    /// new file (TRUNCATE, rewrite) is discarded.
-    relfile: u32,
-    /// Transaction nesting level that buffered the rows.
-    level: i32,
-    /// Command that buffered the latest rows: the catalog row is inserted as this command.
-    cid: pg_sys::CommandId,
-    storage_id: u64,
-    first_row: u64,
-    /// Row numbers reserved: `first_row..reserved_end`.
+    /// Relation, transaction level, command and rows: what the stripe's catalog row needs.
+    /// `origin.relfile` is the relation file the rows belong to; a buffer whose relation has
+    /// since been given a new file (TRUNCATE, rewrite) is discarded.
+    origin: StripeOrigin,
+    /// Row numbers reserved: `origin.first_row..reserved_end`.
     reserved_end: u64,
     /// Size of the last reservation (the next one doubles it).
     last_chunk: u64,
-    rows: u64,
     bytes: usize,
     columns: Vec<ColumnBuffer>,
     /// Scratch memory context for detoasted copies, reset after every row.
@@ -88,19 +81,6 @@ thread_local! {
     static IN_FLIGHT: RefCell<Vec<InFlight>> = const { RefCell::new(Vec::new()) };
 }
 
-impl WriteBuffer {
-    fn origin(&self) -> StripeOrigin {
-        StripeOrigin {
-            relid: self.relid,
-            relfile: self.relfile,
-            level: self.level,
-            cid: self.cid,
-            storage_id: self.storage_id,
-            first_row: self.first_row,
-            rows: self.rows,
-        }
-    }
-}
 
 /// Test-only perturbation (`pg_columnar.gate_ignore_row_period`, superuser): the stripe
 /// writer does not look for a row period, which changes encoding decisions. The gate's
@@ -206,9 +186,9 @@ fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer, keep: usize) {
         flush_buffer(rel, w);
         return;
     }
-    check_level(rel, w.level);
-    let origin = w.origin();
-    let rows = w.rows as usize;
+    check_level(rel, w.origin.level);
+    let origin = w.origin;
+    let rows = w.origin.rows as usize;
     unsafe { pg_sys::MemoryContextDelete(w.scratch) };
     let columns = w.columns;
     let options = write_options();
@@ -243,7 +223,7 @@ fn relfile_of(rel: pg_sys::Relation) -> u32 {
 fn take_buffer(relid: pg_sys::Oid) -> Option<WriteBuffer> {
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
-        let i = b.iter().position(|w| w.relid == relid)?;
+        let i = b.iter().position(|w| w.origin.relid == relid)?;
         Some(b.swap_remove(i))
     })
 }
@@ -274,15 +254,17 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
         )
     };
     WriteBuffer {
-        relid: unsafe { (*rel).rd_id },
-        relfile: relfile_of(rel),
-        level: unsafe { pg_sys::GetCurrentTransactionNestLevel() },
-        cid,
-        storage_id: 0,
-        first_row: 0,
+        origin: StripeOrigin {
+            relid: unsafe { (*rel).rd_id },
+            relfile: relfile_of(rel),
+            level: unsafe { pg_sys::GetCurrentTransactionNestLevel() },
+            cid,
+            storage_id: 0,
+            first_row: 0,
+            rows: 0,
+        },
         reserved_end: 0,
         last_chunk: 0,
-        rows: 0,
         bytes: 0,
         columns,
         scratch,
@@ -292,26 +274,26 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
 /// Makes room for one more row: reserves row numbers if the buffer has none left, writing
 /// the buffer out first if it is full or the new numbers do not follow on.
 fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteBuffer {
-    if w.rows > 0 && (w.rows >= stripe_row_limit() || w.bytes >= STRIPE_BYTE_LIMIT) {
-        let cid = w.cid;
+    if w.origin.rows > 0 && (w.origin.rows >= stripe_row_limit() || w.bytes >= STRIPE_BYTE_LIMIT) {
+        let cid = w.origin.cid;
         // one stripe encodes while the statement fills the next
         start_encoding(rel, w, 1);
         w = new_buffer(rel, cid);
     }
-    if w.first_row + w.rows < w.reserved_end {
+    if w.origin.first_row + w.origin.rows < w.reserved_end {
         return w;
     }
-    let room = stripe_row_limit() - w.rows;
+    let room = stripe_row_limit() - w.origin.rows;
     let chunk = (w.last_chunk * 2).max(wanted).clamp(1, MAX_RESERVATION).min(room).max(1);
     let (m, start) = meta::reserve_rows(rel, chunk);
-    if w.rows > 0 && start != w.reserved_end {
-        let cid = w.cid;
+    if w.origin.rows > 0 && start != w.reserved_end {
+        let cid = w.origin.cid;
         flush_buffer(rel, w);
         w = new_buffer(rel, cid);
     }
-    if w.rows == 0 {
-        w.first_row = start;
-        w.storage_id = m.storage_id;
+    if w.origin.rows == 0 {
+        w.origin.first_row = start;
+        w.origin.storage_id = m.storage_id;
     }
     w.reserved_end = start + chunk;
     w.last_chunk = chunk;
@@ -322,14 +304,14 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
 pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId) {
     let relid = unsafe { (*rel).rd_id };
     let mut w = match take_buffer(relid) {
-        Some(w) if w.relfile == relfile_of(rel) => w,
+        Some(w) if w.origin.relfile == relfile_of(rel) => w,
         Some(stale) => {
             free(stale);
             new_buffer(rel, cid)
         }
         None => new_buffer(rel, cid),
     };
-    w.cid = cid;
+    w.origin.cid = cid;
     let total = slots.len() as u64;
     for (i, &slot) in slots.iter().enumerate() {
         w = prepare_row(rel, w, total - i as u64);
@@ -344,10 +326,10 @@ pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid:
             }
             pg_sys::MemoryContextSwitchTo(old);
             pg_sys::MemoryContextReset(w.scratch);
-            (*slot).tts_tid = super::tid::to_tid(w.first_row + w.rows);
+            (*slot).tts_tid = super::tid::to_tid(w.origin.first_row + w.origin.rows);
             (*slot).tts_tableOid = relid;
         }
-        w.rows += 1;
+        w.origin.rows += 1;
     }
     put_buffer(w);
 }
@@ -355,12 +337,12 @@ pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid:
 /// Writes the relation's stripe being encoded, then encodes and writes the buffer.
 fn flush_buffer(rel: pg_sys::Relation, w: WriteBuffer) {
     finish_in_flight(rel);
-    if w.rows == 0 {
+    if w.origin.rows == 0 {
         free(w);
         return;
     }
-    let origin = w.origin();
-    let result = encode_columns(&w.columns, w.rows as usize, write_options());
+    let origin = w.origin;
+    let result = encode_columns(&w.columns, w.origin.rows as usize, write_options());
     free(w);
     check_level(rel, origin.level);
     match result {
@@ -372,7 +354,7 @@ fn flush_buffer(rel: pg_sys::Relation, w: WriteBuffer) {
 /// Writes out this backend's buffered rows of `rel`, so a scan of it sees them.
 pub fn flush_relation(rel: pg_sys::Relation) {
     match take_buffer(unsafe { (*rel).rd_id }) {
-        Some(w) if w.relfile == relfile_of(rel) && w.rows > 0 => {
+        Some(w) if w.origin.relfile == relfile_of(rel) && w.origin.rows > 0 => {
             // the last stripe encodes beside the one still in flight; then both are written
             start_encoding(rel, w, usize::MAX);
             finish_in_flight(rel);
@@ -397,7 +379,7 @@ pub fn discard_relation(relid: pg_sys::Oid) {
 /// Buffered rows of `rel` not yet written (for size estimates).
 pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
     let relid = unsafe { (*rel).rd_id };
-    let buffered: u64 = BUFFERS.with(|b| b.borrow().iter().filter(|w| w.relid == relid).map(|w| w.rows).sum());
+    let buffered: u64 = BUFFERS.with(|b| b.borrow().iter().filter(|w| w.origin.relid == relid).map(|w| w.origin.rows).sum());
     let encoding: u64 = IN_FLIGHT.with(|v| v.borrow().iter().filter(|f| f.origin.relid == relid).map(|f| f.origin.rows).sum());
     buffered + encoding
 }
@@ -411,7 +393,7 @@ pub fn any_pending() -> bool {
 pub fn flush_all() {
     loop {
         let next = BUFFERS
-            .with(|b| b.borrow().last().map(|w| w.relid))
+            .with(|b| b.borrow().last().map(|w| w.origin.relid))
             .or_else(|| IN_FLIGHT.with(|v| v.borrow().last().map(|f| f.origin.relid)));
         let Some(relid) = next else { break };
         unsafe {
@@ -441,9 +423,9 @@ pub fn end_subtransaction(level: i32, committed: bool) {
         let mut dropped = Vec::new();
         let mut i = 0;
         while i < b.len() {
-            if b[i].level >= level {
+            if b[i].origin.level >= level {
                 if committed {
-                    b[i].level = level - 1;
+                    b[i].origin.level = level - 1;
                     i += 1;
                 } else {
                     dropped.push(b.swap_remove(i));
