@@ -3,7 +3,9 @@
 //!
 //! * executor end and utility end: buffered rows are written at the end of every statement
 //!   (see `am::write`);
-//! * object access: a dropped pg_columnar table's catalog rows are deleted with it.
+//! * object access: a dropped pg_columnar table's catalog rows are deleted with it;
+//! * `get_relation_info`: the planner's number of parallel workers for a pg_columnar table
+//!   follows its stripes, not its (compressed, hence small) size in pages.
 //!
 //! The extension script installs an event trigger at `ddl_command_start` whose only job is to
 //! load this library, so that the object-access hook is in place when a backend that has not
@@ -16,6 +18,7 @@ use crate::am::{life, write};
 static mut PREV_EXECUTOR_END: pg_sys::ExecutorEnd_hook_type = None;
 static mut PREV_PROCESS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
 static mut PREV_OBJECT_ACCESS: pg_sys::object_access_hook_type = None;
+static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
 
 /// Installs the hooks and the transaction callbacks (from `_PG_init`).
 pub unsafe fn install() {
@@ -25,6 +28,8 @@ pub unsafe fn install() {
     pg_sys::ProcessUtility_hook = Some(process_utility);
     PREV_OBJECT_ACCESS = pg_sys::object_access_hook;
     pg_sys::object_access_hook = Some(object_access);
+    PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
+    pg_sys::get_relation_info_hook = Some(relation_info);
     pg_sys::RegisterXactCallback(Some(write::xact_callback), std::ptr::null_mut());
     pg_sys::RegisterSubXactCallback(Some(write::subxact_callback), std::ptr::null_mut());
 }
@@ -77,4 +82,36 @@ unsafe extern "C-unwind" fn object_access(
     if access == pg_sys::ObjectAccessType::OAT_DROP && class_id == pg_sys::RelationRelationId && sub_id == 0 {
         life::on_drop(object_id);
     }
+}
+
+/// PostgreSQL picks parallel workers from a table's size in pages (one from 8 MB, then one
+/// more each time it triples). A pg_columnar table is some 25 times smaller than the same rows
+/// in heap while decoding them costs about what reading heap does, so by pages it would get
+/// none where heap gets two. Parallel scans share out whole stripes, so instead: one worker per
+/// stripe beyond the first (the planner still caps it by max_parallel_workers_per_gather and
+/// compares the parallel plan's cost with the serial one). A `parallel_workers` storage
+/// parameter set on the table is left as it is.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_info(
+    root: *mut pg_sys::PlannerInfo,
+    relid: pg_sys::Oid,
+    inhparent: bool,
+    rel: *mut pg_sys::RelOptInfo,
+) {
+    if let Some(prev) = PREV_RELATION_INFO {
+        prev(root, relid, inhparent, rel);
+    }
+    if (*rel).rel_parallel_workers != -1 {
+        return;
+    }
+    let relation = pg_sys::RelationIdGetRelation(relid);
+    if relation.is_null() {
+        return;
+    }
+    if crate::am::routine::is_columnar(relation) {
+        let stripe_rows = crate::am::write::STRIPE_ROW_LIMIT.get().max(1) as f64;
+        let stripes = ((*rel).tuples / stripe_rows).ceil();
+        (*rel).rel_parallel_workers = (stripes - 1.0).clamp(0.0, 64.0) as i32;
+    }
+    pg_sys::RelationClose(relation);
 }
