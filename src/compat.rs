@@ -117,6 +117,50 @@ pub unsafe fn update_relstats(rel: pg_sys::Relation, pages: pg_sys::BlockNumber,
     );
 }
 
+/// Installs the planner hook that sees a base relation's RelOptInfo once its size is known:
+/// `get_relation_info_hook` up to 18, `build_simple_rel_hook` from 19 (which replaced it).
+pub unsafe fn install_relation_info_hook() {
+    #[cfg(not(feature = "pg19"))]
+    {
+        PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
+        pg_sys::get_relation_info_hook = Some(relation_info);
+    }
+    #[cfg(feature = "pg19")]
+    {
+        PREV_RELATION_INFO = pg_sys::build_simple_rel_hook;
+        pg_sys::build_simple_rel_hook = Some(relation_info);
+    }
+}
+
+#[cfg(not(feature = "pg19"))]
+static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
+#[cfg(feature = "pg19")]
+static mut PREV_RELATION_INFO: pg_sys::build_simple_rel_hook_type = None;
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_info(
+    root: *mut pg_sys::PlannerInfo,
+    relid: pg_sys::Oid,
+    inhparent: bool,
+    rel: *mut pg_sys::RelOptInfo,
+) {
+    if let Some(prev) = PREV_RELATION_INFO {
+        prev(root, relid, inhparent, rel);
+    }
+    crate::hooks::plan_parallel_workers(relid, rel);
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_info(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry) {
+    if let Some(prev) = PREV_RELATION_INFO {
+        prev(root, rel, rte);
+    }
+    if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
+        crate::hooks::plan_parallel_workers((*rte).relid, rel);
+    }
+}
+
 /// Installs the callbacks whose signatures differ between majors.
 pub fn install(r: &mut pg_sys::TableAmRoutine) {
     #[cfg(feature = "pg15")]

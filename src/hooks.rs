@@ -4,8 +4,9 @@
 //! * executor end and utility end: buffered rows are written at the end of every statement
 //!   (see `am::write`);
 //! * object access: a dropped pg_columnar table's catalog rows are deleted with it;
-//! * `get_relation_info`: the planner's number of parallel workers for a pg_columnar table
-//!   follows its stripes, not its (compressed, hence small) size in pages.
+//! * once the planner knows a base relation's size (`compat::install_relation_info_hook`):
+//!   the number of parallel workers for a pg_columnar table follows its stripes, not its
+//!   (compressed, hence small) size in pages.
 //!
 //! The extension script installs an event trigger at `ddl_command_start` whose only job is to
 //! load this library, so that the object-access hook is in place when a backend that has not
@@ -18,7 +19,6 @@ use crate::am::{life, write};
 static mut PREV_EXECUTOR_END: pg_sys::ExecutorEnd_hook_type = None;
 static mut PREV_PROCESS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
 static mut PREV_OBJECT_ACCESS: pg_sys::object_access_hook_type = None;
-static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
 
 /// Installs the hooks and the transaction callbacks (from `_PG_init`).
 pub unsafe fn install() {
@@ -28,8 +28,7 @@ pub unsafe fn install() {
     pg_sys::ProcessUtility_hook = Some(process_utility);
     PREV_OBJECT_ACCESS = pg_sys::object_access_hook;
     pg_sys::object_access_hook = Some(object_access);
-    PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
-    pg_sys::get_relation_info_hook = Some(relation_info);
+    crate::compat::install_relation_info_hook();
     pg_sys::RegisterXactCallback(Some(write::xact_callback), std::ptr::null_mut());
     pg_sys::RegisterSubXactCallback(Some(write::subxact_callback), std::ptr::null_mut());
 }
@@ -91,16 +90,7 @@ unsafe extern "C-unwind" fn object_access(
 /// stripe beyond the first (the planner still caps it by max_parallel_workers_per_gather and
 /// compares the parallel plan's cost with the serial one). A `parallel_workers` storage
 /// parameter set on the table is left as it is.
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn relation_info(
-    root: *mut pg_sys::PlannerInfo,
-    relid: pg_sys::Oid,
-    inhparent: bool,
-    rel: *mut pg_sys::RelOptInfo,
-) {
-    if let Some(prev) = PREV_RELATION_INFO {
-        prev(root, relid, inhparent, rel);
-    }
+pub unsafe fn plan_parallel_workers(relid: pg_sys::Oid, rel: *mut pg_sys::RelOptInfo) {
     if (*rel).rel_parallel_workers != -1 {
         return;
     }
