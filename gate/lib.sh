@@ -146,7 +146,9 @@ cluster_start() {
   if pg_run "$nn" pg_ctl -D "$srv/data" status >/dev/null 2>&1; then return 0; fi
   pg_run "$nn" pg_ctl -D "$srv/data" -l "$srv/server.log" -w -t 60 \
     -o "-p $port -c listen_addresses=127.0.0.1 -k '' $settings" start >/dev/null \
-    || { tail -20 "$host/server.log" >&2; die "could not start $name-$nn on port $port"; }
+    || { tail -20 "$host/server.log" >&2
+         ss -ltnp 2>/dev/null | grep ":$port " >&2 && echo "(another server holds port $port: stop it, e.g. a cluster left running by another checkout)" >&2
+         die "could not start $name-$nn on port $port"; }
 }
 
 # cluster_stop NN NAME: stop the cluster if it runs.
