@@ -1,6 +1,7 @@
 //! SQL functions that show what a pg_columnar table stores: `pgcol.stripes`,
-//! `pgcol.columns`, `pgcol.image_hash` and `pgcol.verify`. Each checks that the caller may
-//! SELECT from the table, and sets its own `search_path`.
+//! `pgcol.columns`, `pgcol.vectors`, `pgcol.encoder_report`, `pgcol.image_hash` and
+//! `pgcol.verify`. Each checks that the caller may SELECT from the table, and sets its own
+//! `search_path`.
 
 #[pgrx::pg_schema]
 mod pgcol {
