@@ -110,26 +110,24 @@ impl LoadedStripe {
 pub struct DecodedVector {
     /// Stripe (by first row) and vector index this holds, if any.
     pub key: Option<(u64, usize)>,
-    pub rows: usize,
     pub columns: Vec<DatumVector>,
-    /// Columns of the relation the stripe does not have (added later): filled by the slot's
-    /// missing-attribute defaults.
+    /// How many leading columns the stripe stores; the relation's later ones (added since)
+    /// are filled by the slot's missing-attribute defaults.
     pub stored_columns: usize,
 }
 
 impl DecodedVector {
     pub fn new(natts: usize) -> DecodedVector {
-        DecodedVector { key: None, rows: 0, columns: (0..natts).map(|_| DatumVector::default()).collect(), stored_columns: 0 }
+        DecodedVector { key: None, columns: (0..natts).map(|_| DatumVector::default()).collect(), stored_columns: 0 }
     }
 
-    /// Decodes vector `v` of `stripe` for the columns `wanted` (others become NULL).
+    /// Decodes vector `v` of `stripe`, every column of `types` (dropped ones become NULL).
     pub fn decode(
         &mut self,
         pages: &mut PageReader,
         stripe: &mut LoadedStripe,
         v: usize,
         types: &[ColumnType],
-        wanted: &[bool],
         buf: &mut Vec<u8>,
     ) {
         let key = (stripe.row.first_row, v);
@@ -142,15 +140,15 @@ impl DecodedVector {
         if stripe.dir.columns.len() > types.len() {
             stripe_error(pages, &stripe.row, format!("{} columns stored, the relation has {}", stripe.dir.columns.len(), types.len()));
         }
-        for (c, ty) in types.iter().enumerate() {
-            if c >= stored || !wanted[c] || *ty == ColumnType::Dropped {
+        // columns past `stored` come from the slot's missing-attribute defaults in `store`
+        for (c, ty) in types.iter().enumerate().take(stored) {
+            if *ty == ColumnType::Dropped {
                 self.columns[c].set_all_null(rows);
                 continue;
             }
             let vector = stripe.decode(pages, c, v, *ty, buf);
             self.columns[c].fill(*ty, &vector);
         }
-        self.rows = rows;
         self.stored_columns = stored;
         self.key = Some(key);
         debug_assert!(rows <= MAX_ROWS);

@@ -38,7 +38,6 @@ pub struct ScanState {
     /// stored data still have the old).
     pub types: Vec<ColumnType>,
     types_of: pg_sys::TupleDesc,
-    wanted: Vec<bool>,
     pub stripes: Vec<StripeRow>,
     parallel: *mut ParallelShared,
     /// Position: stripe index and row within the stripe of the row last returned; `None`
@@ -99,7 +98,6 @@ impl ScanState {
         ScanState {
             rel,
             relid: unsafe { (*rel).rd_id },
-            wanted: vec![true; natts],
             types,
             types_of,
             stripes,
@@ -134,13 +132,12 @@ impl ScanState {
         if desc != self.types_of {
             self.types = column_types(desc);
             self.types_of = desc;
-            self.wanted = vec![true; self.types.len()];
             self.decoded = DecodedVector::new(self.types.len());
         }
         self.load(i);
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
         let stripe = self.stripe.as_mut().unwrap();
-        self.decoded.decode(&mut self.pages, stripe, v, &self.types, &self.wanted, &mut self.buf);
+        self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf);
         let first = self.stripes[i].first_row;
         unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, first + r, self.relid) };
     }
