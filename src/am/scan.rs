@@ -53,8 +53,11 @@ pub struct ScanState {
     analyze: Option<std::ops::Range<u64>>,
     /// Total rows of the visible stripes (ANALYZE spreads them over the blocks).
     pub total_rows: u64,
-    /// Bitmap scan: visible rows of the current TID-bitmap block still to return.
-    bitmap_rows: std::collections::VecDeque<u64>,
+    /// ANALYZE: ordinal (among visible rows) of each stripe's first row.
+    first_ordinals: Vec<u64>,
+    /// Bitmap scan: visible rows of the current TID-bitmap block still to return, as stripe
+    /// index and row within the stripe.
+    bitmap_rows: std::collections::VecDeque<(usize, u64)>,
 }
 
 /// Lists the stripes of `rel` that `snapshot` sees, in row order. An MVCC snapshot is
@@ -94,6 +97,14 @@ impl ScanState {
         let types_of = unsafe { (*rel).rd_att };
         let types = column_types(types_of);
         let natts = types.len();
+        let first_ordinals: Vec<u64> = stripes
+            .iter()
+            .scan(0, |next, s| {
+                let first = *next;
+                *next += s.row_count;
+                Some(first)
+            })
+            .collect();
         let total_rows = stripes.iter().map(|s| s.row_count).sum();
         ScanState {
             rel,
@@ -110,6 +121,7 @@ impl ScanState {
             range: None,
             analyze: None,
             total_rows,
+            first_ordinals,
             bitmap_rows: Default::default(),
         }
     }
@@ -225,8 +237,8 @@ impl ScanState {
         let base = block as u64 * tid::ROWS_PER_BLOCK;
         let mut push = |offset: u64| {
             let row = base + offset - 1;
-            if super::read::stripe_index_of(&self.stripes, row).is_some() {
-                self.bitmap_rows.push_back(row);
+            if let Some(i) = super::read::stripe_index_of(&self.stripes, row) {
+                self.bitmap_rows.push_back((i, row - self.stripes[i].first_row));
             }
         };
         match offsets {
@@ -238,10 +250,8 @@ impl ScanState {
 
     /// Bitmap scan: the next row of the current block.
     pub fn bitmap_next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        let Some(row) = self.bitmap_rows.pop_front() else { return false };
-        let i = super::read::stripe_index_of(&self.stripes, row).expect("bitmap rows are visible");
-        let first = self.stripes[i].first_row;
-        self.store(i, row - first, slot);
+        let Some((i, r)) = self.bitmap_rows.pop_front() else { return false };
+        self.store(i, r, slot);
         true
     }
 
@@ -257,17 +267,14 @@ impl ScanState {
     pub fn analyze_next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
         let Some(range) = self.analyze.as_mut() else { return false };
         let Some(ordinal) = range.next() else { return false };
-        // stripes are in row order; find the one holding the ordinal-th visible row
-        let mut before = 0;
-        for i in 0..self.stripes.len() {
-            let count = self.stripes[i].row_count;
-            if ordinal < before + count {
-                self.store(i, ordinal - before, slot);
-                return true;
-            }
-            before += count;
+        if ordinal >= self.total_rows {
+            return false;
         }
-        false
+        // the stripe holding the ordinal-th visible row: the last one starting at or before it
+        // (a stripe of no rows starts where the next does, and partition_point passes it)
+        let i = self.first_ordinals.partition_point(|&first| first <= ordinal) - 1;
+        self.store(i, ordinal - self.first_ordinals[i], slot);
+        true
     }
 }
 
