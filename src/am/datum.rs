@@ -177,6 +177,29 @@ impl DatumVector {
         self.nulls.resize(rows, true);
     }
 
+    /// Copies `items` into the arena, each at an 8-byte aligned offset (pushed to `offsets`),
+    /// behind a 4-byte varlena header if `varlena`, and followed by `trailing` zero bytes (a
+    /// cstring's NUL).
+    fn lay_out<'a>(&mut self, items: impl Iterator<Item = &'a [u8]> + Clone, varlena: bool, trailing: usize, offsets: &mut Vec<usize>) {
+        let header = if varlena { 4 } else { 0 };
+        let slot = |len: usize| (header + len + trailing).next_multiple_of(8);
+        let total: usize = items.clone().map(|s| slot(s.len())).sum();
+        self.arena.clear();
+        self.arena.resize(total / 8, 0);
+        let base = self.arena.as_mut_ptr() as *mut u8;
+        let mut at = 0;
+        for s in items {
+            unsafe {
+                if varlena {
+                    std::ptr::copy_nonoverlapping(varlena_header(s.len()).as_ptr(), base.add(at), 4);
+                }
+                std::ptr::copy_nonoverlapping(s.as_ptr(), base.add(at + header), s.len());
+            }
+            offsets.push(at);
+            at += slot(s.len());
+        }
+    }
+
     /// Converts a decoded vector of type `ty` into Datums.
     pub fn fill(&mut self, ty: ColumnType, v: &Vector) {
         let rows = v.rows;
@@ -186,42 +209,13 @@ impl DatumVector {
         // by-reference values: lay them out in the arena first, then point at them
         let mut offsets: Vec<usize> = Vec::new();
         match (&v.values, ty) {
-            (Values::Fixed { width, data }, _) => {
-                let w = *width as usize;
-                let stride = w.next_multiple_of(8);
-                self.arena.clear();
-                self.arena.resize((data.len() / w.max(1)) * stride / 8, 0);
-                let base = self.arena.as_mut_ptr() as *mut u8;
-                for (i, chunk) in data.chunks_exact(w).enumerate() {
-                    unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(i * stride), w) };
-                    offsets.push(i * stride);
-                }
-            }
-            (Values::Bytes(b), ColumnType::CString) => {
-                let total: usize = b.as_ref().iter().map(|s| (s.len() + 1).next_multiple_of(8)).sum();
-                self.arena.clear();
-                self.arena.resize(total / 8, 0);
-                let base = self.arena.as_mut_ptr() as *mut u8;
-                let mut at = 0;
-                for s in b.as_ref().iter() {
-                    unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), base.add(at), s.len()) };
-                    offsets.push(at);
-                    at += (s.len() + 1).next_multiple_of(8);
-                }
-            }
+            (Values::Fixed { width, data }, _) => self.lay_out(data.chunks_exact(*width as usize), false, 0, &mut offsets),
             (Values::Bytes(b), _) => {
-                let total: usize = b.as_ref().iter().map(|s| (s.len() + 4).next_multiple_of(8)).sum();
-                self.arena.clear();
-                self.arena.resize(total / 8, 0);
-                let base = self.arena.as_mut_ptr() as *mut u8;
-                let mut at = 0;
-                for s in b.as_ref().iter() {
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(varlena_header(s.len()).as_ptr(), base.add(at), 4);
-                        std::ptr::copy_nonoverlapping(s.as_ptr(), base.add(at + 4), s.len());
-                    }
-                    offsets.push(at);
-                    at += (s.len() + 4).next_multiple_of(8);
+                let strings = b.as_ref();
+                let items = (0..strings.len()).map(move |i| strings.get(i));
+                match ty {
+                    ColumnType::CString => self.lay_out(items, false, 1, &mut offsets),
+                    _ => self.lay_out(items, true, 0, &mut offsets),
                 }
             }
             _ => {}
