@@ -31,14 +31,9 @@ struct Catalog {
 }
 
 fn catalog() -> Catalog {
-    unsafe {
-        let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), false);
-        let table = pg_sys::get_relname_relid(c"stripe".as_ptr(), nsp);
-        let index = pg_sys::get_relname_relid(c"stripe_storage_first_row".as_ptr(), nsp);
-        if table == pg_sys::InvalidOid || index == pg_sys::InvalidOid {
-            pgrx::error!("pg_columnar: catalog pgcol.stripe is missing; reinstall the extension");
-        }
-        Catalog { table, index }
+    Catalog {
+        table: super::required_pgcol_relation(c"stripe"),
+        index: super::required_pgcol_relation(c"stripe_storage_first_row"),
     }
 }
 
@@ -155,8 +150,5 @@ pub fn delete_storage(storage_id: u64) {
 
 /// Whether the catalog exists (it does not while DROP EXTENSION is removing it).
 pub fn exists() -> bool {
-    unsafe {
-        let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), true);
-        nsp != pg_sys::InvalidOid && pg_sys::get_relname_relid(c"stripe".as_ptr(), nsp) != pg_sys::InvalidOid
-    }
+    super::pgcol_relation(c"stripe").is_some()
 }

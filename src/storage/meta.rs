@@ -81,14 +81,8 @@ pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
 }
 
 fn next_storage_id() -> u64 {
-    unsafe {
-        let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), false);
-        let seq = pg_sys::get_relname_relid(c"storage_id_seq".as_ptr(), nsp);
-        if seq == pg_sys::InvalidOid {
-            pgrx::error!("pg_columnar: sequence pgcol.storage_id_seq is missing; reinstall the extension");
-        }
-        pg_sys::nextval_internal(seq, false) as u64
-    }
+    let seq = super::required_pgcol_relation(c"storage_id_seq");
+    unsafe { pg_sys::nextval_internal(seq, false) as u64 }
 }
 
 /// Writes the metapage if the relation has none yet.

@@ -16,6 +16,26 @@ pub mod pages;
 
 use pgrx::pg_sys;
 
+/// The OID of the extension's relation `pgcol.<name>` (catalog, index, sequence), or `None`
+/// if it does not exist (as while DROP EXTENSION removes it).
+pub fn pgcol_relation(name: &std::ffi::CStr) -> Option<pg_sys::Oid> {
+    unsafe {
+        let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), true);
+        if nsp == pg_sys::InvalidOid {
+            return None;
+        }
+        let oid = pg_sys::get_relname_relid(name.as_ptr(), nsp);
+        (oid != pg_sys::InvalidOid).then_some(oid)
+    }
+}
+
+/// [`pgcol_relation`], raising an ERROR when it is missing.
+pub fn required_pgcol_relation(name: &std::ffi::CStr) -> pg_sys::Oid {
+    pgcol_relation(name).unwrap_or_else(|| {
+        pgrx::error!("pg_columnar: pgcol.{} is missing; reinstall the extension", name.to_string_lossy())
+    })
+}
+
 /// Name of a relation for error messages: `schema.name`.
 pub fn relation_name(rel: pg_sys::Relation) -> String {
     unsafe {
