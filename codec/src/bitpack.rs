@@ -64,34 +64,22 @@ impl BlockPlan {
 /// Header bytes of a stride block: mode, width, lag, head width, head base, min delta.
 const STRIDE_HEADER: usize = 1 + 1 + 2 + 1 + 8 + 8;
 
-/// Minimum and range width of `values` (0 and 0 when empty).
+/// Minimum and width of `max - min` of `values` (0 and 0 when empty): what every block mode
+/// packs its fields against.
 fn min_and_width(values: impl Iterator<Item = i64>) -> (i64, u32) {
-    let (mut min, mut max, mut any) = (i64::MAX, i64::MIN, false);
-    for v in values {
-        any = true;
-        min = min.min(v);
-        max = max.max(v);
-    }
-    if !any {
-        return (0, 0);
+    let (min, max) = values.fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if min > max {
+        return (0, 0); // nothing seen
     }
     (min, bit_width(max.wrapping_sub(min) as u64)) // max >= min: the true range
 }
 
 /// Frame-of-reference plan: minimum and width of `max - min`.
 pub fn plan_for(values: &[i64]) -> BlockPlan {
-    let (mut min, mut max) = (i64::MAX, i64::MIN);
-    for &v in values {
-        min = min.min(v);
-        max = max.max(v);
-    }
-    if values.is_empty() {
-        (min, max) = (0, 0);
-    }
-    let range = max.wrapping_sub(min) as u64; // max >= min, so this is the true range
+    let (min, width) = min_and_width(values.iter().copied());
     BlockPlan {
         mode: BlockMode::FrameOfReference,
-        width: bit_width(range),
+        width,
         base: min,
         min_delta: 0,
         count: values.len(),
@@ -103,18 +91,10 @@ pub fn plan_for(values: &[i64]) -> BlockPlan {
 
 /// Delta plan: first value, minimum delta and width of `max_delta - min_delta`.
 pub fn plan_delta(values: &[i64]) -> BlockPlan {
-    let (mut min_d, mut max_d) = (i64::MAX, i64::MIN);
-    for w in values.windows(2) {
-        let d = w[1].wrapping_sub(w[0]);
-        min_d = min_d.min(d);
-        max_d = max_d.max(d);
-    }
-    if values.len() < 2 {
-        (min_d, max_d) = (0, 0);
-    }
+    let (min_d, width) = min_and_width(values.windows(2).map(|w| w[1].wrapping_sub(w[0])));
     BlockPlan {
         mode: BlockMode::Delta,
-        width: bit_width(max_d.wrapping_sub(min_d) as u64),
+        width,
         base: values.first().copied().unwrap_or(0),
         min_delta: min_d,
         count: values.len(),
