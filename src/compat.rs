@@ -22,6 +22,16 @@ pub unsafe fn tuple_desc_attr(desc: pg_sys::TupleDesc, i: usize) -> *const pg_sy
     }
 }
 
+/// Sets a slot type's `is_current_xact_tuple` (a callback from 17; before, nothing asks).
+pub fn set_is_current_xact_tuple(ops: &mut pg_sys::TupleTableSlotOps, f: unsafe extern "C-unwind" fn(*mut pg_sys::TupleTableSlot) -> bool) {
+    #[cfg(any(feature = "pg15", feature = "pg16"))]
+    let _ = (ops, f);
+    #[cfg(not(any(feature = "pg15", feature = "pg16")))]
+    {
+        ops.is_current_xact_tuple = Some(f);
+    }
+}
+
 /// The relation's file number (15: `rd_node.relNode`; 16: `rd_locator.relNumber`).
 pub fn relfile_number(rel: pg_sys::Relation) -> u32 {
     unsafe {
@@ -161,6 +171,48 @@ unsafe extern "C-unwind" fn relation_info(root: *mut pg_sys::PlannerInfo, rel: *
     }
 }
 
+/// Installs, up to 17, an executor-start hook that turns off bitmap heap scans' prefetching
+/// for pg_columnar tables. Up to 17 the executor prefetches the TID bitmap's block numbers
+/// itself, through the buffer manager, as if they were the table's pages; ours are virtual
+/// (`am::tid`) and lie past the file's end, which is harmless within its first 1 GB segment
+/// and an ERROR beyond it (from about 38 million rows: "could not open file ..."). From 18
+/// the access method walks the bitmap itself and nothing is prefetched.
+pub unsafe fn install_executor_start_hook() {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        PREV_EXECUTOR_START = pg_sys::ExecutorStart_hook;
+        pg_sys::ExecutorStart_hook = Some(executor_start);
+    }
+}
+
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+static mut PREV_EXECUTOR_START: pg_sys::ExecutorStart_hook_type = None;
+
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags: std::ffi::c_int) {
+    match PREV_EXECUTOR_START {
+        Some(prev) => prev(query, eflags),
+        None => pg_sys::standard_ExecutorStart(query, eflags),
+    }
+    if !(*query).planstate.is_null() {
+        no_bitmap_prefetch((*query).planstate, std::ptr::null_mut());
+    }
+}
+
+/// Sets `prefetch_maximum` to 0 in every bitmap heap scan of a pg_columnar table in the tree
+/// (subplans included). The prefetch iterator is made at the scan's first row, after this.
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+unsafe extern "C-unwind" fn no_bitmap_prefetch(ps: *mut pg_sys::PlanState, context: *mut std::ffi::c_void) -> bool {
+    if (*ps).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
+        let node = ps as *mut pg_sys::BitmapHeapScanState;
+        if routine::is_columnar((*node).ss.ss_currentRelation) {
+            (*node).prefetch_maximum = 0;
+        }
+    }
+    pg_sys::planstate_tree_walker(ps, Some(no_bitmap_prefetch), context)
+}
+
 /// Installs the callbacks whose signatures differ between majors.
 pub fn install(r: &mut pg_sys::TableAmRoutine) {
     #[cfg(feature = "pg15")]
@@ -201,8 +253,7 @@ unsafe extern "C-unwind" fn set_new_file(
     // no transaction ids are stored in the table: nothing to freeze, ever
     *freeze_xid = pg_sys::InvalidTransactionId;
     *minmulti = INVALID_MULTIXACT_ID;
-    let differs = locator_number(&*newlocator) != relfile_number(rel);
-    life::new_storage(rel, differs, || pg_sys::RelationCreateStorage(*newlocator, persistence, true), persistence);
+    life::new_storage(rel, locator_number(&*newlocator), || pg_sys::RelationCreateStorage(*newlocator, persistence, true), persistence);
 }
 
 /// ALTER TABLE ... SET TABLESPACE: copies the files block by block, as heap does.

@@ -1,8 +1,10 @@
 //! The PostgreSQL hooks the extension installs at load time, each chaining to the previous
 //! one:
 //!
-//! * executor end and utility end: buffered rows are written at the end of every statement
-//!   (see `am::write`);
+//! * executor end and utility end: buffered rows are written at the end of the statement that
+//!   inserted them (see `am::write`);
+//! * utility start: commands a pg_columnar table refuses are refused before they create
+//!   anything (see `am::ddl`);
 //! * object access: a dropped pg_columnar table's catalog rows are deleted with it;
 //! * once the planner knows a base relation's size (`compat::install_relation_info_hook`):
 //!   the number of parallel workers for a pg_columnar table follows its stripes, not its
@@ -29,18 +31,25 @@ pub unsafe fn install() {
     PREV_OBJECT_ACCESS = pg_sys::object_access_hook;
     pg_sys::object_access_hook = Some(object_access);
     crate::compat::install_relation_info_hook();
+    crate::compat::install_executor_start_hook();
     pg_sys::RegisterXactCallback(Some(write::xact_callback), std::ptr::null_mut());
     pg_sys::RegisterSubXactCallback(Some(write::subxact_callback), std::ptr::null_mut());
 }
 
+/// A query that can insert (anything but a plain SELECT; a SELECT's functions insert through
+/// queries of their own) writes, when it ends, the rows it buffered: those of its command and
+/// later ones at its transaction level or deeper. The estate goes away in ExecutorEnd, so its
+/// output command is read first.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn executor_end(query: *mut pg_sys::QueryDesc) {
+    let plain_select = (*query).operation == pg_sys::CmdType::CMD_SELECT && !(*(*query).plannedstmt).hasModifyingCTE;
+    let output_cid = if (*query).estate.is_null() { 0 } else { (*(*query).estate).es_output_cid };
     match PREV_EXECUTOR_END {
         Some(prev) => prev(query),
         None => pg_sys::standard_ExecutorEnd(query),
     }
-    if write::any_pending() {
-        write::flush_all();
+    if !plain_select && write::any_pending() {
+        write::flush_statement(output_cid);
     }
 }
 
@@ -56,6 +65,8 @@ unsafe extern "C-unwind" fn process_utility(
     dest: *mut pg_sys::DestReceiver,
     qc: *mut pg_sys::QueryCompletion,
 ) {
+    crate::am::ddl::check_utility(pstmt);
+    let first_cid = if pg_sys::IsTransactionState() { pg_sys::GetCurrentCommandId(false) } else { 0 };
     match PREV_PROCESS_UTILITY {
         Some(prev) => prev(pstmt, query, read_only_tree, context, params, env, dest, qc),
         None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
@@ -63,7 +74,7 @@ unsafe extern "C-unwind" fn process_utility(
     // COPY FROM and other utility commands insert without an executor end; a transaction
     // that just ended (COMMIT) has nothing buffered any more
     if write::any_pending() && pg_sys::IsTransactionState() {
-        write::flush_all();
+        write::flush_statement(first_cid);
     }
 }
 

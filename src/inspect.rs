@@ -1,7 +1,8 @@
 //! SQL functions that show what a pg_columnar table stores: `pgcol.stripes`,
 //! `pgcol.columns`, `pgcol.vectors`, `pgcol.encoder_report`, `pgcol.image_hash` and
-//! `pgcol.verify`. Each checks that the caller may SELECT from the table, and sets its own
-//! `search_path`.
+//! `pgcol.verify`. Each checks that the caller may SELECT from the whole table (column
+//! privileges alone do not do) and that no row-level security policy applies to the caller
+//! (what is stored describes every row), and sets its own `search_path`.
 
 #[pgrx::pg_schema]
 mod pgcol {
@@ -25,6 +26,15 @@ mod pgcol {
                     ERROR,
                     PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
                     format!("permission denied for table {}", rel.name())
+                );
+            }
+            // what is stored describes every row: where a row-level security policy hides some
+            // of them from the caller, nothing is shown
+            if pg_sys::check_enable_rls(rel.oid(), pg_sys::InvalidOid, false) == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32 {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                    format!("pg_columnar: cannot inspect table {}: row-level security applies to the current user", rel.name())
                 );
             }
             let raw = rel.as_ptr();

@@ -44,6 +44,16 @@ pub extern "C-unwind" fn _PG_init() {
         pgrx::GucContext::Suset,
         pgrx::GucFlags::default(),
     );
+    pgrx::GucRegistry::define_int_guc(
+        c"pg_columnar.test_row_number_gap",
+        c"Test only: every reservation of row numbers first skips this many.",
+        c"Lets a test reach the row numbers of a table of tens of millions of rows with a few rows. Never needed otherwise.",
+        &am::write::ROW_NUMBER_GAP,
+        0,
+        i32::MAX,
+        pgrx::GucContext::Suset,
+        pgrx::GucFlags::default(),
+    );
     unsafe { hooks::install() };
 }
 
@@ -87,16 +97,17 @@ COMMENT ON ACCESS METHOD pg_columnar IS 'columnar storage: 1024-row vectors, eac
 CREATE SEQUENCE pgcol.storage_id_seq;
 
 -- One row per stripe; PostgreSQL's MVCC on these rows decides which stripes a snapshot sees.
--- Written and read only by the access method (no privileges are granted).
-CREATE TABLE pgcol.stripe (
-    storage_id bigint NOT NULL,
-    first_row bigint NOT NULL,
-    row_count bigint NOT NULL,
-    first_block bigint NOT NULL,
-    byte_length bigint NOT NULL,
-    prefix_length bigint NOT NULL,
-    prefix_checksum bigint NOT NULL
-);
+-- Written and read only by the access method (no privileges are granted). It is a
+-- materialized view, populated and empty, so that it is heap storage with MVCC and indexes
+-- like a table, but never part of a publication (FOR ALL TABLES takes tables only), and
+-- no SQL DML can change it (PostgreSQL refuses DML on a materialized view; the extension
+-- refuses REFRESH of this one). Its inserts are not logically decoded either.
+CREATE MATERIALIZED VIEW pgcol.stripe AS
+    SELECT NULL::bigint AS storage_id, NULL::bigint AS first_row, NULL::bigint AS row_count,
+           NULL::bigint AS first_block, NULL::bigint AS byte_length, NULL::bigint AS prefix_length,
+           NULL::bigint AS prefix_checksum
+    WHERE false
+    WITH DATA;
 CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);
 REVOKE ALL ON pgcol.stripe FROM PUBLIC;
 -- Anyone may call the inspection functions; each checks SELECT on the table it is given.

@@ -17,18 +17,6 @@ fn snapshot_key(s: pg_sys::Snapshot) -> SnapshotKey {
     unsafe { (s as usize, (*s).curcid, (*s).xmin.into_inner(), (*s).xmax.into_inner()) }
 }
 
-/// The snapshot to list stripes with: SnapshotAny (which would also see stripes of aborted
-/// loads, whose pages VACUUM may have removed) reads as the latest committed state.
-fn effective(snapshot: pg_sys::Snapshot) -> pg_sys::Snapshot {
-    unsafe {
-        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
-            pg_sys::GetLatestSnapshot()
-        } else {
-            snapshot
-        }
-    }
-}
-
 #[repr(C)]
 pub struct FetchDesc {
     base: pg_sys::IndexFetchTableData,
@@ -92,7 +80,6 @@ pub unsafe fn fetch(
     let desc = data as *mut FetchDesc;
     let st = &mut *(*desc).state;
     let Some(row) = tid::from_tid(&*tid) else { return false };
-    let snapshot = effective(snapshot);
     let key = snapshot_key(snapshot);
     if st.key != Some(key) || st.scan.is_none() {
         st.scan = Some(ScanState::new((*desc).base.rel, snapshot, std::ptr::null_mut(), false));
@@ -108,7 +95,7 @@ pub unsafe fn fetch_row_version(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let Some(row) = tid::from_tid(&*tid) else { return false };
-    let mut scan = ScanState::new(rel, effective(snapshot), std::ptr::null_mut(), false);
+    let mut scan = ScanState::new(rel, snapshot, std::ptr::null_mut(), false);
     if !fetch_into(&mut scan, row, slot) {
         return false;
     }
@@ -128,8 +115,9 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
 }
 
 pub unsafe fn satisfies_snapshot(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, snapshot: pg_sys::Snapshot) -> bool {
+    super::write::flush_relation(rel);
     match tid::from_tid(&(*slot).tts_tid) {
-        Some(row) => stripe_index_of(&visible_stripes(rel, effective(snapshot)), row).is_some(),
+        Some(row) => stripe_index_of(&visible_stripes(rel, snapshot), row).is_some(),
         None => false,
     }
 }

@@ -8,20 +8,29 @@ use super::scan::{self, ScanState};
 use super::{tid, write};
 use crate::storage::{catalog, meta, pages};
 
-/// Deletes the catalog rows of the storage `rel` currently has, if it has any.
+/// Deletes the catalog rows of the storage `rel` currently has, if it has any (whatever its
+/// block 0 holds: DROP and TRUNCATE work on a damaged table too).
 unsafe fn forget_storage(rel: pg_sys::Relation) {
-    if let Some(m) = meta::read(rel) {
+    if let Some(m) = meta::read_for_drop(rel) {
         catalog::delete_storage(m.storage_id);
     }
 }
 
 /// `relation_set_new_filelocator`: the relation gets a new, empty file. The old file (on
 /// TRUNCATE) is dropped at commit; its catalog rows go now, transactionally.
-pub unsafe fn new_storage(rel: pg_sys::Relation, old_file_differs: bool, create: impl FnOnce() -> pg_sys::SMgrRelation, persistence: std::ffi::c_char) {
+pub unsafe fn new_storage(
+    rel: pg_sys::Relation,
+    new_relfile: u32,
+    create: impl FnOnce() -> pg_sys::SMgrRelation,
+    persistence: std::ffi::c_char,
+) {
     write::discard_relation((*rel).rd_id);
-    if old_file_differs {
+    if new_relfile != crate::compat::relfile_number(rel) {
         forget_storage(rel);
     }
+    // the new file's storage id, taken while a sequence may still be advanced (a parallel
+    // CREATE TABLE AS writes its first stripe in parallel mode)
+    meta::reserve_storage_id((*rel).rd_id, new_relfile);
     let srel = create();
     if persistence == pg_sys::RELPERSISTENCE_UNLOGGED as std::ffi::c_char {
         // an empty init fork: after a crash the table is reset to no blocks, i.e. empty
@@ -107,6 +116,12 @@ pub unsafe fn index_build(
 ) -> f64 {
     if (*info).ii_Unique || !(*info).ii_ExclusionOps.is_null() {
         not_supported("unique or exclusion indexes (so no PRIMARY KEY, UNIQUE or EXCLUDE constraints)");
+    }
+    // BRIN summarises ranges of the table's blocks up to its size in blocks, and a pg_columnar
+    // table's rows live in virtual blocks far past its (compressed) file, which that size must
+    // stay (ANALYZE reads the blocks it samples). Its scans would miss rows: refused.
+    if (*(*index).rd_rel).relam == pg_sys::Oid::from(pg_sys::BRIN_AM_OID) {
+        not_supported("BRIN indexes (their block ranges cannot cover a pg_columnar table's rows)");
     }
     let callback = callback.expect("an index build callback");
     let estate = pg_sys::CreateExecutorState();

@@ -2,10 +2,12 @@
 //! callbacks do, by concern.
 
 pub mod datum;
+pub mod ddl;
 pub mod fetch;
 pub mod life;
 pub mod read;
 pub mod routine;
 pub mod scan;
+pub mod slot;
 pub mod tid;
 pub mod write;

@@ -154,11 +154,12 @@ impl DecodedVector {
         debug_assert!(rows <= MAX_ROWS);
     }
 
-    /// Puts row `r` of this vector into `slot` as a virtual tuple with TID `row_number`.
+    /// Puts row `r` of this vector into `slot` as a virtual tuple with TID `row_number`, from
+    /// the stripe `stripe` (its catalog row gives the system columns).
     ///
     /// # Safety
     /// `slot` must be a valid virtual slot for the relation's descriptor.
-    pub unsafe fn store(&self, r: usize, slot: *mut pg_sys::TupleTableSlot, row_number: u64, relid: pg_sys::Oid) {
+    pub unsafe fn store(&self, r: usize, slot: *mut pg_sys::TupleTableSlot, row_number: u64, relid: pg_sys::Oid, stripe: &StripeRow) {
         pg_sys::ExecClearTuple(slot);
         let natts = self.columns.len();
         let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);
@@ -173,6 +174,7 @@ impl DecodedVector {
         pg_sys::ExecStoreVirtualTuple(slot);
         (*slot).tts_tid = super::tid::to_tid(row_number);
         (*slot).tts_tableOid = relid;
+        super::slot::set_origin(slot, stripe.xmin, stripe.cmin);
     }
 }
 

@@ -2,9 +2,10 @@
 //! whose signature is the same on every supported major are defined here; the ones that
 //! differ are installed by [`crate::compat::install`], which forwards to the functions here.
 //!
-//! What a columnar table refuses (with an ERROR naming the feature): UPDATE, DELETE, row
-//! locks (SELECT FOR UPDATE/SHARE), INSERT ... ON CONFLICT, unique and exclusion indexes,
-//! CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index.
+//! What a columnar table refuses (with an ERROR naming the feature): UPDATE, DELETE, the
+//! exclusive row locks (SELECT FOR UPDATE / FOR NO KEY UPDATE), INSERT ... ON CONFLICT, unique
+//! and exclusion indexes, BRIN indexes, CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ...
+//! USING an index.
 
 use std::sync::OnceLock;
 
@@ -72,7 +73,7 @@ fn build() -> pg_sys::TableAmRoutine {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn slot_callbacks(_rel: pg_sys::Relation) -> *const pg_sys::TupleTableSlotOps {
-    &pg_sys::TTSOpsVirtual
+    super::slot::ops()
 }
 
 #[pgrx::pg_guard]
@@ -219,19 +220,35 @@ unsafe extern "C-unwind" fn tuple_complete_speculative(
     not_supported("INSERT ... ON CONFLICT")
 }
 
+/// Row locks. Rows are never updated or deleted, so the shared modes (FOR KEY SHARE, which
+/// every foreign-key check of a referenced table's UPDATE or DELETE takes on the referencing
+/// rows, and FOR SHARE) conflict with nothing that can happen to a row: they are granted by
+/// returning the row as it is. The exclusive modes (FOR UPDATE, FOR NO KEY UPDATE) promise to
+/// keep out other lockers, which would need a lock record per row: refused.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_lock(
-    _rel: pg_sys::Relation,
-    _tid: pg_sys::ItemPointer,
-    _snapshot: pg_sys::Snapshot,
-    _slot: *mut pg_sys::TupleTableSlot,
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
     _cid: pg_sys::CommandId,
-    _mode: pg_sys::LockTupleMode::Type,
+    mode: pg_sys::LockTupleMode::Type,
     _wait_policy: pg_sys::LockWaitPolicy::Type,
     _flags: u8,
-    _tmfd: *mut pg_sys::TM_FailureData,
+    tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    not_supported("row locks (SELECT ... FOR UPDATE/SHARE)")
+    use pg_sys::LockTupleMode::*;
+    if mode != LockTupleKeyShare && mode != LockTupleShare {
+        not_supported("row locks FOR UPDATE or FOR NO KEY UPDATE (FOR SHARE and FOR KEY SHARE work)")
+    }
+    if fetch::fetch_row_version(rel, tid, snapshot, slot) {
+        pg_sys::TM_Result::TM_Ok
+    } else {
+        (*tmfd).ctid = *tid;
+        (*tmfd).xmax = pg_sys::InvalidTransactionId;
+        (*tmfd).cmax = pg_sys::InvalidCommandId;
+        pg_sys::TM_Result::TM_Invisible
+    }
 }
 
 #[pgrx::pg_guard]

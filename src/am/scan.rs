@@ -60,19 +60,12 @@ pub struct ScanState {
     bitmap_rows: std::collections::VecDeque<(usize, u64)>,
 }
 
-/// Lists the stripes of `rel` that `snapshot` sees, in row order. An MVCC snapshot is
-/// registered for the catalog scan (it may be one just taken, such as the latest).
+/// Lists the stripes of `rel` that `snapshot` sees, in row order (what each kind of snapshot
+/// sees: [`catalog::stripes`]).
 pub fn visible_stripes(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
-    let Some(m) = meta::read(rel) else { return Vec::new() };
-    unsafe {
-        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC {
-            let registered = pg_sys::RegisterSnapshot(snapshot);
-            let stripes = catalog::stripes(m.storage_id, registered);
-            pg_sys::UnregisterSnapshot(registered);
-            stripes
-        } else {
-            catalog::stripes(m.storage_id, snapshot)
-        }
+    match meta::read(rel) {
+        Some(m) => catalog::stripes(m.storage_id, snapshot),
+        None => Vec::new(),
     }
 }
 
@@ -150,8 +143,8 @@ impl ScanState {
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
         let stripe = self.stripe.as_mut().unwrap();
         self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf);
-        let first = self.stripes[i].first_row;
-        unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, first + r, self.relid) };
+        let row = &self.stripes[i];
+        unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, row.first_row + r, self.relid, row) };
     }
 
     /// The next stripe of a parallel scan, or of a serial one.

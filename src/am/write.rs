@@ -1,16 +1,27 @@
-//! The write path. Rows are buffered per relation in columnar form and written as a stripe
-//! when the buffer is full (`pg_columnar.stripe_row_limit` rows, or [`STRIPE_BYTE_LIMIT`]
-//! bytes of values), before this backend reads the relation, at the end of every statement
-//! (executor end, or utility command end for COPY), and at commit or prepare.
+//! The write path. Rows are buffered per relation and (sub)transaction level in columnar
+//! form and written as a stripe when the buffer is full (`pg_columnar.stripe_row_limit` rows,
+//! or [`STRIPE_BYTE_LIMIT`] bytes of values), before this backend reads the relation, when
+//! the statement that inserted them ends (executor end, or utility command end for COPY),
+//! and at commit or prepare.
 //!
-//! Writing at statement end means no rows are buffered when a savepoint or an exception
-//! block starts a subtransaction between statements, so every stripe's catalog row belongs
-//! to the (sub)transaction that inserted its rows and a rollback to a savepoint takes exactly
-//! its own rows. The one case left, a subtransaction started inside a statement that reads
-//! the table while the statement's rows are still buffered, is refused with an error rather
-//! than risk losing rows. A stripe is encoded by the codec, written as new pages with
-//! generic WAL, and published by one catalog row: until that row is committed no other
-//! snapshot sees the rows.
+//! **Subtransactions.** A stripe becomes visible through one catalog row, and that row
+//! belongs to the (sub)transaction that inserts it. So rows are buffered per nesting level:
+//! a row inserted inside an exception block or savepoint goes to a buffer of that level,
+//! never to an enclosing statement's buffer, and a rollback of the level drops exactly its
+//! buffers. A buffer is written at its statement's end, at its own level. The one case where
+//! a deeper level must write rows of an enclosing one is a read: a function called by an
+//! INSERT reads the table inside an exception block, and must see the rows inserted so far.
+//! The stripe is then written, and remembered as *written on behalf of* its rows' level
+//! ([`Deep`]); if the deeper level rolls back, its catalog row goes with it and is inserted
+//! again once the rollback is over ([`ORPHANS`], before anything of this backend reads the
+//! table again, and at the latest at statement end or commit). MVCC stays the only
+//! visibility rule; the pages were written without a transaction and stay valid.
+//!
+//! **Nothing is dropped on an error.** A buffer leaves [`BUFFERS`] only as a stripe being
+//! written ([`IN_FLIGHT`]), which leaves that list only once its catalog row is inserted: an
+//! ERROR caught by an exception block in between leaves the rows queued, to be written
+//! later. Buffers and stripes of a level that rolls back are dropped by the subtransaction
+//! callback, never by the error itself.
 //!
 //! While a statement goes on inserting, a full buffer is encoded on a helper thread (the
 //! codec is pure Rust and touches nothing of PostgreSQL), so on a bulk load encoding one
@@ -22,8 +33,9 @@
 //! entries right after `tuple_insert` returns. A buffer reserves them from the metapage in
 //! chunks that double in size (1, 2, 4, … up to the stripe's remaining room), so a one-row
 //! transaction wastes none and a bulk load updates the metapage a few dozen times per stripe.
-//! A stripe covers one contiguous range of row numbers: if another writer took the numbers
-//! after ours, the buffer is written out and a new stripe starts.
+//! A stripe covers one contiguous range of row numbers: if another writer (or another
+//! buffer of this backend) took the numbers after ours, the buffer is written out and a new
+//! stripe starts.
 
 use std::cell::RefCell;
 
@@ -54,8 +66,17 @@ struct WriteBuffer {
     last_chunk: u64,
     bytes: usize,
     columns: Vec<ColumnBuffer>,
-    /// Scratch memory context for detoasted copies, reset after every row.
+    /// Scratch memory context for detoasted copies, reset after every row; deleted with the
+    /// buffer (also when an ERROR unwinds past a buffer being filled).
     scratch: pg_sys::MemoryContext,
+}
+
+impl Drop for WriteBuffer {
+    fn drop(&mut self) {
+        if !self.scratch.is_null() {
+            unsafe { pg_sys::MemoryContextDelete(self.scratch) };
+        }
+    }
 }
 
 /// What a stripe's catalog row needs besides the image.
@@ -63,29 +84,68 @@ struct WriteBuffer {
 struct StripeOrigin {
     relid: pg_sys::Oid,
     relfile: u32,
+    /// Transaction nesting level the rows belong to.
     level: i32,
+    /// The latest command that buffered rows into it: the catalog row is inserted as this
+    /// command, so the statements that inserted the rows do not see them, and every later
+    /// one does (every read writes the buffer first, so no statement's snapshot falls between
+    /// two commands of one buffer).
     cid: pg_sys::CommandId,
     storage_id: u64,
     first_row: u64,
     rows: u64,
 }
 
-/// A full buffer being encoded on a helper thread.
+enum Image {
+    Encoding(std::thread::JoinHandle<Result<Vec<u8>, String>>),
+    Encoded(std::rc::Rc<Vec<u8>>),
+    /// Taken out while being joined.
+    Taken,
+}
+
+/// A stripe whose rows left their buffer and whose catalog row is not inserted yet.
 struct InFlight {
+    id: u64,
     origin: StripeOrigin,
-    handle: std::thread::JoinHandle<Result<Vec<u8>, String>>,
+    image: Image,
+}
+
+/// A stripe whose catalog row was inserted by a deeper (sub)transaction (`writer`) than the
+/// one its rows belong to (`owner`), because the deeper level read the table.
+#[derive(Clone, Copy)]
+struct Deep {
+    relid: pg_sys::Oid,
+    relfile: u32,
+    row: catalog::StripeRow,
+    cid: pg_sys::CommandId,
+    owner: i32,
+    writer: i32,
 }
 
 thread_local! {
     static BUFFERS: RefCell<Vec<WriteBuffer>> = const { RefCell::new(Vec::new()) };
+    /// Stripes being written, oldest first.
     static IN_FLIGHT: RefCell<Vec<InFlight>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static DEEP: RefCell<Vec<Deep>> = const { RefCell::new(Vec::new()) };
+    /// Stripes of `DEEP` whose writer rolled back while their owner goes on: their catalog
+    /// rows must be inserted again.
+    static ORPHANS: RefCell<Vec<Deep>> = const { RefCell::new(Vec::new()) };
 }
-
 
 /// Test-only perturbation (`pg_columnar.gate_ignore_row_period`, superuser): the stripe
 /// writer does not look for a row period, which changes encoding decisions. The gate's
 /// self-test uses it to prove it notices.
 pub static IGNORE_ROW_PERIOD: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(false);
+
+/// Test-only (`pg_columnar.test_row_number_gap`, superuser): every reservation of row numbers
+/// first skips this many, so a test reaches row numbers (virtual blocks) of a table of tens of
+/// millions of rows with a handful of rows.
+pub static ROW_NUMBER_GAP: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::new(0);
+
+fn current_level() -> i32 {
+    unsafe { pg_sys::GetCurrentTransactionNestLevel() }
+}
 
 /// Encodes buffered columns as a stripe image (pure Rust: runs on any thread).
 fn encode_columns(columns: &[ColumnBuffer], rows: usize, options: stripe::WriteOptions) -> Result<Vec<u8>, String> {
@@ -119,20 +179,12 @@ where
     }
 }
 
-/// Refuses to write rows buffered by an enclosing (sub)transaction from inside a deeper one.
-fn check_level(rel: pg_sys::Relation, level: i32) {
-    if level < unsafe { pg_sys::GetCurrentTransactionNestLevel() } {
-        let name = storage::relation_name(rel);
-        pgrx::ereport!(
-            ERROR,
-            pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            format!("pg_columnar: cannot read \"{name}\" inside a subtransaction while the enclosing statement's rows are not yet written"),
-            "Insert the rows in a separate statement before the subtransaction reads them."
-        );
-    }
+fn encode_error(rel: pg_sys::Relation, e: impl std::fmt::Display) -> ! {
+    pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel))
 }
 
-/// Writes an encoded stripe's pages and inserts its catalog row.
+/// Writes an encoded stripe's pages and inserts its catalog row; a stripe written below its
+/// rows' level is remembered (see the module comment).
 fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
     let prefix_length = stripe::StripeDirectory::prefix_len(image).expect("a stripe just written parses");
     let first_block = pages::append(rel, image);
@@ -144,75 +196,124 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
         byte_length: image.len() as u64,
         prefix_length: prefix_length as u64,
         prefix_checksum: xxhash_rust::xxh3::xxh3_64(&image[..prefix_length]),
+        xmin: pg_sys::InvalidTransactionId,
+        cmin: origin.cid,
     };
-    catalog::insert(&row, origin.cid);
+    publish(Deep { relid: origin.relid, relfile: origin.relfile, row, cid: origin.cid, owner: origin.level, writer: 0 });
 }
 
-/// Waits for the oldest stripe of `rel` being encoded and writes it; false if there is none.
-fn finish_oldest(rel: pg_sys::Relation) -> bool {
+/// Inserts the catalog row of `stripe` as the current (sub)transaction, and remembers it if
+/// that is deeper than the level its rows belong to.
+fn publish(mut stripe: Deep) {
+    catalog::insert(&stripe.row, stripe.cid);
+    stripe.writer = current_level();
+    if stripe.owner < stripe.writer {
+        DEEP.with(|d| d.borrow_mut().push(stripe));
+    }
+}
+
+/// Inserts again the catalog rows of `rel`'s stripes whose writer rolled back.
+fn publish_orphans(rel: pg_sys::Relation) {
     let relid = unsafe { (*rel).rd_id };
-    let Some(f) = IN_FLIGHT.with(|v| {
+    let relfile = relfile_of(rel);
+    loop {
+        let Some(orphan) = ORPHANS.with(|o| o.borrow().iter().find(|x| x.relid == relid).copied()) else { break };
+        if orphan.relfile == relfile {
+            publish(orphan);
+        }
+        // removed only once its row is in: an ERROR above leaves it to be published later
+        ORPHANS.with(|o| {
+            let mut o = o.borrow_mut();
+            if let Some(i) = o.iter().position(|x| x.relid == relid && x.row.first_row == orphan.row.first_row) {
+                o.remove(i);
+            }
+        });
+    }
+}
+
+/// Writes the oldest stripe of `rel` that `matches` (waiting for its encoding); false if
+/// there is none.
+fn write_oldest(rel: pg_sys::Relation, matches: &dyn Fn(&StripeOrigin) -> bool) -> bool {
+    let relid = unsafe { (*rel).rd_id };
+    let Some((id, origin, image)) = IN_FLIGHT.with(|v| {
         let mut v = v.borrow_mut();
-        let i = v.iter().position(|f| f.origin.relid == relid)?;
-        Some(v.remove(i))
+        let f = v.iter_mut().find(|f| f.origin.relid == relid && matches(&f.origin))?;
+        Some((f.id, f.origin, std::mem::replace(&mut f.image, Image::Taken)))
     }) else {
         return false;
     };
-    let image = match f.handle.join() {
-        Ok(Ok(image)) => image,
-        Ok(Err(e)) => pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)),
-        Err(_) => pgrx::error!("pg_columnar: encoding a stripe of \"{}\" failed", storage::relation_name(rel)),
+    let remove = || IN_FLIGHT.with(|v| v.borrow_mut().retain(|f| f.id != id));
+    let image = match image {
+        Image::Encoded(image) => image,
+        Image::Encoding(handle) => match handle.join() {
+            Ok(Ok(image)) => std::rc::Rc::new(image),
+            Ok(Err(e)) => {
+                remove();
+                encode_error(rel, e)
+            }
+            Err(_) => {
+                remove();
+                encode_error(rel, "the encoder thread failed")
+            }
+        },
+        Image::Taken => unreachable!("a stripe is written by one caller at a time"),
     };
-    if f.origin.relfile == relfile_of(rel) {
-        check_level(rel, f.origin.level);
-        write_image(rel, &f.origin, &image);
+    if origin.relfile != relfile_of(rel) {
+        remove();
+        return true;
     }
+    // put the image back, so that an ERROR while writing leaves the stripe queued
+    IN_FLIGHT.with(|v| {
+        if let Some(f) = v.borrow_mut().iter_mut().find(|f| f.id == id) {
+            f.image = Image::Encoded(image.clone());
+        }
+    });
+    write_image(rel, &origin, &image);
+    remove();
     true
-}
-
-/// Writes every stripe of `rel` being encoded, oldest first (stripes go to disk in row order).
-fn finish_in_flight(rel: pg_sys::Relation) {
-    while finish_oldest(rel) {}
 }
 
 fn in_flight_count(relid: pg_sys::Oid) -> usize {
     IN_FLIGHT.with(|v| v.borrow().iter().filter(|f| f.origin.relid == relid).count())
 }
 
-/// Hands a buffer to a helper thread. At most `keep` stripes of the relation stay in flight:
-/// the oldest are written (by this backend) while the new one encodes.
-fn start_encoding(rel: pg_sys::Relation, w: WriteBuffer, keep: usize) {
-    if !ENCODE_IN_BACKGROUND.get() {
-        flush_buffer(rel, w);
+/// Turns a buffer into a stripe being written: encoding starts on a helper thread (or here).
+/// At most `keep` stripes of the relation stay in flight: the oldest are written (by this
+/// backend) while the new one encodes.
+fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
+    if w.origin.rows == 0 {
         return;
     }
-    check_level(rel, w.origin.level);
     let origin = w.origin;
-    let rows = w.origin.rows as usize;
-    unsafe { pg_sys::MemoryContextDelete(w.scratch) };
-    let columns = w.columns;
+    let rows = origin.rows as usize;
+    let columns = std::mem::take(&mut w.columns);
+    drop(w);
     let options = write_options();
-    // the columns move to the thread; if none can be started, encode here
-    let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(columns)));
-    let for_thread = shared.clone();
-    let handle = spawn_encoder(move || {
-        let columns = for_thread.lock().map_err(|_| "poisoned".to_string())?.take().ok_or("no columns")?;
-        encode_columns(&columns, rows, options)
-    });
-    match handle {
-        Some(handle) => {
-            IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { origin, handle }));
-            while in_flight_count(origin.relid) > keep {
-                finish_oldest(rel);
+    let image = if ENCODE_IN_BACKGROUND.get() {
+        // the columns move to the thread; if none can be started, encode here
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(columns)));
+        let for_thread = shared.clone();
+        let handle = spawn_encoder(move || {
+            let columns = for_thread.lock().map_err(|_| "poisoned".to_string())?.take().ok_or("no columns")?;
+            encode_columns(&columns, rows, options)
+        });
+        match handle {
+            Some(handle) => Image::Encoding(handle),
+            None => {
+                let columns = shared.lock().ok().and_then(|mut c| c.take()).expect("the thread never started");
+                Image::Encoded(std::rc::Rc::new(encode_columns(&columns, rows, options).unwrap_or_else(|e| encode_error(rel, e))))
             }
         }
-        None => {
-            finish_in_flight(rel);
-            let columns = shared.lock().ok().and_then(|mut c| c.take()).expect("the thread never started");
-            let image = encode_columns(&columns, rows, options)
-                .unwrap_or_else(|e| pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)));
-            write_image(rel, &origin, &image);
-        }
+    } else {
+        Image::Encoded(std::rc::Rc::new(encode_columns(&columns, rows, options).unwrap_or_else(|e| encode_error(rel, e))))
+    };
+    let id = NEXT_ID.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
+    IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { id, origin, image }));
+    while in_flight_count(origin.relid) > keep {
+        write_oldest(rel, &|_| true);
     }
 }
 
@@ -220,22 +321,17 @@ fn relfile_of(rel: pg_sys::Relation) -> u32 {
     crate::compat::relfile_number(rel)
 }
 
-fn take_buffer(relid: pg_sys::Oid) -> Option<WriteBuffer> {
+/// Takes the first buffer of `relid` that `matches` out of the list.
+fn take_buffer(relid: pg_sys::Oid, matches: &dyn Fn(&StripeOrigin) -> bool) -> Option<WriteBuffer> {
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
-        let i = b.iter().position(|w| w.origin.relid == relid)?;
-        Some(b.swap_remove(i))
+        let i = b.iter().position(|w| w.origin.relid == relid && matches(&w.origin))?;
+        Some(b.remove(i))
     })
 }
 
 fn put_buffer(w: WriteBuffer) {
     BUFFERS.with(|b| b.borrow_mut().push(w));
-}
-
-fn free(w: WriteBuffer) {
-    if !w.scratch.is_null() {
-        unsafe { pg_sys::MemoryContextDelete(w.scratch) };
-    }
 }
 
 fn stripe_row_limit() -> u64 {
@@ -257,7 +353,7 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
         origin: StripeOrigin {
             relid: unsafe { (*rel).rd_id },
             relfile: relfile_of(rel),
-            level: unsafe { pg_sys::GetCurrentTransactionNestLevel() },
+            level: current_level(),
             cid,
             storage_id: 0,
             first_row: 0,
@@ -277,7 +373,7 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
     if w.origin.rows > 0 && (w.origin.rows >= stripe_row_limit() || w.bytes >= STRIPE_BYTE_LIMIT) {
         let cid = w.origin.cid;
         // one stripe encodes while the statement fills the next
-        start_encoding(rel, w, 1);
+        queue_stripe(rel, w, 1);
         w = new_buffer(rel, cid);
     }
     if w.origin.first_row + w.origin.rows < w.reserved_end {
@@ -285,10 +381,13 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
     }
     let room = stripe_row_limit() - w.origin.rows;
     let chunk = (w.last_chunk * 2).max(wanted).clamp(1, MAX_RESERVATION).min(room).max(1);
+    if ROW_NUMBER_GAP.get() > 0 {
+        meta::reserve_rows(rel, ROW_NUMBER_GAP.get() as u64);
+    }
     let (m, start) = meta::reserve_rows(rel, chunk);
     if w.origin.rows > 0 && start != w.reserved_end {
         let cid = w.origin.cid;
-        flush_buffer(rel, w);
+        queue_stripe(rel, w, 1);
         w = new_buffer(rel, cid);
     }
     if w.origin.rows == 0 {
@@ -300,21 +399,20 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
     w
 }
 
-/// Buffers the rows of `slots` and sets each slot's TID.
+/// Buffers the rows of `slots` and sets each slot's TID. The rows go to the relation's buffer
+/// of the current transaction level (a new one if there is none).
 pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId) {
     let relid = unsafe { (*rel).rd_id };
-    let mut w = match take_buffer(relid) {
-        Some(w) if w.origin.relfile == relfile_of(rel) => w,
-        Some(stale) => {
-            free(stale);
-            new_buffer(rel, cid)
-        }
-        None => new_buffer(rel, cid),
-    };
-    w.origin.cid = cid;
+    let level = current_level();
+    let relfile = relfile_of(rel);
+    // buffers of a file the relation no longer has are dropped
+    BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.relid != relid || w.origin.relfile == relfile));
+    let mut w = take_buffer(relid, &|o| o.level == level).unwrap_or_else(|| new_buffer(rel, cid));
+    w.origin.cid = w.origin.cid.max(cid);
     let total = slots.len() as u64;
     for (i, &slot) in slots.iter().enumerate() {
         w = prepare_row(rel, w, total - i as u64);
+        w.origin.cid = w.origin.cid.max(cid);
         unsafe {
             pg_sys::slot_getallattrs(slot);
             let old = pg_sys::MemoryContextSwitchTo(w.scratch);
@@ -334,46 +432,34 @@ pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid:
     put_buffer(w);
 }
 
-/// Writes the relation's stripe being encoded, then encodes and writes the buffer.
-fn flush_buffer(rel: pg_sys::Relation, w: WriteBuffer) {
-    finish_in_flight(rel);
-    if w.origin.rows == 0 {
-        free(w);
-        return;
+/// Writes this backend's rows of `rel` that `matches`: buffers become stripes, and stripes in
+/// flight are written, oldest first. Orphaned catalog rows of `rel` are inserted again first.
+fn write_relation(rel: pg_sys::Relation, matches: &dyn Fn(&StripeOrigin) -> bool) {
+    publish_orphans(rel);
+    let relid = unsafe { (*rel).rd_id };
+    let relfile = relfile_of(rel);
+    while let Some(w) = take_buffer(relid, matches) {
+        if w.origin.relfile == relfile {
+            // the last stripes encode beside the ones still in flight; then all are written
+            queue_stripe(rel, w, usize::MAX);
+        }
     }
-    let origin = w.origin;
-    let result = encode_columns(&w.columns, w.origin.rows as usize, write_options());
-    free(w);
-    check_level(rel, origin.level);
-    match result {
-        Ok(image) => write_image(rel, &origin, &image),
-        Err(e) => pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel)),
-    }
+    while write_oldest(rel, matches) {}
 }
 
-/// Writes out this backend's buffered rows of `rel`, so a scan of it sees them.
+/// Writes out this backend's buffered rows of `rel`, whatever their level, so a scan of it
+/// sees them.
 pub fn flush_relation(rel: pg_sys::Relation) {
-    match take_buffer(unsafe { (*rel).rd_id }) {
-        Some(w) if w.origin.relfile == relfile_of(rel) && w.origin.rows > 0 => {
-            // the last stripe encodes beside the one still in flight; then both are written
-            start_encoding(rel, w, usize::MAX);
-            finish_in_flight(rel);
-        }
-        Some(stale) => {
-            free(stale);
-            finish_in_flight(rel);
-        }
-        None => finish_in_flight(rel),
-    }
+    write_relation(rel, &|_| true);
 }
 
 /// Drops this backend's buffered rows of relation `relid` (it is being truncated or dropped).
 pub fn discard_relation(relid: pg_sys::Oid) {
-    if let Some(w) = take_buffer(relid) {
-        free(w);
-    }
+    BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.relid != relid));
     // a detached encoder thread finishes on its own and its result is dropped
     IN_FLIGHT.with(|v| v.borrow_mut().retain(|f| f.origin.relid != relid));
+    DEEP.with(|d| d.borrow_mut().retain(|x| x.relid != relid));
+    ORPHANS.with(|o| o.borrow_mut().retain(|x| x.relid != relid));
 }
 
 /// Buffered rows of `rel` not yet written (for size estimates).
@@ -381,70 +467,89 @@ pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
     let relid = unsafe { (*rel).rd_id };
     let buffered: u64 = BUFFERS.with(|b| b.borrow().iter().filter(|w| w.origin.relid == relid).map(|w| w.origin.rows).sum());
     let encoding: u64 = IN_FLIGHT.with(|v| v.borrow().iter().filter(|f| f.origin.relid == relid).map(|f| f.origin.rows).sum());
-    buffered + encoding
+    let orphaned: u64 = ORPHANS.with(|o| o.borrow().iter().filter(|x| x.relid == relid).map(|x| x.row.row_count).sum());
+    buffered + encoding + orphaned
 }
 
-/// Whether any rows are buffered.
+/// Whether any rows are buffered or waiting for a catalog row.
 pub fn any_pending() -> bool {
-    BUFFERS.with(|b| !b.borrow().is_empty()) || IN_FLIGHT.with(|v| !v.borrow().is_empty())
+    BUFFERS.with(|b| !b.borrow().is_empty())
+        || IN_FLIGHT.with(|v| !v.borrow().is_empty())
+        || ORPHANS.with(|o| !o.borrow().is_empty())
 }
 
-/// Writes out every buffer and stripe being encoded (statement end, commit, prepare).
-pub fn flush_all() {
-    loop {
-        let next = BUFFERS
-            .with(|b| b.borrow().last().map(|w| w.origin.relid))
-            .or_else(|| IN_FLIGHT.with(|v| v.borrow().last().map(|f| f.origin.relid)));
-        let Some(relid) = next else { break };
+/// The next relation with rows that `matches` (or orphaned catalog rows).
+fn next_relation(matches: &dyn Fn(&StripeOrigin) -> bool) -> Option<pg_sys::Oid> {
+    BUFFERS
+        .with(|b| b.borrow().iter().find(|w| matches(&w.origin)).map(|w| w.origin.relid))
+        .or_else(|| IN_FLIGHT.with(|v| v.borrow().iter().find(|f| matches(&f.origin)).map(|f| f.origin.relid)))
+        .or_else(|| ORPHANS.with(|o| o.borrow().first().map(|x| x.relid)))
+}
+
+/// Writes every relation's rows that `matches`.
+fn write_matching(matches: &dyn Fn(&StripeOrigin) -> bool) {
+    while let Some(relid) = next_relation(matches) {
         unsafe {
             let rel = pg_sys::try_table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
             if rel.is_null() {
                 discard_relation(relid);
                 continue;
             }
-            flush_relation(rel);
+            write_relation(rel, matches);
             pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
         }
     }
 }
 
-/// Forgets every buffer (transaction abort).
-pub fn discard_all() {
-    while let Some(w) = BUFFERS.with(|b| b.borrow_mut().pop()) {
-        free(w);
-    }
-    IN_FLIGHT.with(|v| v.borrow_mut().clear());
+/// Writes out every buffer and stripe being encoded (commit, prepare).
+pub fn flush_all() {
+    write_matching(&|_| true);
 }
 
-/// A subtransaction ended: its buffers become the parent's (commit) or are dropped (abort).
+/// A statement that started at command `first_cid` ended: writes the rows it (or anything it
+/// called at its level or deeper) buffered. Rows of an enclosing statement, which has a lower
+/// command id, or of an enclosing transaction level, stay buffered until that statement ends.
+pub fn flush_statement(first_cid: pg_sys::CommandId) {
+    let level = current_level();
+    write_matching(&|o| o.level >= level && o.cid >= first_cid);
+}
+
+/// Forgets every buffer (transaction end).
+pub fn discard_all() {
+    BUFFERS.with(|b| b.borrow_mut().clear());
+    IN_FLIGHT.with(|v| v.borrow_mut().clear());
+    DEEP.with(|d| d.borrow_mut().clear());
+    ORPHANS.with(|o| o.borrow_mut().clear());
+}
+
+/// A subtransaction at `level` ended: its buffers and stripes become the parent's (commit) or
+/// are dropped (abort); stripes it wrote for an enclosing level are orphaned on abort.
 pub fn end_subtransaction(level: i32, committed: bool) {
-    let dropped: Vec<WriteBuffer> = BUFFERS.with(|b| {
-        let mut b = b.borrow_mut();
-        let mut dropped = Vec::new();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i].origin.level >= level {
-                if committed {
-                    b[i].origin.level = level - 1;
-                    i += 1;
-                } else {
-                    dropped.push(b.swap_remove(i));
-                }
-            } else {
-                i += 1;
+    let parent = level - 1;
+    if committed {
+        BUFFERS.with(|b| b.borrow_mut().iter_mut().filter(|w| w.origin.level >= level).for_each(|w| w.origin.level = parent));
+        IN_FLIGHT.with(|v| v.borrow_mut().iter_mut().filter(|f| f.origin.level >= level).for_each(|f| f.origin.level = parent));
+        DEEP.with(|d| {
+            let mut d = d.borrow_mut();
+            for x in d.iter_mut() {
+                x.writer = x.writer.min(parent);
+                x.owner = x.owner.min(parent);
             }
-        }
-        dropped
-    });
-    dropped.into_iter().for_each(free);
-    IN_FLIGHT.with(|v| {
-        let mut v = v.borrow_mut();
-        if committed {
-            v.iter_mut().filter(|f| f.origin.level >= level).for_each(|f| f.origin.level = level - 1);
-        } else {
-            v.retain(|f| f.origin.level < level);
-        }
-    });
+            d.retain(|x| x.owner < x.writer);
+        });
+        ORPHANS.with(|o| o.borrow_mut().iter_mut().for_each(|x| x.owner = x.owner.min(parent)));
+    } else {
+        BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.level < level));
+        IN_FLIGHT.with(|v| v.borrow_mut().retain(|f| f.origin.level < level));
+        ORPHANS.with(|o| o.borrow_mut().retain(|x| x.owner < level));
+        let orphaned: Vec<Deep> = DEEP.with(|d| {
+            let mut d = d.borrow_mut();
+            let (gone, kept): (Vec<Deep>, Vec<Deep>) = d.drain(..).partition(|x| x.writer >= level);
+            *d = kept;
+            gone.into_iter().filter(|x| x.owner < level).collect()
+        });
+        ORPHANS.with(|o| o.borrow_mut().extend(orphaned));
+    }
 }
 
 #[pgrx::pg_guard]
@@ -453,7 +558,10 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
     match event {
         XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => flush_all(),
         XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT
-        | XACT_EVENT_PREPARE => discard_all(),
+        | XACT_EVENT_PREPARE => {
+            discard_all();
+            meta::forget_reserved_ids();
+        }
         _ => {}
     }
 }

@@ -1,6 +1,8 @@
 //! `pgcol.stripe`: one row per stripe, keyed by the relation's storage id. Rows are plain
 //! heap tuples, so PostgreSQL's MVCC decides which stripes a snapshot sees: an aborted load
 //! leaves pages no snapshot can reach, and a rolled-back savepoint takes its stripes with it.
+//! The catalog is a materialized view (see the extension script) so that no publication
+//! includes it, and its inserts are not logically decoded.
 //!
 //! Rows are written with `heap_insert` and an explicit command id (see [`insert`]) and read
 //! with `systable_beginscan` under the caller's snapshot, never through SQL, so no role needs
@@ -21,6 +23,11 @@ pub struct StripeRow {
     /// Bytes of the image's header and directory, and their xxh3-64.
     pub prefix_length: u64,
     pub prefix_checksum: u64,
+    /// The transaction and command that inserted the catalog row, from its tuple header as
+    /// read (the raw fields, as heap reports a tuple's `xmin` and `cmin`); ignored by
+    /// [`insert`].
+    pub xmin: pg_sys::TransactionId,
+    pub cmin: pg_sys::CommandId,
 }
 
 const NATTS: usize = 7;
@@ -56,7 +63,9 @@ pub fn insert(row: &StripeRow, cid: pg_sys::CommandId) {
         ];
         let mut nulls = [false; NATTS];
         let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        pg_sys::heap_insert(rel, tuple, cid, 0, std::ptr::null_mut());
+        // not logically decoded: the catalog is this node's own (its storage ids mean nothing
+        // to a subscriber); what a subscriber gets of the table itself is the table's business
+        pg_sys::heap_insert(rel, tuple, cid, pg_sys::HEAP_INSERT_NO_LOGICAL as i32, std::ptr::null_mut());
 
         let index = pg_sys::index_open(c.index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         let info = pg_sys::BuildIndexInfo(index);
@@ -113,6 +122,8 @@ fn scan(storage_id: u64, snapshot: pg_sys::Snapshot, lockmode: u32, mut f: impl 
                 byte_length: v(4) as u64,
                 prefix_length: v(5) as u64,
                 prefix_checksum: v(6) as u64,
+                xmin: (*(*tuple).t_data).t_choice.t_heap.t_xmin,
+                cmin: (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid,
             };
             f(rel, &(*tuple).t_self, row);
         }
@@ -121,10 +132,35 @@ fn scan(storage_id: u64, snapshot: pg_sys::Snapshot, lockmode: u32, mut f: impl 
     }
 }
 
-/// The stripes of `storage_id` that `snapshot` sees, in row order.
+/// The stripes of `storage_id` that a table scan under `snapshot` sees, in row order. What
+/// each kind of snapshot means for the stripe catalog is decided here, for every path:
+///
+/// * MVCC (also historic MVCC): the same snapshot; a stripe is visible exactly when its rows
+///   are (registered for the catalog scan, as it may be one just taken).
+/// * SnapshotSelf: SnapshotSelf (committed, and this transaction's stripes of any command).
+/// * SnapshotAny, SnapshotDirty, SnapshotNonVacuumable and SnapshotToast: every stripe whose
+///   inserting transaction has not aborted, i.e. the catalog read with a dirty snapshot. Their
+///   callers (index builds, trigger and foreign-key fetches of rows this transaction just
+///   inserted, the planner's index probes) want every row that is not dead; the rows of an
+///   aborted load are dead, and VACUUM may already have given back their pages.
 pub fn stripes(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
+    use pg_sys::SnapshotType::*;
     let mut rows = Vec::new();
-    scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, _, row| rows.push(row));
+    unsafe {
+        match (*snapshot).snapshot_type {
+            SNAPSHOT_MVCC => {
+                let registered = pg_sys::RegisterSnapshot(snapshot);
+                scan(storage_id, registered, pg_sys::AccessShareLock, |_, _, row| rows.push(row));
+                pg_sys::UnregisterSnapshot(registered);
+            }
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, _, row| rows.push(row)),
+            _ => {
+                let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
+                dirty.snapshot_type = SNAPSHOT_DIRTY;
+                scan(storage_id, &mut dirty, pg_sys::AccessShareLock, |_, _, row| rows.push(row));
+            }
+        }
+    }
     rows.sort_by_key(|r| r.first_row);
     rows
 }

@@ -1,6 +1,8 @@
 //! The metapage: block 0 of the main fork. It is written by the first stripe write, so a
 //! relation with no blocks is an empty table (a new, truncated, or crash-reset unlogged
-//! table) and needs no catalog rows.
+//! table) and needs no catalog rows. A block 0 that is new (all zeros: the file was extended
+//! and a crash, or a concurrent first writer, left it uninitialised) is the same: no
+//! metapage yet. The first writer initialises it under the buffer's exclusive lock.
 //!
 //! Layout after the standard page header, little-endian: `magic u32 = "PGCM"`,
 //! `storage_version u32`, `storage_id u64` (unique across the cluster's history, from the
@@ -32,29 +34,44 @@ pub struct Meta {
     pub next_row: u64,
 }
 
-fn parse(rel: pg_sys::Relation, page: &[u8]) -> Meta {
+/// Why block 0 cannot be used.
+enum MetaError {
+    Corrupt(&'static str),
+    Version(u32),
+}
+
+fn parse(page: &[u8]) -> Result<Meta, MetaError> {
     let b = &page[PAGE_HEADER..PAGE_HEADER + META_LEN];
     if b[0..4] != MAGIC {
-        corrupt(rel, "block 0 is not a pg_columnar metapage");
+        return Err(MetaError::Corrupt("block 0 is not a pg_columnar metapage"));
     }
     let sum = u32::from_le_bytes(b[FIELDS_LEN..META_LEN].try_into().unwrap());
     if pg_columnar_codec::stripe::checksum32(&b[..FIELDS_LEN]) != sum {
-        corrupt(rel, "metapage checksum mismatch");
+        return Err(MetaError::Corrupt("metapage checksum mismatch"));
     }
     let version = u32::from_le_bytes(b[4..8].try_into().unwrap());
     if version != STORAGE_VERSION {
-        pgrx::ereport!(
-            ERROR,
-            pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            format!(
-                "pg_columnar relation \"{}\" has storage format version {version}; this build reads version {STORAGE_VERSION}",
-                relation_name(rel)
-            )
-        );
+        return Err(MetaError::Version(version));
     }
-    Meta {
+    Ok(Meta {
         storage_id: u64::from_le_bytes(b[8..16].try_into().unwrap()),
         next_row: u64::from_le_bytes(b[16..24].try_into().unwrap()),
+    })
+}
+
+fn raise(rel: pg_sys::Relation, e: MetaError) -> ! {
+    match e {
+        MetaError::Corrupt(what) => corrupt(rel, what),
+        MetaError::Version(version) => {
+            pgrx::ereport!(
+                ERROR,
+                pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                format!(
+                    "pg_columnar relation \"{}\" has storage format version {version}; this build reads version {STORAGE_VERSION}",
+                    relation_name(rel)
+                )
+            );
+        }
     }
 }
 
@@ -62,22 +79,64 @@ unsafe fn page_bytes<'a>(buffer: pg_sys::Buffer) -> &'a mut [u8] {
     std::slice::from_raw_parts_mut(pg_sys::BufferGetPage(buffer) as *mut u8, BLCKSZ)
 }
 
+/// Whether a page has never been initialised (all zeros in its header: a page the file was
+/// extended by and that was not written yet, or that a crash left as the extension made it).
+fn page_is_new(page: &[u8]) -> bool {
+    unsafe { (*(page.as_ptr() as *const pg_sys::PageHeaderData)).pd_upper == 0 }
+}
+
+/// Blocks of the main fork, as the file has them.
 fn nblocks(rel: pg_sys::Relation) -> u32 {
     unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) }
 }
 
-/// The metapage, or `None` if the relation has no blocks (it is empty).
-pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
+/// Reads block 0: `Ok(None)` if the relation has no blocks or block 0 is new (an empty
+/// table, as heap treats a new page), else the parsed metapage.
+fn read_checked(rel: pg_sys::Relation) -> Result<Option<Meta>, MetaError> {
     if nblocks(rel) == 0 {
-        return None;
+        return Ok(None);
     }
-    unsafe {
+    let copy = unsafe {
         let buffer = pg_sys::ReadBuffer(rel, 0);
         crate::compat::lock_buffer(buffer, false);
-        let copy = page_bytes(buffer).to_vec();
+        let copy = page_bytes(buffer)[..PAGE_HEADER + META_LEN].to_vec();
         pg_sys::UnlockReleaseBuffer(buffer);
-        Some(parse(rel, &copy))
+        copy
+    };
+    if page_is_new(&copy) {
+        return Ok(None);
     }
+    parse(&copy).map(Some)
+}
+
+/// The metapage, or `None` if there is none yet (the table is empty). A block 0 that is
+/// neither new nor a metapage is an ERROR naming the relation.
+pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
+    read_checked(rel).unwrap_or_else(|e| raise(rel, e))
+}
+
+/// The metapage if it can be read; `None` also for an unreadable one (DROP and TRUNCATE must
+/// work whatever block 0 holds). Warns when block 0 is damaged: that storage's catalog rows
+/// cannot be found and stay behind, harmless, as no other storage has its id.
+pub fn read_for_drop(rel: pg_sys::Relation) -> Option<Meta> {
+    match read_checked(rel) {
+        Ok(m) => m,
+        Err(e) => {
+            let what = match e {
+                MetaError::Corrupt(what) => what.to_string(),
+                MetaError::Version(v) => format!("storage format version {v}"),
+            };
+            pgrx::warning!("pg_columnar: block 0 of \"{}\" is unreadable ({what}); its catalog rows stay behind", relation_name(rel));
+            None
+        }
+    }
+}
+
+thread_local! {
+    /// Storage ids taken when a relation was given a new file, by (relation, file number):
+    /// the first write of that file uses it. CREATE TABLE AS may write its first stripe in
+    /// parallel mode, where no sequence may be advanced.
+    static RESERVED_IDS: std::cell::RefCell<Vec<(pg_sys::Oid, u32, u64)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn next_storage_id() -> u64 {
@@ -85,28 +144,80 @@ fn next_storage_id() -> u64 {
     unsafe { pg_sys::nextval_internal(seq, false) as u64 }
 }
 
-/// Writes the metapage if the relation has none yet.
-fn ensure(rel: pg_sys::Relation) {
-    if nblocks(rel) > 0 {
-        return;
-    }
-    // no other lock may be taken while the extension lock is held, so the id (a sequence
-    // lookup) comes first; a writer that loses the race below wastes one id
-    let storage_id = next_storage_id();
+/// Takes a storage id now for the file `relfile` that relation `relid` was just given, where
+/// a sequence may be advanced (not in a read-only or parallel operation).
+pub fn reserve_storage_id(relid: pg_sys::Oid, relfile: u32) {
     unsafe {
-        pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
-        if nblocks(rel) == 0 {
-            let buffer = pg_sys::ReadBufferExtended(
-                rel,
-                pg_sys::ForkNumber::MAIN_FORKNUM,
-                pg_sys::InvalidBlockNumber,
-                pg_sys::ReadBufferMode::RBM_NORMAL,
-                std::ptr::null_mut(),
-            );
-            crate::compat::lock_buffer(buffer, true);
-            if pg_sys::BufferGetBlockNumber(buffer) != 0 {
-                pgrx::error!("pg_columnar: metapage of \"{}\" not at block 0", relation_name(rel));
+        if pg_sys::XactReadOnly || pg_sys::IsInParallelMode() || pg_sys::RecoveryInProgress() {
+            return;
+        }
+    }
+    let id = next_storage_id();
+    RESERVED_IDS.with(|r| r.borrow_mut().push((relid, relfile, id)));
+}
+
+/// Forgets the ids reserved in this transaction (its end).
+pub fn forget_reserved_ids() {
+    RESERVED_IDS.with(|r| r.borrow_mut().clear());
+}
+
+fn storage_id_for(rel: pg_sys::Relation) -> u64 {
+    let key = (unsafe { (*rel).rd_id }, crate::compat::relfile_number(rel));
+    let reserved = RESERVED_IDS.with(|r| {
+        let mut r = r.borrow_mut();
+        let i = r.iter().position(|&(relid, file, _)| (relid, file) == key)?;
+        Some(r.swap_remove(i).2)
+    });
+    reserved.unwrap_or_else(next_storage_id)
+}
+
+/// Block 0, pinned and exclusively locked, extending the relation if it has no blocks.
+unsafe fn lock_block0(rel: pg_sys::Relation) -> pg_sys::Buffer {
+    pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+    let buffer = if nblocks(rel) == 0 {
+        pg_sys::ReadBufferExtended(
+            rel,
+            pg_sys::ForkNumber::MAIN_FORKNUM,
+            pg_sys::InvalidBlockNumber,
+            pg_sys::ReadBufferMode::RBM_NORMAL,
+            std::ptr::null_mut(),
+        )
+    } else {
+        pg_sys::ReadBuffer(rel, 0)
+    };
+    pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+    crate::compat::lock_buffer(buffer, true);
+    if pg_sys::BufferGetBlockNumber(buffer) != 0 {
+        pg_sys::UnlockReleaseBuffer(buffer);
+        pgrx::error!("pg_columnar: metapage of \"{}\" not at block 0", relation_name(rel));
+    }
+    buffer
+}
+
+/// The metapage's buffer, pinned and exclusively locked, and its contents. A relation with no
+/// blocks, or whose block 0 is new, gets its metapage now, under the buffer lock (so two first
+/// writers, or a first writer and a reader, cannot see a half-made one). The storage id comes
+/// first: no other lock may be waited for while the buffer lock is held.
+fn locked_metapage(rel: pg_sys::Relation) -> (pg_sys::Buffer, Meta) {
+    let mut storage_id = None;
+    loop {
+        unsafe {
+            let buffer = lock_block0(rel);
+            let page = page_bytes(buffer);
+            if !page_is_new(page) {
+                match parse(page) {
+                    Ok(m) => return (buffer, m),
+                    Err(e) => {
+                        pg_sys::UnlockReleaseBuffer(buffer);
+                        raise(rel, e)
+                    }
+                }
             }
+            let Some(id) = storage_id else {
+                pg_sys::UnlockReleaseBuffer(buffer);
+                storage_id = Some(storage_id_for(rel));
+                continue;
+            };
             let state = pg_sys::GenericXLogStart(rel);
             let page = pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
             pg_sys::PageInit(page, BLCKSZ, 0);
@@ -114,14 +225,13 @@ fn ensure(rel: pg_sys::Relation) {
             let m = &mut bytes[PAGE_HEADER..PAGE_HEADER + META_LEN];
             m[0..4].copy_from_slice(&MAGIC);
             m[4..8].copy_from_slice(&STORAGE_VERSION.to_le_bytes());
-            m[8..16].copy_from_slice(&storage_id.to_le_bytes());
+            m[8..16].copy_from_slice(&id.to_le_bytes());
             m[16..24].copy_from_slice(&0u64.to_le_bytes());
             seal(bytes);
             (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + META_LEN) as u16;
             pg_sys::GenericXLogFinish(state);
-            pg_sys::UnlockReleaseBuffer(buffer);
+            return (buffer, Meta { storage_id: id, next_row: 0 });
         }
-        pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
     }
 }
 
@@ -129,11 +239,8 @@ fn ensure(rel: pg_sys::Relation) {
 /// returns the first, with the storage id. Not transactional: numbers of an aborted
 /// transaction are simply never used.
 pub fn reserve_rows(rel: pg_sys::Relation, count: u64) -> (Meta, u64) {
-    ensure(rel);
+    let (buffer, meta) = locked_metapage(rel);
     unsafe {
-        let buffer = pg_sys::ReadBuffer(rel, 0);
-        crate::compat::lock_buffer(buffer, true);
-        let meta = parse(rel, page_bytes(buffer));
         let next = meta.next_row.checked_add(count).filter(|&n| n <= crate::am::tid::MAX_ROWS);
         let Some(next) = next else {
             pg_sys::UnlockReleaseBuffer(buffer);
