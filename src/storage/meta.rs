@@ -115,17 +115,49 @@ pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
     read_checked(rel).unwrap_or_else(|e| raise(rel, e))
 }
 
+/// Reads block 0 inside a subtransaction, so that a page PostgreSQL itself refuses to read
+/// (its header fails the buffer manager's checks) is reported here instead of raising: the
+/// pattern of a PL/pgSQL exception block (the subtransaction releases the buffer and its I/O
+/// state on the way out).
+fn read_guarded(rel: pg_sys::Relation) -> Result<Option<Meta>, String> {
+    unsafe {
+        let context = pg_sys::CurrentMemoryContext;
+        let owner = pg_sys::CurrentResourceOwner;
+        pg_sys::BeginInternalSubTransaction(std::ptr::null());
+        pg_sys::MemoryContextSwitchTo(context);
+        let result = pg_sys::PgTryBuilder::new(|| {
+            let read = read_checked(rel);
+            pg_sys::ReleaseCurrentSubTransaction();
+            read.map_err(|e| match e {
+                MetaError::Corrupt(what) => what.to_string(),
+                MetaError::Version(v) => format!("storage format version {v}"),
+            })
+        })
+        .catch_others(|e| {
+            pg_sys::MemoryContextSwitchTo(context);
+            pg_sys::RollbackAndReleaseCurrentSubTransaction();
+            Err(match e {
+                pg_sys::panic::CaughtError::PostgresError(r) | pg_sys::panic::CaughtError::ErrorReport(r) => r.message().to_string(),
+                pg_sys::panic::CaughtError::RustPanic { ereport, .. } => ereport.message().to_string(),
+            })
+        })
+        .execute();
+        pg_sys::MemoryContextSwitchTo(context);
+        pg_sys::CurrentResourceOwner = owner;
+        result
+    }
+}
+
 /// The metapage if it can be read; `None` also for an unreadable one (DROP and TRUNCATE must
 /// work whatever block 0 holds). Warns when block 0 is damaged: that storage's catalog rows
 /// cannot be found and stay behind, harmless, as no other storage has its id.
 pub fn read_for_drop(rel: pg_sys::Relation) -> Option<Meta> {
-    match read_checked(rel) {
+    if nblocks(rel) == 0 {
+        return None;
+    }
+    match read_guarded(rel) {
         Ok(m) => m,
-        Err(e) => {
-            let what = match e {
-                MetaError::Corrupt(what) => what.to_string(),
-                MetaError::Version(v) => format!("storage format version {v}"),
-            };
+        Err(what) => {
             pgrx::warning!("pg_columnar: block 0 of \"{}\" is unreadable ({what}); its catalog rows stay behind", relation_name(rel));
             None
         }
