@@ -63,16 +63,19 @@ pub extern "C-unwind" fn _PG_init() {
 mod pgcol {
     use pgrx::prelude::*;
 
-    /// The extension's version, the PostgreSQL major it was built for and the codec's
-    /// format version, e.g. `pg_columnar 0.1.0 (PostgreSQL 15, codec format 1)`.
+    /// The extension's version, the PostgreSQL major it was built for, the codec's format
+    /// version and the build profile, e.g. `pg_columnar 0.1.0 (PostgreSQL 15, codec format 1,
+    /// release build)`: a debug build is about ten times slower, and timings should say which
+    /// one they measured.
     #[pg_extern(immutable, parallel_safe)]
     #[search_path(pg_catalog, pg_temp)]
     fn version() -> String {
         format!(
-            "pg_columnar {} (PostgreSQL {}, codec format {})",
+            "pg_columnar {} (PostgreSQL {}, codec format {}, {} build)",
             env!("CARGO_PKG_VERSION"),
             pg_sys::PG_MAJORVERSION_NUM,
-            pg_columnar_codec::FORMAT_VERSION
+            pg_columnar_codec::FORMAT_VERSION,
+            if cfg!(debug_assertions) { "debug" } else { "release" }
         )
     }
 

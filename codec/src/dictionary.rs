@@ -23,7 +23,7 @@ use crate::bitpack::{self, BlockPlan};
 use crate::bits::ByteReader;
 use crate::error::{DecodeError, DecodeResult};
 use crate::plain;
-use crate::vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef};
+use crate::vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, MAX_VECTOR_BYTES};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The most distinct values a vector's inline dictionary may hold; a vector with more is not
@@ -479,17 +479,19 @@ pub fn decode(
     if let Some(&bad) = codes.iter().find(|&&c| c < 0 || c as usize >= n) {
         return Err(DecodeError::OutOfRange { what: "dictionary code", value: bad as u64, limit: n as u64 - 1 });
     }
-    Ok(gather(entries, &codes))
+    gather(entries, &codes)
 }
 
-/// `entries[codes[i]]` for every i (codes already checked to be in range).
-fn gather(entries: &Values, codes: &[i64]) -> Values {
+/// `entries[codes[i]]` for every i (codes already checked to be in range). Strings are
+/// refused if they would expand past [`MAX_VECTOR_BYTES`] (a few long entries repeated by
+/// every code), before anything is allocated for them.
+fn gather(entries: &Values, codes: &[i64]) -> DecodeResult<Values> {
     macro_rules! pick {
         ($v:expr, $variant:ident) => {
             Values::$variant(codes.iter().map(|&c| $v[c as usize]).collect())
         };
     }
-    match entries {
+    Ok(match entries {
         Values::Int8(v) => pick!(v, Int8),
         Values::Int16(v) => pick!(v, Int16),
         Values::Int32(v) => pick!(v, Int32),
@@ -498,8 +500,12 @@ fn gather(entries: &Values, codes: &[i64]) -> Values {
         Values::Float64(v) => pick!(v, Float64),
         Values::Bytes(b) => {
             let b = b.as_ref();
+            let total: u64 = codes.iter().map(|&c| b.get(c as usize).len() as u64).sum();
+            if total > MAX_VECTOR_BYTES {
+                return Err(DecodeError::OutOfRange { what: "decoded bytes of a dictionary vector", value: total, limit: MAX_VECTOR_BYTES });
+            }
             let mut out = ByteStrings::new();
-            out.data.reserve(codes.iter().map(|&c| b.get(c as usize).len()).sum());
+            out.data.reserve(total as usize);
             for &c in codes {
                 out.push(b.get(c as usize));
             }
@@ -513,5 +519,5 @@ fn gather(entries: &Values, codes: &[i64]) -> Values {
             }
             Values::Fixed { width: *width, data: out }
         }
-    }
+    })
 }

@@ -28,7 +28,7 @@ pub use dictionary::SharedDictionary;
 pub use fsst::SymbolTable;
 pub use decode::decode_vector;
 pub use error::{DecodeError, DecodeResult};
-pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS};
+pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS, MAX_VECTOR_BYTES};
 pub use zonemap::ZoneMap;
 
 /// What a stripe column shares among its vectors: an FSST symbol table and a dictionary,

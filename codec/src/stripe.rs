@@ -146,6 +146,12 @@ impl StoredZone {
     }
 }
 
+/// Bytes of a column context entry in the directory (length, checksum).
+const CONTEXT_ENTRY: usize = 4 + 4;
+/// The fewest bytes of a vector entry in the directory (length, encoding, null count,
+/// checksum, and a zone map's tag).
+const MIN_VECTOR_ENTRY: usize = 4 + 1 + 2 + 4 + 1;
+
 /// Where one encoded vector is and what it holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorEntry {
@@ -212,6 +218,13 @@ impl StripeDirectory {
         let directory = r.take(directory_len, "stripe directory")?;
         let mut r = ByteReader::new(directory);
         let vector_count = row_count.div_ceil(MAX_ROWS);
+        // every column takes at least two context entries and every vector entry at least
+        // MIN_VECTOR_ENTRY bytes: counts the directory cannot hold are refused before anything
+        // is sized from them
+        let needed = (column_count as u128) * (2 * CONTEXT_ENTRY as u128 + vector_count as u128 * MIN_VECTOR_ENTRY as u128);
+        if needed > directory_len as u128 {
+            return Err(DecodeError::Inconsistent { what: "stripe directory (shorter than its header's column and row counts need)" });
+        }
         let data_start = HEADER_LEN + directory_len;
         let mut offset = data_start;
         let mut columns = Vec::with_capacity(column_count);

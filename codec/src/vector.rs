@@ -6,6 +6,13 @@ use crate::error::{DecodeError, DecodeResult};
 /// Rows in a full vector.
 pub const MAX_ROWS: usize = 1024;
 
+/// The most bytes of values one decoded vector may hold (1.5 GiB). The extension's writer cuts
+/// a stripe once its buffered values reach 256 MiB, and PostgreSQL values are at most 1 GiB,
+/// so no stripe it writes holds a vector past 1.25 GiB; an encoding that would expand past
+/// this (a dictionary repeating long entries) is corrupt, and is refused before memory is
+/// sized from it.
+pub const MAX_VECTOR_BYTES: u64 = 3 << 29;
+
 /// The value kinds the codec understands natively. The byte values are part of the format
 /// (the first byte of every vector).
 #[repr(u8)]

@@ -138,3 +138,45 @@ fn a_shared_dictionary_with_repeated_entries_is_refused() {
     let distinct = [4u8, 2, 0, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0, 0b10];
     assert_eq!(SharedDictionary::deserialize(&distinct).unwrap().len(), 2);
 }
+
+/// A dictionary vector whose few long entries are repeated by every code must not expand
+/// past MAX_VECTOR_BYTES: crafted from a real two-row dictionary vector of one 2 MiB string
+/// (codes of width 0 take no bytes), claiming 1024 rows instead, which would need 2 GiB.
+#[test]
+fn a_dictionary_cannot_expand_without_bound() {
+    let long = vec![b'x'; 2 << 20];
+    let v = Vector { rows: 2, nulls: None, values: Values::Bytes([&long[..], &long[..]].into_iter().collect()) };
+    let mut bytes = Vec::new();
+    let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
+    assert_eq!(r.chosen, Some(Encoding::Dictionary));
+    assert_eq!(decode_vector(&bytes, &ColumnContext::default()).unwrap().rows, 2);
+    // the row count follows the kind byte
+    bytes[1..3].copy_from_slice(&1024u16.to_le_bytes());
+    match decode_vector(&bytes, &ColumnContext::default()) {
+        Err(pg_columnar_codec::DecodeError::OutOfRange { what, value, limit }) => {
+            assert_eq!(what, "decoded bytes of a dictionary vector");
+            assert_eq!((value, limit), (1024 * (2 << 20), pg_columnar_codec::MAX_VECTOR_BYTES));
+        }
+        other => panic!("expected the expansion to be refused, got {:?}", other.map(|v| v.rows)),
+    }
+}
+
+/// A stripe header's column and row counts are checked against the directory's length
+/// before anything is sized from them: a 32-byte header claiming 65535 columns of 4 billion
+/// rows asks for no memory, and is an error.
+#[test]
+fn a_stripe_header_cannot_size_the_directory() {
+    use pg_columnar_codec::stripe::{StripeDirectory, MAGIC};
+    let mut h = Vec::new();
+    h.extend_from_slice(&MAGIC);
+    h.extend_from_slice(&pg_columnar_codec::FORMAT_VERSION.to_le_bytes());
+    h.extend_from_slice(&u16::MAX.to_le_bytes());
+    h.extend_from_slice(&u32::MAX.to_le_bytes());
+    h.extend_from_slice(&16u32.to_le_bytes());
+    h.extend_from_slice(&[0u8; 16]);
+    assert_eq!(h.len(), 32);
+    match StripeDirectory::parse(&h) {
+        Err(pg_columnar_codec::DecodeError::Inconsistent { what }) => assert!(what.starts_with("stripe directory"), "{what}"),
+        other => panic!("expected an inconsistent directory, got {other:?}"),
+    }
+}

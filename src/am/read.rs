@@ -102,6 +102,13 @@ impl LoadedStripe {
                 stripe_error(pages, &row, format!("column {} vector {v} holds {:?} values, the column needs {kind:?}", column + 1, vector.values.as_ref().kind()));
             }
         }
+        // a fixed-width vector's width must be the column's: the Datums made from it are
+        // read by PostgreSQL as `attlen` bytes each
+        if let (ColumnType::Fixed(width), pg_columnar_codec::Values::Fixed { width: stored, .. }) = (expected, &vector.values) {
+            if *stored != width && vector.values.len() > 0 {
+                stripe_error(pages, &row, format!("column {} vector {v} holds values of {stored} bytes, the column's are {width}", column + 1));
+            }
+        }
         vector
     }
 }

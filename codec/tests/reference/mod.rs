@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod decode;
+
 use pg_columnar_codec::{ColumnContext, SharedDictionary, SymbolTable, Values, Vector};
 
 pub struct Bits(pub Vec<bool>);
