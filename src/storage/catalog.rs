@@ -65,7 +65,7 @@ pub fn insert(row: &StripeRow, cid: pg_sys::CommandId) {
         let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
         // not logically decoded: the catalog is this node's own (its storage ids mean nothing
         // to a subscriber); what a subscriber gets of the table itself is the table's business
-        pg_sys::heap_insert(rel, tuple, cid, pg_sys::HEAP_INSERT_NO_LOGICAL as i32, std::ptr::null_mut());
+        pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
 
         let index = pg_sys::index_open(c.index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         let info = pg_sys::BuildIndexInfo(index);
