@@ -158,7 +158,7 @@ unsafe extern "C-unwind" fn relation_info(
     if let Some(prev) = PREV_RELATION_INFO {
         prev(root, relid, inhparent, rel);
     }
-    crate::hooks::plan_parallel_workers(relid, rel);
+    crate::hooks::plan_parallel_workers(relid, rel, inhparent);
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
@@ -167,7 +167,7 @@ unsafe extern "C-unwind" fn relation_info(root: *mut pg_sys::PlannerInfo, rel: *
         prev(root, rel, rte);
     }
     if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
-        crate::hooks::plan_parallel_workers((*rte).relid, rel);
+        crate::hooks::plan_parallel_workers((*rte).relid, rel, (*rte).inh);
     }
 }
 

@@ -101,7 +101,13 @@ unsafe extern "C-unwind" fn object_access(
 /// stripe beyond the first (the planner still caps it by max_parallel_workers_per_gather and
 /// compares the parallel plan's cost with the serial one). A `parallel_workers` storage
 /// parameter set on the table is left as it is.
-pub unsafe fn plan_parallel_workers(relid: pg_sys::Oid, rel: *mut pg_sys::RelOptInfo) {
+///
+/// `inherited`: the relation stands for itself and its inheritance children, and the planner
+/// has not estimated its size. The one such relation whose workers are read is the one
+/// `plan_create_index_workers` builds for CREATE INDEX; there a number set here is taken as
+/// is, past the `maintenance_work_mem` cap PostgreSQL applies to the number it computes
+/// itself, so the same cap (32 MB per process) is applied here.
+pub unsafe fn plan_parallel_workers(relid: pg_sys::Oid, rel: *mut pg_sys::RelOptInfo, inherited: bool) {
     if (*rel).rel_parallel_workers != -1 {
         return;
     }
@@ -110,9 +116,16 @@ pub unsafe fn plan_parallel_workers(relid: pg_sys::Oid, rel: *mut pg_sys::RelOpt
         return;
     }
     if crate::am::routine::is_columnar(relation) {
+        let tuples = if inherited { life::estimate_size(relation).1 } else { (*rel).tuples };
         let stripe_rows = crate::am::write::STRIPE_ROW_LIMIT.get().max(1) as f64;
-        let stripes = ((*rel).tuples / stripe_rows).ceil();
-        (*rel).rel_parallel_workers = (stripes - 1.0).clamp(0.0, 64.0) as i32;
+        let stripes = (tuples / stripe_rows).ceil();
+        let mut workers = (stripes - 1.0).clamp(0.0, 64.0) as i32;
+        if inherited {
+            while workers > 0 && pg_sys::maintenance_work_mem / (workers + 1) < 32768 {
+                workers -= 1;
+            }
+        }
+        (*rel).rel_parallel_workers = workers;
     }
     pg_sys::RelationClose(relation);
 }

@@ -79,6 +79,23 @@ CREATE INDEX pb_parallel ON pb_col (id);
 RESET max_parallel_maintenance_workers;
 RESET maintenance_work_mem;
 SELECT relname, reltuples FROM pg_class WHERE relname LIKE 'pb_%' ORDER BY relname;
+-- without the parallel_workers setting, an index build is parallel when the table has
+-- stripes enough (the planner's own estimate of its size in pages would give no worker),
+-- within the maintenance_work_mem cap: 64 MB allow one worker, 256 MB two
+CREATE TABLE pw_col (id int) USING pg_columnar;
+INSERT INTO pw_col SELECT g FROM generate_series(1, 20000) g;
+SET max_parallel_maintenance_workers = 2;
+SET client_min_messages = debug1;
+CREATE INDEX pw_64 ON pw_col (id);
+SET maintenance_work_mem = '256MB';
+CREATE INDEX pw_256 ON pw_col (id);
+RESET client_min_messages;
+RESET maintenance_work_mem;
+RESET max_parallel_maintenance_workers;
+SET enable_seqscan = off;
+SELECT count(*) FROM pw_col WHERE id > 0;
+RESET enable_seqscan;
+DROP TABLE pw_col;
 SET enable_seqscan = off;
 SELECT count(*), min(id) FROM pb_col WHERE id > -100000;
 SELECT count(*) FROM pb_col WHERE v > 0;
