@@ -566,3 +566,42 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
         }
     }
 }
+
+/// The slot type of a custom scan's scan tuple: from 16 the node says which slot operations
+/// `ExecInitCustomScan` should use; 15 always makes a plain virtual slot, which
+/// [`replace_custom_scan_slot`] then replaces.
+pub unsafe fn set_custom_scan_slot_ops(css: &mut pg_sys::CustomScanState, ops: *const pg_sys::TupleTableSlotOps) {
+    #[cfg(feature = "pg15")]
+    let _ = (css, ops);
+    #[cfg(not(feature = "pg15"))]
+    {
+        css.slotOps = ops;
+    }
+}
+
+/// 15 only (see [`set_custom_scan_slot_ops`]): gives a custom scan a scan slot with `ops`,
+/// from `BeginCustomScan`. The node's expressions were compiled for a virtual slot, which
+/// ours is (with system columns added).
+pub unsafe fn replace_custom_scan_slot(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, ops: *const pg_sys::TupleTableSlotOps) {
+    #[cfg(feature = "pg15")]
+    {
+        let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
+        (*node).ss.ss_ScanTupleSlot = pg_sys::ExecAllocTableSlot(&mut (*estate).es_tupleTable, desc, ops);
+    }
+    #[cfg(not(feature = "pg15"))]
+    let _ = (node, estate, ops);
+}
+
+/// Marks a path disabled (`enable_seqscan = off` for a scan that replaces the sequential
+/// one): up to 17 by adding `disable_cost`, from 18 by counting a disabled node.
+pub unsafe fn disable_path(path: &mut pg_sys::Path) {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        path.startup_cost += pg_sys::disable_cost;
+        path.total_cost += pg_sys::disable_cost;
+    }
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    {
+        path.disabled_nodes += 1;
+    }
+}

@@ -10,6 +10,7 @@ use pgrx::prelude::*;
 
 pub mod am;
 pub mod compat;
+pub mod exec;
 pub mod hooks;
 pub mod inspect;
 pub mod storage;
@@ -54,7 +55,10 @@ pub extern "C-unwind" fn _PG_init() {
         pgrx::GucContext::Suset,
         pgrx::GucFlags::default(),
     );
-    unsafe { hooks::install() };
+    unsafe {
+        hooks::install();
+        exec::install();
+    }
 }
 
 /// The SQL API. The schema is created by the extension script, so it belongs to the

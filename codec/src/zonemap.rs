@@ -120,3 +120,118 @@ mod tests {
         assert_eq!(zone_map(&ValuesRef::Bytes(s.as_ref())), ZoneMap::Bytes { min: 2, max: 4 });
     }
 }
+
+/// A comparison `value_in_vector <op> constant`, as a zone map is asked about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Eq,
+    Ge,
+    Gt,
+    Ne,
+}
+
+impl Cmp {
+    pub fn holds<T: Ord + ?Sized>(self, a: &T, b: &T) -> bool {
+        match self {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Eq => a == b,
+            Cmp::Ge => a >= b,
+            Cmp::Gt => a > b,
+            Cmp::Ne => a != b,
+        }
+    }
+}
+
+/// Whether a vector whose stored byte-string zone map is (`min`, `max`, `max_truncated`)
+/// may hold a value `v` with `v <cmp> constant`, bytewise (memcmp order, a prefix first).
+/// `false` is a proof that no value does; `true` promises nothing.
+///
+/// What a stored zone guarantees of every value `v` (see `stripe`, "Byte-string zone
+/// maps"): `min <= v` (a shortened minimum is a prefix of the true one), and `v <= max`
+/// when the maximum is whole, or else only `prefix(v) <= max` where `prefix` keeps
+/// [`crate::stripe::ZONE_BYTES`] bytes (the stored maximum is the true maximum's prefix,
+/// and taking a prefix keeps order).
+pub fn bytes_may_satisfy(min: &[u8], max: &[u8], max_truncated: bool, cmp: Cmp, constant: &[u8]) -> bool {
+    let prefix = &constant[..constant.len().min(crate::stripe::ZONE_BYTES)];
+    // some v <= max could be >= constant (a truncated max: prefix(v) <= max, and v >= c
+    // implies prefix(v) >= prefix(c))
+    let above_possible = |strict: bool| match (max_truncated, strict) {
+        (false, true) => max > constant,
+        (false, false) => max >= constant,
+        (true, _) => max >= prefix,
+    };
+    match cmp {
+        Cmp::Lt => min < constant,
+        Cmp::Le => min <= constant,
+        Cmp::Gt => above_possible(true),
+        Cmp::Ge => above_possible(false),
+        Cmp::Eq => min <= constant && above_possible(false),
+        // every value equals the constant only if min and max do and max is whole
+        Cmp::Ne => max_truncated || min != constant || max != constant,
+    }
+}
+
+#[cfg(test)]
+mod pruning_tests {
+    use super::*;
+    use crate::stripe::ZONE_BYTES;
+
+    /// The stored zone of a set of values, as the stripe writer stores it.
+    fn stored(values: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>, bool) {
+        let min = values.iter().min().unwrap();
+        let max = values.iter().max().unwrap();
+        (min[..min.len().min(ZONE_BYTES)].to_vec(), max[..max.len().min(ZONE_BYTES)].to_vec(), max.len() > ZONE_BYTES)
+    }
+
+    /// Reference: a zone may answer `false` only when no value satisfies the comparison;
+    /// and it must answer `false` in the cases the rule is meant to prune, so the test also
+    /// counts both answers.
+    #[test]
+    fn byte_zone_never_prunes_a_matching_vector() {
+        let alphabet: [&[u8]; 6] = [b"", b"a", b"ab", b"b", b"\xff", b"\x00"];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let word = |n: &mut dyn FnMut() -> u64| -> Vec<u8> {
+            let parts = (n() % 40) as usize;
+            let mut w = Vec::new();
+            for _ in 0..parts {
+                w.extend_from_slice(alphabet[(n() % alphabet.len() as u64) as usize]);
+            }
+            w
+        };
+        let (mut pruned, mut kept) = (0, 0);
+        for _ in 0..20_000 {
+            let values: Vec<Vec<u8>> = (0..1 + next() % 4).map(|_| word(&mut next)).collect();
+            let constant = if next() % 3 == 0 { values[(next() % values.len() as u64) as usize].clone() } else { word(&mut next) };
+            let (min, max, truncated) = stored(&values);
+            for cmp in [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne] {
+                let any = values.iter().any(|v| cmp.holds(v.as_slice(), constant.as_slice()));
+                let may = bytes_may_satisfy(&min, &max, truncated, cmp, &constant);
+                assert!(may || !any, "{cmp:?} {constant:?} pruned {values:?}");
+                if may { kept += 1 } else { pruned += 1 }
+            }
+        }
+        assert!(pruned > 10_000 && kept > 10_000, "pruned {pruned}, kept {kept}");
+    }
+
+    #[test]
+    fn byte_zone_edges() {
+        // a whole maximum bounds exactly; a truncated one only by its prefix
+        assert!(!bytes_may_satisfy(b"a", b"b", false, Cmp::Gt, b"b"));
+        assert!(bytes_may_satisfy(b"a", b"b", true, Cmp::Gt, b"b"));
+        let long = vec![b'x'; ZONE_BYTES + 5];
+        assert!(bytes_may_satisfy(b"a", &long[..ZONE_BYTES], true, Cmp::Eq, &long));
+        assert!(!bytes_may_satisfy(b"a", b"a", false, Cmp::Ne, b"a"));
+        assert!(bytes_may_satisfy(b"a", b"a", true, Cmp::Ne, b"a"));
+        assert!(!bytes_may_satisfy(b"b", b"c", false, Cmp::Lt, b"b"));
+        assert!(bytes_may_satisfy(b"", b"", false, Cmp::Le, b""));
+    }
+}

@@ -82,7 +82,7 @@ pub unsafe fn fetch(
     let Some(row) = tid::from_tid(&*tid) else { return false };
     let key = snapshot_key(snapshot);
     if st.key != Some(key) || st.scan.is_none() {
-        st.scan = Some(ScanState::new((*desc).base.rel, snapshot, std::ptr::null_mut(), false));
+        st.scan = Some(ScanState::new((*desc).base.rel, snapshot, std::ptr::null(), false));
         st.key = Some(key);
     }
     fetch_into(st.scan.as_mut().unwrap(), row, slot)
@@ -95,7 +95,7 @@ pub unsafe fn fetch_row_version(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let Some(row) = tid::from_tid(&*tid) else { return false };
-    let mut scan = ScanState::new(rel, snapshot, std::ptr::null_mut(), false);
+    let mut scan = ScanState::new(rel, snapshot, std::ptr::null(), false);
     if !fetch_into(&mut scan, row, slot) {
         return false;
     }

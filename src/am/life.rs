@@ -55,7 +55,7 @@ pub unsafe fn copy_for_cluster(old: pg_sys::Relation, new: pg_sys::Relation, old
         not_supported("CLUSTER with an index (VACUUM FULL rewrites the table in its current order)");
     }
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-    let mut st = ScanState::new(old, snapshot, std::ptr::null_mut(), true);
+    let mut st = ScanState::new(old, snapshot, std::ptr::null(), true);
     let slot = pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsVirtual);
     let cid = pg_sys::GetCurrentCommandId(true);
     let mut count = 0.0;
@@ -138,7 +138,7 @@ pub unsafe fn index_build(
     let mut own_scan = None;
     let st: &mut ScanState = if parallel_scan.is_null() {
         snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-        own_scan.insert(ScanState::new(table, snapshot, std::ptr::null_mut(), true))
+        own_scan.insert(ScanState::new(table, snapshot, std::ptr::null(), true))
     } else {
         scan::state(parallel_scan)
     };

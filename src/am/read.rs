@@ -121,14 +121,26 @@ pub struct DecodedVector {
     /// How many leading columns the stripe stores; the relation's later ones (added since)
     /// are filled by the slot's missing-attribute defaults.
     pub stored_columns: usize,
+    /// The columns to decode (a custom scan's projection); `None`: all. The others are
+    /// left undecoded and stored as NULL: nothing above the scan reads them.
+    pub wanted: Option<Vec<bool>>,
+    /// Vectors decoded so far, per column.
+    pub decoded_count: Vec<u64>,
 }
 
 impl DecodedVector {
     pub fn new(natts: usize) -> DecodedVector {
-        DecodedVector { key: None, columns: (0..natts).map(|_| DatumVector::default()).collect(), stored_columns: 0 }
+        DecodedVector {
+            key: None,
+            columns: (0..natts).map(|_| DatumVector::default()).collect(),
+            stored_columns: 0,
+            wanted: None,
+            decoded_count: vec![0; natts],
+        }
     }
 
-    /// Decodes vector `v` of `stripe`, every column of `types` (dropped ones become NULL).
+    /// Decodes vector `v` of `stripe`, every wanted column of `types` (dropped ones become
+    /// NULL).
     pub fn decode(
         &mut self,
         pages: &mut PageReader,
@@ -149,16 +161,24 @@ impl DecodedVector {
         }
         // columns past `stored` come from the slot's missing-attribute defaults in `store`
         for (c, ty) in types.iter().enumerate().take(stored) {
+            if !self.is_wanted(c) {
+                continue;
+            }
             if *ty == ColumnType::Dropped {
                 self.columns[c].set_all_null(rows);
                 continue;
             }
             let vector = stripe.decode(pages, c, v, *ty, buf);
             self.columns[c].fill(*ty, &vector);
+            self.decoded_count[c] += 1;
         }
         self.stored_columns = stored;
         self.key = Some(key);
         debug_assert!(rows <= MAX_ROWS);
+    }
+
+    fn is_wanted(&self, c: usize) -> bool {
+        self.wanted.as_ref().is_none_or(|w| w[c])
     }
 
     /// Puts row `r` of this vector into `slot` as a virtual tuple with TID `row_number`, from
@@ -172,8 +192,13 @@ impl DecodedVector {
         let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);
         let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, natts);
         for c in 0..self.stored_columns {
-            values[c] = self.columns[c].datums[r];
-            nulls[c] = self.columns[c].nulls[r];
+            if self.is_wanted(c) {
+                values[c] = self.columns[c].datums[r];
+                nulls[c] = self.columns[c].nulls[r];
+            } else {
+                values[c] = pg_sys::Datum::from(0);
+                nulls[c] = true;
+            }
         }
         if self.stored_columns < natts {
             pg_sys::slot_getmissingattrs(slot, self.stored_columns as i32, natts as i32);

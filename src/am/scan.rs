@@ -1,16 +1,20 @@
-//! Sequential, TID-range, parallel and ANALYZE scans.
+//! Sequential, TID-range, parallel and ANALYZE scans, and the row source of the custom scan
+//! (`crate::exec`).
 //!
 //! A scan lists the stripes its snapshot sees (one catalog lookup at the start), then walks
-//! them vector by vector, decoding each vector of every column once into Datums that the
-//! returned slots point into. Decoded memory is reused from vector to vector, so a scan's
+//! them vector by vector, decoding each vector of every column it wants once into Datums that
+//! the returned slots point into. Decoded memory is reused from vector to vector, so a scan's
 //! memory does not grow with the table. Parallel workers share an atomic stripe counter and
-//! each takes whole stripes.
+//! each takes whole stripes. A scan given a [`VectorSkip`] asks it, per vector of each stripe
+//! it enters, whether the vector can hold a row the query wants, and reads only those that can.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnType};
+use pg_columnar_codec::stripe::StripeDirectory;
+
 use super::read::{DecodedVector, LoadedStripe};
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow};
@@ -30,6 +34,21 @@ pub struct ScanDesc {
     state: *mut ScanState,
 }
 
+/// Decides from a stripe's directory (zone maps, null counts) whether a vector may hold a
+/// wanted row. `false` must be a proof that it holds none; the scan then never reads it.
+pub trait VectorSkip {
+    fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool;
+}
+
+/// What a scan did, for EXPLAIN ANALYZE.
+#[derive(Debug, Default, Clone)]
+pub struct ScanCounters {
+    pub stripes: u64,
+    pub stripes_skipped: u64,
+    pub vectors: u64,
+    pub vectors_skipped: u64,
+}
+
 pub struct ScanState {
     pub rel: pg_sys::Relation,
     relid: pg_sys::Oid,
@@ -39,7 +58,8 @@ pub struct ScanState {
     pub types: Vec<ColumnType>,
     types_of: pg_sys::TupleDesc,
     pub stripes: Vec<StripeRow>,
-    parallel: *mut ParallelShared,
+    /// The stripe counter the workers of a parallel scan share; null for a serial scan.
+    parallel: *const AtomicU64,
     /// Position: stripe index and row within the stripe of the row last returned; `None`
     /// before the first row.
     pos: Option<(usize, u64)>,
@@ -58,6 +78,13 @@ pub struct ScanState {
     /// Bitmap scan: visible rows of the current TID-bitmap block still to return, as stripe
     /// index and row within the stripe.
     bitmap_rows: std::collections::VecDeque<(usize, u64)>,
+    /// Columns to decode (`None`: all), kept to rebuild `decoded` when the slots' descriptor
+    /// changes.
+    wanted: Option<Vec<bool>>,
+    skip: Option<Box<dyn VectorSkip>>,
+    /// Of the stripe entered last (by index): which vectors `skip` lets through.
+    survivors: Option<(usize, Vec<bool>)>,
+    pub counters: ScanCounters,
 }
 
 /// Lists the stripes of `rel` that `snapshot` sees, in row order (what each kind of snapshot
@@ -81,7 +108,7 @@ pub fn current_snapshot() -> pg_sys::Snapshot {
 }
 
 impl ScanState {
-    pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *mut ParallelShared, bulk: bool) -> ScanState {
+    pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
         if parallel.is_null() || unsafe { pg_sys::ParallelWorkerNumber < 0 } {
             write::flush_relation(rel);
         }
@@ -116,11 +143,44 @@ impl ScanState {
             total_rows,
             first_ordinals,
             bitmap_rows: Default::default(),
+            wanted: None,
+            skip: None,
+            survivors: None,
+            counters: ScanCounters::default(),
         }
     }
 
-    fn restart(&mut self) {
+    /// Decodes only the columns marked in `wanted` (by attribute index); the others read as
+    /// NULL.
+    pub fn set_projection(&mut self, wanted: Vec<bool>) {
+        self.decoded.wanted = Some(wanted.clone());
+        self.decoded.key = None;
+        self.wanted = Some(wanted);
+    }
+
+    /// Reads only the vectors `skip` lets through (forward scans).
+    pub fn set_skip(&mut self, skip: Box<dyn VectorSkip>) {
+        self.skip = Some(skip);
+        self.survivors = None;
+    }
+
+    /// The stripe counter of the parallel scan this one is part of (null: a serial scan).
+    pub fn set_parallel(&mut self, shared: *const AtomicU64) {
+        self.parallel = shared;
+    }
+
+    /// Vectors decoded so far, per column.
+    pub fn decoded_per_column(&self) -> &[u64] {
+        &self.decoded.decoded_count
+    }
+
+    pub fn bytes_read(&self) -> u64 {
+        self.pages.bytes_read
+    }
+
+    pub fn restart(&mut self) {
         self.pos = None;
+        self.survivors = None;
     }
 
     /// Loads stripe `i` if it is not the one loaded.
@@ -138,6 +198,7 @@ impl ScanState {
             self.types = column_types(desc);
             self.types_of = desc;
             self.decoded = DecodedVector::new(self.types.len());
+            self.decoded.wanted = self.wanted.clone();
         }
         self.load(i);
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
@@ -152,7 +213,7 @@ impl ScanState {
         let i = if self.parallel.is_null() {
             after.map_or(0, |i| i + 1)
         } else {
-            unsafe { (*self.parallel).next_stripe.fetch_add(1, Ordering::SeqCst) as usize }
+            unsafe { (*self.parallel).fetch_add(1, Ordering::SeqCst) as usize }
         };
         (i < self.stripes.len()).then_some(i)
     }
@@ -191,6 +252,19 @@ impl ScanState {
             if self.stripes[i].row_count == 0 {
                 continue;
             }
+            if forward && self.range.is_none() {
+                match self.first_surviving_row(i, r) {
+                    Some(r2) if r2 == r => {}
+                    Some(r2) => {
+                        self.pos = Some((i, r2));
+                        return Some((i, r2));
+                    }
+                    None => {
+                        self.pos = Some((i, self.stripes[i].row_count - 1));
+                        continue;
+                    }
+                }
+            }
             if let Some((lo, hi)) = self.range {
                 let s = self.stripes[i];
                 // skip whole stripes outside the range
@@ -208,6 +282,39 @@ impl ScanState {
             }
             return Some((i, r));
         }
+    }
+
+    /// Forward scans: the first row at or after row `r` of stripe `i` in a vector that may
+    /// hold wanted rows, or `None` if no later vector of the stripe may. Entering a stripe
+    /// (`r == 0`) counts it and, with a [`VectorSkip`], reads its directory to decide.
+    fn first_surviving_row(&mut self, i: usize, r: u64) -> Option<u64> {
+        let rows_per_vector = pg_columnar_codec::MAX_ROWS as u64;
+        if r == 0 {
+            let vectors = self.stripes[i].row_count.div_ceil(rows_per_vector);
+            self.counters.stripes += 1;
+            self.counters.vectors += vectors;
+            self.survivors = None;
+            if self.skip.is_some() {
+                self.load(i);
+                let dir = &self.stripe.as_ref().unwrap().dir;
+                let skip = self.skip.as_mut().unwrap();
+                let survivors: Vec<bool> = (0..dir.vector_count()).map(|v| skip.may_match(dir, v)).collect();
+                let skipped = survivors.iter().filter(|&&s| !s).count() as u64;
+                self.counters.vectors_skipped += skipped;
+                if skipped == vectors {
+                    self.counters.stripes_skipped += 1;
+                }
+                self.survivors = Some((i, survivors));
+            }
+        }
+        let Some((si, survivors)) = &self.survivors else { return Some(r) };
+        debug_assert_eq!(*si, i);
+        let v = (r / rows_per_vector) as usize;
+        if survivors[v] {
+            return Some(r);
+        }
+        // only a vector's first row can land here: rows within a surviving vector pass above
+        survivors[v..].iter().position(|&s| s).map(|k| (v + k) as u64 * rows_per_vector)
     }
 
     pub fn next(&mut self, forward: bool, slot: *mut pg_sys::TupleTableSlot) -> bool {
@@ -290,7 +397,8 @@ pub unsafe fn begin(
     flags: u32,
 ) -> pg_sys::TableScanDesc {
     let bulk = flags & pg_sys::ScanOptions::SO_TYPE_SEQSCAN != 0;
-    let state = ScanState::new(rel, snapshot, pscan as *mut ParallelShared, bulk);
+    let shared = if pscan.is_null() { std::ptr::null() } else { &(*(pscan as *mut ParallelShared)).next_stripe as *const AtomicU64 };
+    let state = ScanState::new(rel, snapshot, shared, bulk);
     let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
     (*desc).base.rs_rd = rel;
     (*desc).base.rs_snapshot = snapshot;

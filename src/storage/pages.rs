@@ -67,6 +67,8 @@ pub struct PageReader {
     rel: pg_sys::Relation,
     nblocks: u32,
     strategy: pg_sys::BufferAccessStrategy,
+    /// Stripe bytes read so far (EXPLAIN ANALYZE reports them).
+    pub bytes_read: u64,
 }
 
 impl PageReader {
@@ -78,7 +80,7 @@ impl PageReader {
             } else {
                 std::ptr::null_mut()
             };
-            PageReader { rel, nblocks, strategy }
+            PageReader { rel, nblocks, strategy, bytes_read: 0 }
         }
     }
 
@@ -89,6 +91,7 @@ impl PageReader {
     pub fn read(&mut self, first_block: u32, offset: usize, len: usize, out: &mut Vec<u8>) {
         out.clear();
         out.reserve(len);
+        self.bytes_read += len as u64;
         let mut pos = offset;
         let end = offset + len;
         while pos < end {

@@ -1,0 +1,62 @@
+//! Query execution over pg_columnar tables: the custom scan `PgColumnarScan`.
+//!
+//! * [`plan`]: a `set_rel_pathlist_hook` that replaces the sequential scan paths of a
+//!   pg_columnar table (serial and partial) by the custom scan's, costed from the columns it
+//!   reads, and turns a chosen path into a `CustomScan` plan;
+//! * [`quals`]: which quals can skip vectors, translated at plan time;
+//! * [`skip`]: those quals checked against zone maps at execution time;
+//! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN).
+//!
+//! The rows come from `am::scan::ScanState`, the same reader as the sequential scan's, told
+//! which columns to decode and which vectors to skip. Every qual stays in the plan's qual
+//! list, evaluated by the executor on every row the node returns: skipping only avoids
+//! reading vectors that cannot hold a matching row, so results never depend on it.
+//! `SET pg_columnar.enable_custom_scan = off` plans the plain sequential scan instead.
+
+pub mod node;
+pub mod plan;
+pub mod quals;
+pub mod skip;
+
+pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+
+/// Registers the GUC, the plan node's methods and the planner hook (from `_PG_init`).
+pub unsafe fn install() {
+    pgrx::GucRegistry::define_bool_guc(
+        c"pg_columnar.enable_custom_scan",
+        c"Plan scans of pg_columnar tables as PgColumnarScan (projection and zone-map skipping).",
+        c"Off: the plain sequential scan, which decodes every column of every vector. Results are the same either way.",
+        &ENABLE_CUSTOM_SCAN,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::default(),
+    );
+    node::register();
+    plan::install_hook();
+}
+
+/// Iterating PostgreSQL lists.
+pub mod list {
+    use pgrx::pg_sys;
+
+    pub unsafe fn len(l: *const pg_sys::List) -> usize {
+        if l.is_null() { 0 } else { (*l).length as usize }
+    }
+
+    /// The pointers held by a List of nodes.
+    pub unsafe fn ptrs<T>(l: *const pg_sys::List) -> impl Iterator<Item = *mut T> {
+        let n = len(l);
+        (0..n).map(move |i| (*(*l).elements.add(i)).ptr_value as *mut T)
+    }
+
+    pub unsafe fn nodes(l: *const pg_sys::List) -> impl Iterator<Item = *mut pg_sys::Node> {
+        ptrs::<pg_sys::Node>(l)
+    }
+
+    pub unsafe fn from_nodes(items: impl IntoIterator<Item = *mut pg_sys::Node>) -> *mut pg_sys::List {
+        let mut l: *mut pg_sys::List = std::ptr::null_mut();
+        for item in items {
+            l = pg_sys::lappend(l, item as *mut std::ffi::c_void);
+        }
+        l
+    }
+}

@@ -1,0 +1,439 @@
+//! The executor node of `PgColumnarScan`.
+//!
+//! Rows come from `am::scan::ScanState` told to decode only the plan's columns and to skip
+//! the vectors the skip expression rules out; `ExecScan` then evaluates the plan's quals and
+//! projection as for any scan. The comparison values are evaluated when the scan starts and
+//! again on every rescan (parameters of a nested loop, of a generic plan, initplans).
+//!
+//! Parallel: the dynamic shared memory holds the stripe counter the processes share and the
+//! counters EXPLAIN ANALYZE shows. A worker adds its counters there when its scan ends (or the
+//! node shuts down); the leader reads them when its node shuts down, before the Gather frees
+//! the memory. A worker still scanning then (the query stopped early, e.g. under a LIMIT)
+//! is not counted.
+//!
+//! Not supported: backward scans and mark/restore (the path does not claim them, so the
+//! planner puts a Material node above where a cursor needs one).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pgrx::pg_sys;
+
+use super::list;
+use super::plan::{spec_of, ScanSpec};
+use super::skip::{RuntimeSkip, Scalar, Value};
+use crate::am::scan::{ScanCounters, ScanState};
+
+static mut SCAN_METHODS: pg_sys::CustomScanMethods =
+    pg_sys::CustomScanMethods { CustomName: c"PgColumnarScan".as_ptr(), CreateCustomScanState: Some(create_state) };
+
+static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
+    CustomName: c"PgColumnarScan".as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    MarkPosCustomScan: None,
+    RestrPosCustomScan: None,
+    EstimateDSMCustomScan: Some(estimate_dsm),
+    InitializeDSMCustomScan: Some(initialize_dsm),
+    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
+    InitializeWorkerCustomScan: Some(initialize_worker),
+    ShutdownCustomScan: Some(shutdown),
+    ExplainCustomScan: Some(explain),
+};
+
+pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
+    &raw const SCAN_METHODS
+}
+
+pub unsafe fn register() {
+    pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
+}
+
+#[repr(C)]
+struct NodeState {
+    css: pg_sys::CustomScanState,
+    exec: *mut Exec,
+}
+
+/// What a process did, summed for EXPLAIN ANALYZE.
+#[derive(Debug, Default, Clone)]
+struct Totals {
+    counters: ScanCounters,
+    decoded: Vec<u64>,
+    bytes: u64,
+}
+
+impl Totals {
+    fn add(&mut self, o: &Totals) {
+        let (a, b) = (&mut self.counters, &o.counters);
+        a.stripes += b.stripes;
+        a.stripes_skipped += b.stripes_skipped;
+        a.vectors += b.vectors;
+        a.vectors_skipped += b.vectors_skipped;
+        self.bytes += o.bytes;
+        if self.decoded.len() < o.decoded.len() {
+            self.decoded.resize(o.decoded.len(), 0);
+        }
+        for (x, y) in self.decoded.iter_mut().zip(&o.decoded) {
+            *x += y;
+        }
+    }
+}
+
+/// The node's dynamic shared memory: the stripe counter, then the workers' counters
+/// (`natts` per-column decode counts follow the struct).
+#[repr(C)]
+struct Shared {
+    next_stripe: AtomicU64,
+    stripes: AtomicU64,
+    stripes_skipped: AtomicU64,
+    vectors: AtomicU64,
+    vectors_skipped: AtomicU64,
+    bytes: AtomicU64,
+    natts: u64,
+}
+
+impl Shared {
+    unsafe fn decoded(this: *mut Shared) -> &'static [AtomicU64] {
+        std::slice::from_raw_parts(this.add(1) as *const AtomicU64, (*this).natts as usize)
+    }
+
+    unsafe fn add(this: *mut Shared, t: &Totals) {
+        let s = &*this;
+        s.stripes.fetch_add(t.counters.stripes, Ordering::SeqCst);
+        s.stripes_skipped.fetch_add(t.counters.stripes_skipped, Ordering::SeqCst);
+        s.vectors.fetch_add(t.counters.vectors, Ordering::SeqCst);
+        s.vectors_skipped.fetch_add(t.counters.vectors_skipped, Ordering::SeqCst);
+        s.bytes.fetch_add(t.bytes, Ordering::SeqCst);
+        for (a, v) in Shared::decoded(this).iter().zip(&t.decoded) {
+            a.fetch_add(*v, Ordering::SeqCst);
+        }
+    }
+
+    unsafe fn totals(this: *mut Shared) -> Totals {
+        let s = &*this;
+        Totals {
+            counters: ScanCounters {
+                stripes: s.stripes.load(Ordering::SeqCst),
+                stripes_skipped: s.stripes_skipped.load(Ordering::SeqCst),
+                vectors: s.vectors.load(Ordering::SeqCst),
+                vectors_skipped: s.vectors_skipped.load(Ordering::SeqCst),
+            },
+            decoded: Shared::decoded(this).iter().map(|a| a.load(Ordering::SeqCst)).collect(),
+            bytes: s.bytes.load(Ordering::SeqCst),
+        }
+    }
+}
+
+struct Exec {
+    spec: ScanSpec,
+    /// The comparison values' expression states, in the order of the spec's values.
+    values: Vec<*mut pg_sys::ExprState>,
+    /// Holds the evaluated values; reset at every (re)start.
+    values_cxt: pg_sys::MemoryContext,
+    scan: Option<ScanState>,
+    start_pending: bool,
+    shared: *mut Shared,
+    /// A worker's counters were added to `shared`.
+    published: bool,
+    /// The leader: the workers' counters, read at shutdown.
+    workers: Option<Totals>,
+}
+
+impl Exec {
+    fn local_totals(&self) -> Totals {
+        match &self.scan {
+            Some(s) => Totals { counters: s.counters.clone(), decoded: s.decoded_per_column().to_vec(), bytes: s.bytes_read() },
+            None => Totals::default(),
+        }
+    }
+
+    /// A worker adds what it did to the shared counters, once.
+    unsafe fn publish(&mut self) {
+        if pg_sys::ParallelWorkerNumber >= 0 && !self.shared.is_null() && !self.published {
+            Shared::add(self.shared, &self.local_totals());
+            self.published = true;
+        }
+    }
+}
+
+unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
+    let exec = (*(node as *mut NodeState)).exec;
+    if exec.is_null() {
+        pgrx::error!("pg_columnar: PgColumnarScan used after it ended");
+    }
+    &mut *exec
+}
+
+unsafe extern "C-unwind" fn drop_exec(arg: *mut std::ffi::c_void) {
+    let node = arg as *mut NodeState;
+    if !(*node).exec.is_null() {
+        drop(Box::from_raw((*node).exec));
+        (*node).exec = std::ptr::null_mut();
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    let node = pg_sys::palloc0(std::mem::size_of::<NodeState>()) as *mut NodeState;
+    let css = &mut (*node).css;
+    css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+    css.flags = (*cscan).flags;
+    css.methods = &raw const EXEC_METHODS;
+    crate::compat::set_custom_scan_slot_ops(css, crate::am::slot::ops());
+    let exec = Exec {
+        spec: spec_of(cscan),
+        values: Vec::new(),
+        values_cxt: std::ptr::null_mut(),
+        scan: None,
+        start_pending: true,
+        shared: std::ptr::null_mut(),
+        published: false,
+        workers: None,
+    };
+    (*node).exec = Box::into_raw(Box::new(exec));
+    // the Rust state is freed by `end`, or with the query's memory if the query fails
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+    (*cb).func = Some(drop_exec);
+    (*cb).arg = node as *mut std::ffi::c_void;
+    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+    node as *mut pg_sys::Node
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, _eflags: i32) {
+    crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
+    let exec = exec_of(node);
+    let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+    exec.values = list::nodes((*cscan).custom_exprs)
+        .take(exec.spec.value_count as usize)
+        .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
+        .collect();
+    exec.values_cxt = pg_sys::AllocSetContextCreateExtended(
+        pg_sys::CurrentMemoryContext,
+        c"PgColumnarScan values".as_ptr(),
+        pg_sys::ALLOCSET_SMALL_MINSIZE as usize,
+        pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
+        pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
+    );
+}
+
+/// Evaluates the comparison values (in `values_cxt`, so they live until the next start).
+unsafe fn evaluate_values(node: *mut pg_sys::CustomScanState, exec: &mut Exec) -> Vec<Value> {
+    pg_sys::MemoryContextReset(exec.values_cxt);
+    let econtext = (*node).ss.ps.ps_ExprContext;
+    let old = pg_sys::MemoryContextSwitchTo(exec.values_cxt);
+    let values = exec
+        .values
+        .iter()
+        .map(|&state| {
+            let mut isnull = false;
+            let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
+            let ty = pg_sys::exprType((*state).expr as *mut pg_sys::Node);
+            let element = pg_sys::get_element_type(ty);
+            if isnull {
+                Value::One(Scalar::Null)
+            } else if element != pg_sys::InvalidOid {
+                Value::Many(array_elements(datum, element))
+            } else {
+                Value::One(scalar(datum, ty))
+            }
+        })
+        .collect();
+    pg_sys::MemoryContextSwitchTo(old);
+    values
+}
+
+unsafe fn is_text(ty: pg_sys::Oid) -> bool {
+    let base = pg_sys::getBaseType(ty);
+    base == pg_sys::TEXTOID || base == pg_sys::VARCHAROID
+}
+
+unsafe fn scalar(datum: pg_sys::Datum, ty: pg_sys::Oid) -> Scalar {
+    if is_text(ty) {
+        let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
+        Scalar::Bytes(pgrx::varlena::varlena_to_byte_slice(v).to_vec())
+    } else {
+        Scalar::Datum(datum)
+    }
+}
+
+unsafe fn array_elements(datum: pg_sys::Datum, element: pg_sys::Oid) -> Vec<Scalar> {
+    let array = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
+    let mut elems: *mut pg_sys::Datum = std::ptr::null_mut();
+    let mut nulls: *mut bool = std::ptr::null_mut();
+    let mut n = 0;
+    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
+    (0..n as usize)
+        .map(|i| if *nulls.add(i) { Scalar::Null } else { scalar(*elems.add(i), element) })
+        .collect()
+}
+
+/// Starts (or restarts) the scan: the stripes are listed at the first start; the values
+/// are evaluated at every one.
+unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
+    let rel = (*node).ss.ss_currentRelation;
+    let shared = if exec.shared.is_null() { std::ptr::null() } else { &(*exec.shared).next_stripe as *const AtomicU64 };
+    match exec.scan.as_mut() {
+        Some(scan) => {
+            scan.restart();
+            scan.set_parallel(shared);
+        }
+        None => {
+            let estate = (*node).ss.ps.state;
+            let mut scan = ScanState::new(rel, (*estate).es_snapshot, shared, true);
+            let natts = scan.types.len();
+            let mut wanted = vec![false; natts];
+            for &c in &exec.spec.columns {
+                if let Some(w) = wanted.get_mut(c as usize) {
+                    *w = true;
+                }
+            }
+            scan.set_projection(wanted);
+            exec.scan = Some(scan);
+        }
+    }
+    if let Some(expr) = exec.spec.skip.clone() {
+        let values = evaluate_values(node, exec);
+        let scan = exec.scan.as_mut().unwrap();
+        let types = scan.types.clone();
+        scan.set_skip(Box::new(RuntimeSkip::new(expr, types, values)));
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
+    let node = ss as *mut pg_sys::CustomScanState;
+    let exec = exec_of(node);
+    if exec.start_pending {
+        start(node, exec);
+        exec.start_pending = false;
+    }
+    let slot = (*ss).ss_ScanTupleSlot;
+    if !exec.scan.as_mut().unwrap().next(true, slot) {
+        exec.publish();
+    }
+    slot
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+    // no qual is evaluated below the executor's own: nothing to recheck
+    true
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck))
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
+    if let Some(exec) = (*(node as *mut NodeState)).exec.as_mut() {
+        exec.publish();
+    }
+    drop_exec(node as *mut std::ffi::c_void);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+    exec_of(node).start_pending = true;
+    pg_sys::ExecScanReScan(&mut (*node).ss);
+}
+
+unsafe fn dsm_size(node: *mut pg_sys::CustomScanState) -> usize {
+    let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
+    std::mem::size_of::<Shared>() + natts * std::mem::size_of::<AtomicU64>()
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm(node: *mut pg_sys::CustomScanState, _pcxt: *mut pg_sys::ParallelContext) -> pg_sys::Size {
+    dsm_size(node)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm(node: *mut pg_sys::CustomScanState, _pcxt: *mut pg_sys::ParallelContext, coordinate: *mut std::ffi::c_void) {
+    // rows this backend buffered must be written before the workers list the stripes
+    crate::am::write::flush_relation((*node).ss.ss_currentRelation);
+    std::ptr::write_bytes(coordinate as *mut u8, 0, dsm_size(node));
+    let shared = coordinate as *mut Shared;
+    (*shared).natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as u64;
+    exec_of(node).shared = shared;
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm(_node: *mut pg_sys::CustomScanState, _pcxt: *mut pg_sys::ParallelContext, coordinate: *mut std::ffi::c_void) {
+    (*(coordinate as *mut Shared)).next_stripe.store(0, Ordering::SeqCst);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn initialize_worker(node: *mut pg_sys::CustomScanState, _toc: *mut pg_sys::shm_toc, coordinate: *mut std::ffi::c_void) {
+    exec_of(node).shared = coordinate as *mut Shared;
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
+    let Some(exec) = (*(node as *mut NodeState)).exec.as_mut() else { return };
+    if pg_sys::ParallelWorkerNumber >= 0 {
+        exec.publish();
+    } else if !exec.shared.is_null() {
+        exec.workers = Some(Shared::totals(exec.shared));
+        // the Gather frees the shared memory after this
+        exec.shared = std::ptr::null_mut();
+        if let Some(scan) = exec.scan.as_mut() {
+            scan.set_parallel(std::ptr::null());
+        }
+    }
+}
+
+unsafe fn attribute_name(relid: pg_sys::Oid, column: u16) -> String {
+    let name = pg_sys::get_attname(relid, column as i16 + 1, true);
+    if name.is_null() {
+        format!("#{}", column + 1)
+    } else {
+        std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
+    }
+}
+
+unsafe fn explain_text(label: &std::ffi::CStr, value: &str, es: *mut pg_sys::ExplainState) {
+    let value = std::ffi::CString::new(value.replace('\0', "")).unwrap();
+    pg_sys::ExplainPropertyText(label.as_ptr(), value.as_ptr(), es);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestors: *mut pg_sys::List, es: *mut pg_sys::ExplainState) {
+    let exec = exec_of(node);
+    let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+    let relid = (*(*node).ss.ss_currentRelation).rd_id;
+    let columns: Vec<String> = exec.spec.columns.iter().map(|&c| attribute_name(relid, c)).collect();
+    explain_text(c"Columns Read", &if columns.is_empty() { "none".to_string() } else { columns.join(", ") }, es);
+    let used: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs).skip(exec.spec.value_count as usize).collect();
+    if !used.is_empty() {
+        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, cscan as *mut pg_sys::Plan, ancestors);
+        let expr = if used.len() == 1 { used[0] } else { pg_sys::make_ands_explicit(list::from_nodes(used)) as *mut pg_sys::Node };
+        let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
+        explain_text(c"Skip Filter", &std::ffi::CStr::from_ptr(text).to_string_lossy(), es);
+    }
+    if (*es).analyze {
+        let mut t = exec.local_totals();
+        if let Some(w) = &exec.workers {
+            t.add(w);
+        }
+        let c = &t.counters;
+        explain_text(c"Stripes", &format!("{} total, {} skipped", c.stripes, c.stripes_skipped), es);
+        explain_text(c"Vectors", &format!("{} total, {} skipped", c.vectors, c.vectors_skipped), es);
+        let decoded: Vec<String> = exec
+            .spec
+            .columns
+            .iter()
+            .map(|&col| format!("{} {}", attribute_name(relid, col), t.decoded.get(col as usize).copied().unwrap_or(0)))
+            .collect();
+        if !decoded.is_empty() {
+            explain_text(c"Vectors Decoded", &decoded.join(", "), es);
+        }
+        pg_sys::ExplainPropertyInteger(c"Bytes Read".as_ptr(), std::ptr::null(), t.bytes as i64, es);
+    }
+}

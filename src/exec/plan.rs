@@ -1,0 +1,256 @@
+//! Planning the custom scan: paths for pg_columnar base relations, their costs, and the
+//! `CustomScan` plan a chosen path becomes.
+//!
+//! The hook runs after PostgreSQL has built a relation's paths. For a pg_columnar table it
+//! replaces the unparameterized sequential scan path, and the partial one if there is one
+//! (keeping its number of workers, which `hooks::plan_parallel_workers` chose), by custom
+//! scan paths; index, bitmap and TID paths stay and compete on cost. Costs use only what
+//! the planner already has (the relation's size and the qual costs): planning reads no
+//! data page and no stripe catalog.
+
+use pgrx::pg_sys;
+
+use super::list;
+use super::quals::{SkipExpr, Translator};
+
+static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
+
+static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
+    CustomName: c"PgColumnarScan".as_ptr(),
+    PlanCustomPath: Some(plan_custom_path),
+    ReparameterizeCustomPathByChild: None,
+};
+
+pub unsafe fn install_hook() {
+    PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
+    pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+}
+
+/// What the executor node is told by its plan: the columns to decode, the skip expression
+/// and how many of the plan's `custom_exprs` are its values (the rest are the quals the
+/// expression came from, for EXPLAIN).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanSpec {
+    /// 0-based attribute indexes.
+    pub columns: Vec<u16>,
+    pub value_count: u16,
+    pub skip: Option<SkipExpr>,
+}
+
+impl ScanSpec {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());
+        for c in &self.columns {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out.extend_from_slice(&self.value_count.to_le_bytes());
+        match &self.skip {
+            None => out.push(0),
+            Some(e) => {
+                out.push(1);
+                e.write(&mut out);
+            }
+        }
+        out
+    }
+
+    pub fn from_bytes(mut r: &[u8]) -> ScanSpec {
+        let u16_ = |r: &mut &[u8]| {
+            let v = u16::from_le_bytes([r[0], r[1]]);
+            *r = &r[2..];
+            v
+        };
+        let n = u16_(&mut r);
+        let columns = (0..n).map(|_| u16_(&mut r)).collect();
+        let value_count = u16_(&mut r);
+        let has_skip = r[0] == 1;
+        r = &r[1..];
+        let skip = has_skip.then(|| SkipExpr::read(&mut r));
+        ScanSpec { columns, value_count, skip }
+    }
+}
+
+/// Attributes (1-based, as `wanted[attno - 1]`) that `nodes` read of relation `relid`; a
+/// whole-row reference reads them all.
+unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usize) -> Vec<bool> {
+    let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    for &n in nodes {
+        pg_sys::pull_varattnos(n, relid, &mut set);
+    }
+    let mut wanted = vec![false; natts];
+    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+    let mut m = pg_sys::bms_next_member(set, -1);
+    while m >= 0 {
+        let attno = m + offset;
+        if attno == 0 {
+            wanted.iter_mut().for_each(|w| *w = true);
+        } else if attno > 0 && (attno as usize) <= natts {
+            wanted[attno as usize - 1] = true;
+        }
+        m = pg_sys::bms_next_member(set, m);
+    }
+    wanted
+}
+
+unsafe fn is_plain_seqscan(p: *mut pg_sys::Path) -> bool {
+    (*p).pathtype == pg_sys::NodeTag::T_SeqScan && (*p).param_info.is_null()
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, rti: pg_sys::Index, rte: *mut pg_sys::RangeTblEntry) {
+    if let Some(prev) = PREV_SET_REL_PATHLIST {
+        prev(root, rel, rti, rte);
+    }
+    if !super::ENABLE_CUSTOM_SCAN.get()
+        || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+        || (*rte).inh
+        || !(*rte).tablesample.is_null()
+        || (*rel).rtekind != pg_sys::RTEKind::RTE_RELATION
+    {
+        return;
+    }
+    let relation = pg_sys::RelationIdGetRelation((*rte).relid);
+    if relation.is_null() {
+        return;
+    }
+    let columnar = crate::am::routine::is_columnar(relation);
+    let natts = (*(*relation).rd_att).natts as usize;
+    let live = (0..natts).filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped).count();
+    pg_sys::RelationClose(relation);
+    if !columnar {
+        return;
+    }
+    let seq: Vec<*mut pg_sys::Path> = list::ptrs::<pg_sys::Path>((*rel).pathlist).filter(|&p| is_plain_seqscan(p)).collect();
+    if seq.is_empty() {
+        return;
+    }
+    let partial_workers = list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
+        .find(|&p| is_plain_seqscan(p))
+        .map(|p| (*p).parallel_workers);
+
+    // the columns the query reads: its target list and its quals
+    let mut nodes: Vec<*mut pg_sys::Node> = vec![(*(*rel).reltarget).exprs as *mut pg_sys::Node];
+    nodes.extend(list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).map(|r| (*r).clause as *mut pg_sys::Node));
+    let read = wanted_columns(&nodes, (*rel).relid, natts).iter().filter(|&&w| w).count();
+    // decoding cost grows with the columns read; a row costs something even when none is
+    // read (count(*))
+    let fraction = (read as f64 + 1.0) / (live as f64 + 1.0);
+
+    (*rel).pathlist = list::from_nodes(list::ptrs::<pg_sys::Path>((*rel).pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node));
+    pg_sys::add_path(rel, make_path(root, rel, fraction, None) as *mut pg_sys::Path);
+    if let Some(workers) = partial_workers.filter(|&w| w > 0) {
+        (*rel).partial_pathlist = list::from_nodes(
+            list::ptrs::<pg_sys::Path>((*rel).partial_pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node),
+        );
+        pg_sys::add_partial_path(rel, make_path(root, rel, fraction, Some(workers)) as *mut pg_sys::Path);
+    }
+}
+
+/// PostgreSQL's share of a partial path's rows per process (costsize.c's
+/// `get_parallel_divisor`: the leader counts for less the more workers there are).
+unsafe fn parallel_divisor(workers: i32) -> f64 {
+    let mut divisor = workers as f64;
+    if pg_sys::parallel_leader_participation {
+        let leader = 1.0 - 0.3 * workers as f64;
+        if leader > 0.0 {
+            divisor += leader;
+        }
+    }
+    divisor
+}
+
+/// A custom scan path: serial, or partial with `workers`. Like a sequential scan's cost,
+/// with the pages and the per-row decoding scaled by the fraction of columns read.
+unsafe fn make_path(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, fraction: f64, workers: Option<i32>) -> *mut pg_sys::CustomPath {
+    let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+    let path = &mut (*p).path;
+    path.type_ = pg_sys::NodeTag::T_CustomPath;
+    path.pathtype = pg_sys::NodeTag::T_CustomScan;
+    path.parent = rel;
+    path.pathtarget = (*rel).reltarget;
+    path.param_info = std::ptr::null_mut();
+    path.parallel_aware = workers.is_some();
+    path.parallel_safe = (*rel).consider_parallel;
+    path.parallel_workers = workers.unwrap_or(0);
+    path.pathkeys = std::ptr::null_mut();
+
+    let (mut spc_random, mut spc_seq) = (0.0, 0.0);
+    pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
+    let disk = spc_seq * (*rel).pages as f64 * fraction;
+    let qual = (*rel).baserestrictcost;
+    let target = (*(*rel).reltarget).cost;
+    let per_row = pg_sys::cpu_tuple_cost * (0.5 + 0.5 * fraction) + qual.per_tuple;
+    let mut cpu = per_row * (*rel).tuples;
+    let mut rows = (*rel).rows;
+    if let Some(w) = workers {
+        let d = parallel_divisor(w);
+        cpu /= d;
+        rows = (rows / d).round().max(1.0);
+    }
+    path.rows = rows;
+    path.startup_cost = qual.startup + target.startup;
+    path.total_cost = path.startup_cost + cpu + disk + target.per_tuple * rows;
+    if !pg_sys::enable_seqscan {
+        crate::compat::disable_path(path);
+    }
+    let _ = root;
+    (*p).flags = 0;
+    (*p).methods = &raw const PATH_METHODS;
+    p
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn plan_custom_path(
+    _root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    clauses: *mut pg_sys::List,
+    _custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+    let quals = pg_sys::extract_actual_clauses(clauses, false);
+    (*cscan).scan.plan.targetlist = tlist;
+    (*cscan).scan.plan.qual = quals;
+    (*cscan).scan.scanrelid = (*rel).relid;
+    (*cscan).flags = (*best_path).flags;
+    (*cscan).methods = super::node::scan_methods();
+
+    let natts = (*rel).max_attr.max(0) as usize;
+    let wanted = wanted_columns(&[tlist as *mut pg_sys::Node, quals as *mut pg_sys::Node], (*rel).relid, natts);
+    let columns = wanted.iter().enumerate().filter(|(_, &w)| w).map(|(i, _)| i as u16).collect();
+
+    let mut translator = Translator { relid: (*rel).relid, values: Vec::new() };
+    let mut parts = Vec::new();
+    let mut used = Vec::new();
+    for rinfo in list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+        if (*rinfo).pseudoconstant {
+            continue;
+        }
+        let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
+        if let Some(e) = translator.translate((*rinfo).clause as *mut pg_sys::Node, leakproof_only) {
+            parts.push(e);
+            used.push(pg_sys::copyObjectImpl((*rinfo).clause as *const std::ffi::c_void) as *mut pg_sys::Node);
+        }
+    }
+    let skip = match parts.len() {
+        0 => None,
+        1 => parts.pop(),
+        _ => Some(SkipExpr::And(parts)),
+    };
+    let spec = ScanSpec { columns, value_count: translator.values.len() as u16, skip };
+    (*cscan).custom_exprs = list::from_nodes(translator.values.into_iter().chain(used));
+    let bytes = pgrx::rust_byte_slice_to_bytea(&spec.to_bytes()).into_pg();
+    let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
+    (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
+    cscan as *mut pg_sys::Plan
+}
+
+/// The spec a plan carries (see [`plan_custom_path`]).
+pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
+    let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarScan plan without its spec") as *mut pg_sys::Const;
+    let bytes = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
+    ScanSpec::from_bytes(bytes)
+}

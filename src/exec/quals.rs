@@ -1,0 +1,368 @@
+//! Which quals of a scan can skip vectors, translated at plan time into a [`SkipExpr`] that
+//! the executor evaluates against each vector's zone map and null count.
+//!
+//! A leaf compares one column of the scanned relation with a value that is fixed for the
+//! whole scan (a constant, a parameter, an initplan's result or a stable expression: the
+//! executor evaluates it when the scan starts and again on every rescan). Columns of the
+//! types below, compared by an operator of the type's default btree family (cross-type
+//! members included, so `int4 < int8` and `timestamptz < date` keep their own semantics,
+//! session TimeZone included: the check calls the operator itself on the zone's bounds):
+//!
+//! * int2, int4, int8, date, timestamp, timestamptz, float4, float8 (NaN greatest, as the
+//!   operators order it): `<`, `<=`, `=`, `>=`, `>`, `<>`;
+//! * text and varchar: bytewise, so `=` and `<>` under a deterministic collation, and the
+//!   ranges only under the `C` or `POSIX` collation (where bytewise order is the
+//!   collation's);
+//! * `IN (...)` and `op ANY/ALL (array)` of those, `IS [NOT] NULL` of any column, and
+//!   AND/OR trees of all of these.
+//!
+//! A qual is only ever used to skip: it stays in the plan's qual list and the executor still
+//! evaluates it on every row returned. Below a security barrier (RLS policies, security
+//! barrier views) a qual whose operator functions are not leakproof is not used, since the
+//! check would run them on values of rows the barrier hides.
+
+use pg_columnar_codec::zonemap::Cmp;
+use pgrx::pg_sys;
+
+use super::list;
+
+/// Operator strategies of btree families (PostgreSQL's numbering).
+const BT_LESS: i32 = 1;
+const BT_LESS_EQUAL: i32 = 2;
+const BT_EQUAL: i32 = 3;
+const BT_GREATER_EQUAL: i32 = 4;
+const BT_GREATER: i32 = 5;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SkipExpr {
+    And(Vec<SkipExpr>),
+    Or(Vec<SkipExpr>),
+    /// A test of `column` (0-based attribute index).
+    Leaf { column: u16, test: Test },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Test {
+    IsNull,
+    IsNotNull,
+    Compare(Compare),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayMode {
+    /// The value is a scalar.
+    Scalar,
+    /// `op ANY (array)`, `IN (...)`: some element must satisfy it.
+    Any,
+    /// `op ALL (array)`: every element must.
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Compare {
+    /// `column <cmp> value`.
+    pub cmp: Cmp,
+    /// Index of the value among the scan's value expressions.
+    pub value: u16,
+    pub array: ArrayMode,
+    pub how: How,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum How {
+    /// Byte strings: the zone's bounds and the value compared bytewise.
+    Bytes,
+    /// The comparison functions called on the zone's bounds (as Datums of the column's
+    /// type) and the value, with `collation`: for `<` `<=` `>` `>=` the operator's own
+    /// function; for `=` the family's `<=` then `>=`; for `<>` the family's `=`.
+    Procs { procs: [u32; 2], collation: u32 },
+}
+
+/// Column types whose zone maps the skip rules read.
+fn skippable_type(base: pg_sys::Oid) -> Option<bool> {
+    // Some(true): byte strings; Some(false): numbers in the zone's integer or float form
+    match base {
+        pg_sys::INT2OID | pg_sys::INT4OID | pg_sys::INT8OID | pg_sys::DATEOID | pg_sys::TIMESTAMPOID
+        | pg_sys::TIMESTAMPTZOID | pg_sys::FLOAT4OID | pg_sys::FLOAT8OID => Some(false),
+        pg_sys::TEXTOID | pg_sys::VARCHAROID => Some(true),
+        _ => None,
+    }
+}
+
+/// Strips binary-compatible relabelling (varchar read as text).
+unsafe fn strip(mut node: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    while !node.is_null() && pgrx::is_a(node, pg_sys::NodeTag::T_RelabelType) {
+        node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+    }
+    node
+}
+
+/// The 0-based column a node reads, if it is a plain Var of relation `relid` (range table
+/// index) at this query level.
+unsafe fn column_of(node: *mut pg_sys::Node, relid: u32) -> Option<(u16, pg_sys::Oid)> {
+    let node = strip(node);
+    if node.is_null() || !pgrx::is_a(node, pg_sys::NodeTag::T_Var) {
+        return None;
+    }
+    let var = node as *mut pg_sys::Var;
+    if (*var).varno as u32 != relid || (*var).varlevelsup != 0 || (*var).varattno <= 0 {
+        return None;
+    }
+    Some(((*var).varattno as u16 - 1, (*var).vartype))
+}
+
+/// A value the executor can compute once per scan: no Vars, nothing volatile, no subplans.
+unsafe fn is_scan_constant(node: *mut pg_sys::Node) -> bool {
+    !pg_sys::contain_var_clause(node) && !pg_sys::contain_volatile_functions(node) && !pg_sys::contain_subplans(node)
+}
+
+/// Translates quals into skip expressions.
+pub struct Translator {
+    /// Range table index of the scanned relation.
+    pub relid: u32,
+    /// The value expressions collected (copies), in the order leaves refer to them.
+    pub values: Vec<*mut pg_sys::Node>,
+}
+
+impl Translator {
+    /// Translates `clause`; `leakproof_only`: the clause sits above a security barrier's
+    /// quals, so only leakproof functions may be run on the zones' values.
+    pub unsafe fn translate(&mut self, clause: *mut pg_sys::Node, leakproof_only: bool) -> Option<SkipExpr> {
+        if clause.is_null() {
+            return None;
+        }
+        match (*clause).type_ {
+            pg_sys::NodeTag::T_BoolExpr => {
+                let b = clause as *mut pg_sys::BoolExpr;
+                let args: Vec<*mut pg_sys::Node> = list::nodes((*b).args).collect();
+                match (*b).boolop {
+                    // skipping on the clauses that translate is sound: the AND is false
+                    // wherever one of them is
+                    pg_sys::BoolExprType::AND_EXPR => {
+                        let parts: Vec<SkipExpr> = args.iter().filter_map(|&a| self.translate(a, leakproof_only)).collect();
+                        (!parts.is_empty()).then_some(SkipExpr::And(parts))
+                    }
+                    // an OR can only be proven false if every branch can
+                    pg_sys::BoolExprType::OR_EXPR => {
+                        let mark = self.values.len();
+                        let parts: Option<Vec<SkipExpr>> = args.iter().map(|&a| self.translate(a, leakproof_only)).collect();
+                        if parts.is_none() {
+                            self.values.truncate(mark);
+                        }
+                        parts.map(SkipExpr::Or)
+                    }
+                    _ => None,
+                }
+            }
+            pg_sys::NodeTag::T_NullTest => {
+                let t = clause as *mut pg_sys::NullTest;
+                if (*t).argisrow {
+                    return None;
+                }
+                let (column, _) = column_of((*t).arg as *mut pg_sys::Node, self.relid)?;
+                let test = if (*t).nulltesttype == pg_sys::NullTestType::IS_NULL { Test::IsNull } else { Test::IsNotNull };
+                Some(SkipExpr::Leaf { column, test })
+            }
+            pg_sys::NodeTag::T_OpExpr => {
+                let op = clause as *mut pg_sys::OpExpr;
+                let args: Vec<*mut pg_sys::Node> = list::nodes((*op).args).collect();
+                if args.len() != 2 {
+                    return None;
+                }
+                let (mut opno, column, value) = match (column_of(args[0], self.relid), column_of(args[1], self.relid)) {
+                    (Some(c), None) => ((*op).opno, c, args[1]),
+                    (None, Some(c)) => (pg_sys::get_commutator((*op).opno), c, args[0]),
+                    _ => return None,
+                };
+                if opno == pg_sys::InvalidOid {
+                    return None;
+                }
+                if !is_scan_constant(value) {
+                    return None;
+                }
+                let how = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                let value = self.push_value(value);
+                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp: how.0, value, array: ArrayMode::Scalar, how: how.1 }) })
+            }
+            pg_sys::NodeTag::T_ScalarArrayOpExpr => {
+                let op = clause as *mut pg_sys::ScalarArrayOpExpr;
+                let args: Vec<*mut pg_sys::Node> = list::nodes((*op).args).collect();
+                if args.len() != 2 {
+                    return None;
+                }
+                let column = column_of(args[0], self.relid)?;
+                if !is_scan_constant(args[1]) {
+                    return None;
+                }
+                let mut opno = (*op).opno;
+                let how = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                let value = self.push_value(args[1]);
+                let array = if (*op).useOr { ArrayMode::Any } else { ArrayMode::All };
+                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp: how.0, value, array, how: how.1 }) })
+            }
+            _ => None,
+        }
+    }
+
+    unsafe fn push_value(&mut self, value: *mut pg_sys::Node) -> u16 {
+        self.values.push(pg_sys::copyObjectImpl(value as *const std::ffi::c_void) as *mut pg_sys::Node);
+        (self.values.len() - 1) as u16
+    }
+
+    /// How `column <opno> value` is checked against a zone map, if it can be.
+    unsafe fn how(&self, opno: &mut pg_sys::Oid, column_type: pg_sys::Oid, collation: pg_sys::Oid, leakproof_only: bool) -> Option<(Cmp, How)> {
+        let base = pg_sys::getBaseType(column_type);
+        let bytes = skippable_type(base)?;
+        let opclass = pg_sys::GetDefaultOpClass(base, pg_sys::BTREE_AM_OID);
+        if opclass == pg_sys::InvalidOid {
+            return None;
+        }
+        let family = pg_sys::get_opclass_family(opclass);
+        let (mut left, mut right) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
+        let strategy = pg_sys::get_op_opfamily_strategy(*opno, family);
+        let (cmp, family_op) = match strategy {
+            BT_LESS => (Cmp::Lt, *opno),
+            BT_LESS_EQUAL => (Cmp::Le, *opno),
+            BT_EQUAL => (Cmp::Eq, *opno),
+            BT_GREATER_EQUAL => (Cmp::Ge, *opno),
+            BT_GREATER => (Cmp::Gt, *opno),
+            _ => {
+                // `<>` is no btree member; its negator `=` is
+                let negator = pg_sys::get_negator(*opno);
+                if negator == pg_sys::InvalidOid || pg_sys::get_op_opfamily_strategy(negator, family) != BT_EQUAL {
+                    return None;
+                }
+                (Cmp::Ne, negator)
+            }
+        };
+        pg_sys::op_input_types(family_op, &mut left, &mut right);
+        if bytes {
+            // bytewise: only text against text, and only where bytes order as the collation
+            let c_order = collation == pg_sys::C_COLLATION_OID || collation == pg_sys::POSIX_COLLATION_OID;
+            let exact = collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation);
+            let allowed = match cmp {
+                Cmp::Eq | Cmp::Ne => exact,
+                _ => c_order,
+            };
+            if left != pg_sys::TEXTOID || right != pg_sys::TEXTOID || !allowed {
+                return None;
+            }
+            return Some((cmp, How::Bytes));
+        }
+        let member = |strategy: i32| pg_sys::get_opfamily_member(family, left, right, strategy as i16);
+        let ops: [pg_sys::Oid; 2] = match cmp {
+            Cmp::Eq => [member(BT_LESS_EQUAL), member(BT_GREATER_EQUAL)],
+            Cmp::Ne => [family_op, family_op],
+            _ => [*opno, *opno],
+        };
+        let mut procs = [0u32; 2];
+        for (p, op) in procs.iter_mut().zip(ops) {
+            if op == pg_sys::InvalidOid {
+                return None;
+            }
+            let proc = pg_sys::get_opcode(op);
+            if proc == pg_sys::InvalidOid || (leakproof_only && !pg_sys::get_func_leakproof(proc)) {
+                return None;
+            }
+            *p = proc.to_u32();
+        }
+        Some((cmp, How::Procs { procs, collation: collation.to_u32() }))
+    }
+}
+
+// ---- serialization (the plan keeps the expression as bytes in a bytea Const) ----
+
+fn cmp_tag(c: Cmp) -> u8 {
+    match c {
+        Cmp::Lt => 0,
+        Cmp::Le => 1,
+        Cmp::Eq => 2,
+        Cmp::Ge => 3,
+        Cmp::Gt => 4,
+        Cmp::Ne => 5,
+    }
+}
+
+fn tag_cmp(t: u8) -> Cmp {
+    [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne][t as usize]
+}
+
+impl SkipExpr {
+    pub fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            SkipExpr::And(parts) | SkipExpr::Or(parts) => {
+                out.push(if matches!(self, SkipExpr::And(_)) { 0 } else { 1 });
+                out.extend_from_slice(&(parts.len() as u16).to_le_bytes());
+                parts.iter().for_each(|p| p.write(out));
+            }
+            SkipExpr::Leaf { column, test } => {
+                out.push(2);
+                out.extend_from_slice(&column.to_le_bytes());
+                match test {
+                    Test::IsNull => out.push(0),
+                    Test::IsNotNull => out.push(1),
+                    Test::Compare(c) => {
+                        out.push(2);
+                        out.push(cmp_tag(c.cmp));
+                        out.extend_from_slice(&c.value.to_le_bytes());
+                        out.push(c.array as u8);
+                        match c.how {
+                            How::Bytes => out.push(0),
+                            How::Procs { procs, collation } => {
+                                out.push(1);
+                                for p in procs {
+                                    out.extend_from_slice(&p.to_le_bytes());
+                                }
+                                out.extend_from_slice(&collation.to_le_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads what [`write`](Self::write) wrote (the plan's own bytes: trusted).
+    pub fn read(r: &mut &[u8]) -> SkipExpr {
+        fn u8_(r: &mut &[u8]) -> u8 {
+            let v = r[0];
+            *r = &r[1..];
+            v
+        }
+        fn u16_(r: &mut &[u8]) -> u16 {
+            let v = u16::from_le_bytes([r[0], r[1]]);
+            *r = &r[2..];
+            v
+        }
+        fn u32_(r: &mut &[u8]) -> u32 {
+            let v = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
+            *r = &r[4..];
+            v
+        }
+        match u8_(r) {
+            t @ (0 | 1) => {
+                let n = u16_(r);
+                let parts = (0..n).map(|_| SkipExpr::read(r)).collect();
+                if t == 0 { SkipExpr::And(parts) } else { SkipExpr::Or(parts) }
+            }
+            _ => {
+                let column = u16_(r);
+                let test = match u8_(r) {
+                    0 => Test::IsNull,
+                    1 => Test::IsNotNull,
+                    _ => {
+                        let cmp = tag_cmp(u8_(r));
+                        let value = u16_(r);
+                        let array = [ArrayMode::Scalar, ArrayMode::Any, ArrayMode::All][u8_(r) as usize];
+                        let how = match u8_(r) {
+                            0 => How::Bytes,
+                            _ => How::Procs { procs: [u32_(r), u32_(r)], collation: u32_(r) },
+                        };
+                        Test::Compare(Compare { cmp, value, array, how })
+                    }
+                };
+                SkipExpr::Leaf { column, test }
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Executing a [`SkipExpr`] against a stripe's directory: per vector, from its zone map and
+//! null count, whether it may hold a row that satisfies the quals. `false` is a proof; the
+//! scan then reads nothing of the vector.
+
+use pg_columnar_codec::stripe::{StoredZone, StripeDirectory};
+use pg_columnar_codec::zonemap::{bytes_may_satisfy, Cmp};
+use pgrx::pg_sys;
+
+use super::quals::{ArrayMode, Compare, How, SkipExpr, Test};
+use crate::am::datum::ColumnType;
+use crate::am::scan::VectorSkip;
+
+/// A comparison value, evaluated when the scan starts.
+#[derive(Debug, Clone)]
+pub enum Scalar {
+    Null,
+    Datum(pg_sys::Datum),
+    /// A text value's bytes (detoasted, without header).
+    Bytes(Vec<u8>),
+}
+
+/// A value expression's result: one scalar, or an array's elements.
+#[derive(Debug, Clone)]
+pub enum Value {
+    One(Scalar),
+    Many(Vec<Scalar>),
+}
+
+pub struct RuntimeSkip {
+    expr: SkipExpr,
+    types: Vec<ColumnType>,
+    values: Vec<Value>,
+    functions: Functions,
+}
+
+/// Comparison functions looked up so far, by function OID.
+#[derive(Default)]
+struct Functions(Vec<(u32, Box<pg_sys::FmgrInfo>)>);
+
+impl Functions {
+    fn call(&mut self, proc: u32, collation: u32, a: pg_sys::Datum, b: pg_sys::Datum) -> bool {
+        let i = match self.0.iter().position(|(p, _)| *p == proc) {
+            Some(i) => i,
+            None => {
+                // SAFETY: FmgrInfo is plain data; fmgr_info fills every field
+                let mut info: Box<pg_sys::FmgrInfo> = Box::new(unsafe { std::mem::zeroed() });
+                unsafe { pg_sys::fmgr_info(pg_sys::Oid::from(proc), &mut *info) };
+                self.0.push((proc, info));
+                self.0.len() - 1
+            }
+        };
+        let info = &mut *self.0[i].1;
+        unsafe { pg_sys::FunctionCall2Coll(info, pg_sys::Oid::from(collation), a, b).value() != 0 }
+    }
+}
+
+impl RuntimeSkip {
+    pub fn new(expr: SkipExpr, types: Vec<ColumnType>, values: Vec<Value>) -> RuntimeSkip {
+        RuntimeSkip { expr, types, values, functions: Functions::default() }
+    }
+}
+
+struct Eval<'a> {
+    types: &'a [ColumnType],
+    values: &'a [Value],
+    functions: &'a mut Functions,
+}
+
+impl Eval<'_> {
+    fn eval(&mut self, expr: &SkipExpr, dir: &StripeDirectory, v: usize) -> bool {
+        match expr {
+            SkipExpr::And(parts) => parts.iter().all(|p| self.eval(p, dir, v)),
+            SkipExpr::Or(parts) => parts.iter().any(|p| self.eval(p, dir, v)),
+            SkipExpr::Leaf { column, test } => {
+                let column = *column as usize;
+                // a column added after the stripe was written reads as its default: unknown
+                let Some(col) = dir.columns.get(column) else { return true };
+                let entry = &col.vectors[v];
+                let rows = dir.vector_rows(v);
+                match test {
+                    Test::IsNull => entry.null_count > 0,
+                    Test::IsNotNull => entry.null_count < rows,
+                    Test::Compare(c) => self.compare(c, self.types[column], &entry.zone),
+                }
+            }
+        }
+    }
+
+    fn compare(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone) -> bool {
+        let values = self.values;
+        let elements: &[Scalar] = match &values[c.value as usize] {
+            Value::One(s) => std::slice::from_ref(s),
+            Value::Many(e) => e,
+        };
+        let mut one = |s: &Scalar| self.compare_one(c, ty, zone, s);
+        match c.array {
+            ArrayMode::Scalar | ArrayMode::Any => elements.iter().any(&mut one),
+            ArrayMode::All => elements.iter().all(&mut one),
+        }
+    }
+
+    /// Whether some value within `zone` may satisfy `value <cmp> s`. The operators are
+    /// strict: a NULL comparison value matches nothing, nor does a vector of NULLs only.
+    fn compare_one(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone, s: &Scalar) -> bool {
+        if matches!(zone, StoredZone::Empty) || matches!(s, Scalar::Null) {
+            return false;
+        }
+        match (c.how, zone, s) {
+            (How::Bytes, StoredZone::Bytes { min, max, max_truncated }, Scalar::Bytes(b)) => {
+                bytes_may_satisfy(min, max, *max_truncated, c.cmp, b)
+            }
+            (How::Procs { procs, collation }, _, Scalar::Datum(d)) => {
+                let Some((lo, hi)) = bounds(ty, zone) else { return true };
+                let f = &mut *self.functions;
+                match c.cmp {
+                    // some value < d exists iff the minimum is (likewise <=)
+                    Cmp::Lt | Cmp::Le => f.call(procs[0], collation, lo, *d),
+                    Cmp::Gt | Cmp::Ge => f.call(procs[0], collation, hi, *d),
+                    // min <= d <= max
+                    Cmp::Eq => f.call(procs[0], collation, lo, *d) && f.call(procs[1], collation, hi, *d),
+                    // every value equals d only if both bounds do
+                    Cmp::Ne => !(f.call(procs[0], collation, lo, *d) && f.call(procs[0], collation, hi, *d)),
+                }
+            }
+            // a zone of another form than the column's type has: no conclusion
+            _ => true,
+        }
+    }
+}
+
+/// A numeric zone's bounds as Datums of the column's type.
+fn bounds(ty: ColumnType, zone: &StoredZone) -> Option<(pg_sys::Datum, pg_sys::Datum)> {
+    let int = |v: i64| pg_sys::Datum::from(v as isize);
+    match (ty, zone) {
+        (ColumnType::Int16 | ColumnType::Int32 | ColumnType::Int64, StoredZone::Int { min, max }) => Some((int(*min), int(*max))),
+        (ColumnType::Float64, StoredZone::Float { min, max }) => {
+            Some((pg_sys::Datum::from(min.to_bits() as usize), pg_sys::Datum::from(max.to_bits() as usize)))
+        }
+        // float4 values were widened exactly; narrowing gives them back
+        (ColumnType::Float32, StoredZone::Float { min, max }) => Some((
+            pg_sys::Datum::from((*min as f32).to_bits() as usize),
+            pg_sys::Datum::from((*max as f32).to_bits() as usize),
+        )),
+        _ => None,
+    }
+}
+
+impl VectorSkip for RuntimeSkip {
+    fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
+        Eval { types: &self.types, values: &self.values, functions: &mut self.functions }.eval(&self.expr, dir, vector)
+    }
+}
