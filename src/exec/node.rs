@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pgrx::pg_sys;
 
 use super::list;
-use super::plan::{spec_of, ScanSpec};
+use super::plan::{spec_of, wanted_columns, ScanSpec};
 use super::skip::{RuntimeSkip, Scalar, Value};
 use crate::am::scan::{ScanCounters, ScanState};
 
@@ -128,6 +128,8 @@ impl Shared {
 
 struct Exec {
     spec: ScanSpec,
+    /// The columns to decode (0-based), from the plan's target list and quals.
+    columns: Vec<u16>,
     /// The comparison values' expression states, in the order of the spec's values.
     values: Vec<*mut pg_sys::ExprState>,
     /// Holds the evaluated values; reset at every (re)start.
@@ -184,6 +186,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     crate::compat::set_custom_scan_slot_ops(css, crate::am::slot::ops());
     let exec = Exec {
         spec: spec_of(cscan),
+        columns: Vec::new(),
         values: Vec::new(),
         values_cxt: std::ptr::null_mut(),
         scan: None,
@@ -206,6 +209,15 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
     crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
     let exec = exec_of(node);
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+    let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
+    let plan = &(*cscan).scan.plan;
+    let read = [plan.targetlist as *mut pg_sys::Node, plan.qual as *mut pg_sys::Node];
+    exec.columns = wanted_columns(&read, (*cscan).scan.scanrelid, natts)
+        .iter()
+        .enumerate()
+        .filter(|(_, &w)| w)
+        .map(|(i, _)| i as u16)
+        .collect();
     exec.values = list::nodes((*cscan).custom_exprs)
         .take(exec.spec.value_count as usize)
         .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
@@ -287,7 +299,7 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
             let mut scan = ScanState::new(rel, (*estate).es_snapshot, shared, true);
             let natts = scan.types.len();
             let mut wanted = vec![false; natts];
-            for &c in &exec.spec.columns {
+            for &c in &exec.columns {
                 if let Some(w) = wanted.get_mut(c as usize) {
                     *w = true;
                 }
@@ -408,7 +420,7 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
     let exec = exec_of(node);
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
     let relid = (*(*node).ss.ss_currentRelation).rd_id;
-    let columns: Vec<String> = exec.spec.columns.iter().map(|&c| attribute_name(relid, c)).collect();
+    let columns: Vec<String> = exec.columns.iter().map(|&c| attribute_name(relid, c)).collect();
     explain_text(c"Columns Read", &if columns.is_empty() { "none".to_string() } else { columns.join(", ") }, es);
     let used: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs).skip(exec.spec.value_count as usize).collect();
     if !used.is_empty() {
@@ -426,7 +438,6 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         explain_text(c"Stripes", &format!("{} total, {} skipped", c.stripes, c.stripes_skipped), es);
         explain_text(c"Vectors", &format!("{} total, {} skipped", c.vectors, c.vectors_skipped), es);
         let decoded: Vec<String> = exec
-            .spec
             .columns
             .iter()
             .map(|&col| format!("{} {}", attribute_name(relid, col), t.decoded.get(col as usize).copied().unwrap_or(0)))

@@ -26,13 +26,13 @@ pub unsafe fn install_hook() {
     pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
 }
 
-/// What the executor node is told by its plan: the columns to decode, the skip expression
-/// and how many of the plan's `custom_exprs` are its values (the rest are the quals the
-/// expression came from, for EXPLAIN).
+/// What the executor node is told by its plan beyond the plan's own fields: the skip
+/// expression and how many of the plan's `custom_exprs` are its values (the rest are the
+/// quals the expression came from, for EXPLAIN). The columns to decode are not here: they
+/// come from the plan's final target list and quals (see `node`), which the planner may
+/// still replace after this plan is made (a projection it moves into the scan).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanSpec {
-    /// 0-based attribute indexes.
-    pub columns: Vec<u16>,
     pub value_count: u16,
     pub skip: Option<SkipExpr>,
 }
@@ -40,10 +40,6 @@ pub struct ScanSpec {
 impl ScanSpec {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());
-        for c in &self.columns {
-            out.extend_from_slice(&c.to_le_bytes());
-        }
         out.extend_from_slice(&self.value_count.to_le_bytes());
         match &self.skip {
             None => out.push(0),
@@ -61,19 +57,17 @@ impl ScanSpec {
             *r = &r[2..];
             v
         };
-        let n = u16_(&mut r);
-        let columns = (0..n).map(|_| u16_(&mut r)).collect();
         let value_count = u16_(&mut r);
         let has_skip = r[0] == 1;
         r = &r[1..];
         let skip = has_skip.then(|| SkipExpr::read(&mut r));
-        ScanSpec { columns, value_count, skip }
+        ScanSpec { value_count, skip }
     }
 }
 
 /// Attributes (1-based, as `wanted[attno - 1]`) that `nodes` read of relation `relid`; a
 /// whole-row reference reads them all.
-unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usize) -> Vec<bool> {
+pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usize) -> Vec<bool> {
     let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
     for &n in nodes {
         pg_sys::pull_varattnos(n, relid, &mut set);
@@ -195,7 +189,8 @@ unsafe fn make_path(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo
         crate::compat::disable_path(path);
     }
     let _ = root;
-    (*p).flags = 0;
+    // ExecScan projects, so the planner need not put a Result node above for it
+    (*p).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
     (*p).methods = &raw const PATH_METHODS;
     p
 }
@@ -218,10 +213,6 @@ unsafe extern "C-unwind" fn plan_custom_path(
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = super::node::scan_methods();
 
-    let natts = (*rel).max_attr.max(0) as usize;
-    let wanted = wanted_columns(&[tlist as *mut pg_sys::Node, quals as *mut pg_sys::Node], (*rel).relid, natts);
-    let columns = wanted.iter().enumerate().filter(|(_, &w)| w).map(|(i, _)| i as u16).collect();
-
     let mut translator = Translator { relid: (*rel).relid, values: Vec::new() };
     let mut parts = Vec::new();
     let mut used = Vec::new();
@@ -240,7 +231,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         1 => parts.pop(),
         _ => Some(SkipExpr::And(parts)),
     };
-    let spec = ScanSpec { columns, value_count: translator.values.len() as u16, skip };
+    let spec = ScanSpec { value_count: translator.values.len() as u16, skip };
     (*cscan).custom_exprs = list::from_nodes(translator.values.into_iter().chain(used));
     let bytes = pgrx::rust_byte_slice_to_bytea(&spec.to_bytes()).into_pg();
     let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
