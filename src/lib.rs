@@ -112,7 +112,7 @@ CREATE SEQUENCE pgcol.storage_id_seq;
 CREATE MATERIALIZED VIEW pgcol.stripe AS
     SELECT NULL::bigint AS storage_id, NULL::bigint AS first_row, NULL::bigint AS row_count,
            NULL::bigint AS first_block, NULL::bigint AS byte_length, NULL::bigint AS prefix_length,
-           NULL::bigint AS prefix_checksum
+           NULL::bigint AS prefix_checksum, NULL::bytea AS zones
     WHERE false
     WITH DATA;
 CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);

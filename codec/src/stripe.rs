@@ -265,6 +265,112 @@ impl StripeDirectory {
     }
 }
 
+/// A stripe's zone summary: per column, its NULLs and the union of its vectors' zone maps.
+/// The storage keeps it in the stripe's catalog row, so a scan can rule a stripe out
+/// without reading its directory.
+///
+/// ```text
+/// summary := column_count:u16 × ( null_count:u32 known:u8 [zone] )
+/// ```
+///
+/// `known` is 0 when the vectors' zones cannot be joined (they are of different forms, which
+/// the writer never produces), and then no zone follows. A byte-string union keeps the
+/// smallest minimum and the largest maximum, flagged `max_truncated` if any vector's was:
+/// every value `v` of the stripe then satisfies `min <= v` and `prefix(v) <= max` (whole
+/// maxima bound their values, and a prefix is never greater than its string).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StripeSummary {
+    pub columns: Vec<ColumnSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnSummary {
+    pub null_count: u32,
+    pub zone: Option<StoredZone>,
+}
+
+/// PostgreSQL's float order: NaN above everything, equal to itself.
+fn float_less(a: f64, b: f64) -> bool {
+    !a.is_nan() && (b.is_nan() || a < b)
+}
+
+/// The union of two stored zones, `None` if they cannot be joined.
+fn join_zones(a: &StoredZone, b: &StoredZone) -> Option<StoredZone> {
+    Some(match (a, b) {
+        (StoredZone::Empty, z) | (z, StoredZone::Empty) => z.clone(),
+        (StoredZone::Int { min: a0, max: a1 }, StoredZone::Int { min: b0, max: b1 }) => {
+            StoredZone::Int { min: *a0.min(b0), max: *a1.max(b1) }
+        }
+        (StoredZone::Float { min: a0, max: a1 }, StoredZone::Float { min: b0, max: b1 }) => StoredZone::Float {
+            min: if float_less(*b0, *a0) { *b0 } else { *a0 },
+            max: if float_less(*a1, *b1) { *b1 } else { *a1 },
+        },
+        (
+            StoredZone::Bytes { min: a0, max: a1, max_truncated: at },
+            StoredZone::Bytes { min: b0, max: b1, max_truncated: bt },
+        ) => StoredZone::Bytes { min: a0.min(b0).clone(), max: a1.max(b1).clone(), max_truncated: *at || *bt },
+        _ => return None,
+    })
+}
+
+impl StripeSummary {
+    /// The summary of a stripe, from its directory.
+    pub fn of(dir: &StripeDirectory) -> StripeSummary {
+        let columns = dir
+            .columns
+            .iter()
+            .map(|c| {
+                let null_count = c.vectors.iter().map(|v| v.null_count as u32).sum();
+                let zone = c.vectors.iter().try_fold(StoredZone::Empty, |acc, v| join_zones(&acc, &v.zone));
+                ColumnSummary { null_count, zone }
+            })
+            .collect();
+        StripeSummary { columns }
+    }
+
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());
+        for c in &self.columns {
+            out.extend_from_slice(&c.null_count.to_le_bytes());
+            match &c.zone {
+                None => out.push(0),
+                Some(z) => {
+                    out.push(1);
+                    z.write(out);
+                }
+            }
+        }
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(&mut out);
+        out
+    }
+
+    pub fn parse(bytes: &[u8]) -> DecodeResult<StripeSummary> {
+        let mut r = ByteReader::new(bytes);
+        let n = r.u16("summary column count")? as usize;
+        // every column takes at least 5 bytes: a count the bytes cannot hold is refused
+        // before anything is sized from it
+        if n * 5 > bytes.len() {
+            return Err(DecodeError::Inconsistent { what: "stripe summary (shorter than its column count needs)" });
+        }
+        let mut columns = Vec::with_capacity(n);
+        for _ in 0..n {
+            let null_count = r.u32("summary null count")?;
+            let zone = match r.u8("summary zone flag")? {
+                0 => None,
+                1 => Some(StoredZone::read(&mut r)?),
+                value => return Err(DecodeError::UnknownTag { what: "summary zone flag", value }),
+            };
+            columns.push(ColumnSummary { null_count, zone });
+        }
+        r.finish()?;
+        Ok(StripeSummary { columns })
+    }
+}
+
 fn read_header(r: &mut ByteReader<'_>) -> DecodeResult<(usize, usize, u16, usize)> {
     if r.take(4, "stripe magic")? != MAGIC {
         return Err(DecodeError::Inconsistent { what: "stripe magic (not a pg_columnar stripe)" });

@@ -132,3 +132,62 @@ fn every_truncation_and_flipped_header_byte_is_refused_or_inconsistent() {
     }
     let _ = ValuesRef::Int8(&[]);
 }
+
+/// The zone summary bounds every value of its column, in the order the scan assumes (NaN
+/// greatest, bytes bytewise with a truncated maximum bounding prefixes only), counts the
+/// column's NULLs, and reads back exactly; a truncated or extended summary is refused.
+#[test]
+fn stripe_summary_bounds_every_value_and_reads_back() {
+    use stripe::StripeSummary;
+    let rows = 5000;
+    let mut cols = columns(rows);
+    // a float column with NaN in one vector and a long string to truncate the maximum
+    cols.push(Column { nulls: None, values: Values::Float64((0..rows).map(|r| if r == 4000 { f64::NAN } else { r as f64 - 2.5 }).collect()) });
+    cols.push(Column { nulls: None, values: Values::Bytes((0..rows).map(|r| if r == 10 { "z".repeat(50) } else { format!("a{r}") }).collect()) });
+    let inputs: Vec<ColumnInput> = cols.iter().map(|c| ColumnInput { nulls: c.nulls.as_deref(), values: c.values.as_ref() }).collect();
+    let mut image = Vec::new();
+    stripe::write_stripe(&inputs, rows, &mut image).unwrap();
+    let prefix = StripeDirectory::prefix_len(&image[..stripe::HEADER_LEN]).unwrap();
+    let dir = StripeDirectory::parse(&image[..prefix]).unwrap();
+    let summary = StripeSummary::of(&dir);
+    assert_eq!(summary.columns.len(), cols.len());
+    for (c, col) in cols.iter().enumerate() {
+        let s = &summary.columns[c];
+        let nulls = col.nulls.as_ref().map_or(0, |b| (0..rows).filter(|r| b[r / 8] >> (r % 8) & 1 == 1).count());
+        assert_eq!(s.null_count as usize, nulls, "column {c}");
+        match (&col.values, s.zone.as_ref().unwrap()) {
+            (Values::Int64(v), StoredZone::Int { min, max }) => {
+                assert_eq!((*min, *max), (*v.iter().min().unwrap(), *v.iter().max().unwrap()));
+            }
+            (Values::Float64(v), StoredZone::Float { min, max }) => {
+                let finite: Vec<f64> = v.iter().cloned().filter(|x| !x.is_nan()).collect();
+                assert_eq!(*min, finite.iter().cloned().fold(f64::INFINITY, f64::min));
+                if v.iter().any(|x| x.is_nan()) {
+                    assert!(max.is_nan());
+                } else {
+                    assert_eq!(*max, finite.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+                }
+            }
+            (Values::Bytes(b), StoredZone::Bytes { min, max, max_truncated }) => {
+                for v in b.as_ref().iter() {
+                    assert!(&min[..] <= v);
+                    let p = &v[..v.len().min(stripe::ZONE_BYTES)];
+                    assert!(p <= &max[..], "{v:?} above {max:?}");
+                    assert!(*max_truncated || v <= &max[..]);
+                }
+            }
+            (Values::Int32(v), StoredZone::Empty) => assert!(v.is_empty()),
+            other => panic!("column {c}: {other:?}"),
+        }
+    }
+    assert!(matches!(summary.columns[6].zone, Some(StoredZone::Bytes { max_truncated: true, .. })));
+    let bytes = summary.to_bytes();
+    // compared as bytes: NaN bounds are not equal to themselves
+    assert_eq!(StripeSummary::parse(&bytes).unwrap().to_bytes(), bytes);
+    for cut in 0..bytes.len() {
+        assert!(StripeSummary::parse(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(StripeSummary::parse(&longer).is_err());
+}

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnType};
-use pg_columnar_codec::stripe::StripeDirectory;
+use pg_columnar_codec::stripe::{StripeDirectory, StripeSummary};
 
 use super::read::{DecodedVector, LoadedStripe};
 use super::{tid, write};
@@ -38,6 +38,8 @@ pub struct ScanDesc {
 /// wanted row. `false` must be a proof that it holds none; the scan then never reads it.
 pub trait VectorSkip {
     fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool;
+    /// The same question for a whole stripe of `rows` rows, from its catalog summary.
+    fn may_match_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool;
 }
 
 /// What a scan did, for EXPLAIN ANALYZE.
@@ -45,6 +47,9 @@ pub trait VectorSkip {
 pub struct ScanCounters {
     pub stripes: u64,
     pub stripes_skipped: u64,
+    /// Of the skipped stripes, those ruled out by their catalog summary, whose directory
+    /// was not read either.
+    pub stripes_unread: u64,
     pub vectors: u64,
     pub vectors_skipped: u64,
 }
@@ -58,6 +63,9 @@ pub struct ScanState {
     pub types: Vec<ColumnType>,
     types_of: pg_sys::TupleDesc,
     pub stripes: Vec<StripeRow>,
+    /// Zone summaries of `stripes` (same order), if the scan asked for them
+    /// ([`ScanState::with_summaries`]) and the catalog rows have them.
+    summaries: Vec<Option<StripeSummary>>,
     /// The stripe counter the workers of a parallel scan share; null for a serial scan.
     parallel: *const AtomicU64,
     /// Position: stripe index and row within the stripe of the row last returned; `None`
@@ -109,11 +117,40 @@ pub fn current_snapshot() -> pg_sys::Snapshot {
 
 impl ScanState {
     pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
+        Self::build(rel, snapshot, parallel, bulk, false)
+    }
+
+    /// A scan that also reads the stripes' zone summaries from the catalog, so that a
+    /// [`VectorSkip`] can rule out whole stripes without reading their directories.
+    pub fn with_summaries(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
+        Self::build(rel, snapshot, parallel, bulk, true)
+    }
+
+    fn build(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool, summaries: bool) -> ScanState {
         if parallel.is_null() || unsafe { pg_sys::ParallelWorkerNumber < 0 } {
             write::flush_relation(rel);
         }
         let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };
-        let stripes = visible_stripes(rel, snapshot);
+        let (stripes, summaries) = if summaries {
+            let rows = match meta::read(rel) {
+                Some(m) => catalog::stripes_with_zones(m.storage_id, snapshot),
+                None => Vec::new(),
+            };
+            rows.into_iter()
+                .map(|(row, zones)| {
+                    let summary = zones.map(|z| {
+                        StripeSummary::parse(&z).unwrap_or_else(|e| {
+                            crate::storage::corrupt(rel, format!("zone summary of the stripe at row {} in pgcol.stripe: {e}", row.first_row))
+                        })
+                    });
+                    (row, summary)
+                })
+                .unzip()
+        } else {
+            let stripes = visible_stripes(rel, snapshot);
+            let none = vec![None; stripes.len()];
+            (stripes, none)
+        };
         let types_of = unsafe { (*rel).rd_att };
         let types = column_types(types_of);
         let natts = types.len();
@@ -132,6 +169,7 @@ impl ScanState {
             types,
             types_of,
             stripes,
+            summaries,
             parallel,
             pos: None,
             stripe: None,
@@ -294,6 +332,14 @@ impl ScanState {
             self.counters.stripes += 1;
             self.counters.vectors += vectors;
             self.survivors = None;
+            if let (Some(skip), Some(summary)) = (self.skip.as_mut(), self.summaries[i].as_ref()) {
+                if !skip.may_match_stripe(summary, self.stripes[i].row_count as usize) {
+                    self.counters.stripes_skipped += 1;
+                    self.counters.stripes_unread += 1;
+                    self.counters.vectors_skipped += vectors;
+                    return None;
+                }
+            }
             if self.skip.is_some() {
                 self.load(i);
                 let dir = &self.stripe.as_ref().unwrap().dir;

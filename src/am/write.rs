@@ -112,11 +112,13 @@ struct InFlight {
 
 /// A stripe whose catalog row was inserted by a deeper (sub)transaction (`writer`) than the
 /// one its rows belong to (`owner`), because the deeper level read the table.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Deep {
     relid: pg_sys::Oid,
     relfile: u32,
     row: catalog::StripeRow,
+    /// The stripe's zone summary, as its catalog row stores it.
+    zones: std::rc::Rc<[u8]>,
     cid: pg_sys::CommandId,
     owner: i32,
     writer: i32,
@@ -187,6 +189,8 @@ fn encode_error(rel: pg_sys::Relation, e: impl std::fmt::Display) -> ! {
 /// rows' level is remembered (see the module comment).
 fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
     let prefix_length = stripe::StripeDirectory::prefix_len(image).expect("a stripe just written parses");
+    let dir = stripe::StripeDirectory::parse(&image[..prefix_length]).expect("a stripe just written parses");
+    let zones: std::rc::Rc<[u8]> = stripe::StripeSummary::of(&dir).to_bytes().into();
     let first_block = pages::append(rel, image);
     let row = catalog::StripeRow {
         storage_id: origin.storage_id,
@@ -199,13 +203,13 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
         xmin: pg_sys::InvalidTransactionId,
         cmin: origin.cid,
     };
-    publish(Deep { relid: origin.relid, relfile: origin.relfile, row, cid: origin.cid, owner: origin.level, writer: 0 });
+    publish(Deep { relid: origin.relid, relfile: origin.relfile, row, zones, cid: origin.cid, owner: origin.level, writer: 0 });
 }
 
 /// Inserts the catalog row of `stripe` as the current (sub)transaction, and remembers it if
 /// that is deeper than the level its rows belong to.
 fn publish(mut stripe: Deep) {
-    catalog::insert(&stripe.row, stripe.cid);
+    catalog::insert(&stripe.row, &stripe.zones, stripe.cid);
     stripe.writer = current_level();
     if stripe.owner < stripe.writer {
         DEEP.with(|d| d.borrow_mut().push(stripe));
@@ -217,14 +221,15 @@ fn publish_orphans(rel: pg_sys::Relation) {
     let relid = unsafe { (*rel).rd_id };
     let relfile = relfile_of(rel);
     loop {
-        let Some(orphan) = ORPHANS.with(|o| o.borrow().iter().find(|x| x.relid == relid).copied()) else { break };
+        let Some(orphan) = ORPHANS.with(|o| o.borrow().iter().find(|x| x.relid == relid).cloned()) else { break };
+        let first_row = orphan.row.first_row;
         if orphan.relfile == relfile {
             publish(orphan);
         }
         // removed only once its row is in: an ERROR above leaves it to be published later
         ORPHANS.with(|o| {
             let mut o = o.borrow_mut();
-            if let Some(i) = o.iter().position(|x| x.relid == relid && x.row.first_row == orphan.row.first_row) {
+            if let Some(i) = o.iter().position(|x| x.relid == relid && x.row.first_row == first_row) {
                 o.remove(i);
             }
         });

@@ -69,6 +69,7 @@ impl Totals {
         let (a, b) = (&mut self.counters, &o.counters);
         a.stripes += b.stripes;
         a.stripes_skipped += b.stripes_skipped;
+        a.stripes_unread += b.stripes_unread;
         a.vectors += b.vectors;
         a.vectors_skipped += b.vectors_skipped;
         self.bytes += o.bytes;
@@ -88,6 +89,7 @@ struct Shared {
     next_stripe: AtomicU64,
     stripes: AtomicU64,
     stripes_skipped: AtomicU64,
+    stripes_unread: AtomicU64,
     vectors: AtomicU64,
     vectors_skipped: AtomicU64,
     bytes: AtomicU64,
@@ -103,6 +105,7 @@ impl Shared {
         let s = &*this;
         s.stripes.fetch_add(t.counters.stripes, Ordering::SeqCst);
         s.stripes_skipped.fetch_add(t.counters.stripes_skipped, Ordering::SeqCst);
+        s.stripes_unread.fetch_add(t.counters.stripes_unread, Ordering::SeqCst);
         s.vectors.fetch_add(t.counters.vectors, Ordering::SeqCst);
         s.vectors_skipped.fetch_add(t.counters.vectors_skipped, Ordering::SeqCst);
         s.bytes.fetch_add(t.bytes, Ordering::SeqCst);
@@ -117,6 +120,7 @@ impl Shared {
             counters: ScanCounters {
                 stripes: s.stripes.load(Ordering::SeqCst),
                 stripes_skipped: s.stripes_skipped.load(Ordering::SeqCst),
+                stripes_unread: s.stripes_unread.load(Ordering::SeqCst),
                 vectors: s.vectors.load(Ordering::SeqCst),
                 vectors_skipped: s.vectors_skipped.load(Ordering::SeqCst),
             },
@@ -296,7 +300,11 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
         }
         None => {
             let estate = (*node).ss.ps.state;
-            let mut scan = ScanState::new(rel, (*estate).es_snapshot, shared, true);
+            let mut scan = if exec.spec.skip.is_some() {
+                ScanState::with_summaries(rel, (*estate).es_snapshot, shared, true)
+            } else {
+                ScanState::new(rel, (*estate).es_snapshot, shared, true)
+            };
             let natts = scan.types.len();
             let mut wanted = vec![false; natts];
             for &c in &exec.columns {
@@ -435,7 +443,11 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
             t.add(w);
         }
         let c = &t.counters;
-        explain_text(c"Stripes", &format!("{} total, {} skipped", c.stripes, c.stripes_skipped), es);
+        explain_text(
+            c"Stripes",
+            &format!("{} total, {} skipped ({} by their catalog summary)", c.stripes, c.stripes_skipped, c.stripes_unread),
+            es,
+        );
         explain_text(c"Vectors", &format!("{} total, {} skipped", c.vectors, c.vectors_skipped), es);
         let decoded: Vec<String> = exec
             .columns

@@ -26,6 +26,10 @@ use pgrx::pg_sys;
 
 use super::list;
 
+/// The "POSIX" collation (bytewise like "C"; its OID is fixed in pg_collation.dat, and 18
+/// dropped the macro naming it).
+const POSIX_COLLATION: pg_sys::Oid = pg_sys::Oid::from_u32(951);
+
 /// Operator strategies of btree families (PostgreSQL's numbering).
 const BT_LESS: i32 = 1;
 const BT_LESS_EQUAL: i32 = 2;
@@ -238,7 +242,7 @@ impl Translator {
         pg_sys::op_input_types(family_op, &mut left, &mut right);
         if bytes {
             // bytewise: only text against text, and only where bytes order as the collation
-            let c_order = collation == pg_sys::C_COLLATION_OID || collation == pg_sys::POSIX_COLLATION_OID;
+            let c_order = collation == pg_sys::C_COLLATION_OID || collation == POSIX_COLLATION;
             let exact = collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation);
             let allowed = match cmp {
                 Cmp::Eq | Cmp::Ne => exact,

@@ -2,7 +2,7 @@
 //! null count, whether it may hold a row that satisfies the quals. `false` is a proof; the
 //! scan then reads nothing of the vector.
 
-use pg_columnar_codec::stripe::{StoredZone, StripeDirectory};
+use pg_columnar_codec::stripe::{StoredZone, StripeDirectory, StripeSummary};
 use pg_columnar_codec::zonemap::{bytes_may_satisfy, Cmp};
 use pgrx::pg_sys;
 
@@ -60,6 +60,14 @@ impl RuntimeSkip {
     }
 }
 
+/// What is known of one column over some rows (a vector, or a whole stripe): its zone and
+/// how many of the rows are NULL.
+struct Known<'a> {
+    zone: &'a StoredZone,
+    nulls: usize,
+    rows: usize,
+}
+
 struct Eval<'a> {
     types: &'a [ColumnType],
     values: &'a [Value],
@@ -67,20 +75,19 @@ struct Eval<'a> {
 }
 
 impl Eval<'_> {
-    fn eval(&mut self, expr: &SkipExpr, dir: &StripeDirectory, v: usize) -> bool {
+    /// `known(column)`: `None` when nothing is known of the column (a column added after
+    /// the stripe was written reads as its default; a summary that could not join zones).
+    fn eval<'k>(&mut self, expr: &SkipExpr, known: &dyn Fn(usize) -> Option<Known<'k>>) -> bool {
         match expr {
-            SkipExpr::And(parts) => parts.iter().all(|p| self.eval(p, dir, v)),
-            SkipExpr::Or(parts) => parts.iter().any(|p| self.eval(p, dir, v)),
+            SkipExpr::And(parts) => parts.iter().all(|p| self.eval(p, known)),
+            SkipExpr::Or(parts) => parts.iter().any(|p| self.eval(p, known)),
             SkipExpr::Leaf { column, test } => {
                 let column = *column as usize;
-                // a column added after the stripe was written reads as its default: unknown
-                let Some(col) = dir.columns.get(column) else { return true };
-                let entry = &col.vectors[v];
-                let rows = dir.vector_rows(v);
+                let Some(k) = known(column) else { return true };
                 match test {
-                    Test::IsNull => entry.null_count > 0,
-                    Test::IsNotNull => entry.null_count < rows,
-                    Test::Compare(c) => self.compare(c, self.types[column], &entry.zone),
+                    Test::IsNull => k.nulls > 0,
+                    Test::IsNotNull => k.nulls < k.rows,
+                    Test::Compare(c) => self.compare(c, self.types[column], k.zone),
                 }
             }
         }
@@ -147,6 +154,21 @@ fn bounds(ty: ColumnType, zone: &StoredZone) -> Option<(pg_sys::Datum, pg_sys::D
 
 impl VectorSkip for RuntimeSkip {
     fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
-        Eval { types: &self.types, values: &self.values, functions: &mut self.functions }.eval(&self.expr, dir, vector)
+        let rows = dir.vector_rows(vector);
+        let known = |c: usize| {
+            dir.columns.get(c).map(|col| {
+                let e = &col.vectors[vector];
+                Known { zone: &e.zone, nulls: e.null_count, rows }
+            })
+        };
+        Eval { types: &self.types, values: &self.values, functions: &mut self.functions }.eval(&self.expr, &known)
+    }
+
+    fn may_match_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool {
+        let known = |c: usize| {
+            let col = summary.columns.get(c)?;
+            Some(Known { zone: col.zone.as_ref()?, nulls: col.null_count as usize, rows })
+        };
+        Eval { types: &self.types, values: &self.values, functions: &mut self.functions }.eval(&self.expr, &known)
     }
 }

@@ -30,7 +30,9 @@ pub struct StripeRow {
     pub cmin: pg_sys::CommandId,
 }
 
-const NATTS: usize = 7;
+/// Columns of a catalog row: the seven of [`StripeRow`], then the stripe's zone summary
+/// (`codec::stripe::StripeSummary`, bytea; NULL: none).
+const NATTS: usize = 8;
 
 struct Catalog {
     table: pg_sys::Oid,
@@ -48,8 +50,9 @@ fn catalog() -> Catalog {
 /// command that buffered the rows, which can be older than the current one: rows an INSERT
 /// buffered are flushed when a later SELECT of the same transaction starts, and must be
 /// visible to that SELECT's snapshot.
-pub fn insert(row: &StripeRow, cid: pg_sys::CommandId) {
+pub fn insert(row: &StripeRow, zones: &[u8], cid: pg_sys::CommandId) {
     unsafe {
+        let zones = pgrx::rust_byte_slice_to_bytea(zones).into_pg();
         let c = catalog();
         let rel = pg_sys::table_open(c.table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         let mut values: [pg_sys::Datum; NATTS] = [
@@ -60,6 +63,7 @@ pub fn insert(row: &StripeRow, cid: pg_sys::CommandId) {
             pg_sys::Datum::from(row.byte_length as i64),
             pg_sys::Datum::from(row.prefix_length as i64),
             pg_sys::Datum::from(row.prefix_checksum as i64),
+            pg_sys::Datum::from(zones),
         ];
         let mut nulls = [false; NATTS];
         let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
@@ -89,7 +93,12 @@ pub fn insert(row: &StripeRow, cid: pg_sys::CommandId) {
 
 /// Calls `f` with every row of `storage_id` that `snapshot` sees (and its TID in the
 /// catalog).
-fn scan(storage_id: u64, snapshot: pg_sys::Snapshot, lockmode: u32, mut f: impl FnMut(pg_sys::Relation, &pg_sys::ItemPointerData, StripeRow)) {
+fn scan(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
+    mut f: impl FnMut(pg_sys::Relation, &pg_sys::ItemPointerData, StripeRow, Option<&[u8]>),
+) {
     unsafe {
         let c = catalog();
         let rel = pg_sys::table_open(c.table, lockmode as pg_sys::LOCKMODE);
@@ -110,7 +119,7 @@ fn scan(storage_id: u64, snapshot: pg_sys::Snapshot, lockmode: u32, mut f: impl 
             let mut values = [pg_sys::Datum::from(0); NATTS];
             let mut nulls = [false; NATTS];
             pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-            if nulls.iter().any(|&n| n) {
+            if nulls[..7].iter().any(|&n| n) {
                 pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
             }
             let v = |i: usize| values[i].value() as i64;
@@ -125,7 +134,10 @@ fn scan(storage_id: u64, snapshot: pg_sys::Snapshot, lockmode: u32, mut f: impl 
                 xmin: (*(*tuple).t_data).t_choice.t_heap.t_xmin,
                 cmin: (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid,
             };
-            f(rel, &(*tuple).t_self, row);
+            let zones = (!nulls[7]).then(|| {
+                pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))
+            });
+            f(rel, &(*tuple).t_self, row, zones);
         }
         pg_sys::systable_endscan(scan);
         pg_sys::table_close(rel, lockmode as pg_sys::LOCKMODE);
@@ -144,25 +156,38 @@ fn scan(storage_id: u64, snapshot: pg_sys::Snapshot, lockmode: u32, mut f: impl 
 ///   inserted, the planner's index probes) want every row that is not dead; the rows of an
 ///   aborted load are dead, and VACUUM may already have given back their pages.
 pub fn stripes(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
-    use pg_sys::SnapshotType::*;
     let mut rows = Vec::new();
+    visible(storage_id, snapshot, |row, _| rows.push(row));
+    rows.sort_by_key(|r| r.first_row);
+    rows
+}
+
+/// [`stripes`] with each stripe's zone summary (as stored; `None` where the row has none).
+pub fn stripes_with_zones(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<(StripeRow, Option<Vec<u8>>)> {
+    let mut rows = Vec::new();
+    visible(storage_id, snapshot, |row, zones| rows.push((row, zones.map(<[u8]>::to_vec))));
+    rows.sort_by_key(|r| r.0.first_row);
+    rows
+}
+
+/// The catalog scan of [`stripes`]: what each kind of snapshot sees.
+fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, mut f: impl FnMut(StripeRow, Option<&[u8]>)) {
+    use pg_sys::SnapshotType::*;
     unsafe {
         match (*snapshot).snapshot_type {
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(storage_id, registered, pg_sys::AccessShareLock, |_, _, row| rows.push(row));
+                scan(storage_id, registered, pg_sys::AccessShareLock, |_, _, row, z| f(row, z));
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, _, row| rows.push(row)),
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, _, row, z| f(row, z)),
             _ => {
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
-                scan(storage_id, &mut dirty, pg_sys::AccessShareLock, |_, _, row| rows.push(row));
+                scan(storage_id, &mut dirty, pg_sys::AccessShareLock, |_, _, row, z| f(row, z));
             }
         }
     }
-    rows.sort_by_key(|r| r.first_row);
-    rows
 }
 
 /// Deletes every row of `storage_id` (transactionally: a rollback brings them back). Used
@@ -171,7 +196,7 @@ pub fn delete_storage(storage_id: u64) {
     unsafe {
         let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
         let mut tids = Vec::new();
-        scan(storage_id, snapshot, pg_sys::RowExclusiveLock, |_, tid, _| tids.push(*tid));
+        scan(storage_id, snapshot, pg_sys::RowExclusiveLock, |_, tid, _, _| tids.push(*tid));
         if tids.is_empty() {
             return;
         }
