@@ -107,6 +107,15 @@ def queries(args):
             qs.append((name, line.strip()))
     return qs
 
+# The scan table: single-process scans (no parallel workers), so rows per second are per core.
+# The data starts 2016-01-01 00:00 UTC; the hour is 1 of 278 at 10 M rows.
+SCAN_QUERIES = [
+    ("count(*) WHERE usage_user > 90", "SELECT count(*) FROM TABLE WHERE usage_user > 90"),
+    ("sum(usage_user)", "SELECT sum(usage_user) FROM TABLE"),
+    ("one-hour window", "SELECT count(*), max(usage_user) FROM TABLE WHERE time >= '2016-01-06 00:00:00+00' AND time < '2016-01-06 01:00:00+00'"),
+]
+SERIAL = "SET max_parallel_workers_per_gather = 0; "
+
 def time_query(args, sql):
     out = psql(args, sql, session_cmds="\\timing on\n\\o /dev/null\n")
     return float(re.findall(r"Time: ([0-9.]+) ms", out)[-1])
@@ -166,6 +175,21 @@ def main():
         print(f"{name:24} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   "
               f"ratio {med['pg_columnar'] / med['heap']:5.2f}   self-check {selfcheck['heap']:.2f}/{selfcheck['pg_columnar']:.2f}", flush=True)
 
+    rows_s = []
+    for name, sql in SCAN_QUERIES:
+        per = {e: SERIAL + sql.replace("TABLE", table(e)) for e in ENGINES}
+        digests = {e: result_digest(args, per[e]) for e in ENGINES}
+        if len(set(digests.values())) != 1:
+            sys.exit(f"scan {name}: results differ between engines")
+        times = {e: [] for e in ENGINES}
+        for r in range(args.runs):
+            for e in (ENGINES if r % 2 == 0 else ENGINES[::-1]):
+                times[e].append(time_query(args, per[e]))
+        med = {e: median(times[e]) for e in ENGINES}
+        selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in ENGINES}
+        rows_s.append((name, med, selfcheck))
+        print(f"scan {name:30} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms", flush=True)
+
     h_load, c_load = median(loads["heap"]), median(loads["pg_columnar"])
     (h_size, _), (c_size, c_cat) = size["heap"], size["pg_columnar"]
     md = []
@@ -182,6 +206,14 @@ def main():
     md.append(f"|---|---|---|---|---|")
     for name, med, sc in rows_q:
         md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['pg_columnar'] / med['heap']:.2f} | {sc['heap']:.2f} / {sc['pg_columnar']:.2f} |")
+    md.append("")
+    md.append(f"Scans in one process (`max_parallel_workers_per_gather = 0`); rows per second count the table's {args.rows:,} rows.")
+    md.append("")
+    md.append(f"| scan | heap (ms) | pg_columnar (ms) | speed-up | heap M rows/s | pg_columnar M rows/s | self-check heap / pg_columnar |")
+    md.append(f"|---|---|---|---|---|---|---|")
+    for name, med, sc in rows_s:
+        rate = lambda e: args.rows / med[e] / 1000
+        md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['heap'] / med['pg_columnar']:.1f}× | {rate('heap'):.0f} | {rate('pg_columnar'):.0f} | {sc['heap']:.2f} / {sc['pg_columnar']:.2f} |")
     with open(args.markdown, "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))

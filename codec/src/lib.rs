@@ -15,6 +15,7 @@ pub mod chooser;
 pub mod decode;
 pub mod dictionary;
 mod error;
+pub mod filter;
 pub mod floats;
 pub mod fsst;
 pub mod gorilla;

@@ -126,6 +126,9 @@ pub struct DecodedVector {
     pub wanted: Option<Vec<bool>>,
     /// Vectors decoded so far, per column.
     pub decoded_count: Vec<u64>,
+    /// The vector [`prefill`](Self::prefill) has begun, and which of its columns it filled.
+    pending: Option<(u64, usize)>,
+    filled: Vec<bool>,
 }
 
 impl DecodedVector {
@@ -136,11 +139,33 @@ impl DecodedVector {
             stored_columns: 0,
             wanted: None,
             decoded_count: vec![0; natts],
+            pending: None,
+            filled: vec![false; natts],
+        }
+    }
+
+    /// Makes vector `v` of `stripe` the one held, with the columns of `decoded` filled from
+    /// those decoded vectors and the others left to [`decode`](Self::decode).
+    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Vector)>) {
+        let key = (stripe.row.first_row, v);
+        if self.key != Some(key) {
+            self.key = None;
+            self.pending = Some(key);
+            self.filled.iter_mut().for_each(|f| *f = false);
+        }
+        if self.pending != Some(key) {
+            return;
+        }
+        for (c, vector) in decoded {
+            if self.is_wanted(c) && !self.filled[c] {
+                self.columns[c].fill(types[c], &vector);
+                self.filled[c] = true;
+            }
         }
     }
 
     /// Decodes vector `v` of `stripe`, every wanted column of `types` (dropped ones become
-    /// NULL).
+    /// NULL) that [`prefill`](Self::prefill) did not fill.
     pub fn decode(
         &mut self,
         pages: &mut PageReader,
@@ -153,6 +178,10 @@ impl DecodedVector {
         if self.key == Some(key) {
             return;
         }
+        if self.pending != Some(key) {
+            self.filled.iter_mut().for_each(|f| *f = false);
+        }
+        self.pending = None;
         self.key = None;
         let rows = stripe.dir.vector_rows(v);
         let stored = stripe.dir.columns.len().min(types.len());
@@ -161,7 +190,7 @@ impl DecodedVector {
         }
         // columns past `stored` come from the slot's missing-attribute defaults in `store`
         for (c, ty) in types.iter().enumerate().take(stored) {
-            if !self.is_wanted(c) {
+            if !self.is_wanted(c) || self.filled[c] {
                 continue;
             }
             if *ty == ColumnType::Dropped {
@@ -173,6 +202,7 @@ impl DecodedVector {
             self.decoded_count[c] += 1;
         }
         self.stored_columns = stored;
+        self.filled.iter_mut().for_each(|f| *f = false);
         self.key = Some(key);
         debug_assert!(rows <= MAX_ROWS);
     }

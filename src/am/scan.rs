@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgrx::pg_sys;
 
-use super::datum::{column_types, ColumnType};
+use super::datum::{column_types, ColumnBuffer, ColumnType};
+use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{StripeDirectory, StripeSummary};
+use pg_columnar_codec::Vector;
 
 use super::read::{DecodedVector, LoadedStripe};
 use super::{tid, write};
@@ -34,6 +36,16 @@ pub struct ScanDesc {
     state: *mut ScanState,
 }
 
+/// Evaluates quals over whole decoded vectors (`exec::filter`).
+pub trait VectorFilter {
+    /// The columns (0-based) whose vectors [`select`](Self::select) reads.
+    fn columns(&self) -> &[usize];
+    /// The rows of a vector of `rows` rows that satisfy the quals, given the decoded vectors
+    /// of [`columns`](Self::columns); `None` if a vector is not of the form its predicate
+    /// reads (a corrupt stripe: the kind of every vector is checked against the column's).
+    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<&'v Vector>, rows: usize) -> Option<Selection>;
+}
+
 /// Decides from a stripe's directory (zone maps, null counts) whether a vector may hold a
 /// wanted row. `false` must be a proof that it holds none; the scan then never reads it.
 pub trait VectorSkip {
@@ -52,6 +64,10 @@ pub struct ScanCounters {
     pub stripes_unread: u64,
     pub vectors: u64,
     pub vectors_skipped: u64,
+    /// Vectors read in which the filter selected no row.
+    pub vectors_filtered: u64,
+    /// Rows of the vectors read that the filter did not select.
+    pub rows_filtered: u64,
 }
 
 pub struct ScanState {
@@ -90,9 +106,43 @@ pub struct ScanState {
     /// changes.
     wanted: Option<Vec<bool>>,
     skip: Option<Box<dyn VectorSkip>>,
-    /// Of the stripe entered last (by index): which vectors `skip` lets through.
-    survivors: Option<(usize, Vec<bool>)>,
+    filter: Option<Box<dyn VectorFilter>>,
+    /// Vector-at-a-time scans: the stripe being read and the vector being returned.
+    vector_cursor: Option<StripeCursor>,
+    row_cursor: Option<RowCursor>,
     pub counters: ScanCounters,
+}
+
+/// A stripe a vector-at-a-time scan is in: which of its vectors to read, and the next one.
+struct StripeCursor {
+    stripe: usize,
+    survivors: Vec<bool>,
+    next: usize,
+}
+
+/// A vector a vector-at-a-time scan is returning rows of.
+struct RowCursor {
+    stripe: usize,
+    vector: usize,
+    selection: Selection,
+    next: usize,
+}
+
+/// A vector of `rows` rows of column `c`'s default (a column added after the stripe was
+/// written), in the codec's form, from the missing-attribute value the slot's descriptor
+/// gives.
+///
+/// # Safety
+/// `slot` must be a valid slot of the relation's descriptor; attribute `c` of it is
+/// overwritten (the row stored next replaces it).
+unsafe fn missing_vector(slot: *mut pg_sys::TupleTableSlot, c: usize, ty: ColumnType, rows: usize) -> Vector {
+    pg_sys::slot_getmissingattrs(slot, c as i32, c as i32 + 1);
+    let (datum, is_null) = (*(*slot).tts_values.add(c), *(*slot).tts_isnull.add(c));
+    let mut column = ColumnBuffer::new(ty);
+    for _ in 0..rows {
+        column.push(datum, is_null);
+    }
+    Vector { rows, nulls: column.has_nulls.then_some(column.nulls), values: column.values }
 }
 
 /// Lists the stripes of `rel` that `snapshot` sees, in row order (what each kind of snapshot
@@ -183,7 +233,9 @@ impl ScanState {
             bitmap_rows: Default::default(),
             wanted: None,
             skip: None,
-            survivors: None,
+            filter: None,
+            vector_cursor: None,
+            row_cursor: None,
             counters: ScanCounters::default(),
         }
     }
@@ -196,10 +248,14 @@ impl ScanState {
         self.wanted = Some(wanted);
     }
 
-    /// Reads only the vectors `skip` lets through (forward scans).
+    /// Reads only the vectors `skip` lets through ([`next_selected`](Self::next_selected)).
     pub fn set_skip(&mut self, skip: Box<dyn VectorSkip>) {
         self.skip = Some(skip);
-        self.survivors = None;
+    }
+
+    /// Returns only the rows `filter` selects ([`next_selected`](Self::next_selected)).
+    pub fn set_filter(&mut self, filter: Box<dyn VectorFilter>) {
+        self.filter = Some(filter);
     }
 
     /// The stripe counter of the parallel scan this one is part of (null: a serial scan).
@@ -218,7 +274,8 @@ impl ScanState {
 
     pub fn restart(&mut self) {
         self.pos = None;
-        self.survivors = None;
+        self.vector_cursor = None;
+        self.row_cursor = None;
     }
 
     /// Loads stripe `i` if it is not the one loaded.
@@ -290,19 +347,6 @@ impl ScanState {
             if self.stripes[i].row_count == 0 {
                 continue;
             }
-            if forward && self.range.is_none() {
-                match self.first_surviving_row(i, r) {
-                    Some(r2) if r2 == r => {}
-                    Some(r2) => {
-                        self.pos = Some((i, r2));
-                        return Some((i, r2));
-                    }
-                    None => {
-                        self.pos = Some((i, self.stripes[i].row_count - 1));
-                        continue;
-                    }
-                }
-            }
             if let Some((lo, hi)) = self.range {
                 let s = self.stripes[i];
                 // skip whole stripes outside the range
@@ -322,45 +366,117 @@ impl ScanState {
         }
     }
 
-    /// Forward scans: the first row at or after row `r` of stripe `i` in a vector that may
-    /// hold wanted rows, or `None` if no later vector of the stripe may. Entering a stripe
-    /// (`r == 0`) counts it and, with a [`VectorSkip`], reads its directory to decide.
-    fn first_surviving_row(&mut self, i: usize, r: u64) -> Option<u64> {
-        let rows_per_vector = pg_columnar_codec::MAX_ROWS as u64;
-        if r == 0 {
-            let vectors = self.stripes[i].row_count.div_ceil(rows_per_vector);
-            self.counters.stripes += 1;
-            self.counters.vectors += vectors;
-            self.survivors = None;
-            if let (Some(skip), Some(summary)) = (self.skip.as_mut(), self.summaries[i].as_ref()) {
+    /// Enters stripe `i` of a vector-at-a-time scan: counts it, and with a [`VectorSkip`]
+    /// decides which of its vectors to read (from the catalog summary alone if that rules the
+    /// whole stripe out, else from the directory).
+    fn enter_stripe(&mut self, i: usize) -> StripeCursor {
+        let vectors = self.stripes[i].row_count.div_ceil(pg_columnar_codec::MAX_ROWS as u64);
+        self.counters.stripes += 1;
+        self.counters.vectors += vectors;
+        let mut survivors = vec![true; vectors as usize];
+        if let Some(skip) = self.skip.as_mut() {
+            if let Some(summary) = self.summaries[i].as_ref() {
                 if !skip.may_match_stripe(summary, self.stripes[i].row_count as usize) {
                     self.counters.stripes_skipped += 1;
                     self.counters.stripes_unread += 1;
                     self.counters.vectors_skipped += vectors;
-                    return None;
+                    return StripeCursor { stripe: i, survivors: Vec::new(), next: 0 };
                 }
             }
-            if self.skip.is_some() {
-                self.load(i);
-                let dir = &self.stripe.as_ref().unwrap().dir;
-                let skip = self.skip.as_mut().unwrap();
-                let survivors: Vec<bool> = (0..dir.vector_count()).map(|v| skip.may_match(dir, v)).collect();
-                let skipped = survivors.iter().filter(|&&s| !s).count() as u64;
-                self.counters.vectors_skipped += skipped;
-                if skipped == vectors {
-                    self.counters.stripes_skipped += 1;
-                }
-                self.survivors = Some((i, survivors));
+            self.load(i);
+            let dir = &self.stripe.as_ref().unwrap().dir;
+            let skip = self.skip.as_mut().unwrap();
+            for (v, s) in survivors.iter_mut().enumerate() {
+                *s = skip.may_match(dir, v);
+            }
+            let skipped = survivors.iter().filter(|&&s| !s).count() as u64;
+            self.counters.vectors_skipped += skipped;
+            if skipped == vectors {
+                self.counters.stripes_skipped += 1;
             }
         }
-        let Some((si, survivors)) = &self.survivors else { return Some(r) };
-        debug_assert_eq!(*si, i);
-        let v = (r / rows_per_vector) as usize;
-        if survivors[v] {
-            return Some(r);
+        StripeCursor { stripe: i, survivors, next: 0 }
+    }
+
+    /// The next vector (stripe index, vector index) a vector-at-a-time scan reads.
+    fn next_vector(&mut self) -> Option<(usize, usize)> {
+        loop {
+            if let Some(c) = self.vector_cursor.as_mut() {
+                while c.next < c.survivors.len() {
+                    let v = c.next;
+                    c.next += 1;
+                    if c.survivors[v] {
+                        return Some((c.stripe, v));
+                    }
+                }
+            }
+            let i = self.next_stripe(self.vector_cursor.as_ref().map(|c| c.stripe))?;
+            if self.stripes[i].row_count == 0 {
+                self.vector_cursor = Some(StripeCursor { stripe: i, survivors: Vec::new(), next: 0 });
+                continue;
+            }
+            self.vector_cursor = Some(self.enter_stripe(i));
         }
-        // only a vector's first row can land here: rows within a surviving vector pass above
-        survivors[v..].iter().position(|&s| s).map(|k| (v + k) as u64 * rows_per_vector)
+    }
+
+    /// The rows of vector `v` of stripe `i` that the [`VectorFilter`] selects (all rows
+    /// without one). Decodes only the filter's columns, and lays them out as Datums only if
+    /// a row is selected; the other columns are decoded when a row is stored, so a vector
+    /// without a selected row costs the filter columns' decoding alone. A column the stripe
+    /// does not store (added since) is the column's default on every row, taken from the
+    /// slot's missing-attribute values.
+    fn select(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot) -> Selection {
+        self.load(i);
+        let stripe = self.stripe.as_mut().unwrap();
+        let rows = stripe.dir.vector_rows(v);
+        let Some(filter) = self.filter.as_mut() else { return Selection::all(rows) };
+        let stored = stripe.dir.columns.len();
+        let mut decoded: Vec<(usize, Vector)> = Vec::new();
+        for &c in filter.columns() {
+            if c >= self.types.len() || self.types[c] == ColumnType::Dropped {
+                continue;
+            }
+            if c < stored {
+                decoded.push((c, stripe.decode(&mut self.pages, c, v, self.types[c], &mut self.buf)));
+                self.decoded.decoded_count[c] += 1;
+            } else {
+                decoded.push((c, unsafe { missing_vector(slot, c, self.types[c], rows) }));
+            }
+        }
+        let lookup = |c: usize| decoded.iter().find(|(k, _)| *k == c).map(|(_, vector)| vector);
+        let selection = filter.select(&lookup, rows).unwrap_or_else(|| {
+            crate::storage::corrupt(self.pages.rel(), format!("stripe at row {}: a filter column's vector {v} is not of its type", self.stripes[i].first_row))
+        });
+        self.counters.rows_filtered += (rows - selection.count()) as u64;
+        if selection.is_empty() {
+            self.counters.vectors_filtered += 1;
+        } else {
+            // hand the filter's vectors to the row store, which would decode them again
+            self.decoded.prefill(stripe, v, &self.types, decoded.into_iter().filter(|(c, _)| *c < stored).collect());
+        }
+        selection
+    }
+
+    /// Forward, vector at a time (the custom scan): stores the next row that the skip and
+    /// the filter let through into `slot`; false at the end.
+    pub fn next_selected(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        loop {
+            if let Some(c) = self.row_cursor.as_mut() {
+                if let Some(r) = c.selection.next_from(c.next) {
+                    c.next = r + 1;
+                    let (i, row) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64);
+                    self.store(i, row, slot);
+                    return true;
+                }
+                self.row_cursor = None;
+            }
+            let Some((i, v)) = self.next_vector() else {
+                unsafe { pg_sys::ExecClearTuple(slot) };
+                return false;
+            };
+            let selection = self.select(i, v, slot);
+            self.row_cursor = Some(RowCursor { stripe: i, vector: v, selection, next: 0 });
+        }
     }
 
     pub fn next(&mut self, forward: bool, slot: *mut pg_sys::TupleTableSlot) -> bool {

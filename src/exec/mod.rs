@@ -5,20 +5,27 @@
 //!   reads, and turns a chosen path into a `CustomScan` plan;
 //! * [`quals`]: which quals can skip vectors, translated at plan time;
 //! * [`skip`]: those quals checked against zone maps at execution time;
+//! * [`filter`]: the quals the node evaluates itself over whole vectors, with the codec's
+//!   kernels, instead of the executor row by row;
 //! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN).
 //!
 //! The rows come from `am::scan::ScanState`, the same reader as the sequential scan's, told
-//! which columns to decode and which vectors to skip. Every qual stays in the plan's qual
-//! list, evaluated by the executor on every row the node returns: skipping only avoids
-//! reading vectors that cannot hold a matching row, so results never depend on it.
+//! which columns to decode, which vectors to skip and which quals to evaluate. A qual used
+//! only for skipping stays in the plan's qual list, evaluated by the executor on every row
+//! the node returns: skipping only avoids reading vectors that cannot hold a matching row.
+//! A qual the node evaluates exactly (every leaf with a kernel of the operator's own
+//! semantics) leaves the qual list. `pg_columnar.enable_vectorized_filter = off` keeps every
+//! qual with the executor.
 //! `SET pg_columnar.enable_custom_scan = off` plans the plain sequential scan instead.
 
+pub mod filter;
 pub mod node;
 pub mod plan;
 pub mod quals;
 pub mod skip;
 
 pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
 /// Registers the GUC, the plan node's methods and the planner hook (from `_PG_init`).
 pub unsafe fn install() {
@@ -27,6 +34,14 @@ pub unsafe fn install() {
         c"Plan scans of pg_columnar tables as PgColumnarScan (projection and zone-map skipping).",
         c"Off: the plain sequential scan, which decodes every column of every vector. Results are the same either way.",
         &ENABLE_CUSTOM_SCAN,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::default(),
+    );
+    pgrx::GucRegistry::define_bool_guc(
+        c"pg_columnar.enable_vectorized_filter",
+        c"Let PgColumnarScan evaluate the quals it can over whole vectors instead of the executor row by row.",
+        c"Off: every qual stays with the executor (the scan still uses them to skip vectors). Results are the same either way.",
+        &ENABLE_VECTORIZED_FILTER,
         pgrx::GucContext::Userset,
         pgrx::GucFlags::default(),
     );

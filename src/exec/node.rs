@@ -20,6 +20,7 @@ use pgrx::pg_sys;
 
 use super::list;
 use super::plan::{spec_of, wanted_columns, ScanSpec};
+use super::filter::RuntimeFilter;
 use super::skip::{RuntimeSkip, Scalar, Value};
 use crate::am::scan::{ScanCounters, ScanState};
 
@@ -72,6 +73,8 @@ impl Totals {
         a.stripes_unread += b.stripes_unread;
         a.vectors += b.vectors;
         a.vectors_skipped += b.vectors_skipped;
+        a.vectors_filtered += b.vectors_filtered;
+        a.rows_filtered += b.rows_filtered;
         self.bytes += o.bytes;
         if self.decoded.len() < o.decoded.len() {
             self.decoded.resize(o.decoded.len(), 0);
@@ -92,6 +95,8 @@ struct Shared {
     stripes_unread: AtomicU64,
     vectors: AtomicU64,
     vectors_skipped: AtomicU64,
+    vectors_filtered: AtomicU64,
+    rows_filtered: AtomicU64,
     bytes: AtomicU64,
     natts: u64,
 }
@@ -108,6 +113,8 @@ impl Shared {
         s.stripes_unread.fetch_add(t.counters.stripes_unread, Ordering::SeqCst);
         s.vectors.fetch_add(t.counters.vectors, Ordering::SeqCst);
         s.vectors_skipped.fetch_add(t.counters.vectors_skipped, Ordering::SeqCst);
+        s.vectors_filtered.fetch_add(t.counters.vectors_filtered, Ordering::SeqCst);
+        s.rows_filtered.fetch_add(t.counters.rows_filtered, Ordering::SeqCst);
         s.bytes.fetch_add(t.bytes, Ordering::SeqCst);
         for (a, v) in Shared::decoded(this).iter().zip(&t.decoded) {
             a.fetch_add(*v, Ordering::SeqCst);
@@ -123,6 +130,8 @@ impl Shared {
                 stripes_unread: s.stripes_unread.load(Ordering::SeqCst),
                 vectors: s.vectors.load(Ordering::SeqCst),
                 vectors_skipped: s.vectors_skipped.load(Ordering::SeqCst),
+                vectors_filtered: s.vectors_filtered.load(Ordering::SeqCst),
+                rows_filtered: s.rows_filtered.load(Ordering::SeqCst),
             },
             decoded: Shared::decoded(this).iter().map(|a| a.load(Ordering::SeqCst)).collect(),
             bytes: s.bytes.load(Ordering::SeqCst),
@@ -136,6 +145,8 @@ struct Exec {
     columns: Vec<u16>,
     /// The comparison values' expression states, in the order of the spec's values.
     values: Vec<*mut pg_sys::ExprState>,
+    /// The vectorized quals as the executor would evaluate them (EvalPlanQual rechecks).
+    filter_qual: *mut pg_sys::ExprState,
     /// Holds the evaluated values; reset at every (re)start.
     values_cxt: pg_sys::MemoryContext,
     scan: Option<ScanState>,
@@ -192,6 +203,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
         spec: spec_of(cscan),
         columns: Vec::new(),
         values: Vec::new(),
+        filter_qual: std::ptr::null_mut(),
         values_cxt: std::ptr::null_mut(),
         scan: None,
         start_pending: true,
@@ -226,6 +238,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         .take(exec.spec.value_count as usize)
         .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
         .collect();
+    let filter_clauses = list::from_nodes(filter_clauses(cscan, &exec.spec));
+    exec.filter_qual = pg_sys::ExecInitQual(filter_clauses, &mut (*node).ss.ps);
     exec.values_cxt = pg_sys::AllocSetContextCreateExtended(
         pg_sys::CurrentMemoryContext,
         c"PgColumnarScan values".as_ptr(),
@@ -316,9 +330,13 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
             exec.scan = Some(scan);
         }
     }
+    // every vectorized qual also skips: no skip expression, no filter
     if let Some(expr) = exec.spec.skip.clone() {
         let values = evaluate_values(node, exec);
         let scan = exec.scan.as_mut().unwrap();
+        if let Some(filter) = &exec.spec.filter {
+            scan.set_filter(Box::new(RuntimeFilter::new(filter, &values)));
+        }
         let types = scan.types.clone();
         scan.set_skip(Box::new(RuntimeSkip::new(expr, types, values)));
     }
@@ -333,16 +351,23 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
         exec.start_pending = false;
     }
     let slot = (*ss).ss_ScanTupleSlot;
-    if !exec.scan.as_mut().unwrap().next(true, slot) {
+    if !exec.scan.as_mut().unwrap().next_selected(slot) {
         exec.publish();
     }
     slot
 }
 
+/// An EvalPlanQual test tuple did not come through the vectorized filter: its quals are
+/// checked here (the executor checks the plan's own).
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
-    // no qual is evaluated below the executor's own: nothing to recheck
-    true
+unsafe extern "C-unwind" fn recheck(ss: *mut pg_sys::ScanState, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    let exec = exec_of(ss as *mut pg_sys::CustomScanState);
+    super::filter::recheck(exec.filter_qual, (*ss).ps.ps_ExprContext, slot)
+}
+
+/// The plan's vectorized quals (the tail of its `custom_exprs`, see `plan::ScanSpec`).
+unsafe fn filter_clauses(cscan: *const pg_sys::CustomScan, spec: &ScanSpec) -> Vec<*mut pg_sys::Node> {
+    list::nodes((*cscan).custom_exprs).skip(spec.value_count as usize + spec.skip_clauses as usize).collect()
 }
 
 #[pgrx::pg_guard]
@@ -428,14 +453,24 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
     let exec = exec_of(node);
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
     let relid = (*(*node).ss.ss_currentRelation).rd_id;
-    let columns: Vec<String> = exec.columns.iter().map(|&c| attribute_name(relid, c)).collect();
+    // what is read: the columns the executor gets, and those only the vectorized filter reads
+    let mut read = exec.columns.clone();
+    if let Some(f) = &exec.spec.filter {
+        f.columns(&mut read);
+    }
+    read.sort_unstable();
+    let columns: Vec<String> = read.iter().map(|&c| attribute_name(relid, c)).collect();
     explain_text(c"Columns Read", &if columns.is_empty() { "none".to_string() } else { columns.join(", ") }, es);
-    let used: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs).skip(exec.spec.value_count as usize).collect();
-    if !used.is_empty() {
-        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, cscan as *mut pg_sys::Plan, ancestors);
-        let expr = if used.len() == 1 { used[0] } else { pg_sys::make_ands_explicit(list::from_nodes(used)) as *mut pg_sys::Node };
+    let skip: Vec<*mut pg_sys::Node> =
+        list::nodes((*cscan).custom_exprs).skip(exec.spec.value_count as usize).take(exec.spec.skip_clauses as usize).collect();
+    let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, cscan as *mut pg_sys::Plan, ancestors);
+    for (label, clauses) in [(c"Vectorized Filter", filter_clauses(cscan, &exec.spec)), (c"Skip Filter", skip)] {
+        if clauses.is_empty() {
+            continue;
+        }
+        let expr = if clauses.len() == 1 { clauses[0] } else { pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node };
         let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
-        explain_text(c"Skip Filter", &std::ffi::CStr::from_ptr(text).to_string_lossy(), es);
+        explain_text(label, &std::ffi::CStr::from_ptr(text).to_string_lossy(), es);
     }
     if (*es).analyze {
         let mut t = exec.local_totals();
@@ -448,9 +483,15 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
             &format!("{} total, {} skipped ({} by their catalog summary)", c.stripes, c.stripes_skipped, c.stripes_unread),
             es,
         );
-        explain_text(c"Vectors", &format!("{} total, {} skipped", c.vectors, c.vectors_skipped), es);
-        let decoded: Vec<String> = exec
-            .columns
+        explain_text(
+            c"Vectors",
+            &format!("{} total, {} skipped, {} without a selected row", c.vectors, c.vectors_skipped, c.vectors_filtered),
+            es,
+        );
+        if exec.spec.filter.is_some() {
+            pg_sys::ExplainPropertyInteger(c"Rows Removed by Vectorized Filter".as_ptr(), std::ptr::null(), c.rows_filtered as i64, es);
+        }
+        let decoded: Vec<String> = read
             .iter()
             .map(|&col| format!("{} {}", attribute_name(relid, col), t.decoded.get(col as usize).copied().unwrap_or(0)))
             .collect();

@@ -27,25 +27,33 @@ pub unsafe fn install_hook() {
 }
 
 /// What the executor node is told by its plan beyond the plan's own fields: the skip
-/// expression and how many of the plan's `custom_exprs` are its values (the rest are the
-/// quals the expression came from, for EXPLAIN). The columns to decode are not here: they
-/// come from the plan's final target list and quals (see `node`), which the planner may
-/// still replace after this plan is made (a projection it moves into the scan).
+/// expression, the vectorized filter (quals the node evaluates itself, taken out of the
+/// plan's qual list), and how the plan's `custom_exprs` divide: first `value_count` value
+/// expressions, then the `skip_clauses` quals the skip expression came from, then the
+/// vectorized quals (the node's recheck and EXPLAIN use them). The columns to decode are
+/// not here: they come from the plan's final target list and quals and the filter (see
+/// `node`), since the planner may still replace the target list after this plan is made
+/// (a projection it moves into the scan).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanSpec {
     pub value_count: u16,
+    pub skip_clauses: u16,
     pub skip: Option<SkipExpr>,
+    pub filter: Option<SkipExpr>,
 }
 
 impl ScanSpec {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&self.value_count.to_le_bytes());
-        match &self.skip {
-            None => out.push(0),
-            Some(e) => {
-                out.push(1);
-                e.write(&mut out);
+        out.extend_from_slice(&self.skip_clauses.to_le_bytes());
+        for e in [&self.skip, &self.filter] {
+            match e {
+                None => out.push(0),
+                Some(e) => {
+                    out.push(1);
+                    e.write(&mut out);
+                }
             }
         }
         out
@@ -58,10 +66,15 @@ impl ScanSpec {
             v
         };
         let value_count = u16_(&mut r);
-        let has_skip = r[0] == 1;
-        r = &r[1..];
-        let skip = has_skip.then(|| SkipExpr::read(&mut r));
-        ScanSpec { value_count, skip }
+        let skip_clauses = u16_(&mut r);
+        let expr = |r: &mut &[u8]| {
+            let present = r[0] == 1;
+            *r = &r[1..];
+            present.then(|| SkipExpr::read(r))
+        };
+        let skip = expr(&mut r);
+        let filter = expr(&mut r);
+        ScanSpec { value_count, skip_clauses, skip, filter }
     }
 }
 
@@ -206,33 +219,53 @@ unsafe extern "C-unwind" fn plan_custom_path(
 ) -> *mut pg_sys::Plan {
     let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    let quals = pg_sys::extract_actual_clauses(clauses, false);
     (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.plan.qual = quals;
     (*cscan).scan.scanrelid = (*rel).relid;
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = super::node::scan_methods();
 
-    let mut translator = Translator { relid: (*rel).relid, values: Vec::new() };
-    let mut parts = Vec::new();
-    let mut used = Vec::new();
+    // every qual that translates skips; those it translates exactly, with a kernel for each
+    // leaf, are evaluated by the node instead of the executor (order does not matter: the
+    // kernels call no function, so they can neither fail nor leak)
+    let mut translator = Translator::new((*rel).relid);
+    let (mut skip_parts, mut skip_clauses) = (Vec::new(), Vec::new());
+    let (mut filter_parts, mut filter_clauses) = (Vec::new(), Vec::new());
+    let mut quals: *mut pg_sys::List = std::ptr::null_mut();
+    let copy = |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
     for rinfo in list::ptrs::<pg_sys::RestrictInfo>(clauses) {
         if (*rinfo).pseudoconstant {
             continue;
         }
+        let clause = (*rinfo).clause as *mut pg_sys::Node;
         let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
-        if let Some(e) = translator.translate((*rinfo).clause as *mut pg_sys::Node, leakproof_only) {
-            parts.push(e);
-            used.push(pg_sys::copyObjectImpl((*rinfo).clause as *const std::ffi::c_void) as *mut pg_sys::Node);
+        match translator.translate_qual(clause, leakproof_only) {
+            Some((e, true)) if super::ENABLE_VECTORIZED_FILTER.get() => {
+                skip_parts.push(e.clone());
+                skip_clauses.push(copy(clause));
+                filter_parts.push(e);
+                filter_clauses.push(copy(clause));
+            }
+            Some((e, _)) => {
+                skip_parts.push(e);
+                skip_clauses.push(copy(clause));
+                quals = pg_sys::lappend(quals, clause as *mut std::ffi::c_void);
+            }
+            None => quals = pg_sys::lappend(quals, clause as *mut std::ffi::c_void),
         }
     }
-    let skip = match parts.len() {
+    (*cscan).scan.plan.qual = quals;
+    let and = |mut parts: Vec<SkipExpr>| match parts.len() {
         0 => None,
         1 => parts.pop(),
         _ => Some(SkipExpr::And(parts)),
     };
-    let spec = ScanSpec { value_count: translator.values.len() as u16, skip };
-    (*cscan).custom_exprs = list::from_nodes(translator.values.into_iter().chain(used));
+    let spec = ScanSpec {
+        value_count: translator.values.len() as u16,
+        skip_clauses: skip_clauses.len() as u16,
+        skip: and(skip_parts),
+        filter: and(filter_parts),
+    };
+    (*cscan).custom_exprs = list::from_nodes(translator.values.into_iter().chain(skip_clauses).chain(filter_clauses));
     let bytes = pgrx::rust_byte_slice_to_bytea(&spec.to_bytes()).into_pg();
     let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
     (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);

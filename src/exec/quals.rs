@@ -70,6 +70,22 @@ pub struct Compare {
     pub value: u16,
     pub array: ArrayMode,
     pub how: How,
+    /// The value's type where a vectorized kernel gives exactly the operator's result
+    /// (`codec::filter`): integers of one family, floats, one date/time type against
+    /// itself, text bytewise; `None` where only the operator knows (date against
+    /// timestamptz, which depends on the TimeZone).
+    pub exact: Option<Exact>,
+}
+
+/// The physical type of a comparison value that a vectorized kernel reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exact {
+    Int16,
+    Int32,
+    Int64,
+    Float32,
+    Float64,
+    Bytes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,6 +107,26 @@ fn skippable_type(base: pg_sys::Oid) -> Option<bool> {
         pg_sys::TEXTOID | pg_sys::VARCHAROID => Some(true),
         _ => None,
     }
+}
+
+/// The kernel form of `column (of base type) <op(left, right)> value`, if one is exact.
+fn exact_form(base: pg_sys::Oid, left: pg_sys::Oid, right: pg_sys::Oid) -> Option<Exact> {
+    use pg_sys::{DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID};
+    let ints = [INT2OID, INT4OID, INT8OID];
+    let floats = [FLOAT4OID, FLOAT8OID];
+    let same_datetime = [DATEOID, TIMESTAMPOID, TIMESTAMPTZOID].contains(&base) && left == base && right == base;
+    let int_family = ints.contains(&base) && ints.contains(&left) && ints.contains(&right);
+    let float_family = floats.contains(&base) && floats.contains(&left) && floats.contains(&right);
+    if !(same_datetime || int_family || float_family) || left != base {
+        return None;
+    }
+    Some(match right {
+        INT2OID => Exact::Int16,
+        INT4OID | DATEOID => Exact::Int32,
+        INT8OID | TIMESTAMPOID | TIMESTAMPTZOID => Exact::Int64,
+        FLOAT4OID => Exact::Float32,
+        _ => Exact::Float64,
+    })
 }
 
 /// Strips binary-compatible relabelling (varchar read as text).
@@ -126,9 +162,26 @@ pub struct Translator {
     pub relid: u32,
     /// The value expressions collected (copies), in the order leaves refer to them.
     pub values: Vec<*mut pg_sys::Node>,
+    /// Set when an AND left out a part it could not translate: the result is then weaker
+    /// than the clause (fine for skipping, not for replacing the clause).
+    dropped: bool,
 }
 
 impl Translator {
+    pub fn new(relid: u32) -> Translator {
+        Translator { relid, values: Vec::new(), dropped: false }
+    }
+
+    /// Translates a top-level qual: the skip expression, and whether it is the clause
+    /// exactly and every leaf has a vectorized kernel (then the scan may evaluate it instead
+    /// of the executor).
+    pub unsafe fn translate_qual(&mut self, clause: *mut pg_sys::Node, leakproof_only: bool) -> Option<(SkipExpr, bool)> {
+        self.dropped = false;
+        let e = self.translate(clause, leakproof_only)?;
+        let exact = !self.dropped && e.is_exact();
+        Some((e, exact))
+    }
+
     /// Translates `clause`; `leakproof_only`: the clause sits above a security barrier's
     /// quals, so only leakproof functions may be run on the zones' values.
     pub unsafe fn translate(&mut self, clause: *mut pg_sys::Node, leakproof_only: bool) -> Option<SkipExpr> {
@@ -144,6 +197,7 @@ impl Translator {
                     // wherever one of them is
                     pg_sys::BoolExprType::AND_EXPR => {
                         let parts: Vec<SkipExpr> = args.iter().filter_map(|&a| self.translate(a, leakproof_only)).collect();
+                        self.dropped |= parts.len() < args.len();
                         (!parts.is_empty()).then_some(SkipExpr::And(parts))
                     }
                     // an OR can only be proven false if every branch can
@@ -184,9 +238,9 @@ impl Translator {
                 if !is_scan_constant(value) {
                     return None;
                 }
-                let how = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                let (cmp, how, exact) = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
                 let value = self.push_value(value);
-                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp: how.0, value, array: ArrayMode::Scalar, how: how.1 }) })
+                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp, value, array: ArrayMode::Scalar, how, exact }) })
             }
             pg_sys::NodeTag::T_ScalarArrayOpExpr => {
                 let op = clause as *mut pg_sys::ScalarArrayOpExpr;
@@ -199,10 +253,10 @@ impl Translator {
                     return None;
                 }
                 let mut opno = (*op).opno;
-                let how = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                let (cmp, how, exact) = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
                 let value = self.push_value(args[1]);
                 let array = if (*op).useOr { ArrayMode::Any } else { ArrayMode::All };
-                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp: how.0, value, array, how: how.1 }) })
+                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp, value, array, how, exact }) })
             }
             _ => None,
         }
@@ -214,7 +268,13 @@ impl Translator {
     }
 
     /// How `column <opno> value` is checked against a zone map, if it can be.
-    unsafe fn how(&self, opno: &mut pg_sys::Oid, column_type: pg_sys::Oid, collation: pg_sys::Oid, leakproof_only: bool) -> Option<(Cmp, How)> {
+    unsafe fn how(
+        &self,
+        opno: &mut pg_sys::Oid,
+        column_type: pg_sys::Oid,
+        collation: pg_sys::Oid,
+        leakproof_only: bool,
+    ) -> Option<(Cmp, How, Option<Exact>)> {
         let base = pg_sys::getBaseType(column_type);
         let bytes = skippable_type(base)?;
         let opclass = pg_sys::GetDefaultOpClass(base, pg_sys::BTREE_AM_OID);
@@ -251,7 +311,7 @@ impl Translator {
             if left != pg_sys::TEXTOID || right != pg_sys::TEXTOID || !allowed {
                 return None;
             }
-            return Some((cmp, How::Bytes));
+            return Some((cmp, How::Bytes, Some(Exact::Bytes)));
         }
         let member = |strategy: i32| pg_sys::get_opfamily_member(family, left, right, strategy as i16);
         let ops: [pg_sys::Oid; 2] = match cmp {
@@ -270,7 +330,7 @@ impl Translator {
             }
             *p = proc.to_u32();
         }
-        Some((cmp, How::Procs { procs, collation: collation.to_u32() }))
+        Some((cmp, How::Procs { procs, collation: collation.to_u32() }, exact_form(base, left, right)))
     }
 }
 
@@ -292,6 +352,27 @@ fn tag_cmp(t: u8) -> Cmp {
 }
 
 impl SkipExpr {
+    /// The columns the expression reads, in the order first met.
+    pub fn columns(&self, out: &mut Vec<u16>) {
+        match self {
+            SkipExpr::And(p) | SkipExpr::Or(p) => p.iter().for_each(|e| e.columns(out)),
+            SkipExpr::Leaf { column, .. } => {
+                if !out.contains(column) {
+                    out.push(*column);
+                }
+            }
+        }
+    }
+
+    /// Whether every leaf has an exact kernel (`IS [NOT] NULL` always has).
+    pub fn is_exact(&self) -> bool {
+        match self {
+            SkipExpr::And(p) | SkipExpr::Or(p) => p.iter().all(SkipExpr::is_exact),
+            SkipExpr::Leaf { test: Test::Compare(c), .. } => c.exact.is_some(),
+            SkipExpr::Leaf { .. } => true,
+        }
+    }
+
     pub fn write(&self, out: &mut Vec<u8>) {
         match self {
             SkipExpr::And(parts) | SkipExpr::Or(parts) => {
@@ -310,6 +391,10 @@ impl SkipExpr {
                         out.push(cmp_tag(c.cmp));
                         out.extend_from_slice(&c.value.to_le_bytes());
                         out.push(c.array as u8);
+                        out.push(match c.exact {
+                            None => 0,
+                            Some(e) => 1 + e as u8,
+                        });
                         match c.how {
                             How::Bytes => out.push(0),
                             How::Procs { procs, collation } => {
@@ -358,11 +443,15 @@ impl SkipExpr {
                         let cmp = tag_cmp(u8_(r));
                         let value = u16_(r);
                         let array = [ArrayMode::Scalar, ArrayMode::Any, ArrayMode::All][u8_(r) as usize];
+                        let exact = match u8_(r) {
+                            0 => None,
+                            t => Some([Exact::Int16, Exact::Int32, Exact::Int64, Exact::Float32, Exact::Float64, Exact::Bytes][t as usize - 1]),
+                        };
                         let how = match u8_(r) {
                             0 => How::Bytes,
                             _ => How::Procs { procs: [u32_(r), u32_(r)], collation: u32_(r) },
                         };
-                        Test::Compare(Compare { cmp, value, array, how })
+                        Test::Compare(Compare { cmp, value, array, how, exact })
                     }
                 };
                 SkipExpr::Leaf { column, test }

@@ -1,0 +1,142 @@
+//! The vectorized filter: the quals PgColumnarScan evaluates itself, over whole vectors,
+//! with the codec's kernels (`codec::filter`). Only quals whose every leaf has an exact
+//! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
+
+use pg_columnar_codec::filter::{select, Operand, Predicate, Selection};
+use pg_columnar_codec::Vector;
+use pgrx::pg_sys;
+
+use super::quals::{ArrayMode, Exact, SkipExpr, Test};
+use super::skip::{Scalar, Value};
+use crate::am::scan::VectorFilter;
+
+enum Node {
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Leaf { column: usize, predicate: Predicate },
+}
+
+pub struct RuntimeFilter {
+    root: Node,
+    columns: Vec<usize>,
+}
+
+fn operand(s: &Scalar, exact: Exact) -> Option<Operand> {
+    match (s, exact) {
+        (Scalar::Null, _) => None,
+        (Scalar::Bytes(b), Exact::Bytes) => Some(Operand::Bytes(b.clone())),
+        (Scalar::Datum(d), e) => {
+            let raw = d.value();
+            Some(match e {
+                Exact::Int16 => Operand::Int(raw as u16 as i16 as i64),
+                Exact::Int32 => Operand::Int(raw as u32 as i32 as i64),
+                Exact::Int64 => Operand::Int(raw as u64 as i64),
+                Exact::Float32 => Operand::Float(f32::from_bits(raw as u32) as f64),
+                Exact::Float64 => Operand::Float(f64::from_bits(raw as u64)),
+                Exact::Bytes => unreachable!("text values are evaluated to bytes"),
+            })
+        }
+        (Scalar::Bytes(_), _) => unreachable!("only text values are evaluated to bytes"),
+    }
+}
+
+/// The predicate of one leaf, with `ScalarArrayOpExpr`'s rules for arrays: an empty array
+/// is false for ANY and true for ALL (on every row, NULLs included); a NULL array, a NULL
+/// scalar, or a NULL element under ALL make the result never true; ANY ignores NULL
+/// elements.
+fn predicate(test: &Test, values: &[Value]) -> Predicate {
+    let c = match test {
+        Test::IsNull => return Predicate::IsNull,
+        Test::IsNotNull => return Predicate::IsNotNull,
+        Test::Compare(c) => c,
+    };
+    let exact = c.exact.expect("only exact leaves are vectorized");
+    match (&values[c.value as usize], c.array) {
+        (Value::One(s), ArrayMode::Scalar) => operand(s, exact).map_or(Predicate::Nothing, |o| Predicate::Compare(c.cmp, o)),
+        (Value::Many(elements), ArrayMode::Any) => {
+            let ops: Vec<Operand> = elements.iter().filter_map(|e| operand(e, exact)).collect();
+            if ops.is_empty() { Predicate::Nothing } else { Predicate::Any(c.cmp, ops) }
+        }
+        (Value::Many(elements), ArrayMode::All) => {
+            if elements.is_empty() {
+                return Predicate::All;
+            }
+            let ops: Option<Vec<Operand>> = elements.iter().map(|e| operand(e, exact)).collect();
+            ops.map_or(Predicate::Nothing, |ops| Predicate::AllOf(c.cmp, ops))
+        }
+        // a NULL array
+        (Value::One(_), _) => Predicate::Nothing,
+        (Value::Many(_), ArrayMode::Scalar) => unreachable!("a scalar comparison with an array value"),
+    }
+}
+
+fn build(e: &SkipExpr, values: &[Value], columns: &mut Vec<usize>) -> Node {
+    match e {
+        SkipExpr::And(p) => Node::And(p.iter().map(|x| build(x, values, columns)).collect()),
+        SkipExpr::Or(p) => Node::Or(p.iter().map(|x| build(x, values, columns)).collect()),
+        SkipExpr::Leaf { column, test } => {
+            let column = *column as usize;
+            if !columns.contains(&column) {
+                columns.push(column);
+            }
+            Node::Leaf { column, predicate: predicate(test, values) }
+        }
+    }
+}
+
+impl RuntimeFilter {
+    pub fn new(expr: &SkipExpr, values: &[Value]) -> RuntimeFilter {
+        let mut columns = Vec::new();
+        let root = build(expr, values, &mut columns);
+        RuntimeFilter { root, columns }
+    }
+}
+
+fn eval<'v>(n: &Node, vector: &dyn Fn(usize) -> Option<&'v Vector>, rows: usize) -> Option<Selection> {
+    Some(match n {
+        Node::And(parts) => {
+            let mut s = Selection::all(rows);
+            for p in parts {
+                s.and(&eval(p, vector, rows)?);
+                if s.is_empty() {
+                    break;
+                }
+            }
+            s
+        }
+        Node::Or(parts) => {
+            let mut s = Selection::none(rows);
+            for p in parts {
+                s.or(&eval(p, vector, rows)?);
+            }
+            s
+        }
+        Node::Leaf { column, predicate } => {
+            let v = vector(*column)?;
+            if v.rows != rows {
+                return None;
+            }
+            select(v, predicate)?
+        }
+    })
+}
+
+impl VectorFilter for RuntimeFilter {
+    fn columns(&self) -> &[usize] {
+        &self.columns
+    }
+
+    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<&'v Vector>, rows: usize) -> Option<Selection> {
+        eval(&self.root, vector, rows)
+    }
+}
+
+/// Evaluates the vectorized quals on one row, as the executor would have: the recheck of
+/// an EvalPlanQual test tuple (`node`).
+pub unsafe fn recheck(quals: *mut pg_sys::ExprState, econtext: *mut pg_sys::ExprContext, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    if quals.is_null() {
+        return true;
+    }
+    (*econtext).ecxt_scantuple = slot;
+    pg_sys::ExecQual(quals, econtext)
+}
