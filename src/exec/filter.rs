@@ -24,6 +24,7 @@ pub struct RuntimeFilter {
 fn operand(s: &Scalar, exact: Exact) -> Option<Operand> {
     match (s, exact) {
         (Scalar::Null, _) => None,
+        (Scalar::Unknown, _) => unreachable!("the executor knows every value"),
         (Scalar::Bytes(b), Exact::Bytes) => Some(Operand::Bytes(b.clone())),
         (Scalar::Datum(d), e) => {
             let raw = d.value();

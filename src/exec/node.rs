@@ -21,7 +21,7 @@ use pgrx::pg_sys;
 use super::list;
 use super::plan::{spec_of, wanted_columns, ScanSpec};
 use super::filter::RuntimeFilter;
-use super::skip::{RuntimeSkip, Scalar, Value};
+use super::skip::{value_of, RuntimeSkip, Value};
 use crate::am::scan::{ScanCounters, ScanState};
 
 static mut SCAN_METHODS: pg_sys::CustomScanMethods =
@@ -260,46 +260,11 @@ unsafe fn evaluate_values(node: *mut pg_sys::CustomScanState, exec: &mut Exec) -
         .map(|&state| {
             let mut isnull = false;
             let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
-            let ty = pg_sys::exprType((*state).expr as *mut pg_sys::Node);
-            let element = pg_sys::get_element_type(ty);
-            if isnull {
-                Value::One(Scalar::Null)
-            } else if element != pg_sys::InvalidOid {
-                Value::Many(array_elements(datum, element))
-            } else {
-                Value::One(scalar(datum, ty))
-            }
+            value_of(datum, isnull, pg_sys::exprType((*state).expr as *mut pg_sys::Node))
         })
         .collect();
     pg_sys::MemoryContextSwitchTo(old);
     values
-}
-
-unsafe fn is_text(ty: pg_sys::Oid) -> bool {
-    let base = pg_sys::getBaseType(ty);
-    base == pg_sys::TEXTOID || base == pg_sys::VARCHAROID
-}
-
-unsafe fn scalar(datum: pg_sys::Datum, ty: pg_sys::Oid) -> Scalar {
-    if is_text(ty) {
-        let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
-        Scalar::Bytes(pgrx::varlena::varlena_to_byte_slice(v).to_vec())
-    } else {
-        Scalar::Datum(datum)
-    }
-}
-
-unsafe fn array_elements(datum: pg_sys::Datum, element: pg_sys::Oid) -> Vec<Scalar> {
-    let array = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as *mut pg_sys::ArrayType;
-    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
-    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
-    let mut elems: *mut pg_sys::Datum = std::ptr::null_mut();
-    let mut nulls: *mut bool = std::ptr::null_mut();
-    let mut n = 0;
-    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
-    (0..n as usize)
-        .map(|i| if *nulls.add(i) { Scalar::Null } else { scalar(*elems.add(i), element) })
-        .collect()
 }
 
 /// Starts (or restarts) the scan: the stripes are listed at the first start; the values

@@ -12,6 +12,7 @@ use pgrx::pg_sys;
 
 use super::list;
 use super::quals::{SkipExpr, Translator};
+use crate::am::scan::VectorSkip;
 
 static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 
@@ -121,17 +122,15 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     if relation.is_null() {
         return;
     }
-    let columnar = crate::am::routine::is_columnar(relation);
+    let seq = list::ptrs::<pg_sys::Path>((*rel).pathlist).any(|p| is_plain_seqscan(p));
+    if !crate::am::routine::is_columnar(relation) || !seq {
+        pg_sys::RelationClose(relation);
+        return;
+    }
     let natts = (*(*relation).rd_att).natts as usize;
     let live = (0..natts).filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped).count();
+    let read_fraction = rows_read_fraction(root, rel, relation);
     pg_sys::RelationClose(relation);
-    if !columnar {
-        return;
-    }
-    let seq: Vec<*mut pg_sys::Path> = list::ptrs::<pg_sys::Path>((*rel).pathlist).filter(|&p| is_plain_seqscan(p)).collect();
-    if seq.is_empty() {
-        return;
-    }
     let partial_workers = list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
         .find(|&p| is_plain_seqscan(p))
         .map(|p| (*p).parallel_workers);
@@ -145,13 +144,66 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     let fraction = (read as f64 + 1.0) / (live as f64 + 1.0);
 
     (*rel).pathlist = list::from_nodes(list::ptrs::<pg_sys::Path>((*rel).pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node));
-    pg_sys::add_path(rel, make_path(root, rel, fraction, None) as *mut pg_sys::Path);
+    pg_sys::add_path(rel, make_path(root, rel, fraction, read_fraction, None) as *mut pg_sys::Path);
     if let Some(workers) = partial_workers.filter(|&w| w > 0) {
         (*rel).partial_pathlist = list::from_nodes(
             list::ptrs::<pg_sys::Path>((*rel).partial_pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node),
         );
-        pg_sys::add_partial_path(rel, make_path(root, rel, fraction, Some(workers)) as *mut pg_sys::Path);
+        pg_sys::add_partial_path(rel, make_path(root, rel, fraction, read_fraction, Some(workers)) as *mut pg_sys::Path);
     }
+}
+
+/// The share of the table's rows in stripes that the quals' constants cannot rule out by the
+/// stripes' zone summaries (the catalog rows, which the planner's size estimate reads
+/// anyway; no data page): what the scan will decode, at most. A parameter is not known at
+/// plan time and rules nothing out; a stable expression is estimated as the planner does
+/// (`estimate_expression_value`). Vectors skipped inside the stripes read are not counted.
+unsafe fn rows_read_fraction(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Relation) -> f64 {
+    use super::skip::{value_of, RuntimeSkip, Scalar, Value};
+    let mut translator = Translator::new((*rel).relid);
+    let mut parts = Vec::new();
+    for rinfo in list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+        if (*rinfo).pseudoconstant {
+            continue;
+        }
+        let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
+        if let Some((e, _)) = translator.translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only) {
+            parts.push(e);
+        }
+    }
+    if parts.is_empty() {
+        return 1.0;
+    }
+    let values: Vec<Value> = translator
+        .values
+        .iter()
+        .map(|&v| {
+            let v = pg_sys::estimate_expression_value(root, v);
+            if pgrx::is_a(v, pg_sys::NodeTag::T_Const) {
+                let c = v as *mut pg_sys::Const;
+                value_of((*c).constvalue, (*c).constisnull, (*c).consttype)
+            } else {
+                Value::One(Scalar::Unknown)
+            }
+        })
+        .collect();
+    let Some(meta) = crate::storage::meta::read(relation) else { return 1.0 };
+    let stripes = crate::storage::catalog::stripes_with_zones(meta.storage_id, crate::am::scan::current_snapshot());
+    let total: u64 = stripes.iter().map(|(s, _)| s.row_count).sum();
+    if total == 0 {
+        return 1.0;
+    }
+    let mut skip = RuntimeSkip::new(SkipExpr::And(parts), crate::am::datum::column_types((*relation).rd_att), values);
+    let read: u64 = stripes
+        .iter()
+        .filter(|(s, zones)| {
+            // a summary that does not parse is the scan's to report; here it rules nothing out
+            let summary = zones.as_ref().and_then(|z| pg_columnar_codec::stripe::StripeSummary::parse(z).ok());
+            summary.is_none_or(|summary| skip.may_match_stripe(&summary, s.row_count as usize))
+        })
+        .map(|(s, _)| s.row_count)
+        .sum();
+    read as f64 / total as f64
 }
 
 /// PostgreSQL's share of a partial path's rows per process (costsize.c's
@@ -168,8 +220,15 @@ unsafe fn parallel_divisor(workers: i32) -> f64 {
 }
 
 /// A custom scan path: serial, or partial with `workers`. Like a sequential scan's cost,
-/// with the pages and the per-row decoding scaled by the fraction of columns read.
-unsafe fn make_path(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, fraction: f64, workers: Option<i32>) -> *mut pg_sys::CustomPath {
+/// of the rows in the stripes it will read (`rows`, a fraction of the table's), with the
+/// pages and the per-row decoding scaled by the fraction of columns read (`columns`).
+unsafe fn make_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    columns: f64,
+    rows_read: f64,
+    workers: Option<i32>,
+) -> *mut pg_sys::CustomPath {
     let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
     let path = &mut (*p).path;
     path.type_ = pg_sys::NodeTag::T_CustomPath;
@@ -184,11 +243,11 @@ unsafe fn make_path(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo
 
     let (mut spc_random, mut spc_seq) = (0.0, 0.0);
     pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
-    let disk = spc_seq * (*rel).pages as f64 * fraction;
+    let disk = spc_seq * (*rel).pages as f64 * columns * rows_read;
     let qual = (*rel).baserestrictcost;
     let target = (*(*rel).reltarget).cost;
-    let per_row = pg_sys::cpu_tuple_cost * (0.5 + 0.5 * fraction) + qual.per_tuple;
-    let mut cpu = per_row * (*rel).tuples;
+    let per_row = pg_sys::cpu_tuple_cost * (0.5 + 0.5 * columns) + qual.per_tuple;
+    let mut cpu = per_row * (*rel).tuples * rows_read;
     let mut rows = (*rel).rows;
     if let Some(w) = workers {
         let d = parallel_divisor(w);

@@ -14,6 +14,9 @@ use crate::am::scan::VectorSkip;
 #[derive(Debug, Clone)]
 pub enum Scalar {
     Null,
+    /// Not known yet (a parameter, when the planner estimates what the scan skips): may
+    /// match anything.
+    Unknown,
     Datum(pg_sys::Datum),
     /// A text value's bytes (detoasted, without header).
     Bytes(Vec<u8>),
@@ -24,6 +27,49 @@ pub enum Scalar {
 pub enum Value {
     One(Scalar),
     Many(Vec<Scalar>),
+}
+
+/// A comparison value from a Datum of type `ty` (text as its bytes, arrays as their
+/// elements). By-reference Datums other than text must outlive the value.
+///
+/// # Safety
+/// `datum` must be a valid Datum of `ty` unless `isnull`.
+pub unsafe fn value_of(datum: pg_sys::Datum, isnull: bool, ty: pg_sys::Oid) -> Value {
+    let element = pg_sys::get_element_type(ty);
+    if isnull {
+        Value::One(Scalar::Null)
+    } else if element != pg_sys::InvalidOid {
+        Value::Many(array_elements(datum, element))
+    } else {
+        Value::One(scalar(datum, ty))
+    }
+}
+
+unsafe fn is_text(ty: pg_sys::Oid) -> bool {
+    let base = pg_sys::getBaseType(ty);
+    base == pg_sys::TEXTOID || base == pg_sys::VARCHAROID
+}
+
+unsafe fn scalar(datum: pg_sys::Datum, ty: pg_sys::Oid) -> Scalar {
+    if is_text(ty) {
+        let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
+        Scalar::Bytes(pgrx::varlena::varlena_to_byte_slice(v).to_vec())
+    } else {
+        Scalar::Datum(datum)
+    }
+}
+
+unsafe fn array_elements(datum: pg_sys::Datum, element: pg_sys::Oid) -> Vec<Scalar> {
+    let array = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
+    let mut elems: *mut pg_sys::Datum = std::ptr::null_mut();
+    let mut nulls: *mut bool = std::ptr::null_mut();
+    let mut n = 0;
+    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
+    (0..n as usize)
+        .map(|i| if *nulls.add(i) { Scalar::Null } else { scalar(*elems.add(i), element) })
+        .collect()
 }
 
 pub struct RuntimeSkip {
@@ -111,6 +157,9 @@ impl Eval<'_> {
     fn compare_one(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone, s: &Scalar) -> bool {
         if matches!(zone, StoredZone::Empty) || matches!(s, Scalar::Null) {
             return false;
+        }
+        if matches!(s, Scalar::Unknown) {
+            return true;
         }
         match (c.how, zone, s) {
             (How::Bytes, StoredZone::Bytes { min, max, max_truncated }, Scalar::Bytes(b)) => {
