@@ -8,6 +8,7 @@
 //! types opaque fixed-width values, varlena types their detoasted bytes, cstrings their
 //! bytes.
 
+use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::{ByteStrings, Kind, Values, Vector, MAX_ROWS};
 use pgrx::pg_sys;
 
@@ -179,16 +180,20 @@ impl DatumVector {
 
     /// Copies `items` into the arena, each at an 8-byte aligned offset (pushed to `offsets`),
     /// behind a 4-byte varlena header if `varlena`, and followed by `trailing` zero bytes (a
-    /// cstring's NUL).
-    fn lay_out<'a>(&mut self, items: impl Iterator<Item = &'a [u8]> + Clone, varlena: bool, trailing: usize, offsets: &mut Vec<usize>) {
+    /// cstring's NUL). An item `None` is not copied (its offset is pushed as 0).
+    fn lay_out<'a>(&mut self, items: impl Iterator<Item = Option<&'a [u8]>> + Clone, varlena: bool, trailing: usize, offsets: &mut Vec<usize>) {
         let header = if varlena { 4 } else { 0 };
         let slot = |len: usize| (header + len + trailing).next_multiple_of(8);
-        let total: usize = items.clone().map(|s| slot(s.len())).sum();
+        let total: usize = items.clone().flatten().map(|s| slot(s.len())).sum();
         self.arena.clear();
         self.arena.resize(total / 8, 0);
         let base = self.arena.as_mut_ptr() as *mut u8;
         let mut at = 0;
         for s in items {
+            let Some(s) = s else {
+                offsets.push(0);
+                continue;
+            };
             unsafe {
                 if varlena {
                     std::ptr::copy_nonoverlapping(varlena_header(s.len()).as_ptr(), base.add(at), 4);
@@ -200,31 +205,45 @@ impl DatumVector {
         }
     }
 
-    /// Converts a decoded vector of type `ty` into Datums.
-    pub fn fill(&mut self, ty: ColumnType, v: &Vector) {
+    /// Converts a decoded vector of type `ty` into Datums: those of the `selected` rows
+    /// (every row if `None`); the others read as 0 and must not be stored.
+    pub fn fill(&mut self, ty: ColumnType, v: &Vector, selected: Option<&Selection>) {
         let rows = v.rows;
         self.datums.clear();
         self.nulls.clear();
         self.nulls.extend((0..rows).map(|r| v.is_null(r)));
-        // by-reference values: lay them out in the arena first, then point at them
+        let wanted = |r: usize| selected.is_none_or(|s| s.contains(r));
+        // by-reference values: lay them out in the arena first, then point at them; the
+        // non-null values are numbered in row order
         let mut offsets: Vec<usize> = Vec::new();
-        match (&v.values, ty) {
-            (Values::Fixed { width, data }, _) => self.lay_out(data.chunks_exact(*width as usize), false, 0, &mut offsets),
-            (Values::Bytes(b), _) => {
-                let strings = b.as_ref();
-                let items = (0..strings.len()).map(move |i| strings.get(i));
-                match ty {
-                    ColumnType::CString => self.lay_out(items, false, 1, &mut offsets),
-                    _ => self.lay_out(items, true, 0, &mut offsets),
+        if matches!(v.values, Values::Fixed { .. } | Values::Bytes(_)) {
+            let take: Vec<bool> = (0..rows).filter(|&r| !self.nulls[r]).map(wanted).collect();
+            match (&v.values, ty) {
+                (Values::Fixed { width, data }, _) => {
+                    let items = data.chunks_exact(*width as usize).zip(take.iter()).map(|(d, &t)| t.then_some(d));
+                    self.lay_out(items, false, 0, &mut offsets)
                 }
+                (Values::Bytes(b), _) => {
+                    let strings = b.as_ref();
+                    let items = (0..strings.len()).map(move |i| take[i].then(|| strings.get(i)));
+                    match ty {
+                        ColumnType::CString => self.lay_out(items, false, 1, &mut offsets),
+                        _ => self.lay_out(items, true, 0, &mut offsets),
+                    }
+                }
+                _ => unreachable!(),
             }
-            _ => {}
         }
         let base = self.arena.as_ptr() as usize;
         let mut k = 0;
         for r in 0..rows {
             if self.nulls[r] {
                 self.datums.push(pg_sys::Datum::from(0));
+                continue;
+            }
+            if !wanted(r) {
+                self.datums.push(pg_sys::Datum::from(0));
+                k += 1;
                 continue;
             }
             let value = match &v.values {

@@ -2,6 +2,7 @@
 //! functions: load a stripe's directory (checked against the catalog's checksum), then decode
 //! vectors (each checked against its directory checksum) into Datums.
 
+use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{self, StripeDirectory};
 use pg_columnar_codec::{decode_vector, ColumnContext, SharedDictionary, SymbolTable, Vector, MAX_ROWS};
 use pgrx::pg_sys;
@@ -113,10 +114,14 @@ impl LoadedStripe {
     }
 }
 
+/// Which rows of which vector a [`DecodedVector`] holds: stripe (by first row), vector, and
+/// the rows laid out as Datums (`None`: all of them).
+pub type VectorKey = (u64, usize, Option<Selection>);
+
 /// Decoded rows of one vector of a stripe, all columns, as Datums.
 pub struct DecodedVector {
-    /// Stripe (by first row) and vector index this holds, if any.
-    pub key: Option<(u64, usize)>,
+    /// Stripe (by first row), vector index and rows laid out (`None`: all) this holds.
+    pub key: Option<VectorKey>,
     pub columns: Vec<DatumVector>,
     /// How many leading columns the stripe stores; the relation's later ones (added since)
     /// are filled by the slot's missing-attribute defaults.
@@ -127,7 +132,7 @@ pub struct DecodedVector {
     /// Vectors decoded so far, per column.
     pub decoded_count: Vec<u64>,
     /// The vector [`prefill`](Self::prefill) has begun, and which of its columns it filled.
-    pending: Option<(u64, usize)>,
+    pending: Option<VectorKey>,
     filled: Vec<bool>,
 }
 
@@ -144,10 +149,11 @@ impl DecodedVector {
         }
     }
 
-    /// Makes vector `v` of `stripe` the one held, with the columns of `decoded` filled from
-    /// those decoded vectors and the others left to [`decode`](Self::decode).
-    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Vector)>) {
-        let key = (stripe.row.first_row, v);
+    /// Makes vector `v` of `stripe` (its `selected` rows) the one held, with the columns of
+    /// `decoded` filled from those decoded vectors and the others left to
+    /// [`decode`](Self::decode).
+    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Vector)>, selected: Option<&Selection>) {
+        let key = (stripe.row.first_row, v, selected.copied());
         if self.key != Some(key) {
             self.key = None;
             self.pending = Some(key);
@@ -158,14 +164,15 @@ impl DecodedVector {
         }
         for (c, vector) in decoded {
             if self.is_wanted(c) && !self.filled[c] {
-                self.columns[c].fill(types[c], &vector);
+                self.columns[c].fill(types[c], &vector, selected);
                 self.filled[c] = true;
             }
         }
     }
 
     /// Decodes vector `v` of `stripe`, every wanted column of `types` (dropped ones become
-    /// NULL) that [`prefill`](Self::prefill) did not fill.
+    /// NULL) that [`prefill`](Self::prefill) did not fill, laying out as Datums only the
+    /// `selected` rows (all if `None`): only those may be stored then.
     pub fn decode(
         &mut self,
         pages: &mut PageReader,
@@ -173,8 +180,9 @@ impl DecodedVector {
         v: usize,
         types: &[ColumnType],
         buf: &mut Vec<u8>,
+        selected: Option<&Selection>,
     ) {
-        let key = (stripe.row.first_row, v);
+        let key = (stripe.row.first_row, v, selected.copied());
         if self.key == Some(key) {
             return;
         }
@@ -198,7 +206,7 @@ impl DecodedVector {
                 continue;
             }
             let vector = stripe.decode(pages, c, v, *ty, buf);
-            self.columns[c].fill(*ty, &vector);
+            self.columns[c].fill(*ty, &vector, selected);
             self.decoded_count[c] += 1;
         }
         self.stored_columns = stored;

@@ -5,18 +5,21 @@
 //! them vector by vector, decoding each vector of every column it wants once into Datums that
 //! the returned slots point into. Decoded memory is reused from vector to vector, so a scan's
 //! memory does not grow with the table. Parallel workers share an atomic stripe counter and
-//! each takes whole stripes. A scan given a [`VectorSkip`] asks it, per vector of each stripe
-//! it enters, whether the vector can hold a row the query wants, and reads only those that can.
+//! each takes whole stripes.
+//!
+//! The custom scan reads vector at a time ([`ScanState::next_selected`]): a [`VectorSkip`]
+//! decides, per stripe from its catalog summary and then per vector from the directory,
+//! which vectors can hold a wanted row; a [`VectorFilter`] selects the rows of each vector
+//! read from its filter columns, and only the selected rows are laid out and returned.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pgrx::pg_sys;
-
-use super::datum::{column_types, ColumnBuffer, ColumnType};
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{StripeDirectory, StripeSummary};
 use pg_columnar_codec::Vector;
+use pgrx::pg_sys;
 
+use super::datum::{column_types, ColumnBuffer, ColumnType};
 use super::read::{DecodedVector, LoadedStripe};
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow};
@@ -288,6 +291,12 @@ impl ScanState {
 
     /// Stores the row at stripe `i`, row `r` into `slot`.
     pub fn store(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
+        self.store_selected(i, r, slot, None)
+    }
+
+    /// [`store`](Self::store) of a row of the `selected` rows of its vector (a
+    /// vector-at-a-time scan): only those rows of the vector are laid out as Datums.
+    fn store_selected(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, selected: Option<&Selection>) {
         let desc = unsafe { (*slot).tts_tupleDescriptor };
         if desc != self.types_of {
             self.types = column_types(desc);
@@ -298,7 +307,7 @@ impl ScanState {
         self.load(i);
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
         let stripe = self.stripe.as_mut().unwrap();
-        self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf);
+        self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
         let row = &self.stripes[i];
         unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, row.first_row + r, self.relid, row) };
     }
@@ -452,7 +461,7 @@ impl ScanState {
             self.counters.vectors_filtered += 1;
         } else {
             // hand the filter's vectors to the row store, which would decode them again
-            self.decoded.prefill(stripe, v, &self.types, decoded.into_iter().filter(|(c, _)| *c < stored).collect());
+            self.decoded.prefill(stripe, v, &self.types, decoded.into_iter().filter(|(c, _)| *c < stored).collect(), Some(&selection));
         }
         selection
     }
@@ -464,8 +473,8 @@ impl ScanState {
             if let Some(c) = self.row_cursor.as_mut() {
                 if let Some(r) = c.selection.next_from(c.next) {
                     c.next = r + 1;
-                    let (i, row) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64);
-                    self.store(i, row, slot);
+                    let (i, row, selection) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64, c.selection);
+                    self.store_selected(i, row, slot, Some(&selection));
                     return true;
                 }
                 self.row_cursor = None;

@@ -129,7 +129,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     }
     let natts = (*(*relation).rd_att).natts as usize;
     let live = (0..natts).filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped).count();
-    let read_fraction = rows_read_fraction(root, rel, relation);
+    let (read_fraction, stripes_read) = stripes_read(root, rel, relation);
     pg_sys::RelationClose(relation);
     let partial_workers = list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
         .find(|&p| is_plain_seqscan(p))
@@ -144,21 +144,23 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     let fraction = (read as f64 + 1.0) / (live as f64 + 1.0);
 
     (*rel).pathlist = list::from_nodes(list::ptrs::<pg_sys::Path>((*rel).pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node));
-    pg_sys::add_path(rel, make_path(root, rel, fraction, read_fraction, None) as *mut pg_sys::Path);
-    if let Some(workers) = partial_workers.filter(|&w| w > 0) {
+    pg_sys::add_path(rel, make_path(root, rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path);
+    // parallel workers share out whole stripes: with one stripe to read, none would help
+    if let Some(workers) = partial_workers.filter(|&w| w > 0 && stripes_read > 1) {
         (*rel).partial_pathlist = list::from_nodes(
             list::ptrs::<pg_sys::Path>((*rel).partial_pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node),
         );
-        pg_sys::add_partial_path(rel, make_path(root, rel, fraction, read_fraction, Some(workers)) as *mut pg_sys::Path);
+        pg_sys::add_partial_path(rel, make_path(root, rel, fraction, read_fraction, stripes_read, Some(workers)) as *mut pg_sys::Path);
     }
 }
 
-/// The share of the table's rows in stripes that the quals' constants cannot rule out by the
-/// stripes' zone summaries (the catalog rows, which the planner's size estimate reads
-/// anyway; no data page): what the scan will decode, at most. A parameter is not known at
-/// plan time and rules nothing out; a stable expression is estimated as the planner does
-/// (`estimate_expression_value`). Vectors skipped inside the stripes read are not counted.
-unsafe fn rows_read_fraction(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Relation) -> f64 {
+/// The stripes that the quals' constants cannot rule out by the stripes' zone summaries (the
+/// catalog rows, which the planner's size estimate reads anyway; no data page): the share
+/// of the table's rows in them, what the scan will decode at most, and how many there are.
+/// A parameter is not known at plan time and rules nothing out; a stable expression is
+/// estimated as the planner does (`estimate_expression_value`). Vectors skipped inside the
+/// stripes read are not counted. Without quals or stripes: (1.0, the stripes).
+unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Relation) -> (f64, usize) {
     use super::skip::{value_of, RuntimeSkip, Scalar, Value};
     let mut translator = Translator::new((*rel).relid);
     let mut parts = Vec::new();
@@ -171,8 +173,11 @@ unsafe fn rows_read_fraction(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::R
             parts.push(e);
         }
     }
-    if parts.is_empty() {
-        return 1.0;
+    let Some(meta) = crate::storage::meta::read(relation) else { return (1.0, 0) };
+    let stripes = crate::storage::catalog::stripes_with_zones(meta.storage_id, crate::am::scan::current_snapshot());
+    let total: u64 = stripes.iter().map(|(s, _)| s.row_count).sum();
+    if parts.is_empty() || total == 0 {
+        return (1.0, stripes.len());
     }
     let values: Vec<Value> = translator
         .values
@@ -187,14 +192,8 @@ unsafe fn rows_read_fraction(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::R
             }
         })
         .collect();
-    let Some(meta) = crate::storage::meta::read(relation) else { return 1.0 };
-    let stripes = crate::storage::catalog::stripes_with_zones(meta.storage_id, crate::am::scan::current_snapshot());
-    let total: u64 = stripes.iter().map(|(s, _)| s.row_count).sum();
-    if total == 0 {
-        return 1.0;
-    }
     let mut skip = RuntimeSkip::new(SkipExpr::And(parts), crate::am::datum::column_types((*relation).rd_att), values);
-    let read: u64 = stripes
+    let read: Vec<u64> = stripes
         .iter()
         .filter(|(s, zones)| {
             // a summary that does not parse is the scan's to report; here it rules nothing out
@@ -202,8 +201,8 @@ unsafe fn rows_read_fraction(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::R
             summary.is_none_or(|summary| skip.may_match_stripe(&summary, s.row_count as usize))
         })
         .map(|(s, _)| s.row_count)
-        .sum();
-    read as f64 / total as f64
+        .collect();
+    (read.iter().sum::<u64>() as f64 / total as f64, read.len())
 }
 
 /// PostgreSQL's share of a partial path's rows per process (costsize.c's
@@ -220,13 +219,16 @@ unsafe fn parallel_divisor(workers: i32) -> f64 {
 }
 
 /// A custom scan path: serial, or partial with `workers`. Like a sequential scan's cost,
-/// of the rows in the stripes it will read (`rows`, a fraction of the table's), with the
-/// pages and the per-row decoding scaled by the fraction of columns read (`columns`).
+/// of the rows in the `stripes` it will read (`rows_read`, a fraction of the table's), with
+/// the pages and the per-row decoding scaled by the fraction of columns read (`columns`).
+/// The processes of a parallel scan share whole stripes, so they divide the work by no more
+/// than the stripes.
 unsafe fn make_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     columns: f64,
     rows_read: f64,
+    stripes: usize,
     workers: Option<i32>,
 ) -> *mut pg_sys::CustomPath {
     let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
@@ -250,7 +252,7 @@ unsafe fn make_path(
     let mut cpu = per_row * (*rel).tuples * rows_read;
     let mut rows = (*rel).rows;
     if let Some(w) = workers {
-        let d = parallel_divisor(w);
+        let d = parallel_divisor(w).min(stripes.max(1) as f64);
         cpu /= d;
         rows = (rows / d).round().max(1.0);
     }

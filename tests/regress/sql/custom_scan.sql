@@ -204,6 +204,8 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(f8) FROM sc WHERE id > 10000;
+-- one stripe to read: workers, which share out whole stripes, would not help
+EXPLAIN (COSTS OFF) SELECT count(*), sum(f8) FROM sc WHERE id < 100;
 SELECT count(*), sum(id) FROM sc WHERE id > 10000 AND n IS NOT NULL;
 SELECT count(*), sum(id) FROM sc_heap WHERE id > 10000 AND n IS NOT NULL;
 SELECT skipped('SELECT count(*) FROM sc WHERE id > 10000');
