@@ -115,8 +115,12 @@ impl LoadedStripe {
 }
 
 /// Which rows of which vector a [`DecodedVector`] holds: stripe (by first row), vector, and
-/// the rows laid out as Datums (`None`: all of them).
-pub type VectorKey = (u64, usize, Option<Selection>);
+/// the selection whose rows are laid out as Datums, by the id its scan gave it (`None`: all
+/// rows).
+pub type VectorKey = (u64, usize, Option<u64>);
+
+/// A selection of a vector's rows and the id that names it in a [`VectorKey`].
+pub type Selected<'a> = Option<(u64, &'a Selection)>;
 
 /// Decoded rows of one vector of a stripe, all columns, as Datums.
 pub struct DecodedVector {
@@ -152,8 +156,8 @@ impl DecodedVector {
     /// Makes vector `v` of `stripe` (its `selected` rows) the one held, with the columns of
     /// `decoded` filled from those decoded vectors and the others left to
     /// [`decode`](Self::decode).
-    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Vector)>, selected: Option<&Selection>) {
-        let key = (stripe.row.first_row, v, selected.copied());
+    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Vector)>, selected: Selected<'_>) {
+        let key = (stripe.row.first_row, v, selected.map(|s| s.0));
         if self.key != Some(key) {
             self.key = None;
             self.pending = Some(key);
@@ -164,7 +168,7 @@ impl DecodedVector {
         }
         for (c, vector) in decoded {
             if self.is_wanted(c) && !self.filled[c] {
-                self.columns[c].fill(types[c], &vector, selected);
+                self.columns[c].fill(types[c], &vector, selected.map(|s| s.1));
                 self.filled[c] = true;
             }
         }
@@ -180,9 +184,9 @@ impl DecodedVector {
         v: usize,
         types: &[ColumnType],
         buf: &mut Vec<u8>,
-        selected: Option<&Selection>,
+        selected: Selected<'_>,
     ) {
-        let key = (stripe.row.first_row, v, selected.copied());
+        let key = (stripe.row.first_row, v, selected.map(|s| s.0));
         if self.key == Some(key) {
             return;
         }
@@ -206,7 +210,7 @@ impl DecodedVector {
                 continue;
             }
             let vector = stripe.decode(pages, c, v, *ty, buf);
-            self.columns[c].fill(*ty, &vector, selected);
+            self.columns[c].fill(*ty, &vector, selected.map(|s| s.1));
             self.decoded_count[c] += 1;
         }
         self.stored_columns = stored;

@@ -113,6 +113,8 @@ pub struct ScanState {
     /// Vector-at-a-time scans: the stripe being read and the vector being returned.
     vector_cursor: Option<StripeCursor>,
     row_cursor: Option<RowCursor>,
+    /// Row cursors made so far (their ids).
+    cursor_ids: u64,
     pub counters: ScanCounters,
 }
 
@@ -129,6 +131,8 @@ struct RowCursor {
     vector: usize,
     selection: Selection,
     next: usize,
+    /// Names the selection in the decoded vector's key (`read::VectorKey`).
+    id: u64,
 }
 
 /// A vector of `rows` rows of column `c`'s default (a column added after the stripe was
@@ -239,6 +243,7 @@ impl ScanState {
             filter: None,
             vector_cursor: None,
             row_cursor: None,
+            cursor_ids: 0,
             counters: ScanCounters::default(),
         }
     }
@@ -291,12 +296,13 @@ impl ScanState {
 
     /// Stores the row at stripe `i`, row `r` into `slot`.
     pub fn store(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
-        self.store_selected(i, r, slot, None)
+        self.store_row(i, r, slot, false)
     }
 
-    /// [`store`](Self::store) of a row of the `selected` rows of its vector (a
-    /// vector-at-a-time scan): only those rows of the vector are laid out as Datums.
-    fn store_selected(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, selected: Option<&Selection>) {
+    /// [`store`](Self::store); `selected`: the row is one of the current row cursor's
+    /// selection (a vector-at-a-time scan), and only the selected rows of its vector are laid
+    /// out as Datums.
+    fn store_row(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, selected: bool) {
         let desc = unsafe { (*slot).tts_tupleDescriptor };
         if desc != self.types_of {
             self.types = column_types(desc);
@@ -307,6 +313,7 @@ impl ScanState {
         self.load(i);
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
         let stripe = self.stripe.as_mut().unwrap();
+        let selected = if selected { self.row_cursor.as_ref().map(|c| (c.id, &c.selection)) } else { None };
         self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
         let row = &self.stripes[i];
         unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, row.first_row + r, self.relid, row) };
@@ -434,7 +441,7 @@ impl ScanState {
     /// without a selected row costs the filter columns' decoding alone. A column the stripe
     /// does not store (added since) is the column's default on every row, taken from the
     /// slot's missing-attribute values.
-    fn select(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot) -> Selection {
+    fn select(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot, id: u64) -> Selection {
         self.load(i);
         let stripe = self.stripe.as_mut().unwrap();
         let rows = stripe.dir.vector_rows(v);
@@ -461,7 +468,7 @@ impl ScanState {
             self.counters.vectors_filtered += 1;
         } else {
             // hand the filter's vectors to the row store, which would decode them again
-            self.decoded.prefill(stripe, v, &self.types, decoded.into_iter().filter(|(c, _)| *c < stored).collect(), Some(&selection));
+            self.decoded.prefill(stripe, v, &self.types, decoded.into_iter().filter(|(c, _)| *c < stored).collect(), Some((id, &selection)));
         }
         selection
     }
@@ -473,8 +480,8 @@ impl ScanState {
             if let Some(c) = self.row_cursor.as_mut() {
                 if let Some(r) = c.selection.next_from(c.next) {
                     c.next = r + 1;
-                    let (i, row, selection) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64, c.selection);
-                    self.store_selected(i, row, slot, Some(&selection));
+                    let (i, row) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64);
+                    self.store_row(i, row, slot, true);
                     return true;
                 }
                 self.row_cursor = None;
@@ -483,8 +490,10 @@ impl ScanState {
                 unsafe { pg_sys::ExecClearTuple(slot) };
                 return false;
             };
-            let selection = self.select(i, v, slot);
-            self.row_cursor = Some(RowCursor { stripe: i, vector: v, selection, next: 0 });
+            self.cursor_ids += 1;
+            let id = self.cursor_ids;
+            let selection = self.select(i, v, slot, id);
+            self.row_cursor = Some(RowCursor { stripe: i, vector: v, selection, next: 0, id });
         }
     }
 

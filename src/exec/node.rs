@@ -1,7 +1,8 @@
 //! The executor node of `PgColumnarScan`.
 //!
-//! Rows come from `am::scan::ScanState` told to decode only the plan's columns and to skip
-//! the vectors the skip expression rules out; `ExecScan` then evaluates the plan's quals and
+//! Rows come from `am::scan::ScanState` told to decode only the columns read, to skip the
+//! stripes and vectors the skip expression rules out, and to return only the rows the
+//! vectorized filter selects; `ExecScan` then evaluates the plan's remaining quals and the
 //! projection as for any scan. The comparison values are evaluated when the scan starts and
 //! again on every rescan (parameters of a nested loop, of a generic plan, initplans).
 //!
@@ -295,7 +296,7 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
             exec.scan = Some(scan);
         }
     }
-    // every vectorized qual also skips: no skip expression, no filter
+    // every vectorized qual is also a skip qual: without a skip expression there is no filter
     if let Some(expr) = exec.spec.skip.clone() {
         let values = evaluate_values(node, exec);
         let scan = exec.scan.as_mut().unwrap();
