@@ -289,3 +289,12 @@ BEGIN
   RETURN QUERY SELECT q, bad, yes, no, gen;
 END $$;
 SELECT * FROM differential(300);
+
+-- with ANALYZE's statistics the cost also counts the vectors skipped inside the stripes read:
+-- a column stored in order (id, correlation 1) skips most of them, an unordered one (n) none
+SELECT scan_cost('SELECT * FROM sc WHERE id BETWEEN 3000 AND 3100') AS id_before,
+       scan_cost('SELECT * FROM sc WHERE n = 5') AS n_before \gset
+ANALYZE sc;
+SELECT scan_cost('SELECT * FROM sc WHERE id BETWEEN 3000 AND 3100') < :id_before / 5 AS ordered_column_cheaper,
+       scan_cost('SELECT * FROM sc WHERE n = 5') > :n_before * 0.8 AS unordered_column_not;
+SELECT round(correlation::numeric, 2) AS id_correlation FROM pg_stats WHERE tablename = 'sc' AND attname = 'id';
