@@ -3,7 +3,8 @@
 //! plain virtual slot refuses. A row's `xmin` and `cmin` are those of the catalog row that
 //! made its stripe visible (the transaction and command that wrote it, as heap reports a
 //! tuple's raw header fields); rows are never deleted, so `xmax` is 0 and `cmax` equals
-//! `cmin`, as in an undeleted heap tuple. `ctid` and `tableoid` are every slot's own.
+//! `cmin`, as in an undeleted heap tuple. `ctid` and `tableoid` are every slot's own, and a
+//! heap copy of the row keeps them.
 
 use std::sync::OnceLock;
 
@@ -32,6 +33,7 @@ pub fn ops() -> *const pg_sys::TupleTableSlotOps {
         ops.clear = Some(clear);
         ops.copyslot = Some(copyslot);
         ops.getsysattr = Some(getsysattr);
+        ops.copy_heap_tuple = Some(copy_heap_tuple);
         crate::compat::set_is_current_xact_tuple(&mut ops, is_current_xact_tuple);
         Ops(ops)
     })
@@ -67,6 +69,17 @@ unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
 unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTableSlot) {
     forget_origin(dst);
     (pg_sys::TTSOpsVirtual.copyslot.expect("virtual slots copy"))(dst, src)
+}
+
+/// A heap copy of the row that keeps its TID and table, as a heap slot's copy does (a plain
+/// virtual slot's copy has neither). ANALYZE sorts its sample by the copies' TIDs before it
+/// computes each column's correlation with row order, which the custom scan's costs read.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::HeapTuple {
+    let tuple = (pg_sys::TTSOpsVirtual.copy_heap_tuple.expect("virtual slots copy heap tuples"))(slot);
+    (*tuple).t_self = (*slot).tts_tid;
+    (*tuple).t_tableOid = (*slot).tts_tableOid;
+    tuple
 }
 
 fn no_system_column() -> ! {
