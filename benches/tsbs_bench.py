@@ -126,6 +126,21 @@ def result_digest(args, sql):
 def median(xs):
     return statistics.median(xs)
 
+def interleaved(args, name, per):
+    """Runs the engines' versions of one query (`per`: engine -> SQL): once each as warm-up,
+    their results compared, then `args.runs` rounds in alternating order; returns the median
+    per engine and the self-check (odd rounds' median over even rounds')."""
+    digests = {e: result_digest(args, per[e]) for e in ENGINES}
+    if len(set(digests.values())) != 1:
+        sys.exit(f"{name}: results differ between engines")
+    times = {e: [] for e in ENGINES}
+    for r in range(args.runs):
+        for e in (ENGINES if r % 2 == 0 else ENGINES[::-1]):
+            times[e].append(time_query(args, per[e]))
+    med = {e: median(times[e]) for e in ENGINES}
+    selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in ENGINES}
+    return med, selfcheck
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--psql", required=True)
@@ -161,32 +176,14 @@ def main():
 
     rows_q = []
     for name, sql in queries(args):
-        per = {e: sql.replace("TABLE", table(e)) for e in ENGINES}
-        digests = {e: result_digest(args, per[e]) for e in ENGINES}  # also the warm-up
-        if len(set(digests.values())) != 1:
-            sys.exit(f"{name}: results differ between engines")
-        times = {e: [] for e in ENGINES}
-        for r in range(args.runs):
-            for e in (ENGINES if r % 2 == 0 else ENGINES[::-1]):
-                times[e].append(time_query(args, per[e]))
-        med = {e: median(times[e]) for e in ENGINES}
-        selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in ENGINES}
+        med, selfcheck = interleaved(args, name, {e: sql.replace("TABLE", table(e)) for e in ENGINES})
         rows_q.append((name, med, selfcheck))
         print(f"{name:24} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   "
               f"ratio {med['pg_columnar'] / med['heap']:5.2f}   self-check {selfcheck['heap']:.2f}/{selfcheck['pg_columnar']:.2f}", flush=True)
 
     rows_s = []
     for name, sql in SCAN_QUERIES:
-        per = {e: SERIAL + sql.replace("TABLE", table(e)) for e in ENGINES}
-        digests = {e: result_digest(args, per[e]) for e in ENGINES}
-        if len(set(digests.values())) != 1:
-            sys.exit(f"scan {name}: results differ between engines")
-        times = {e: [] for e in ENGINES}
-        for r in range(args.runs):
-            for e in (ENGINES if r % 2 == 0 else ENGINES[::-1]):
-                times[e].append(time_query(args, per[e]))
-        med = {e: median(times[e]) for e in ENGINES}
-        selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in ENGINES}
+        med, selfcheck = interleaved(args, f"scan {name}", {e: SERIAL + sql.replace("TABLE", table(e)) for e in ENGINES})
         rows_s.append((name, med, selfcheck))
         print(f"scan {name:30} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms", flush=True)
 

@@ -145,13 +145,13 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     let fraction = (read as f64 + 1.0) / (live as f64 + 1.0);
 
     (*rel).pathlist = list::from_nodes(list::ptrs::<pg_sys::Path>((*rel).pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node));
-    pg_sys::add_path(rel, make_path(root, rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path);
+    pg_sys::add_path(rel, make_path(rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path);
     // parallel workers share out whole stripes: with one stripe to read, none would help
     if let Some(workers) = partial_workers.filter(|&w| w > 0 && stripes_read > 1) {
         (*rel).partial_pathlist = list::from_nodes(
             list::ptrs::<pg_sys::Path>((*rel).partial_pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node),
         );
-        pg_sys::add_partial_path(rel, make_path(root, rel, fraction, read_fraction, stripes_read, Some(workers)) as *mut pg_sys::Path);
+        pg_sys::add_partial_path(rel, make_path(rel, fraction, read_fraction, stripes_read, Some(workers)) as *mut pg_sys::Path);
     }
 }
 
@@ -295,7 +295,6 @@ unsafe fn parallel_divisor(workers: i32) -> f64 {
 /// The processes of a parallel scan share whole stripes, so they divide the work by no more
 /// than the stripes.
 unsafe fn make_path(
-    root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     columns: f64,
     rows_read: f64,
@@ -333,7 +332,6 @@ unsafe fn make_path(
     if !pg_sys::enable_seqscan {
         crate::compat::disable_path(path);
     }
-    let _ = root;
     // ExecScan projects, so the planner need not put a Result node above for it
     (*p).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
     (*p).methods = &raw const PATH_METHODS;
