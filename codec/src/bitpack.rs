@@ -256,23 +256,41 @@ fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, out: &mut Vec<i
     let dst = &mut out[start..];
     unpack(head_data, head_width, head_base, &mut dst[..head]);
     unpack(data, width, min_delta, &mut dst[head..]);
-    for i in head..count {
-        dst[i] = dst[i].wrapping_add(dst[i - lag]);
-    }
+    add_lagged(dst, head, lag);
     Ok(())
+}
+
+/// `dst[i] += dst[i - lag]` for i in `from..` in order (wrapping), `from >= lag`. The rows of
+/// one lag apart depend on each other only across runs of `lag`, so each run is one
+/// element-wise add of the run before it, which vectorises.
+fn add_lagged(dst: &mut [i64], from: usize, lag: usize) {
+    debug_assert!(from >= lag || from == dst.len());
+    let mut i = from;
+    while i < dst.len() {
+        let n = lag.min(dst.len() - i);
+        let (done, rest) = dst.split_at_mut(i);
+        for (d, s) in rest[..n].iter_mut().zip(&done[i - lag..i - lag + n]) {
+            *d = d.wrapping_add(*s);
+        }
+        i += n;
+    }
 }
 
 /// Reads one block of `count` integers as values of `kind`: the inverse of
 /// [`ValuesRef::as_integers`](crate::ValuesRef::as_integers). Integers that do not fit the
 /// kind, or that no float of the kind maps to, are refused as corrupt.
 pub fn read_values(r: &mut ByteReader<'_>, kind: Kind, count: usize) -> DecodeResult<Values> {
+    let ints = read_integers(r, kind, count)?;
+    Ok(crate::integers_into(kind, ints))
+}
+
+/// [`read_values`] without the last step: the integers, checked to stand for values of
+/// `kind`.
+pub fn read_integers(r: &mut ByteReader<'_>, kind: Kind, count: usize) -> DecodeResult<Vec<i64>> {
     let mut ints = Vec::with_capacity(count);
     read_block(r, count, &mut ints)?;
-    match kind {
-        Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64 => crate::narrow_integers(kind, ints),
-        Kind::Float32 | Kind::Float64 => crate::floats::integers_to_floats(kind, &ints),
-        Kind::Bytes | Kind::Fixed => Err(DecodeError::Inconsistent { what: "packed integers for a non-numeric kind" }),
-    }
+    crate::check_integers(kind, &ints)?;
+    Ok(ints)
 }
 
 /// Unpacks `out.len()` fields of `width` bits from `data` (which holds at least
@@ -447,6 +465,33 @@ mod tests {
         r.finish().unwrap();
         assert_eq!(back, values, "lag {lag}");
         p
+    }
+
+    #[test]
+    fn lagged_adds_equal_the_element_by_element_loop() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for len in [0usize, 1, 2, 7, 64, 100, 1023, 1024] {
+            for lag in [1usize, 2, 3, 7, 8, 100, 511, 1023, 1024] {
+                if lag > len {
+                    continue;
+                }
+                let v: Vec<i64> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        seed as i64
+                    })
+                    .collect();
+                let mut want = v.clone();
+                for i in lag..len {
+                    want[i] = want[i].wrapping_add(want[i - lag]);
+                }
+                let mut got = v;
+                add_lagged(&mut got, lag, lag);
+                assert_eq!(got, want, "len {len} lag {lag}");
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,11 @@
 //! Reading an encoded vector back: header, null section, then the payload of its encoding.
 //! Every length and tag is checked before use; corrupt input gives a [`DecodeError`].
+//!
+//! Two steps: [`unpack_vector`] reads and checks everything and stops at the form the
+//! encoding gives most cheaply ([`Form`]: integers for a bitpack vector, codes for a
+//! dictionary vector); [`Unpacked::materialize`] turns that into the values. A filter can
+//! test the unpacked form directly (`filter::select_unpacked`), so a vector that no row of
+//! survives is never materialized. [`decode_vector`] does both steps.
 
 use crate::bits::ByteReader;
 use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
@@ -24,6 +30,51 @@ fn empty_values(kind: Kind, fixed_width: u16) -> Values {
 /// Decodes one whole encoded vector (`bytes` must be exactly the vector), with the context
 /// its stripe column was encoded with.
 pub fn decode_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Vector> {
+    Ok(unpack_vector(bytes, ctx)?.materialize(ctx))
+}
+
+/// The non-null values of a vector in the form its encoding gives most cheaply. Every form
+/// has been checked: integers stand for values of their kind, codes index their entries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Form {
+    Values(Values),
+    /// A bitpack vector: the integers that the values of `kind` are (integer kinds, and
+    /// floats that are all exact integers).
+    Integers { kind: Kind, ints: Vec<i64> },
+    /// A dictionary vector: codes into its inline entries, or (`None`) into the stripe
+    /// column's shared dictionary.
+    Codes { inline: Option<Values>, codes: Vec<i64> },
+}
+
+/// A vector read and checked, its values still in their [`Form`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unpacked {
+    pub rows: usize,
+    /// As in [`Vector::nulls`].
+    pub nulls: Option<Vec<u8>>,
+    pub form: Form,
+}
+
+impl Unpacked {
+    /// The entries the codes of a [`Form::Codes`] index; `ctx` must be the one the vector
+    /// was unpacked with.
+    pub fn entries<'a>(inline: &'a Option<Values>, ctx: &ColumnContext<'a>) -> &'a Values {
+        inline.as_ref().unwrap_or_else(|| ctx.dictionary.expect("unpack_vector checked the shared dictionary").entries())
+    }
+
+    /// The values; `ctx` must be the one the vector was unpacked with.
+    pub fn materialize(self, ctx: &ColumnContext<'_>) -> Vector {
+        let values = match self.form {
+            Form::Values(v) => v,
+            Form::Integers { kind, ints } => crate::integers_into(kind, ints),
+            Form::Codes { inline, codes } => dictionary::gather(Unpacked::entries(&inline, ctx), &codes),
+        };
+        Vector { rows: self.rows, nulls: self.nulls, values }
+    }
+}
+
+/// Reads and checks one whole encoded vector up to its [`Form`] (see [`decode_vector`]).
+pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpacked> {
     let mut r = ByteReader::new(bytes);
     let kind = Kind::from_tag(r.u8("vector kind")?)?;
     let fixed_width = if kind == Kind::Fixed {
@@ -62,13 +113,21 @@ pub fn decode_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Vect
     let count = rows - null_count;
     if count == 0 {
         r.finish()?;
-        return Ok(Vector { rows, nulls, values: empty_values(kind, fixed_width) });
+        return Ok(Unpacked { rows, nulls, form: Form::Values(empty_values(kind, fixed_width)) });
     }
     let encoding = Encoding::from_tag(r.u8("encoding")?)?;
     let values = match encoding {
         Encoding::Plain => plain::decode(&mut r, kind, fixed_width, count)?,
-        Encoding::Dictionary => dictionary::decode(&mut r, kind, fixed_width, count, ctx.dictionary)?,
-        Encoding::Bitpack => bitpack::read_values(&mut r, kind, count)?,
+        Encoding::Dictionary => {
+            let (inline, codes) = dictionary::unpack(&mut r, kind, fixed_width, count, ctx.dictionary)?;
+            r.finish()?;
+            return Ok(Unpacked { rows, nulls, form: Form::Codes { inline, codes } });
+        }
+        Encoding::Bitpack => {
+            let ints = bitpack::read_integers(&mut r, kind, count)?;
+            r.finish()?;
+            return Ok(Unpacked { rows, nulls, form: Form::Integers { kind, ints } });
+        }
         Encoding::Gorilla => {
             let bits = match kind {
                 Kind::Float32 => 32,
@@ -91,5 +150,5 @@ pub fn decode_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Vect
         }
     };
     r.finish()?;
-    Ok(Vector { rows, nulls, values })
+    Ok(Unpacked { rows, nulls, form: Form::Values(values) })
 }

@@ -454,44 +454,62 @@ pub fn decode(
     count: usize,
     shared: Option<&SharedDictionary>,
 ) -> DecodeResult<Values> {
+    let (inline, codes) = unpack(r, kind, fixed_width, count, shared)?;
+    // unpack checked that the shared dictionary is there when the codes need it
+    let entries = inline.as_ref().unwrap_or_else(|| &shared.unwrap().entries);
+    Ok(gather(entries, &codes))
+}
+
+/// Reads a dictionary payload without gathering: its inline entries (`None`: the codes index
+/// `shared`) and the codes, each checked to index an entry, and the gathered strings checked
+/// to fit [`MAX_VECTOR_BYTES`] (a few long entries repeated by every code).
+pub fn unpack(
+    r: &mut ByteReader<'_>,
+    kind: Kind,
+    fixed_width: u16,
+    count: usize,
+    shared: Option<&SharedDictionary>,
+) -> DecodeResult<(Option<Values>, Vec<i64>)> {
     let entry_count = r.u16("dictionary entry count")? as usize;
-    let inline;
-    let entries: &Values = match entry_count {
+    let inline = match entry_count {
         0 => {
             let d = shared.ok_or(DecodeError::MissingSharedDictionary)?;
             let e = d.entries.as_ref();
             if e.kind() != kind || matches!(e, ValuesRef::Fixed { width, .. } if width != fixed_width) {
                 return Err(DecodeError::Inconsistent { what: "shared dictionary of another kind" });
             }
-            &d.entries
+            None
         }
         n if n > MAX_ENTRIES => {
             return Err(DecodeError::OutOfRange { what: "dictionary entry count", value: n as u64, limit: MAX_ENTRIES as u64 })
         }
-        n => {
-            inline = read_entries(r, kind, fixed_width, n)?;
-            &inline
-        }
+        n => Some(read_entries(r, kind, fixed_width, n)?),
     };
+    let entries = inline.as_ref().unwrap_or_else(|| &shared.unwrap().entries);
     let mut codes = Vec::with_capacity(count);
     bitpack::read_block(r, count, &mut codes)?;
     let n = entries.len();
     if let Some(&bad) = codes.iter().find(|&&c| c < 0 || c as usize >= n) {
         return Err(DecodeError::OutOfRange { what: "dictionary code", value: bad as u64, limit: n as u64 - 1 });
     }
-    gather(entries, &codes)
+    if let Values::Bytes(b) = entries {
+        let b = b.as_ref();
+        let total: u64 = codes.iter().map(|&c| b.get(c as usize).len() as u64).sum();
+        if total > MAX_VECTOR_BYTES {
+            return Err(DecodeError::OutOfRange { what: "decoded bytes of a dictionary vector", value: total, limit: MAX_VECTOR_BYTES });
+        }
+    }
+    Ok((inline, codes))
 }
 
-/// `entries[codes[i]]` for every i (codes already checked to be in range). Strings are
-/// refused if they would expand past [`MAX_VECTOR_BYTES`] (a few long entries repeated by
-/// every code), before anything is allocated for them.
-fn gather(entries: &Values, codes: &[i64]) -> DecodeResult<Values> {
+/// `entries[codes[i]]` for every i: the codes must index `entries` (as [`unpack`] checks).
+pub fn gather(entries: &Values, codes: &[i64]) -> Values {
     macro_rules! pick {
         ($v:expr, $variant:ident) => {
             Values::$variant(codes.iter().map(|&c| $v[c as usize]).collect())
         };
     }
-    Ok(match entries {
+    match entries {
         Values::Int8(v) => pick!(v, Int8),
         Values::Int16(v) => pick!(v, Int16),
         Values::Int32(v) => pick!(v, Int32),
@@ -500,12 +518,10 @@ fn gather(entries: &Values, codes: &[i64]) -> DecodeResult<Values> {
         Values::Float64(v) => pick!(v, Float64),
         Values::Bytes(b) => {
             let b = b.as_ref();
-            let total: u64 = codes.iter().map(|&c| b.get(c as usize).len() as u64).sum();
-            if total > MAX_VECTOR_BYTES {
-                return Err(DecodeError::OutOfRange { what: "decoded bytes of a dictionary vector", value: total, limit: MAX_VECTOR_BYTES });
-            }
+            let total: usize = codes.iter().map(|&c| b.get(c as usize).len()).sum();
             let mut out = ByteStrings::new();
-            out.data.reserve(total as usize);
+            out.data.reserve(total);
+            out.offsets.reserve(codes.len());
             for &c in codes {
                 out.push(b.get(c as usize));
             }
@@ -519,5 +535,5 @@ fn gather(entries: &Values, codes: &[i64]) -> DecodeResult<Values> {
             }
             Values::Fixed { width: *width, data: out }
         }
-    })
+    }
 }

@@ -12,7 +12,9 @@
 
 use std::cmp::Ordering;
 
-use crate::vector::{Values, Vector, MAX_ROWS};
+use crate::decode::{Form, Unpacked};
+use crate::vector::{Kind, Values, Vector, MAX_ROWS};
+use crate::ColumnContext;
 use crate::zonemap::Cmp;
 
 const WORDS: usize = MAX_ROWS / 64;
@@ -142,138 +144,270 @@ fn holds(cmp: Cmp, o: Ordering) -> bool {
     }
 }
 
-/// Packs `test(k)` for the `n` non-null values into a selection over `rows` rows, where the
-/// non-null values sit at the rows whose null bit is clear.
+/// The non-null values a predicate is tested on, in one of the forms they decode to (see
+/// [`crate::Form`]).
+#[derive(Clone, Copy)]
+enum Lanes<'a> {
+    Values(&'a Values),
+    Integers { kind: Kind, ints: &'a [i64] },
+    Codes { entries: &'a Values, codes: &'a [i64] },
+}
+
+/// `cmp` against `c` on each value, as one loop per operator so that the comparison is not
+/// re-decided per value and the loop vectorises.
+fn compare_loop<T: Copy, C: Copy + PartialOrd>(x: &[T], cmp: Cmp, c: C, widen: impl Fn(T) -> C) -> Vec<u8> {
+    let w = &widen;
+    match cmp {
+        Cmp::Lt => x.iter().map(|&v| (w(v) < c) as u8).collect(),
+        Cmp::Le => x.iter().map(|&v| (w(v) <= c) as u8).collect(),
+        Cmp::Eq => x.iter().map(|&v| (w(v) == c) as u8).collect(),
+        Cmp::Ge => x.iter().map(|&v| (w(v) >= c) as u8).collect(),
+        Cmp::Gt => x.iter().map(|&v| (w(v) > c) as u8).collect(),
+        Cmp::Ne => x.iter().map(|&v| (w(v) != c) as u8).collect(),
+    }
+}
+
+/// Floats in PostgreSQL's order as plain IEEE tests: NaN is handled per case, so the loops
+/// stay branch-free.
+fn float_loop<T: Copy>(x: &[T], cmp: Cmp, c: f64, widen: impl Fn(T) -> f64) -> Vec<u8> {
+    if c.is_nan() {
+        // NaN equals NaN and is above every other value
+        return match cmp {
+            Cmp::Lt | Cmp::Ne => x.iter().map(|&v| (!widen(v).is_nan()) as u8).collect(),
+            Cmp::Le => vec![1; x.len()],
+            Cmp::Eq | Cmp::Ge => x.iter().map(|&v| (widen(v).is_nan()) as u8).collect(),
+            Cmp::Gt => vec![0; x.len()],
+        };
+    }
+    let w = &widen;
+    match cmp {
+        Cmp::Ge => x.iter().map(|&v| (w(v) >= c) as u8 | w(v).is_nan() as u8).collect(),
+        Cmp::Gt => x.iter().map(|&v| (w(v) > c) as u8 | w(v).is_nan() as u8).collect(),
+        // IEEE's answers are PostgreSQL's here: a NaN value is not below, not equal
+        _ => compare_loop(x, cmp, c, widen),
+    }
+}
+
+/// A comparison of integer values with a float constant, restated on the integers: what a
+/// bitpack vector of integer-valued floats is tested as, without converting them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum IntTest {
+    Compare(Cmp, i64),
+    /// The same answer for every value.
+    Always(bool),
+}
+
+impl IntTest {
+    fn not(self) -> IntTest {
+        match self {
+            IntTest::Always(b) => IntTest::Always(!b),
+            IntTest::Compare(cmp, c) => IntTest::Compare(
+                match cmp {
+                    Cmp::Lt => Cmp::Ge,
+                    Cmp::Le => Cmp::Gt,
+                    Cmp::Eq => Cmp::Ne,
+                    Cmp::Ge => Cmp::Lt,
+                    Cmp::Gt => Cmp::Le,
+                    Cmp::Ne => Cmp::Eq,
+                },
+                c,
+            ),
+        }
+    }
+
+    /// `v cmp c` for every integer v, in PostgreSQL's float order (v as a float is exact:
+    /// the integers of a float vector are checked to be). NaN is above every value; for the
+    /// rest, with F = floor(c) and C = ceil(c): v <= c iff v <= F, v >= c iff v >= C, and
+    /// v = c iff c is an integer and v = c. Bounds past the i64 range answer every value.
+    fn of_float(cmp: Cmp, c: f64) -> IntTest {
+        const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+        if c.is_nan() {
+            return IntTest::Always(matches!(cmp, Cmp::Lt | Cmp::Le | Cmp::Ne));
+        }
+        let at_most_floor = || {
+            let f = c.floor();
+            if f >= TWO_POW_63 {
+                IntTest::Always(true)
+            } else if f < -TWO_POW_63 {
+                IntTest::Always(false)
+            } else {
+                IntTest::Compare(Cmp::Le, f as i64)
+            }
+        };
+        let at_least_ceil = || {
+            let f = c.ceil();
+            if f <= -TWO_POW_63 {
+                IntTest::Always(true)
+            } else if f >= TWO_POW_63 {
+                IntTest::Always(false)
+            } else {
+                IntTest::Compare(Cmp::Ge, f as i64)
+            }
+        };
+        let equal = || {
+            if c.floor() == c && (-TWO_POW_63..TWO_POW_63).contains(&c) {
+                IntTest::Compare(Cmp::Eq, c as i64)
+            } else {
+                IntTest::Always(false)
+            }
+        };
+        match cmp {
+            Cmp::Le => at_most_floor(),
+            Cmp::Gt => at_most_floor().not(),
+            Cmp::Ge => at_least_ceil(),
+            Cmp::Lt => at_least_ceil().not(),
+            Cmp::Eq => equal(),
+            Cmp::Ne => equal().not(),
+        }
+    }
+}
+
+/// Whether each value satisfies `cmp operand`; `None` if the values are not of the form the
+/// operand needs.
+fn test_values(values: &Values, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> {
+    Some(match (values, operand) {
+        (Values::Int8(x), Operand::Int(c)) => compare_loop(x, cmp, *c, |v| v as i64),
+        (Values::Int16(x), Operand::Int(c)) => compare_loop(x, cmp, *c, |v| v as i64),
+        (Values::Int32(x), Operand::Int(c)) => compare_loop(x, cmp, *c, |v| v as i64),
+        (Values::Int64(x), Operand::Int(c)) => compare_loop(x, cmp, *c, |v| v),
+        (Values::Float32(x), Operand::Float(c)) => float_loop(x, cmp, *c, |v| v as f64),
+        (Values::Float64(x), Operand::Float(c)) => float_loop(x, cmp, *c, |v| v),
+        (Values::Bytes(b), Operand::Bytes(c)) => {
+            let b = b.as_ref();
+            (0..b.len()).map(|k| holds(cmp, b.get(k).cmp(c.as_slice())) as u8).collect()
+        }
+        _ => return None,
+    })
+}
+
+fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> {
+    match lanes {
+        Lanes::Values(v) => test_values(v, cmp, operand),
+        Lanes::Integers { kind, ints } => {
+            let test = match (kind.is_float(), operand) {
+                (false, Operand::Int(c)) if kind.is_integer() => IntTest::Compare(cmp, *c),
+                (true, Operand::Float(c)) => IntTest::of_float(cmp, *c),
+                _ => return None,
+            };
+            Some(match test {
+                IntTest::Always(b) => vec![b as u8; ints.len()],
+                IntTest::Compare(cmp, c) => compare_loop(ints, cmp, c, |v| v),
+            })
+        }
+        Lanes::Codes { entries, codes } => {
+            let hit = test_values(entries, cmp, operand)?;
+            Some(codes.iter().map(|&c| hit[c as usize]).collect())
+        }
+    }
+}
+
+/// Whether each non-null value satisfies `cmp` against any (`any`) or all of `operands`
+/// (non-empty). Dictionary codes are tested once per entry, whatever the number of operands.
+fn test_all(lanes: Lanes<'_>, cmp: Cmp, operands: &[Operand], any: bool) -> Option<Vec<u8>> {
+    if let Lanes::Codes { entries, codes } = lanes {
+        let hit = test_all(Lanes::Values(entries), cmp, operands, any)?;
+        return Some(codes.iter().map(|&c| hit[c as usize]).collect());
+    }
+    let (first, rest) = operands.split_first().expect("at least one operand");
+    let mut acc = test_lanes(lanes, cmp, first)?;
+    for o in rest {
+        let t = test_lanes(lanes, cmp, o)?;
+        if any {
+            acc.iter_mut().zip(&t).for_each(|(a, b)| *a |= b);
+        } else {
+            acc.iter_mut().zip(&t).for_each(|(a, b)| *a &= b);
+        }
+    }
+    Some(acc)
+}
+
+/// Eight tests (bytes 0 or 1, the first in the lowest byte) as eight bits: the multiply
+/// moves byte i's bit to bit 56 + i, and no two partial products meet (8i - 7j = 8i' - 7j'
+/// has no other solution with 0 <= i, j < 8), so nothing carries.
 #[inline(always)]
-fn pack(rows: usize, nulls: Option<&[u8]>, n: usize, mut test: impl FnMut(usize) -> bool) -> Selection {
+fn eight_bits(bytes: [u8; 8]) -> u64 {
+    u64::from_le_bytes(bytes).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// The selection of `rows` rows whose non-null values' tests are `dense` (1 or 0 each) (in row order; the null
+/// rows, where `nulls` has a bit set, are never selected).
+fn place(rows: usize, nulls: Option<&[u8]>, dense: &[u8]) -> Selection {
     let mut s = Selection::none(rows);
     match nulls {
         None => {
-            debug_assert_eq!(n, rows);
-            for (i, word) in s.words.iter_mut().enumerate().take(rows.div_ceil(64)) {
-                let lo = i * 64;
-                let hi = (lo + 64).min(rows);
-                let mut w = 0u64;
-                for k in lo..hi {
-                    w |= (test(k) as u64) << (k - lo);
-                }
-                *word = w;
+            debug_assert_eq!(dense.len(), rows);
+            let mut chunks = dense.chunks_exact(8);
+            for (i, c) in chunks.by_ref().enumerate() {
+                s.words[i / 8] |= eight_bits(c.try_into().unwrap()) << (8 * (i % 8));
+            }
+            let done = rows - chunks.remainder().len();
+            for (j, &b) in chunks.remainder().iter().enumerate() {
+                s.words[(done + j) / 64] |= (b as u64) << ((done + j) % 64);
             }
         }
         Some(bitmap) => {
             let mut k = 0;
             for r in 0..rows {
                 if bitmap[r / 8] >> (r % 8) & 1 == 0 {
-                    if test(k) {
+                    if dense[k] != 0 {
                         s.set(r);
                     }
                     k += 1;
                 }
             }
+            debug_assert_eq!(k, dense.len());
         }
     }
     s
 }
 
-/// A float comparison against one constant as plain IEEE tests (NaN handled per case), so
-/// that the loop stays branch-free.
-#[inline(always)]
-fn float_test(cmp: Cmp, c: f64) -> impl Fn(f64) -> bool {
-    move |v: f64| {
-        if c.is_nan() {
-            match cmp {
-                Cmp::Lt => !v.is_nan(),
-                Cmp::Le => true,
-                Cmp::Eq | Cmp::Ge => v.is_nan(),
-                Cmp::Gt => false,
-                Cmp::Ne => !v.is_nan(),
-            }
-        } else {
-            match cmp {
-                Cmp::Lt => v < c,
-                Cmp::Le => v <= c,
-                Cmp::Eq => v == c,
-                Cmp::Ge => v >= c || v.is_nan(),
-                Cmp::Gt => v > c || v.is_nan(),
-                Cmp::Ne => v != c,
-            }
-        }
-    }
-}
-
-fn compare_one(v: &Vector, cmp: Cmp, operand: &Operand) -> Option<Selection> {
-    let nulls = v.nulls.as_deref();
-    let rows = v.rows;
-    macro_rules! ints {
-        ($x:expr, $c:expr) => {{
-            let x = $x;
-            let c: i64 = $c;
-            // each case its own loop, so the comparison is not re-decided per value
-            Some(match cmp {
-                Cmp::Lt => pack(rows, nulls, x.len(), |k| (x[k] as i64) < c),
-                Cmp::Le => pack(rows, nulls, x.len(), |k| (x[k] as i64) <= c),
-                Cmp::Eq => pack(rows, nulls, x.len(), |k| (x[k] as i64) == c),
-                Cmp::Ge => pack(rows, nulls, x.len(), |k| (x[k] as i64) >= c),
-                Cmp::Gt => pack(rows, nulls, x.len(), |k| (x[k] as i64) > c),
-                Cmp::Ne => pack(rows, nulls, x.len(), |k| (x[k] as i64) != c),
-            })
-        }};
-    }
-    match (&v.values, operand) {
-        (Values::Int8(x), Operand::Int(c)) => ints!(x, *c),
-        (Values::Int16(x), Operand::Int(c)) => ints!(x, *c),
-        (Values::Int32(x), Operand::Int(c)) => ints!(x, *c),
-        (Values::Int64(x), Operand::Int(c)) => ints!(x, *c),
-        (Values::Float64(x), Operand::Float(c)) => {
-            let t = float_test(cmp, *c);
-            Some(pack(rows, nulls, x.len(), |k| t(x[k])))
-        }
-        (Values::Float32(x), Operand::Float(c)) => {
-            let t = float_test(cmp, *c);
-            Some(pack(rows, nulls, x.len(), |k| t(x[k] as f64)))
-        }
-        (Values::Bytes(b), Operand::Bytes(c)) => {
-            let b = b.as_ref();
-            Some(pack(rows, nulls, b.len(), |k| holds(cmp, b.get(k).cmp(c.as_slice()))))
-        }
-        _ => None,
-    }
-}
-
-fn null_selection(v: &Vector, want_null: bool) -> Selection {
-    let mut s = Selection::none(v.rows);
-    for r in 0..v.rows {
-        if v.is_null(r) == want_null {
+fn null_selection(rows: usize, nulls: Option<&[u8]>, want_null: bool) -> Selection {
+    let Some(bitmap) = nulls else {
+        return if want_null { Selection::none(rows) } else { Selection::all(rows) };
+    };
+    let mut s = Selection::none(rows);
+    for r in 0..rows {
+        if (bitmap[r / 8] >> (r % 8) & 1 == 1) == want_null {
             s.set(r);
         }
     }
     s
 }
 
+fn select_lanes(rows: usize, nulls: Option<&[u8]>, lanes: Lanes<'_>, p: &Predicate) -> Option<Selection> {
+    let (cmp, operands, any) = match p {
+        Predicate::Compare(cmp, o) => (*cmp, std::slice::from_ref(o), true),
+        Predicate::Any(cmp, os) => (*cmp, os.as_slice(), true),
+        Predicate::AllOf(cmp, os) => (*cmp, os.as_slice(), false),
+        Predicate::IsNull => return Some(null_selection(rows, nulls, true)),
+        Predicate::IsNotNull => return Some(null_selection(rows, nulls, false)),
+        Predicate::All => return Some(Selection::all(rows)),
+        Predicate::Nothing => return Some(Selection::none(rows)),
+    };
+    if operands.is_empty() {
+        // ANY of none is false, ALL of none true (the caller states these as All/Nothing)
+        return Some(if any { Selection::none(rows) } else { null_selection(rows, nulls, false) });
+    }
+    Some(place(rows, nulls, &test_all(lanes, cmp, operands, any)?))
+}
+
 /// Evaluates `p` over every row of `v`; `None` if the vector's values are not of the form
 /// the operand needs (the caller then reports corruption or falls back).
 pub fn select(v: &Vector, p: &Predicate) -> Option<Selection> {
-    match p {
-        Predicate::Compare(cmp, o) => compare_one(v, *cmp, o),
-        Predicate::Any(cmp, os) => {
-            let mut s = Selection::none(v.rows);
-            for o in os {
-                s.or(&compare_one(v, *cmp, o)?);
-            }
-            Some(s)
-        }
-        Predicate::AllOf(cmp, os) => {
-            let mut s = null_selection(v, false);
-            for o in os {
-                s.and(&compare_one(v, *cmp, o)?);
-            }
-            Some(s)
-        }
-        Predicate::IsNull => Some(null_selection(v, true)),
-        Predicate::IsNotNull => Some(null_selection(v, false)),
-        Predicate::All => Some(Selection::all(v.rows)),
-        Predicate::Nothing => Some(Selection::none(v.rows)),
-    }
+    select_lanes(v.rows, v.nulls.as_deref(), Lanes::Values(&v.values), p)
+}
+
+/// [`select`] on a vector not yet materialized, in the form it was unpacked to: integers
+/// (integer-valued floats compared as integers) or dictionary codes (the predicate evaluated
+/// once per entry). `ctx` must be the one the vector was unpacked with. The selection is
+/// the one [`select`] gives on the materialized vector.
+pub fn select_unpacked(u: &Unpacked, ctx: &ColumnContext<'_>, p: &Predicate) -> Option<Selection> {
+    let lanes = match &u.form {
+        Form::Values(v) => Lanes::Values(v),
+        Form::Integers { kind, ints } => Lanes::Integers { kind: *kind, ints },
+        Form::Codes { inline, codes } => Lanes::Codes { entries: Unpacked::entries(inline, ctx), codes },
+    };
+    select_lanes(u.rows, u.nulls.as_deref(), lanes, p)
 }
 
 #[cfg(test)]
@@ -409,6 +543,42 @@ mod tests {
                 prop_assert_eq!(got.count(), want.iter().filter(|&&w| w).count());
                 prop_assert_eq!(got.iter().collect::<Vec<_>>(), (0..cells.len()).filter(|&r| want[r]).collect::<Vec<_>>());
             }
+        }
+    }
+
+    /// Integers compared with a float constant as integers give what comparing them as
+    /// floats gives, at every edge: NaN, infinities, -0.0, fractions, 2^53 + 1, +-2^63.
+    #[test]
+    fn integer_tests_of_float_constants_equal_the_float_comparisons() {
+        let two63 = 9_223_372_036_854_775_808.0f64;
+        let constants = [
+            f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 90.0, 90.5, 89.999,
+            two63, -two63, two63 * 2.0, -two63 * 2.0, 9_007_199_254_740_993.0, -9_007_199_254_740_992.0, 1e300, -1e300,
+            f64::MIN_POSITIVE, -f64::MIN_POSITIVE,
+        ];
+        let values = [i64::MIN, i64::MIN + 1024, -(1 << 53), -91, -1, 0, 1, 89, 90, 91, 1 << 53, (1 << 62) + 1024, i64::MAX - 1023];
+        for c in constants {
+            for cmp in [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne] {
+                let t = IntTest::of_float(cmp, c);
+                for v in values {
+                    let x = v as f64; // exact for these values
+                    assert_eq!(x as i64, v);
+                    let want = holds(cmp, float_order(x, c));
+                    let got = match t {
+                        IntTest::Always(b) => b,
+                        IntTest::Compare(k, b) => holds(k, v.cmp(&b)),
+                    };
+                    assert_eq!(got, want, "{v} {cmp:?} {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn eight_bits_packs_in_order() {
+        for m in 0..=255u8 {
+            let bytes: [u8; 8] = std::array::from_fn(|i| m >> i & 1);
+            assert_eq!(eight_bits(bytes), m as u64);
         }
     }
 

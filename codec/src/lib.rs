@@ -27,7 +27,7 @@ pub mod zonemap;
 pub use chooser::{encode_vector, EncodeError, EncodeReport, FsstDecision, Sizing};
 pub use dictionary::SharedDictionary;
 pub use fsst::SymbolTable;
-pub use decode::decode_vector;
+pub use decode::{decode_vector, unpack_vector, Form, Unpacked};
 pub use error::{DecodeError, DecodeResult};
 pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS, MAX_VECTOR_BYTES};
 pub use zonemap::ZoneMap;
@@ -84,28 +84,38 @@ impl Encoding {
     }
 }
 
-/// Integers read back as i64 narrowed to `kind`'s width; a value that does not fit means
-/// the stored bytes are corrupt.
-pub(crate) fn narrow_integers(kind: Kind, ints: Vec<i64>) -> DecodeResult<Values> {
-    macro_rules! narrow {
-        ($t:ty, $variant:ident) => {
-            ints.iter()
-                .map(|&v| {
-                    <$t>::try_from(v).map_err(|_| DecodeError::OutOfRange {
-                        what: concat!(stringify!($t), " value"),
-                        value: v as u64,
-                        limit: <$t>::MAX as u64,
-                    })
-                })
-                .collect::<DecodeResult<Vec<$t>>>()
-                .map(Values::$variant)
-        };
+/// Whether stored integers fit `kind` (an integer kind: its width; a float kind: exactly
+/// representable); one that does not means the stored bytes are corrupt. Branch-free per
+/// value, so the loops vectorise.
+pub(crate) fn check_integers(kind: Kind, ints: &[i64]) -> DecodeResult<()> {
+    macro_rules! fits {
+        ($t:ty) => {{
+            if ints.iter().fold(true, |ok, &v| ok & (v as $t as i64 == v)) {
+                Ok(())
+            } else {
+                let bad = ints.iter().copied().find(|&v| v as $t as i64 != v).unwrap();
+                Err(DecodeError::OutOfRange { what: concat!(stringify!($t), " value"), value: bad as u64, limit: <$t>::MAX as u64 })
+            }
+        }};
     }
     match kind {
-        Kind::Int8 => narrow!(i8, Int8),
-        Kind::Int16 => narrow!(i16, Int16),
-        Kind::Int32 => narrow!(i32, Int32),
-        Kind::Int64 => Ok(Values::Int64(ints)),
-        _ => unreachable!("integer kinds only"),
+        Kind::Int8 => fits!(i8),
+        Kind::Int16 => fits!(i16),
+        Kind::Int32 => fits!(i32),
+        Kind::Int64 => Ok(()),
+        Kind::Float32 | Kind::Float64 => floats::integers_are_floats(kind, ints),
+        Kind::Bytes | Kind::Fixed => Err(DecodeError::Inconsistent { what: "packed integers for a non-numeric kind" }),
+    }
+}
+
+/// The values of `kind` that integers stand for; they must have passed [`check_integers`].
+pub(crate) fn integers_into(kind: Kind, ints: Vec<i64>) -> Values {
+    match kind {
+        Kind::Int8 => Values::Int8(ints.iter().map(|&v| v as i8).collect()),
+        Kind::Int16 => Values::Int16(ints.iter().map(|&v| v as i16).collect()),
+        Kind::Int32 => Values::Int32(ints.iter().map(|&v| v as i32).collect()),
+        Kind::Int64 => Values::Int64(ints),
+        Kind::Float32 | Kind::Float64 => floats::integers_to_floats(kind, &ints),
+        Kind::Bytes | Kind::Fixed => unreachable!("checked by check_integers"),
     }
 }
