@@ -62,6 +62,26 @@ impl Unpacked {
         inline.as_ref().unwrap_or_else(|| ctx.dictionary.expect("unpack_vector checked the shared dictionary").entries())
     }
 
+    /// The kind of the values and, for fixed-width ones, their width; `None` if the vector
+    /// has no non-null value (any kind fits it then).
+    pub fn value_kind(&self, ctx: &ColumnContext<'_>) -> Option<(Kind, u16)> {
+        let values = match &self.form {
+            Form::Values(v) => v,
+            Form::Integers { kind, ints } => return (!ints.is_empty()).then_some((*kind, 0)),
+            Form::Codes { inline, codes } => {
+                if codes.is_empty() {
+                    return None;
+                }
+                Unpacked::entries(inline, ctx)
+            }
+        };
+        let width = match values {
+            Values::Fixed { width, .. } => *width,
+            _ => 0,
+        };
+        (!values.is_empty() || matches!(self.form, Form::Codes { .. })).then(|| (values.as_ref().kind(), width))
+    }
+
     /// The values; `ctx` must be the one the vector was unpacked with.
     pub fn materialize(self, ctx: &ColumnContext<'_>) -> Vector {
         let values = match self.form {

@@ -9,7 +9,7 @@
 //! bytes.
 
 use pg_columnar_codec::filter::Selection;
-use pg_columnar_codec::{ByteStrings, Kind, Values, Vector, MAX_ROWS};
+use pg_columnar_codec::{ByteStrings, ColumnContext, Form, Kind, Unpacked, Values, Vector, MAX_ROWS};
 use pgrx::pg_sys;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,13 +150,21 @@ impl ColumnBuffer {
 }
 
 /// One decoded vector of one column as Datums: what a scan hands to the executor. By-reference
-/// Datums point into `arena`, which lives until the next vector is decoded into this buffer.
+/// Datums point into `arena`, which lives until the next vector is decoded into this buffer,
+/// or into `dictionary`'s, which lives as long.
 #[derive(Default)]
 pub struct DatumVector {
     pub datums: Vec<pg_sys::Datum>,
     pub nulls: Vec<bool>,
     arena: Vec<u64>,
+    /// A shared dictionary's entries laid out once for all the vectors of its stripe column
+    /// (named by [`DictionaryKey`]): their arena and each entry's offset in it.
+    dictionary: Option<(DictionaryKey, Vec<u64>, Vec<usize>)>,
 }
+
+/// Names a shared dictionary: the serial number of the loaded stripe it was read with
+/// (`read::LoadedStripe::serial`), unique in the process, and its column.
+pub type DictionaryKey = (u64, usize);
 
 /// Writes a 4-byte varlena header for `len` payload bytes (endian-aware, as SET_VARSIZE).
 fn varlena_header(len: usize) -> [u8; 4] {
@@ -165,6 +173,52 @@ fn varlena_header(len: usize) -> [u8; 4] {
         (total << 2).to_le_bytes()
     } else {
         (total & 0x3FFF_FFFF).to_be_bytes()
+    }
+}
+
+/// Copies `items` into `arena`, each at an 8-byte aligned offset (pushed to `offsets`),
+/// behind a 4-byte varlena header if `varlena`, and followed by `trailing` zero bytes (a
+/// cstring's NUL). An item `None` is not copied (its offset is pushed as 0).
+fn lay_out<'a>(arena: &mut Vec<u64>, items: impl Iterator<Item = Option<&'a [u8]>> + Clone, varlena: bool, trailing: usize, offsets: &mut Vec<usize>) {
+    let header = if varlena { 4 } else { 0 };
+    let slot = |len: usize| (header + len + trailing).next_multiple_of(8);
+    let total: usize = items.clone().flatten().map(|s| slot(s.len())).sum();
+    arena.clear();
+    arena.resize(total / 8, 0);
+    let base = arena.as_mut_ptr() as *mut u8;
+    let mut at = 0;
+    for s in items {
+        let Some(s) = s else {
+            offsets.push(0);
+            continue;
+        };
+        unsafe {
+            if varlena {
+                std::ptr::copy_nonoverlapping(varlena_header(s.len()).as_ptr(), base.add(at), 4);
+            }
+            std::ptr::copy_nonoverlapping(s.as_ptr(), base.add(at + header), s.len());
+        }
+        offsets.push(at);
+        at += slot(s.len());
+    }
+}
+
+/// By-value Datums (appended): `values` are the non-null rows' in row order.
+fn by_value(datums: &mut Vec<pg_sys::Datum>, nulls_out: &mut Vec<bool>, rows: usize, nulls: Option<&[u8]>, values: impl Iterator<Item = usize>) {
+    match nulls {
+        None => {
+            datums.extend(values.map(pg_sys::Datum::from));
+            nulls_out.resize(rows, false);
+        }
+        Some(bitmap) => {
+            let mut values = values;
+            for r in 0..rows {
+                let null = bitmap[r / 8] >> (r % 8) & 1 == 1;
+                nulls_out.push(null);
+                let value = if null { 0 } else { values.next().unwrap_or(0) };
+                datums.push(pg_sys::Datum::from(value));
+            }
+        }
     }
 }
 
@@ -178,61 +232,91 @@ impl DatumVector {
         self.nulls.resize(rows, true);
     }
 
-    /// Copies `items` into the arena, each at an 8-byte aligned offset (pushed to `offsets`),
-    /// behind a 4-byte varlena header if `varlena`, and followed by `trailing` zero bytes (a
-    /// cstring's NUL). An item `None` is not copied (its offset is pushed as 0).
-    fn lay_out<'a>(&mut self, items: impl Iterator<Item = Option<&'a [u8]>> + Clone, varlena: bool, trailing: usize, offsets: &mut Vec<usize>) {
-        let header = if varlena { 4 } else { 0 };
-        let slot = |len: usize| (header + len + trailing).next_multiple_of(8);
-        let total: usize = items.clone().flatten().map(|s| slot(s.len())).sum();
-        self.arena.clear();
-        self.arena.resize(total / 8, 0);
-        let base = self.arena.as_mut_ptr() as *mut u8;
-        let mut at = 0;
-        for s in items {
-            let Some(s) = s else {
-                offsets.push(0);
-                continue;
+    /// Converts a vector of type `ty`, as unpacked with `ctx`, into Datums: those of the
+    /// `selected` rows (every row if `None`); the others must not be stored. A text vector of
+    /// dictionary codes gets Datums pointing at its entries, each laid out once (a shared
+    /// dictionary's once for its stripe, under `key`); the rest is materialized first.
+    pub fn fill_unpacked(&mut self, ty: ColumnType, u: Unpacked, ctx: &ColumnContext<'_>, key: DictionaryKey, selected: Option<&Selection>) {
+        if let Form::Integers { kind, ints } = &u.form {
+            // the integers straight into Datums (the values `materialize` would give)
+            self.datums.clear();
+            self.nulls.clear();
+            let (d, n, rows, nulls) = (&mut self.datums, &mut self.nulls, u.rows, u.nulls.as_deref());
+            let ints = ints.iter();
+            return match kind {
+                Kind::Int8 => by_value(d, n, rows, nulls, ints.map(|&v| v as i8 as u8 as usize)),
+                Kind::Int16 => by_value(d, n, rows, nulls, ints.map(|&v| v as i16 as u16 as usize)),
+                Kind::Int32 => by_value(d, n, rows, nulls, ints.map(|&v| v as i32 as u32 as usize)),
+                Kind::Int64 => by_value(d, n, rows, nulls, ints.map(|&v| v as u64 as usize)),
+                Kind::Float32 => by_value(d, n, rows, nulls, ints.map(|&v| (v as f32).to_bits() as usize)),
+                Kind::Float64 => by_value(d, n, rows, nulls, ints.map(|&v| (v as f64).to_bits() as usize)),
+                Kind::Bytes | Kind::Fixed => unreachable!("unpacked integers are of a numeric kind"),
             };
-            unsafe {
-                if varlena {
-                    std::ptr::copy_nonoverlapping(varlena_header(s.len()).as_ptr(), base.add(at), 4);
-                }
-                std::ptr::copy_nonoverlapping(s.as_ptr(), base.add(at + header), s.len());
-            }
-            offsets.push(at);
-            at += slot(s.len());
         }
+        if let (Form::Codes { inline, codes }, ColumnType::Varlena | ColumnType::CString) = (&u.form, ty) {
+            if let Values::Bytes(entries) = Unpacked::entries(inline, ctx) {
+                let wanted = selected.map_or(u.rows, |s| s.count());
+                let cached = inline.is_none() && self.dictionary.as_ref().is_some_and(|d| d.0 == key);
+                // laying the entries out pays when no more of them than of rows to store
+                if cached || entries.len() <= wanted.max(if inline.is_none() { MAX_ROWS } else { 0 }) {
+                    if !cached {
+                        let (mut arena, mut offsets) = self.dictionary.take().map(|d| (d.1, d.2)).unwrap_or_default();
+                        offsets.clear();
+                        let items = entries.as_ref();
+                        let items = (0..items.len()).map(move |i| Some(items.get(i)));
+                        lay_out(&mut arena, items, ty == ColumnType::Varlena, (ty == ColumnType::CString) as usize, &mut offsets);
+                        // an inline dictionary's layout is this vector's alone
+                        self.dictionary = Some((if inline.is_none() { key } else { (u64::MAX, usize::MAX) }, arena, offsets));
+                    }
+                    let (_, arena, offsets) = self.dictionary.as_ref().unwrap();
+                    let base = arena.as_ptr() as usize;
+                    self.datums.clear();
+                    self.nulls.clear();
+                    let values = codes.iter().map(|&c| base + offsets[c as usize]);
+                    by_value(&mut self.datums, &mut self.nulls, u.rows, u.nulls.as_deref(), values);
+                    return;
+                }
+            }
+        }
+        self.fill(ty, &u.materialize(ctx), selected)
     }
 
     /// Converts a decoded vector of type `ty` into Datums: those of the `selected` rows
-    /// (every row if `None`); the others read as 0 and must not be stored.
+    /// (every row if `None`); the others must not be stored.
     pub fn fill(&mut self, ty: ColumnType, v: &Vector, selected: Option<&Selection>) {
         let rows = v.rows;
         self.datums.clear();
         self.nulls.clear();
+        let nulls = v.nulls.as_deref();
+        match &v.values {
+            Values::Int8(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u8 as usize)),
+            Values::Int16(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u16 as usize)),
+            Values::Int32(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u32 as usize)),
+            Values::Int64(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u64 as usize)),
+            Values::Float32(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x.to_bits() as usize)),
+            Values::Float64(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x.to_bits() as usize)),
+            Values::Fixed { .. } | Values::Bytes(_) => {}
+        }
+        // by-reference values: lay out those of selected rows in the arena, then point at
+        // them; the non-null values are numbered in row order
         self.nulls.extend((0..rows).map(|r| v.is_null(r)));
         let wanted = |r: usize| selected.is_none_or(|s| s.contains(r));
-        // by-reference values: lay them out in the arena first, then point at them; the
-        // non-null values are numbered in row order
+        let take: Vec<bool> = (0..rows).filter(|&r| !self.nulls[r]).map(wanted).collect();
         let mut offsets: Vec<usize> = Vec::new();
-        if matches!(v.values, Values::Fixed { .. } | Values::Bytes(_)) {
-            let take: Vec<bool> = (0..rows).filter(|&r| !self.nulls[r]).map(wanted).collect();
-            match (&v.values, ty) {
-                (Values::Fixed { width, data }, _) => {
-                    let items = data.chunks_exact(*width as usize).zip(take.iter()).map(|(d, &t)| t.then_some(d));
-                    self.lay_out(items, false, 0, &mut offsets)
-                }
-                (Values::Bytes(b), _) => {
-                    let strings = b.as_ref();
-                    let items = (0..strings.len()).map(move |i| take[i].then(|| strings.get(i)));
-                    match ty {
-                        ColumnType::CString => self.lay_out(items, false, 1, &mut offsets),
-                        _ => self.lay_out(items, true, 0, &mut offsets),
-                    }
-                }
-                _ => unreachable!(),
+        match (&v.values, ty) {
+            (Values::Fixed { width, data }, _) => {
+                let items = data.chunks_exact(*width as usize).zip(take.iter()).map(|(d, &t)| t.then_some(d));
+                lay_out(&mut self.arena, items, false, 0, &mut offsets)
             }
+            (Values::Bytes(b), _) => {
+                let strings = b.as_ref();
+                let items = (0..strings.len()).map(|i| take[i].then(|| strings.get(i)));
+                match ty {
+                    ColumnType::CString => lay_out(&mut self.arena, items, false, 1, &mut offsets),
+                    _ => lay_out(&mut self.arena, items, true, 0, &mut offsets),
+                }
+            }
+            _ => unreachable!("by-value kinds returned above"),
         }
         let base = self.arena.as_ptr() as usize;
         let mut k = 0;
@@ -241,21 +325,7 @@ impl DatumVector {
                 self.datums.push(pg_sys::Datum::from(0));
                 continue;
             }
-            if !wanted(r) {
-                self.datums.push(pg_sys::Datum::from(0));
-                k += 1;
-                continue;
-            }
-            let value = match &v.values {
-                Values::Int8(x) => x[k] as u8 as usize,
-                Values::Int16(x) => x[k] as u16 as usize,
-                Values::Int32(x) => x[k] as u32 as usize,
-                Values::Int64(x) => x[k] as u64 as usize,
-                Values::Float32(x) => x[k].to_bits() as usize,
-                Values::Float64(x) => x[k].to_bits() as usize,
-                Values::Fixed { .. } | Values::Bytes(_) => base + offsets[k],
-            };
-            self.datums.push(pg_sys::Datum::from(value));
+            self.datums.push(pg_sys::Datum::from(if take[k] { base + offsets[k] } else { 0 }));
             k += 1;
         }
         debug_assert!(rows <= MAX_ROWS);

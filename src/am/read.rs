@@ -4,7 +4,7 @@
 
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{self, StripeDirectory};
-use pg_columnar_codec::{decode_vector, ColumnContext, SharedDictionary, SymbolTable, Vector, MAX_ROWS};
+use pg_columnar_codec::{unpack_vector, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector, MAX_ROWS};
 use pgrx::pg_sys;
 
 use super::datum::{ColumnType, DatumVector};
@@ -14,6 +14,9 @@ use crate::storage::pages::PageReader;
 
 /// A stripe whose directory has been read and checked.
 pub struct LoadedStripe {
+    /// Unique among the stripes this process loads: names what was read with this load (a
+    /// shared dictionary laid out as Datums, `datum::DictionaryKey`).
+    pub serial: u64,
     pub row: StripeRow,
     pub dir: StripeDirectory,
     /// Per column, its FSST table and shared dictionary once read.
@@ -48,7 +51,9 @@ impl LoadedStripe {
             );
         }
         let contexts = vec![None; dir.columns.len()];
-        LoadedStripe { row, dir, contexts }
+        static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let serial = LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        LoadedStripe { serial, row, dir, contexts }
     }
 
     pub fn vector_count(&self) -> usize {
@@ -82,8 +87,18 @@ impl LoadedStripe {
         ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref(), stride: None }
     }
 
-    /// Decodes vector `v` of `column` (0-based), checking checksum, kind and row count.
-    pub fn decode(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Vector {
+    /// The context of `column` that [`unpack`](Self::unpack) read: what an unpacked vector of
+    /// it is materialized and filtered with.
+    pub fn loaded_context(&self, column: usize) -> ColumnContext<'_> {
+        match self.contexts[column].as_ref() {
+            Some((f, d)) => ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref(), stride: None },
+            None => ColumnContext::default(),
+        }
+    }
+
+    /// Reads vector `v` of `column` (0-based) up to its unpacked form, checking checksum,
+    /// kind and row count.
+    pub fn unpack(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Unpacked {
         let entry = self.dir.columns[column].vectors[v].clone();
         let row = self.row;
         let rows = self.dir.vector_rows(v);
@@ -93,24 +108,30 @@ impl LoadedStripe {
         if stripe::checksum32(buf) != entry.checksum {
             stripe_error(pages, &row, format!("column {} vector {v} checksum mismatch", column + 1));
         }
-        let vector = decode_vector(buf, &ctx)
+        let vector = unpack_vector(buf, &ctx)
             .unwrap_or_else(|e| stripe_error(pages, &row, format!("column {} vector {v}: {e}", column + 1)));
         if vector.rows != rows {
             stripe_error(pages, &row, format!("column {} vector {v} has {} rows, expected {rows}", column + 1, vector.rows));
         }
-        if let Some(kind) = expected.kind() {
-            if vector.values.len() > 0 && vector.values.as_ref().kind() != kind {
-                stripe_error(pages, &row, format!("column {} vector {v} holds {:?} values, the column needs {kind:?}", column + 1, vector.values.as_ref().kind()));
+        if let (Some(kind), Some((stored, width))) = (expected.kind(), vector.value_kind(&ctx)) {
+            if stored != kind {
+                stripe_error(pages, &row, format!("column {} vector {v} holds {stored:?} values, the column needs {kind:?}", column + 1));
             }
-        }
-        // a fixed-width vector's width must be the column's: the Datums made from it are
-        // read by PostgreSQL as `attlen` bytes each
-        if let (ColumnType::Fixed(width), pg_columnar_codec::Values::Fixed { width: stored, .. }) = (expected, &vector.values) {
-            if *stored != width && vector.values.len() > 0 {
-                stripe_error(pages, &row, format!("column {} vector {v} holds values of {stored} bytes, the column's are {width}", column + 1));
+            // a fixed-width vector's width must be the column's: the Datums made from it are
+            // read by PostgreSQL as `attlen` bytes each
+            if let ColumnType::Fixed(expected) = expected {
+                if width != expected {
+                    stripe_error(pages, &row, format!("column {} vector {v} holds values of {width} bytes, the column's are {expected}", column + 1));
+                }
             }
         }
         vector
+    }
+
+    /// [`unpack`](Self::unpack), then the values.
+    pub fn decode(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Vector {
+        let u = self.unpack(pages, column, v, expected, buf);
+        u.materialize(&self.loaded_context(column))
     }
 }
 
@@ -156,7 +177,7 @@ impl DecodedVector {
     /// Makes vector `v` of `stripe` (its `selected` rows) the one held, with the columns of
     /// `decoded` filled from those decoded vectors and the others left to
     /// [`decode`](Self::decode).
-    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Vector)>, selected: Selected<'_>) {
+    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Unpacked)>, selected: Selected<'_>) {
         let key = (stripe.row.first_row, v, selected.map(|s| s.0));
         if self.key != Some(key) {
             self.key = None;
@@ -168,7 +189,7 @@ impl DecodedVector {
         }
         for (c, vector) in decoded {
             if self.is_wanted(c) && !self.filled[c] {
-                self.columns[c].fill(types[c], &vector, selected.map(|s| s.1));
+                self.columns[c].fill_unpacked(types[c], vector, &stripe.loaded_context(c), (stripe.serial, c), selected.map(|s| s.1));
                 self.filled[c] = true;
             }
         }
@@ -209,8 +230,8 @@ impl DecodedVector {
                 self.columns[c].set_all_null(rows);
                 continue;
             }
-            let vector = stripe.decode(pages, c, v, *ty, buf);
-            self.columns[c].fill(*ty, &vector, selected.map(|s| s.1));
+            let vector = stripe.unpack(pages, c, v, *ty, buf);
+            self.columns[c].fill_unpacked(*ty, vector, &stripe.loaded_context(c), (stripe.serial, c), selected.map(|s| s.1));
             self.decoded_count[c] += 1;
         }
         self.stored_columns = stored;

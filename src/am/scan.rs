@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{StripeDirectory, StripeSummary};
-use pg_columnar_codec::Vector;
+use pg_columnar_codec::{ColumnContext, Form, Unpacked, Vector};
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnBuffer, ColumnType};
@@ -43,10 +43,11 @@ pub struct ScanDesc {
 pub trait VectorFilter {
     /// The columns (0-based) whose vectors [`select`](Self::select) reads.
     fn columns(&self) -> &[usize];
-    /// The rows of a vector of `rows` rows that satisfy the quals, given the decoded vectors
-    /// of [`columns`](Self::columns); `None` if a vector is not of the form its predicate
-    /// reads (a corrupt stripe: the kind of every vector is checked against the column's).
-    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<&'v Vector>, rows: usize) -> Option<Selection>;
+    /// The rows of a vector of `rows` rows that satisfy the quals, given the unpacked vectors
+    /// of [`columns`](Self::columns) and the contexts they were unpacked with; `None` if a
+    /// vector is not of the form its predicate reads (a corrupt stripe: the kind of every
+    /// vector is checked against the column's).
+    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, rows: usize) -> Option<Selection>;
 }
 
 /// Decides from a stripe's directory (zone maps, null counts) whether a vector may hold a
@@ -447,19 +448,24 @@ impl ScanState {
         let rows = stripe.dir.vector_rows(v);
         let Some(filter) = self.filter.as_mut() else { return Selection::all(rows) };
         let stored = stripe.dir.columns.len();
-        let mut decoded: Vec<(usize, Vector)> = Vec::new();
+        let mut unpacked: Vec<(usize, Unpacked)> = Vec::new();
         for &c in filter.columns() {
             if c >= self.types.len() || self.types[c] == ColumnType::Dropped {
                 continue;
             }
             if c < stored {
-                decoded.push((c, stripe.decode(&mut self.pages, c, v, self.types[c], &mut self.buf)));
+                unpacked.push((c, stripe.unpack(&mut self.pages, c, v, self.types[c], &mut self.buf)));
                 self.decoded.decoded_count[c] += 1;
             } else {
-                decoded.push((c, unsafe { missing_vector(slot, c, self.types[c], rows) }));
+                let m = unsafe { missing_vector(slot, c, self.types[c], rows) };
+                unpacked.push((c, Unpacked { rows: m.rows, nulls: m.nulls, form: Form::Values(m.values) }));
             }
         }
-        let lookup = |c: usize| decoded.iter().find(|(k, _)| *k == c).map(|(_, vector)| vector);
+        let stripe_ref: &LoadedStripe = stripe;
+        let lookup = |c: usize| {
+            let ctx = if c < stored { stripe_ref.loaded_context(c) } else { ColumnContext::default() };
+            unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
+        };
         let selection = filter.select(&lookup, rows).unwrap_or_else(|| {
             crate::storage::corrupt(self.pages.rel(), format!("stripe at row {}: a filter column's vector {v} is not of its type", self.stripes[i].first_row))
         });
@@ -468,7 +474,7 @@ impl ScanState {
             self.counters.vectors_filtered += 1;
         } else {
             // hand the filter's vectors to the row store, which would decode them again
-            self.decoded.prefill(stripe, v, &self.types, decoded.into_iter().filter(|(c, _)| *c < stored).collect(), Some((id, &selection)));
+            self.decoded.prefill(stripe_ref, v, &self.types, unpacked.into_iter().filter(|(c, _)| *c < stored).collect(), Some((id, &selection)));
         }
         selection
     }

@@ -2,8 +2,8 @@
 //! with the codec's kernels (`codec::filter`). Only quals whose every leaf has an exact
 //! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
 
-use pg_columnar_codec::filter::{select, Operand, Predicate, Selection};
-use pg_columnar_codec::Vector;
+use pg_columnar_codec::filter::{select_unpacked, Operand, Predicate, Selection};
+use pg_columnar_codec::{ColumnContext, Unpacked};
 use pgrx::pg_sys;
 
 use super::quals::{ArrayMode, Exact, SkipExpr, Test};
@@ -93,7 +93,7 @@ impl RuntimeFilter {
     }
 }
 
-fn eval<'v>(n: &Node, vector: &dyn Fn(usize) -> Option<&'v Vector>, rows: usize) -> Option<Selection> {
+fn eval<'v>(n: &Node, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, rows: usize) -> Option<Selection> {
     Some(match n {
         Node::And(parts) => {
             let mut s = Selection::all(rows);
@@ -113,11 +113,11 @@ fn eval<'v>(n: &Node, vector: &dyn Fn(usize) -> Option<&'v Vector>, rows: usize)
             s
         }
         Node::Leaf { column, predicate } => {
-            let v = vector(*column)?;
+            let (v, ctx) = vector(*column)?;
             if v.rows != rows {
                 return None;
             }
-            select(v, predicate)?
+            select_unpacked(v, &ctx, predicate)?
         }
     })
 }
@@ -127,7 +127,7 @@ impl VectorFilter for RuntimeFilter {
         &self.columns
     }
 
-    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<&'v Vector>, rows: usize) -> Option<Selection> {
+    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, rows: usize) -> Option<Selection> {
         eval(&self.root, vector, rows)
     }
 }
