@@ -153,7 +153,9 @@ pub struct DecodedVector {
     pub stored_columns: usize,
     /// The columns to decode (a custom scan's projection); `None`: all. The others are
     /// left undecoded and stored as NULL: nothing above the scan reads them.
-    pub wanted: Option<Vec<bool>>,
+    wanted: Option<Vec<bool>>,
+    /// The wanted columns, ascending (`None`: all).
+    wanted_list: Option<Vec<usize>>,
     /// Vectors decoded so far, per column.
     pub decoded_count: Vec<u64>,
     /// The vector [`prefill`](Self::prefill) has begun, and which of its columns it filled.
@@ -168,6 +170,7 @@ impl DecodedVector {
             columns: (0..natts).map(|_| DatumVector::default()).collect(),
             stored_columns: 0,
             wanted: None,
+            wanted_list: None,
             decoded_count: vec![0; natts],
             pending: None,
             filled: vec![false; natts],
@@ -240,6 +243,12 @@ impl DecodedVector {
         debug_assert!(rows <= MAX_ROWS);
     }
 
+    /// Decodes only the columns marked in `wanted` (`None`: all).
+    pub fn set_wanted(&mut self, wanted: Option<Vec<bool>>) {
+        self.wanted_list = wanted.as_ref().map(|w| (0..w.len()).filter(|&c| w[c]).collect());
+        self.wanted = wanted;
+    }
+
     fn is_wanted(&self, c: usize) -> bool {
         self.wanted.as_ref().is_none_or(|w| w[c])
     }
@@ -250,23 +259,30 @@ impl DecodedVector {
     /// # Safety
     /// `slot` must be a valid virtual slot for the relation's descriptor.
     pub unsafe fn store(&self, r: usize, slot: *mut pg_sys::TupleTableSlot, row_number: u64, relid: pg_sys::Oid, stripe: &StripeRow) {
-        pg_sys::ExecClearTuple(slot);
+        super::slot::clear_for_row(slot);
         let natts = self.columns.len();
         let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);
         let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, natts);
-        for c in 0..self.stored_columns {
-            if self.is_wanted(c) {
-                values[c] = self.columns[c].datums[r];
-                nulls[c] = self.columns[c].nulls[r];
-            } else {
-                values[c] = pg_sys::Datum::from(0);
-                nulls[c] = true;
+        match &self.wanted_list {
+            None => {
+                for c in 0..self.stored_columns {
+                    values[c] = self.columns[c].datums[r];
+                    nulls[c] = self.columns[c].nulls[r];
+                }
+            }
+            Some(list) => {
+                // the columns nothing reads are NULL
+                nulls[..self.stored_columns].fill(true);
+                for &c in list.iter().take_while(|&&c| c < self.stored_columns) {
+                    values[c] = self.columns[c].datums[r];
+                    nulls[c] = self.columns[c].nulls[r];
+                }
             }
         }
         if self.stored_columns < natts {
             pg_sys::slot_getmissingattrs(slot, self.stored_columns as i32, natts as i32);
         }
-        pg_sys::ExecStoreVirtualTuple(slot);
+        super::slot::store_virtual(slot);
         (*slot).tts_tid = super::tid::to_tid(row_number);
         (*slot).tts_tableOid = relid;
         super::slot::set_origin(slot, stripe.xmin, stripe.cmin);

@@ -252,7 +252,7 @@ impl ScanState {
     /// Decodes only the columns marked in `wanted` (by attribute index); the others read as
     /// NULL.
     pub fn set_projection(&mut self, wanted: Vec<bool>) {
-        self.decoded.wanted = Some(wanted.clone());
+        self.decoded.set_wanted(Some(wanted.clone()));
         self.decoded.key = None;
         self.wanted = Some(wanted);
     }
@@ -309,7 +309,7 @@ impl ScanState {
             self.types = column_types(desc);
             self.types_of = desc;
             self.decoded = DecodedVector::new(self.types.len());
-            self.decoded.wanted = self.wanted.clone();
+            self.decoded.set_wanted(self.wanted.clone());
         }
         self.load(i);
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;

@@ -55,6 +55,41 @@ pub fn set_origin(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::TransactionId
     }
 }
 
+/// `ExecClearTuple` for a slot about to take a scan's next row, without a call into
+/// PostgreSQL in the common case: a pg_columnar slot or a virtual one that holds no memory
+/// of its own is cleared as `tts_virtual_clear` would (the slot forgets its values and its
+/// TID, ours also the row's origin). Other slots, and one that owns a materialized copy, go
+/// through `ExecClearTuple`.
+///
+/// # Safety
+/// `slot` must be a valid slot.
+pub unsafe fn clear_for_row(slot: *mut pg_sys::TupleTableSlot) {
+    let flags = (*slot).tts_flags as u32;
+    let ours = is_row_slot(slot);
+    let virtual_ = std::ptr::eq((*slot).tts_ops, &raw const pg_sys::TTSOpsVirtual);
+    if (ours || virtual_) && flags & pg_sys::TTS_FLAG_SHOULDFREE == 0 {
+        if ours {
+            forget_origin(slot);
+        }
+        (*slot).tts_nvalid = 0;
+        (*slot).tts_flags |= pg_sys::TTS_FLAG_EMPTY as u16;
+        (*slot).tts_tid = super::tid::INVALID;
+    } else {
+        pg_sys::ExecClearTuple(slot);
+    }
+}
+
+/// `ExecStoreVirtualTuple` on an empty slot whose values and nulls are set: marks them
+/// valid, as that function does, without the call.
+///
+/// # Safety
+/// `slot` must be a valid, empty slot with its first `natts` values set.
+pub unsafe fn store_virtual(slot: *mut pg_sys::TupleTableSlot) {
+    debug_assert!((*slot).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0);
+    (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
+    (*slot).tts_nvalid = (*(*slot).tts_tupleDescriptor).natts as i16;
+}
+
 unsafe fn forget_origin(slot: *mut pg_sys::TupleTableSlot) {
     (*(slot as *mut RowSlot)).xmin = pg_sys::InvalidTransactionId;
 }

@@ -11,6 +11,12 @@ pub const ROWS_PER_BLOCK: u64 =
 /// Row numbers available to one relation (block numbers stop below InvalidBlockNumber).
 pub const MAX_ROWS: u64 = ROWS_PER_BLOCK * pg_sys::InvalidBlockNumber as u64;
 
+/// What `ItemPointerSetInvalid` stores.
+pub const INVALID: pg_sys::ItemPointerData = pg_sys::ItemPointerData {
+    ip_blkid: pg_sys::BlockIdData { bi_hi: 0xffff, bi_lo: 0xffff },
+    ip_posid: pg_sys::InvalidOffsetNumber,
+};
+
 pub fn to_tid(row: u64) -> pg_sys::ItemPointerData {
     let block = (row / ROWS_PER_BLOCK) as u32;
     let offset = (row % ROWS_PER_BLOCK + 1) as u16;

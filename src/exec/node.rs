@@ -148,6 +148,10 @@ struct Exec {
     values: Vec<*mut pg_sys::ExprState>,
     /// The vectorized quals as the executor would evaluate them (EvalPlanQual rechecks).
     filter_qual: *mut pg_sys::ExprState,
+    /// When the plan's target list is plain columns of the scanned table: for each result
+    /// column, the scan slot's column (0-based) it copies. The node then projects by copying
+    /// Datums instead of through `ExecProject`.
+    direct: Option<Vec<usize>>,
     /// Holds the evaluated values; reset at every (re)start.
     values_cxt: pg_sys::MemoryContext,
     scan: Option<ScanState>,
@@ -205,6 +209,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
         columns: Vec::new(),
         values: Vec::new(),
         filter_qual: std::ptr::null_mut(),
+        direct: None,
         values_cxt: std::ptr::null_mut(),
         scan: None,
         start_pending: true,
@@ -235,6 +240,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         .filter(|(_, &w)| w)
         .map(|(i, _)| i as u16)
         .collect();
+    exec.direct = direct_projection(plan.targetlist, (*cscan).scan.scanrelid, natts);
     exec.values = list::nodes((*cscan).custom_exprs)
         .take(exec.spec.value_count as usize)
         .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
@@ -248,6 +254,24 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
         pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
     );
+}
+
+/// The scan columns a target list copies, if it is nothing but plain columns of relation
+/// `scanrelid` (no system columns, whole rows or expressions).
+unsafe fn direct_projection(tlist: *mut pg_sys::List, scanrelid: pg_sys::Index, natts: usize) -> Option<Vec<usize>> {
+    list::nodes(tlist)
+        .map(|n| {
+            let te = n as *mut pg_sys::TargetEntry;
+            let var = (*te).expr as *mut pg_sys::Var;
+            let plain = !var.is_null()
+                && (*var).xpr.type_ == pg_sys::NodeTag::T_Var
+                && (*var).varno as pg_sys::Index == scanrelid
+                && (*var).varlevelsup == 0
+                && (*var).varattno >= 1
+                && (*var).varattno as usize <= natts;
+            plain.then(|| (*var).varattno as usize - 1)
+        })
+        .collect()
 }
 
 /// Evaluates the comparison values (in `values_cxt`, so they live until the next start).
@@ -338,7 +362,40 @@ unsafe fn filter_clauses(cscan: *const pg_sys::CustomScan, spec: &ScanSpec) -> V
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck))
+    let ps = &(*node).ss.ps;
+    if !ps.qual.is_null() || !(*ps.state).es_epq_active.is_null() {
+        return pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck));
+    }
+    let direct = exec_of(node).direct.as_deref();
+    if !ps.ps_ProjInfo.is_null() && direct.is_none() {
+        return pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck));
+    }
+    // what ExecScan does without quals or EvalPlanQual, without the calls: reset the
+    // per-tuple memory (when anything used it), take the next row, and project it
+    let memory = (*ps.ps_ExprContext).ecxt_per_tuple_memory;
+    if !(*memory).isReset || !(*memory).firstchild.is_null() {
+        pg_sys::MemoryContextReset(memory);
+    }
+    let row = next(&mut (*node).ss);
+    let (Some(direct), false) = (direct, ps.ps_ProjInfo.is_null()) else {
+        return row;
+    };
+    let result = (*ps.ps_ProjInfo).pi_state.resultslot;
+    crate::am::slot::clear_for_row(result);
+    if (*row).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0 {
+        return result;
+    }
+    // the scan slot's values are all valid (a virtual tuple), so plain Datum copies
+    let natts = direct.len();
+    let (from_values, from_nulls) = ((*row).tts_values, (*row).tts_isnull);
+    let values = std::slice::from_raw_parts_mut((*result).tts_values, natts);
+    let nulls = std::slice::from_raw_parts_mut((*result).tts_isnull, natts);
+    for (i, &c) in direct.iter().enumerate() {
+        values[i] = *from_values.add(c);
+        nulls[i] = *from_nulls.add(c);
+    }
+    crate::am::slot::store_virtual(result);
+    result
 }
 
 #[pgrx::pg_guard]
