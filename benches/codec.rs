@@ -8,8 +8,10 @@ mod gen;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pg_columnar_codec::bits::ByteReader;
+use pg_columnar_codec::filter::{select, select_unpacked, Operand, Predicate};
+use pg_columnar_codec::zonemap::Cmp;
 use pg_columnar_codec::{
-    bitpack, decode_vector, encode_vector, fsst, gorilla, ByteStrings, ColumnContext, SharedDictionary, SymbolTable, Values,
+    bitpack, decode_vector, encode_vector, fsst, gorilla, unpack_vector, ByteStrings, ColumnContext, SharedDictionary, SymbolTable, Values,
     ValuesRef, Vector,
 };
 use std::hint::black_box;
@@ -119,11 +121,17 @@ fn bench_chooser(c: &mut Criterion) {
     let table = fsst::decide_and_build(strings.as_ref().iter());
     let hosts = SharedDictionary::build(&ValuesRef::Bytes(t.hostname.as_ref()));
     let none = ColumnContext::default();
+    let period = ColumnContext { fsst: None, dictionary: None, stride: Some(100) };
     let columns: Vec<(&str, Values, ColumnContext)> = vec![
         ("tsbs_time", Values::Int64(t.time.clone()), none),
         ("tsbs_usage_user", Values::Float64(t.usage_user.clone()), none),
         ("tsbs_hostname", Values::Bytes(t.hostname.clone()), none),
         ("tsbs_hostname_shared", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: None }),
+        // what the stripe writer gives TSBS columns: the 100-host period, and the shared
+        // dictionary for host names
+        ("tsbs_time_period", Values::Int64(t.time.clone()), period),
+        ("tsbs_usage_user_period", Values::Float64(t.usage_user.clone()), period),
+        ("tsbs_hostname_shared_period", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: Some(100) }),
         ("random_doubles", Values::Float64(random_doubles()), none),
         ("random_strings", Values::Bytes(random_strings()), none),
         ("urls_fsst", Values::Bytes(strings.clone()), ColumnContext { fsst: table.as_ref(), dictionary: None, stride: None }),
@@ -148,5 +156,34 @@ fn bench_chooser(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_bitpack, bench_gorilla, bench_fsst, bench_chooser);
+/// The scan's filter kernels on vectors as the stripe writer encodes TSBS columns: unpack
+/// and select (what a vectorized filter costs per vector), against decode and select on the
+/// materialized values.
+fn bench_filter(c: &mut Criterion) {
+    let t = tsbs();
+    let hosts = SharedDictionary::build(&ValuesRef::Bytes(t.hostname.as_ref()));
+    let period = ColumnContext { fsst: None, dictionary: None, stride: Some(100) };
+    let shared = ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: Some(100) };
+    let host = |i: usize| Operand::Bytes(t.hostname.as_ref().get(i).to_vec());
+    let cases: Vec<(&str, Values, ColumnContext, Predicate)> = vec![
+        ("usage_user_gt_90", Values::Float64(t.usage_user.clone()), period, Predicate::Compare(Cmp::Gt, Operand::Float(90.0))),
+        ("hostname_in_8", Values::Bytes(t.hostname.clone()), shared, Predicate::Any(Cmp::Eq, (0..8).map(host).collect())),
+    ];
+    let mut g = c.benchmark_group("filter");
+    g.throughput(Throughput::Elements(N as u64));
+    for (name, values, ctx, p) in &cases {
+        let v = Vector { rows: N, nulls: None, values: values.clone() };
+        let mut enc = Vec::new();
+        encode_vector(&v.as_ref(), ctx, &mut enc).unwrap();
+        g.bench_function(BenchmarkId::new("unpacked", name), |b| {
+            b.iter(|| black_box(select_unpacked(&unpack_vector(black_box(&enc), ctx).unwrap(), ctx, p).unwrap()))
+        });
+        g.bench_function(BenchmarkId::new("decoded", name), |b| {
+            b.iter(|| black_box(select(&decode_vector(black_box(&enc), ctx).unwrap(), p).unwrap()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_bitpack, bench_gorilla, bench_fsst, bench_chooser, bench_filter);
 criterion_main!(benches);

@@ -67,6 +67,12 @@ pub fn f32s_as_integers(values: &[f32]) -> Option<Vec<i64>> {
 /// rounds, and the round trip gives `i` back exactly when nothing was rounded (2^63, what
 /// i64::MAX rounds to, is outside the range).
 pub fn integers_are_floats(kind: Kind, ints: &[i64]) -> DecodeResult<()> {
+    // every integer of magnitude up to 2^53 (float8) or 2^24 (float4) is a float exactly:
+    // the common case, decided without converting anything
+    let limit: u64 = if kind == Kind::Float64 { 1 << 53 } else { 1 << 24 };
+    if ints.iter().fold(true, |ok, &i| ok & (i.unsigned_abs() <= limit)) {
+        return Ok(());
+    }
     let exact = match kind {
         Kind::Float64 => ints.iter().fold(true, |ok, &i| {
             let x = i as f64;
