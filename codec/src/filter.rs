@@ -291,6 +291,13 @@ fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
             };
             Some(match test {
                 IntTest::Always(b) => vec![b as u8; ints.len()],
+                IntTest::Compare(cmp, c) if crate::all_within_bits(ints, 31) => match i32::try_from(c) {
+                    // values that fit 32 bits compare as such: twice the lanes per register,
+                    // and a compare instruction every x86_64 has
+                    Ok(c) => compare_loop(ints, cmp, c, |v| v as i32),
+                    // a constant outside their range answers every value
+                    Err(_) => vec![holds(cmp, 0i64.cmp(&c)) as u8; ints.len()],
+                },
                 IntTest::Compare(cmp, c) => compare_loop(ints, cmp, c, |v| v),
             })
         }

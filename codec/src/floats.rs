@@ -67,10 +67,9 @@ pub fn f32s_as_integers(values: &[f32]) -> Option<Vec<i64>> {
 /// rounds, and the round trip gives `i` back exactly when nothing was rounded (2^63, what
 /// i64::MAX rounds to, is outside the range).
 pub fn integers_are_floats(kind: Kind, ints: &[i64]) -> DecodeResult<()> {
-    // every integer of magnitude up to 2^53 (float8) or 2^24 (float4) is a float exactly:
+    // every integer in [-2^53, 2^53) (float8) or [-2^24, 2^24) (float4) is a float exactly:
     // the common case, decided without converting anything
-    let limit: u64 = if kind == Kind::Float64 { 1 << 53 } else { 1 << 24 };
-    if ints.iter().fold(true, |ok, &i| ok & (i.unsigned_abs() <= limit)) {
+    if crate::all_within_bits(ints, if kind == Kind::Float64 { 53 } else { 24 }) {
         return Ok(());
     }
     let exact = match kind {
@@ -126,6 +125,19 @@ mod tests {
             let y = x as f32;
             assert_eq!(f32s_as_integers(&[y]), f32_to_exact_int(y).map(|i| vec![i]), "{y}");
         }
+    }
+
+    #[test]
+    fn range_test_edges() {
+        for bits in [0u32, 24, 31, 53, 62] {
+            let lo = -(1i64 << bits);
+            let hi = (1i64 << bits) - 1;
+            assert!(crate::all_within_bits(&[lo, hi, 0], bits), "{bits}");
+            assert!(!crate::all_within_bits(&[0, hi + 1], bits), "{bits}");
+            assert!(!crate::all_within_bits(&[lo - 1, 0], bits), "{bits}");
+            assert!(!crate::all_within_bits(&[i64::MIN], bits) && !crate::all_within_bits(&[i64::MAX], bits));
+        }
+        assert!(crate::all_within_bits(&[], 0));
     }
 
     #[test]

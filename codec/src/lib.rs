@@ -84,6 +84,13 @@ impl Encoding {
     }
 }
 
+/// Whether every integer is in `[-2^bits, 2^bits)` (`bits` in 0..=62). Only adds, shifts
+/// and ors, so the loop vectorises on every x86_64 (SSE2 has no 64-bit compare).
+pub(crate) fn all_within_bits(ints: &[i64], bits: u32) -> bool {
+    debug_assert!(bits <= 62);
+    ints.iter().fold(0u64, |acc, &i| acc | (i.wrapping_add(1 << bits) as u64) >> (bits + 1)) == 0
+}
+
 /// Whether stored integers fit `kind` (an integer kind: its width; a float kind: exactly
 /// representable); one that does not means the stored bytes are corrupt. Branch-free per
 /// value, so the loops vectorise.
