@@ -150,7 +150,18 @@ fn holds(cmp: Cmp, o: Ordering) -> bool {
 enum Lanes<'a> {
     Values(&'a Values),
     Integers { kind: Kind, ints: &'a [i64] },
-    Codes { entries: &'a Values, codes: &'a [i64] },
+    /// `shared`: the entries are a stripe column's shared dictionary.
+    Codes { entries: &'a Values, codes: &'a [i64], shared: bool },
+}
+
+/// One predicate's results on the entries of a shared dictionary, kept across the vectors
+/// that use it, so each entry is tested once per stripe column instead of once per vector.
+/// The key names the dictionary: the caller must give another key whenever it gives
+/// another dictionary (the extension uses the serial number of the stripe load).
+#[derive(Debug, Clone, Default)]
+pub struct EntryCache {
+    key: Option<u64>,
+    hits: Vec<u8>,
 }
 
 /// `cmp` against `c` on each value, as one loop per operator so that the comparison is not
@@ -301,7 +312,7 @@ fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
                 IntTest::Compare(cmp, c) => compare_loop(ints, cmp, c, |v| v),
             })
         }
-        Lanes::Codes { entries, codes } => {
+        Lanes::Codes { entries, codes, .. } => {
             let hit = test_values(entries, cmp, operand)?;
             Some(codes.iter().map(|&c| hit[c as usize]).collect())
         }
@@ -309,10 +320,25 @@ fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
 }
 
 /// Whether each non-null value satisfies `cmp` against any (`any`) or all of `operands`
-/// (non-empty). Dictionary codes are tested once per entry, whatever the number of operands.
-fn test_all(lanes: Lanes<'_>, cmp: Cmp, operands: &[Operand], any: bool) -> Option<Vec<u8>> {
-    if let Lanes::Codes { entries, codes } = lanes {
-        let hit = test_all(Lanes::Values(entries), cmp, operands, any)?;
+/// (non-empty). Dictionary codes are tested once per entry, whatever the number of operands;
+/// a shared dictionary's entries once per `cache` key.
+fn test_all(lanes: Lanes<'_>, cmp: Cmp, operands: &[Operand], any: bool, cache: Option<(&mut EntryCache, u64)>) -> Option<Vec<u8>> {
+    if let Lanes::Codes { entries, codes, shared } = lanes {
+        let fresh;
+        let hit: &[u8] = match cache {
+            Some((cache, key)) if shared => {
+                if cache.key != Some(key) {
+                    cache.key = None;
+                    cache.hits = test_all(Lanes::Values(entries), cmp, operands, any, None)?;
+                    cache.key = Some(key);
+                }
+                &cache.hits
+            }
+            _ => {
+                fresh = test_all(Lanes::Values(entries), cmp, operands, any, None)?;
+                &fresh
+            }
+        };
         return Some(codes.iter().map(|&c| hit[c as usize]).collect());
     }
     let (first, rest) = operands.split_first().expect("at least one operand");
@@ -381,7 +407,7 @@ fn null_selection(rows: usize, nulls: Option<&[u8]>, want_null: bool) -> Selecti
     s
 }
 
-fn select_lanes(rows: usize, nulls: Option<&[u8]>, lanes: Lanes<'_>, p: &Predicate) -> Option<Selection> {
+fn select_lanes(rows: usize, nulls: Option<&[u8]>, lanes: Lanes<'_>, p: &Predicate, cache: Option<(&mut EntryCache, u64)>) -> Option<Selection> {
     let (cmp, operands, any) = match p {
         Predicate::Compare(cmp, o) => (*cmp, std::slice::from_ref(o), true),
         Predicate::Any(cmp, os) => (*cmp, os.as_slice(), true),
@@ -395,13 +421,13 @@ fn select_lanes(rows: usize, nulls: Option<&[u8]>, lanes: Lanes<'_>, p: &Predica
         // ANY of none is false, ALL of none true (the caller states these as All/Nothing)
         return Some(if any { Selection::none(rows) } else { null_selection(rows, nulls, false) });
     }
-    Some(place(rows, nulls, &test_all(lanes, cmp, operands, any)?))
+    Some(place(rows, nulls, &test_all(lanes, cmp, operands, any, cache)?))
 }
 
 /// Evaluates `p` over every row of `v`; `None` if the vector's values are not of the form
 /// the operand needs (the caller then reports corruption or falls back).
 pub fn select(v: &Vector, p: &Predicate) -> Option<Selection> {
-    select_lanes(v.rows, v.nulls.as_deref(), Lanes::Values(&v.values), p)
+    select_lanes(v.rows, v.nulls.as_deref(), Lanes::Values(&v.values), p, None)
 }
 
 /// [`select`] on a vector not yet materialized, in the form it was unpacked to: integers
@@ -409,12 +435,22 @@ pub fn select(v: &Vector, p: &Predicate) -> Option<Selection> {
 /// once per entry). `ctx` must be the one the vector was unpacked with. The selection is
 /// the one [`select`] gives on the materialized vector.
 pub fn select_unpacked(u: &Unpacked, ctx: &ColumnContext<'_>, p: &Predicate) -> Option<Selection> {
+    select_unpacked_with(u, ctx, p, None)
+}
+
+/// [`select_unpacked`], keeping the predicate's results on a shared dictionary's entries in
+/// `cache` under `key` (see [`EntryCache`]).
+pub fn select_unpacked_cached(u: &Unpacked, ctx: &ColumnContext<'_>, p: &Predicate, cache: &mut EntryCache, key: u64) -> Option<Selection> {
+    select_unpacked_with(u, ctx, p, Some((cache, key)))
+}
+
+fn select_unpacked_with(u: &Unpacked, ctx: &ColumnContext<'_>, p: &Predicate, cache: Option<(&mut EntryCache, u64)>) -> Option<Selection> {
     let lanes = match &u.form {
         Form::Values(v) => Lanes::Values(v),
         Form::Integers { kind, ints } => Lanes::Integers { kind: *kind, ints },
-        Form::Codes { inline, codes } => Lanes::Codes { entries: Unpacked::entries(inline, ctx), codes },
+        Form::Codes { inline, codes } => Lanes::Codes { entries: Unpacked::entries(inline, ctx), codes, shared: inline.is_none() },
     };
-    select_lanes(u.rows, u.nulls.as_deref(), lanes, p)
+    select_lanes(u.rows, u.nulls.as_deref(), lanes, p, cache)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ mod gen;
 use std::cell::RefCell;
 
 use gen::{generate, GenKind, Nulls, Spec, KINDS, ROWS};
-use pg_columnar_codec::filter::{select, select_unpacked, Operand, Predicate};
+use pg_columnar_codec::filter::{select, select_unpacked, select_unpacked_cached, EntryCache, Operand, Predicate};
 use pg_columnar_codec::zonemap::Cmp;
 use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, SharedDictionary, Values, Vector};
 use proptest::prelude::*;
@@ -117,6 +117,35 @@ fn check(v: &Vector, ctx: &ColumnContext<'_>, seed: u64) {
         let want = select(&decoded, p);
         let got = select_unpacked(&u, ctx, p);
         assert_eq!(got, want, "{p:?} on {:?}", u.form);
+        // through a cache: filled by the first call, read by the second; a cache left by
+        // another dictionary under another key is not read
+        let mut cache = EntryCache::default();
+        let other = Vector { rows: 1, nulls: None, values: values_like(&v.values) };
+        if let Some(d) = SharedDictionary::build(&other.values.as_ref()) {
+            let octx = ColumnContext { fsst: None, dictionary: Some(&d), stride: None };
+            let mut enc = Vec::new();
+            encode_vector(&other.as_ref(), &octx, &mut enc).unwrap();
+            let ou = unpack_vector(&enc, &octx).unwrap();
+            let _ = select_unpacked_cached(&ou, &octx, p, &mut cache, 1);
+        }
+        for _ in 0..2 {
+            assert_eq!(select_unpacked_cached(&u, ctx, p, &mut cache, 2), want, "{p:?} through the cache");
+        }
+    }
+}
+
+/// A one-value vector of the same kind as `values` (its own first value, changed), for a
+/// dictionary other than the one under test.
+fn values_like(values: &Values) -> Values {
+    match values {
+        Values::Int8(x) => Values::Int8(vec![x.first().map_or(1, |v| v.wrapping_add(1))]),
+        Values::Int16(x) => Values::Int16(vec![x.first().map_or(1, |v| v.wrapping_add(1))]),
+        Values::Int32(x) => Values::Int32(vec![x.first().map_or(1, |v| v.wrapping_add(1))]),
+        Values::Int64(x) => Values::Int64(vec![x.first().map_or(1, |v| v.wrapping_add(1))]),
+        Values::Float32(x) => Values::Float32(vec![x.first().map_or(1.0, |v| v + 1.0)]),
+        Values::Float64(x) => Values::Float64(vec![x.first().map_or(1.0, |v| v + 1.0)]),
+        Values::Bytes(b) => Values::Bytes([b.as_ref().iter().next().map_or(b"x".to_vec(), |v| [v, b"x"].concat())].into_iter().collect()),
+        Values::Fixed { width, .. } => Values::Fixed { width: *width, data: vec![7; *width as usize] },
     }
 }
 

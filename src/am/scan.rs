@@ -44,10 +44,11 @@ pub trait VectorFilter {
     /// The columns (0-based) whose vectors [`select`](Self::select) reads.
     fn columns(&self) -> &[usize];
     /// The rows of a vector of `rows` rows that satisfy the quals, given the unpacked vectors
-    /// of [`columns`](Self::columns) and the contexts they were unpacked with; `None` if a
+    /// of [`columns`](Self::columns), the contexts they were unpacked with and the serial
+    /// number of their stripe's load (which names its shared dictionaries); `None` if a
     /// vector is not of the form its predicate reads (a corrupt stripe: the kind of every
     /// vector is checked against the column's).
-    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, rows: usize) -> Option<Selection>;
+    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, stripe: u64, rows: usize) -> Option<Selection>;
 }
 
 /// Decides from a stripe's directory (zone maps, null counts) whether a vector may hold a
@@ -466,7 +467,7 @@ impl ScanState {
             let ctx = if c < stored { stripe_ref.loaded_context(c) } else { ColumnContext::default() };
             unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
         };
-        let selection = filter.select(&lookup, rows).unwrap_or_else(|| {
+        let selection = filter.select(&lookup, stripe_ref.serial, rows).unwrap_or_else(|| {
             crate::storage::corrupt(self.pages.rel(), format!("stripe at row {}: a filter column's vector {v} is not of its type", self.stripes[i].first_row))
         });
         self.counters.rows_filtered += (rows - selection.count()) as u64;

@@ -2,7 +2,7 @@
 //! with the codec's kernels (`codec::filter`). Only quals whose every leaf has an exact
 //! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
 
-use pg_columnar_codec::filter::{select_unpacked, Operand, Predicate, Selection};
+use pg_columnar_codec::filter::{select_unpacked_cached, EntryCache, Operand, Predicate, Selection};
 use pg_columnar_codec::{ColumnContext, Unpacked};
 use pgrx::pg_sys;
 
@@ -13,7 +13,9 @@ use crate::am::scan::VectorFilter;
 enum Node {
     And(Vec<Node>),
     Or(Vec<Node>),
-    Leaf { column: usize, predicate: Predicate },
+    /// `cache`: the predicate's results on the entries of the current stripe's shared
+    /// dictionary of the column.
+    Leaf { column: usize, predicate: Predicate, cache: EntryCache },
 }
 
 pub struct RuntimeFilter {
@@ -80,7 +82,7 @@ fn build(e: &SkipExpr, values: &[Value], columns: &mut Vec<usize>) -> Node {
             if !columns.contains(&column) {
                 columns.push(column);
             }
-            Node::Leaf { column, predicate: predicate(test, values) }
+            Node::Leaf { column, predicate: predicate(test, values), cache: EntryCache::default() }
         }
     }
 }
@@ -93,12 +95,12 @@ impl RuntimeFilter {
     }
 }
 
-fn eval<'v>(n: &Node, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, rows: usize) -> Option<Selection> {
+fn eval<'v>(n: &mut Node, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, stripe: u64, rows: usize) -> Option<Selection> {
     Some(match n {
         Node::And(parts) => {
             let mut s = Selection::all(rows);
-            for p in parts {
-                s.and(&eval(p, vector, rows)?);
+            for p in parts.iter_mut() {
+                s.and(&eval(p, vector, stripe, rows)?);
                 if s.is_empty() {
                     break;
                 }
@@ -107,17 +109,17 @@ fn eval<'v>(n: &Node, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnCont
         }
         Node::Or(parts) => {
             let mut s = Selection::none(rows);
-            for p in parts {
-                s.or(&eval(p, vector, rows)?);
+            for p in parts.iter_mut() {
+                s.or(&eval(p, vector, stripe, rows)?);
             }
             s
         }
-        Node::Leaf { column, predicate } => {
+        Node::Leaf { column, predicate, cache } => {
             let (v, ctx) = vector(*column)?;
             if v.rows != rows {
                 return None;
             }
-            select_unpacked(v, &ctx, predicate)?
+            select_unpacked_cached(v, &ctx, predicate, cache, stripe)?
         }
     })
 }
@@ -127,8 +129,8 @@ impl VectorFilter for RuntimeFilter {
         &self.columns
     }
 
-    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, rows: usize) -> Option<Selection> {
-        eval(&self.root, vector, rows)
+    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, stripe: u64, rows: usize) -> Option<Selection> {
+        eval(&mut self.root, vector, stripe, rows)
     }
 }
 
