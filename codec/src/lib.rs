@@ -9,6 +9,7 @@
 //!
 //! The byte layout of everything is specified in docs/FORMAT.md.
 
+pub mod aggregate;
 pub mod bitpack;
 pub mod bits;
 pub mod chooser;

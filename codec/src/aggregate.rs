@@ -1,0 +1,339 @@
+//! Aggregates over the selected rows of vectors, with the semantics of PostgreSQL's own
+//! transition functions, so that a query answered here returns what PostgreSQL's Agg would:
+//!
+//! * `count(*)`, `count(x)`: int8.
+//! * `sum` of int2/int4: int8, added with wrapping (PostgreSQL builds with `-fwrapv`, and
+//!   `int4_sum` does not check); of int8: exact (PostgreSQL's int128 state), a numeric.
+//! * `avg` of integers: numeric sum / numeric count (`int8_avg`, `numeric_poly_avg`); the
+//!   sum as PostgreSQL keeps it (int8 with wrapping for int2/int4, exact for int8). The
+//!   division itself is left to the caller (PostgreSQL's `numeric_div`).
+//! * `sum` of float4/float8: `float4pl`/`float8pl` in row order, in the argument's own
+//!   precision, with their overflow error (a finite sum of finite values that becomes
+//!   infinite).
+//! * `avg` of float4/float8: `float8_accum`'s Youngs-Cramer state (N, Sx, Sxx) in row order,
+//!   with its overflow rule (which can fire on Sxx alone), then Sx / N.
+//! * `min`/`max`: integers as numbers; floats in PostgreSQL's order (NaN above all) where,
+//!   as in `float8smaller`/`float8larger`, the newer value wins a tie (so of -0.0 and 0.0 the
+//!   later one is kept, bits included).
+//!
+//! Values are visited in row order within a vector; a caller gives vectors in row order.
+
+use std::cmp::Ordering;
+
+use crate::decode::{Form, Unpacked};
+use crate::filter::{float_order, Selection};
+use crate::vector::{Kind, Values};
+use crate::ColumnContext;
+
+/// The aggregate functions computed here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// A value kept by `min`/`max`, in its column's own form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    Int(i64),
+    Float8(f64),
+    Float4(f32),
+}
+
+/// The running state of one aggregate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    Count(i64),
+    /// Integers: how many, and their exact sum.
+    IntSum { n: i64, sum: i128 },
+    Float8Sum { n: i64, sum: f64 },
+    Float4Sum { n: i64, sum: f32 },
+    /// `float8_accum`'s transition values.
+    FloatAccum { n: f64, sx: f64, sxx: f64 },
+    MinMax { max: bool, best: Option<Number> },
+}
+
+/// What an aggregate returns, before it becomes a Datum.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Output {
+    Null,
+    Int8(i64),
+    Int4(i32),
+    Int2(i16),
+    Float8(f64),
+    Float4(f32),
+    /// An exact integer as a numeric.
+    Numeric(i128),
+    /// numeric(sum) / numeric(count), count > 0.
+    NumericRatio(i128, i64),
+}
+
+/// A sum or an accumulation of finite float values became infinite: PostgreSQL's
+/// "value out of range: overflow".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FloatOverflow;
+
+/// The selected non-null values of one vector, in row order, in one numeric form.
+enum Picked {
+    Ints(Vec<i64>),
+    Float8(Vec<f64>),
+    Float4(Vec<f32>),
+}
+
+/// The indexes among the non-null values of the selected non-null rows.
+fn picked_indexes(u: &Unpacked, sel: &Selection) -> Vec<usize> {
+    match u.nulls.as_deref() {
+        None => sel.iter().collect(),
+        Some(bitmap) => {
+            let mut out = Vec::with_capacity(sel.count());
+            let mut k = 0;
+            for r in 0..u.rows {
+                if bitmap[r / 8] >> (r % 8) & 1 == 1 {
+                    continue;
+                }
+                if sel.contains(r) {
+                    out.push(k);
+                }
+                k += 1;
+            }
+            out
+        }
+    }
+}
+
+/// `f` of the picked elements of `x`: all of them, or those at `idx`.
+fn gather<T: Copy, U>(x: &[T], all: bool, idx: &[usize], f: impl Fn(T) -> U) -> Vec<U> {
+    if all {
+        x.iter().map(|&v| f(v)).collect()
+    } else {
+        idx.iter().map(|&k| f(x[k])).collect()
+    }
+}
+
+/// The selected values as numbers; `None` for strings and opaque values.
+fn pick(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection) -> Option<Picked> {
+    let all = u.nulls.is_none() && sel.count() == u.rows;
+    let idx = if all { Vec::new() } else { picked_indexes(u, sel) };
+    let (values, codes) = match &u.form {
+        Form::Integers { kind, ints } => {
+            return Some(match kind {
+                Kind::Float64 => Picked::Float8(gather(ints, all, &idx, |i| i as f64)),
+                Kind::Float32 => Picked::Float4(gather(ints, all, &idx, |i| i as f32)),
+                _ => Picked::Ints(gather(ints, all, &idx, |i| i)),
+            })
+        }
+        Form::Values(v) => (v, None),
+        Form::Codes { inline, codes } => (Unpacked::entries(inline, ctx), Some(codes.as_slice())),
+    };
+    // dictionary codes: pick the codes, then look the entries up
+    let at: Vec<usize>;
+    let (all, idx) = match codes {
+        None => (all, idx.as_slice()),
+        Some(c) => {
+            at = gather(c, all, &idx, |c| c as usize);
+            (false, at.as_slice())
+        }
+    };
+    Some(match values {
+        Values::Int8(x) => Picked::Ints(gather(x, all, idx, |v| v as i64)),
+        Values::Int16(x) => Picked::Ints(gather(x, all, idx, |v| v as i64)),
+        Values::Int32(x) => Picked::Ints(gather(x, all, idx, |v| v as i64)),
+        Values::Int64(x) => Picked::Ints(gather(x, all, idx, |v| v)),
+        Values::Float64(x) => Picked::Float8(gather(x, all, idx, |v| v)),
+        Values::Float32(x) => Picked::Float4(gather(x, all, idx, |v| v)),
+        Values::Bytes(_) | Values::Fixed { .. } => return None,
+    })
+}
+
+fn float8_add(a: f64, b: f64) -> Result<f64, FloatOverflow> {
+    let s = a + b;
+    if s.is_infinite() && !a.is_infinite() && !b.is_infinite() {
+        return Err(FloatOverflow);
+    }
+    Ok(s)
+}
+
+fn float4_add(a: f32, b: f32) -> Result<f32, FloatOverflow> {
+    let s = a + b;
+    if s.is_infinite() && !a.is_infinite() && !b.is_infinite() {
+        return Err(FloatOverflow);
+    }
+    Ok(s)
+}
+
+/// One step of `float8_accum`.
+fn accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, x: f64) -> Result<(), FloatOverflow> {
+    let (n0, sx0) = (*n, *sx);
+    *n = n0 + 1.0;
+    *sx = sx0 + x;
+    if n0 > 0.0 {
+        let tmp = x * *n - *sx;
+        *sxx += tmp * tmp / (*n * n0);
+        if sx.is_infinite() || sxx.is_infinite() {
+            if !sx0.is_infinite() && !x.is_infinite() {
+                return Err(FloatOverflow);
+            }
+            *sxx = f64::NAN;
+        }
+    } else if x.is_nan() || x.is_infinite() {
+        *sxx = f64::NAN;
+    }
+    Ok(())
+}
+
+/// Whether `new` replaces `best` (`max`: `best > new` keeps it; `min`: `best < new`).
+fn replaces(max: bool, best: Number, new: Number) -> bool {
+    let o = match (best, new) {
+        (Number::Int(a), Number::Int(b)) => a.cmp(&b),
+        (Number::Float8(a), Number::Float8(b)) => float_order(a, b),
+        (Number::Float4(a), Number::Float4(b)) => float_order(a as f64, b as f64),
+        _ => unreachable!("one column, one kind"),
+    };
+    if max { o != Ordering::Greater } else { o != Ordering::Less }
+}
+
+impl State {
+    /// The state of `f` over values of `kind`; `None` if it is not computed here.
+    pub fn new(f: Function, kind: Kind) -> Option<State> {
+        let int = matches!(kind, Kind::Int16 | Kind::Int32 | Kind::Int64);
+        Some(match (f, kind) {
+            (Function::CountStar | Function::Count, _) => State::Count(0),
+            (Function::Sum | Function::Avg, _) if int => State::IntSum { n: 0, sum: 0 },
+            (Function::Sum, Kind::Float64) => State::Float8Sum { n: 0, sum: 0.0 },
+            (Function::Sum, Kind::Float32) => State::Float4Sum { n: 0, sum: 0.0 },
+            (Function::Avg, Kind::Float64 | Kind::Float32) => State::FloatAccum { n: 0.0, sx: 0.0, sxx: 0.0 },
+            (Function::Min | Function::Max, _) if int || kind.is_float() => State::MinMax { max: f == Function::Max, best: None },
+            _ => return None,
+        })
+    }
+
+    /// Adds `count` selected rows to a `count(*)`.
+    pub fn add_rows(&mut self, count: usize) {
+        match self {
+            State::Count(n) => *n += count as i64,
+            _ => unreachable!("rows are counted by count(*) only"),
+        }
+    }
+
+    /// Adds the selected rows of `u` (unpacked with `ctx`). `None`: the vector holds values
+    /// that are not numbers (a caller checks kinds first).
+    pub fn add(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection) -> Option<Result<(), FloatOverflow>> {
+        if let State::Count(n) = self {
+            let nonnull = match u.nulls.as_deref() {
+                None => sel.count(),
+                Some(bitmap) => sel.iter().filter(|&r| bitmap[r / 8] >> (r % 8) & 1 == 0).count(),
+            };
+            *n += nonnull as i64;
+            return Some(Ok(()));
+        }
+        let picked = pick(u, ctx, sel)?;
+        Some(self.add_picked(&picked))
+    }
+
+    fn add_picked(&mut self, p: &Picked) -> Result<(), FloatOverflow> {
+        match (self, p) {
+            (State::IntSum { n, sum }, Picked::Ints(x)) => {
+                *n += x.len() as i64;
+                if crate::all_within_bits(x, 52) {
+                    // at most 1024 values of magnitude below 2^52: no i64 overflow
+                    *sum += x.iter().sum::<i64>() as i128;
+                } else {
+                    *sum += x.iter().map(|&v| v as i128).sum::<i128>();
+                }
+            }
+            (State::Float8Sum { n, sum }, Picked::Float8(x)) => {
+                for &v in x {
+                    *sum = float8_add(*sum, v)?;
+                }
+                *n += x.len() as i64;
+            }
+            (State::Float4Sum { n, sum }, Picked::Float4(x)) => {
+                for &v in x {
+                    *sum = float4_add(*sum, v)?;
+                }
+                *n += x.len() as i64;
+            }
+            (State::FloatAccum { n, sx, sxx }, Picked::Float8(x)) => {
+                for &v in x {
+                    accum(n, sx, sxx, v)?;
+                }
+            }
+            (State::FloatAccum { n, sx, sxx }, Picked::Float4(x)) => {
+                for &v in x {
+                    accum(n, sx, sxx, v as f64)?;
+                }
+            }
+            (State::MinMax { max, best }, p) => {
+                let values: Box<dyn Iterator<Item = Number>> = match p {
+                    Picked::Ints(x) => Box::new(x.iter().map(|&v| Number::Int(v))),
+                    Picked::Float8(x) => Box::new(x.iter().map(|&v| Number::Float8(v))),
+                    Picked::Float4(x) => Box::new(x.iter().map(|&v| Number::Float4(v))),
+                };
+                for v in values {
+                    *best = Some(match *best {
+                        Some(b) if !replaces(*max, b, v) => b,
+                        _ => v,
+                    });
+                }
+            }
+            (s, _) => unreachable!("state {s:?} for values of another kind"),
+        }
+        Ok(())
+    }
+
+    /// The aggregate's result for values of `kind` (the column's kind).
+    pub fn finish(&self, f: Function, kind: Kind) -> Output {
+        match self {
+            State::Count(n) => Output::Int8(*n),
+            State::IntSum { n: 0, .. } | State::Float8Sum { n: 0, .. } | State::Float4Sum { n: 0, .. } => Output::Null,
+            State::IntSum { n, sum } => match (f, kind) {
+                (Function::Sum, Kind::Int64) => Output::Numeric(*sum),
+                (Function::Sum, _) => Output::Int8(*sum as i64),
+                (_, Kind::Int64) => Output::NumericRatio(*sum, *n),
+                _ => Output::NumericRatio(*sum as i64 as i128, *n),
+            },
+            State::Float8Sum { sum, .. } => Output::Float8(*sum),
+            State::Float4Sum { sum, .. } => Output::Float4(*sum),
+            State::FloatAccum { n, sx, .. } => {
+                if *n == 0.0 {
+                    Output::Null
+                } else {
+                    Output::Float8(*sx / *n)
+                }
+            }
+            State::MinMax { best: None, .. } => Output::Null,
+            State::MinMax { best: Some(b), .. } => match (*b, kind) {
+                (Number::Int(v), Kind::Int16) => Output::Int2(v as i16),
+                (Number::Int(v), Kind::Int32) => Output::Int4(v as i32),
+                (Number::Int(v), _) => Output::Int8(v),
+                (Number::Float8(v), _) => Output::Float8(v),
+                (Number::Float4(v), _) => Output::Float4(v),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_rules() {
+        // a finite overflow is an error, an infinite input is not
+        assert_eq!(float8_add(f64::MAX, f64::MAX), Err(FloatOverflow));
+        assert_eq!(float8_add(f64::INFINITY, 1.0), Ok(f64::INFINITY));
+        assert_eq!(float4_add(f32::MAX, f32::MAX), Err(FloatOverflow));
+        // Sxx overflows before Sx does
+        let (mut n, mut sx, mut sxx) = (0.0, 0.0, 0.0);
+        accum(&mut n, &mut sx, &mut sxx, 1e200).unwrap();
+        assert_eq!(accum(&mut n, &mut sx, &mut sxx, -1e200), Err(FloatOverflow));
+        // ties: the newer value wins, so -0.0 then 0.0 keeps 0.0
+        assert!(replaces(false, Number::Float8(-0.0), Number::Float8(0.0)));
+        assert!(!replaces(true, Number::Float8(f64::NAN), Number::Float8(1.0)));
+        assert!(replaces(true, Number::Float8(1.0), Number::Float8(f64::NAN)));
+    }
+}

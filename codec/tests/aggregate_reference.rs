@@ -1,0 +1,276 @@
+//! Aggregates over unpacked vectors (`aggregate::State::add`: integers of a bitpack vector,
+//! dictionary codes, values) against a row-by-row reference over the decoded vectors, with
+//! random selections, across several vectors in a row: the same outputs, floats bit for bit,
+//! and the same overflow errors.
+
+mod gen;
+
+use gen::{generate, GenKind, Nulls, Spec, ROWS};
+use pg_columnar_codec::aggregate::{FloatOverflow, Function, Output, State};
+use pg_columnar_codec::filter::Selection;
+use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, Kind, SharedDictionary, Values, Vector};
+use proptest::prelude::*;
+
+/// The reference: PostgreSQL's transition functions written out plainly, one row at a time.
+#[derive(Default)]
+struct Reference {
+    rows: i64,
+    n: i64,
+    int_sum: i128,
+    f8: f64,
+    f4: f32,
+    acc: (f64, f64, f64),
+    best: Option<Value>,
+    overflow: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Value {
+    I(i64),
+    F8(f64),
+    F4(f32),
+}
+
+fn pg_order(a: f64, b: f64) -> std::cmp::Ordering {
+    pg_columnar_codec::filter::float_order(a, b)
+}
+
+impl Reference {
+    fn row(&mut self, f: Function, v: Option<Value>) {
+        self.rows += 1;
+        let Some(v) = v else { return };
+        if self.overflow {
+            return;
+        }
+        self.n += 1;
+        match (f, v) {
+            (Function::Sum | Function::Avg, Value::I(x)) => self.int_sum += x as i128,
+            (Function::Sum, Value::F8(x)) => {
+                let s = self.f8 + x;
+                self.overflow |= s.is_infinite() && !self.f8.is_infinite() && !x.is_infinite();
+                self.f8 = s;
+            }
+            (Function::Sum, Value::F4(x)) => {
+                let s = self.f4 + x;
+                self.overflow |= s.is_infinite() && !self.f4.is_infinite() && !x.is_infinite();
+                self.f4 = s;
+            }
+            (Function::Avg, Value::F8(_) | Value::F4(_)) => {
+                let x = match v {
+                    Value::F8(x) => x,
+                    Value::F4(x) => x as f64,
+                    Value::I(_) => unreachable!(),
+                };
+                let (n, sx, sxx) = self.acc;
+                let (n1, sx1) = (n + 1.0, sx + x);
+                let mut sxx1 = sxx;
+                if n > 0.0 {
+                    let t = x * n1 - sx1;
+                    sxx1 += t * t / (n1 * n);
+                    if sx1.is_infinite() || sxx1.is_infinite() {
+                        if !sx.is_infinite() && !x.is_infinite() {
+                            self.overflow = true;
+                        }
+                        sxx1 = f64::NAN;
+                    }
+                } else if x.is_nan() || x.is_infinite() {
+                    sxx1 = f64::NAN;
+                }
+                self.acc = (n1, sx1, sxx1);
+            }
+            (Function::Min | Function::Max, v) => {
+                let keep = match (self.best, v) {
+                    (None, _) => false,
+                    (Some(Value::I(a)), Value::I(b)) => if f == Function::Max { a > b } else { a < b },
+                    (Some(Value::F8(a)), Value::F8(b)) => pg_order(a, b) == if f == Function::Max { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                    (Some(Value::F4(a)), Value::F4(b)) => pg_order(a as f64, b as f64) == if f == Function::Max { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                    _ => unreachable!(),
+                };
+                if !keep {
+                    self.best = Some(v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn output(&self, f: Function, kind: Kind) -> Result<Output, FloatOverflow> {
+        if self.overflow {
+            return Err(FloatOverflow);
+        }
+        Ok(match f {
+            Function::CountStar => Output::Int8(self.rows),
+            Function::Count => Output::Int8(self.n),
+            _ if self.n == 0 => Output::Null,
+            Function::Sum => match kind {
+                Kind::Int64 => Output::Numeric(self.int_sum),
+                Kind::Float64 => Output::Float8(self.f8),
+                Kind::Float32 => Output::Float4(self.f4),
+                _ => Output::Int8(self.int_sum as i64),
+            },
+            Function::Avg => match kind {
+                Kind::Int64 => Output::NumericRatio(self.int_sum, self.n),
+                Kind::Float64 | Kind::Float32 => Output::Float8(self.acc.1 / self.acc.0),
+                _ => Output::NumericRatio(self.int_sum as i64 as i128, self.n),
+            },
+            Function::Min | Function::Max => match (self.best.unwrap(), kind) {
+                (Value::I(v), Kind::Int16) => Output::Int2(v as i16),
+                (Value::I(v), Kind::Int32) => Output::Int4(v as i32),
+                (Value::I(v), _) => Output::Int8(v),
+                (Value::F8(v), _) => Output::Float8(v),
+                (Value::F4(v), _) => Output::Float4(v),
+            },
+        })
+    }
+}
+
+fn value_at(v: &Vector, k: usize) -> Value {
+    match &v.values {
+        Values::Int16(x) => Value::I(x[k] as i64),
+        Values::Int32(x) => Value::I(x[k] as i64),
+        Values::Int64(x) => Value::I(x[k]),
+        Values::Float64(x) => Value::F8(x[k]),
+        Values::Float32(x) => Value::F4(x[k]),
+        _ => unreachable!(),
+    }
+}
+
+/// Floats bit for bit, except that any NaN equals any NaN: which NaN operand's payload an
+/// addition passes on depends on the compiler's operand order (addition commutes for it),
+/// in PostgreSQL's C as here, so payloads are not part of the contract.
+fn same(a: &Output, b: &Output) -> bool {
+    match (a, b) {
+        (Output::Float8(x), Output::Float8(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (Output::Float4(x), Output::Float4(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        _ => a == b,
+    }
+}
+
+const FUNCTIONS: [Function; 6] = [Function::CountStar, Function::Count, Function::Sum, Function::Avg, Function::Min, Function::Max];
+
+fn kind_of(k: GenKind) -> Kind {
+    match k {
+        GenKind::Int16 => Kind::Int16,
+        GenKind::Int32 => Kind::Int32,
+        GenKind::Int64 => Kind::Int64,
+        GenKind::Float32 => Kind::Float32,
+        _ => Kind::Float64,
+    }
+}
+
+/// Runs every function over `vectors` (encoded with `ctx`, each with a selection) through
+/// the states and through the reference; returns which forms were met.
+fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, forms: &mut [u32; 3]) {
+    let unpacked: Vec<_> = vectors
+        .iter()
+        .map(|(v, _)| {
+            let mut enc = Vec::new();
+            encode_vector(&v.as_ref(), ctx, &mut enc).unwrap();
+            unpack_vector(&enc, ctx).unwrap()
+        })
+        .collect();
+    for u in &unpacked {
+        forms[match u.form {
+            Form::Values(_) => 0,
+            Form::Integers { .. } => 1,
+            Form::Codes { .. } => 2,
+        }] += 1;
+    }
+    for f in FUNCTIONS {
+        let mut state = State::new(f, kind).unwrap();
+        let mut reference = Reference::default();
+        let mut got = Ok(());
+        for ((v, sel), u) in vectors.iter().zip(&unpacked) {
+            if f == Function::CountStar {
+                state.add_rows(sel.count());
+            } else if got.is_ok() {
+                got = state.add(u, ctx, sel).unwrap();
+            }
+            let mut k = 0;
+            for r in 0..v.rows {
+                let null = v.is_null(r);
+                if sel.contains(r) {
+                    reference.row(f, (!null).then(|| value_at(v, k)));
+                }
+                if !null {
+                    k += 1;
+                }
+            }
+        }
+        let got = got.map(|()| state.finish(f, kind));
+        let want = reference.output(f, kind);
+        match (&got, &want) {
+            (Ok(a), Ok(b)) => assert!(same(a, b), "{f:?} on {kind:?}: {a:?} against {b:?}"),
+            _ => assert_eq!(got, want, "{f:?} on {kind:?}"),
+        }
+    }
+}
+
+fn selection(rows: usize, seed: u64, density: u64) -> Selection {
+    let mut r = gen::Rng(seed | 1);
+    let mut s = Selection::none(rows);
+    for i in 0..rows {
+        if r.below(100) < density {
+            s.set(i);
+        }
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn states_equal_the_row_by_row_reference(
+        kind in prop::sample::select(vec![GenKind::Int16, GenKind::Int32, GenKind::Int64, GenKind::Float32, GenKind::Float64]),
+        shape in prop::sample::select(gen::shapes()),
+        rows in prop_oneof![prop::sample::select(ROWS.to_vec()), 0usize..=1024],
+        nulls in prop_oneof![Just(Nulls::None), Just(Nulls::All), (1u64..99).prop_map(Nulls::Some)],
+        density in prop_oneof![Just(100u64), Just(0u64), 1u64..100],
+        shared in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let vectors: Vec<(Vector, Selection)> = (0..3)
+            .map(|i| {
+                let v = generate(&Spec { kind, shape, rows, nulls, seed: seed.wrapping_add(i) });
+                let s = selection(v.rows, seed ^ i, density);
+                (v, s)
+            })
+            .collect();
+        let d = if shared { SharedDictionary::build(&vectors[0].0.values.as_ref()) } else { None };
+        let mut forms = [0; 3];
+        check(kind_of(kind), &vectors, &ColumnContext { fsst: None, dictionary: d.as_ref(), stride: Some(100) }, &mut forms);
+    }
+}
+
+/// Every form is met, and the float edge cases: overflow of a sum, of Sxx alone, NaN, -0.0.
+#[test]
+fn every_form_and_the_float_edges() {
+    let mut forms = [0; 3];
+    let mut seed = 1;
+    for kind in [GenKind::Int32, GenKind::Int64, GenKind::Float64, GenKind::Float32] {
+        for shape in gen::shapes() {
+            seed += 1;
+            let v = generate(&Spec { kind, shape, rows: 1024, nulls: Nulls::Some(3), seed });
+            let s = selection(1024, seed, 60);
+            let d = SharedDictionary::build(&v.values.as_ref());
+            check(kind_of(kind), &[(v.clone(), s)], &ColumnContext { fsst: None, dictionary: d.as_ref(), stride: Some(100) }, &mut forms);
+            check(kind_of(kind), &[(v, s)], &ColumnContext::default(), &mut forms);
+        }
+    }
+    assert!(forms.iter().all(|&n| n > 0), "{forms:?}");
+    let edges = [
+        vec![f64::MAX, f64::MAX],
+        vec![1e200, -1e200],
+        vec![f64::NAN, 1.0, -0.0, 0.0],
+        vec![0.0, -0.0],
+        vec![f64::INFINITY, f64::NEG_INFINITY],
+    ];
+    for e in edges {
+        let v = Vector { rows: e.len(), nulls: None, values: Values::Float64(e.clone()) };
+        let s = Selection::all(e.len());
+        check(Kind::Float64, &[(v, s)], &ColumnContext::default(), &mut forms);
+        let v = Vector { rows: e.len(), nulls: None, values: Values::Float32(e.iter().map(|&x| x as f32).collect()) };
+        check(Kind::Float32, &[(v, Selection::all(e.len()))], &ColumnContext::default(), &mut forms);
+    }
+}
