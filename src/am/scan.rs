@@ -39,6 +39,10 @@ pub struct ScanDesc {
     state: *mut ScanState,
 }
 
+/// The unpacked vectors of one vector's columns, by column, with the contexts they were
+/// unpacked with.
+pub type ColumnLookup<'v> = dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)> + 'v;
+
 /// Evaluates quals over whole decoded vectors (`exec::filter`).
 pub trait VectorFilter {
     /// The columns (0-based) whose vectors [`select`](Self::select) reads.
@@ -48,7 +52,7 @@ pub trait VectorFilter {
     /// number of their stripe's load (which names its shared dictionaries); `None` if a
     /// vector is not of the form its predicate reads (a corrupt stripe: the kind of every
     /// vector is checked against the column's).
-    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, stripe: u64, rows: usize) -> Option<Selection>;
+    fn select<'v>(&mut self, vector: &ColumnLookup<'v>, stripe: u64, rows: usize) -> Option<Selection>;
 }
 
 /// Decides from a stripe's directory (zone maps, null counts) whether a vector may hold a
@@ -437,47 +441,89 @@ impl ScanState {
         }
     }
 
-    /// The rows of vector `v` of stripe `i` that the [`VectorFilter`] selects (all rows
-    /// without one). Decodes only the filter's columns, and lays them out as Datums only if
-    /// a row is selected; the other columns are decoded when a row is stored, so a vector
-    /// without a selected row costs the filter columns' decoding alone. A column the stripe
-    /// does not store (added since) is the column's default on every row, taken from the
-    /// slot's missing-attribute values.
-    fn select(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot, id: u64) -> Selection {
+    /// Unpacks vector `v` of stripe `i` of each of `columns` not in `out` yet into `out`. A
+    /// column the stripe does not store (added since) is the column's default on every row,
+    /// taken from the slot's missing-attribute values; dropped columns are left out.
+    fn unpack_columns(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot, columns: &[usize], out: &mut Vec<(usize, Unpacked)>) {
         self.load(i);
         let stripe = self.stripe.as_mut().unwrap();
         let rows = stripe.dir.vector_rows(v);
-        let Some(filter) = self.filter.as_mut() else { return Selection::all(rows) };
         let stored = stripe.dir.columns.len();
-        let mut unpacked: Vec<(usize, Unpacked)> = Vec::new();
-        for &c in filter.columns() {
-            if c >= self.types.len() || self.types[c] == ColumnType::Dropped {
+        for &c in columns {
+            if c >= self.types.len() || self.types[c] == ColumnType::Dropped || out.iter().any(|(k, _)| *k == c) {
                 continue;
             }
             if c < stored {
-                unpacked.push((c, stripe.unpack(&mut self.pages, c, v, self.types[c], &mut self.buf)));
+                out.push((c, stripe.unpack(&mut self.pages, c, v, self.types[c], &mut self.buf)));
                 self.decoded.decoded_count[c] += 1;
             } else {
                 let m = unsafe { missing_vector(slot, c, self.types[c], rows) };
-                unpacked.push((c, Unpacked { rows: m.rows, nulls: m.nulls, form: Form::Values(m.values) }));
+                out.push((c, Unpacked { rows: m.rows, nulls: m.nulls, form: Form::Values(m.values) }));
             }
         }
-        let stripe_ref: &LoadedStripe = stripe;
+    }
+
+    /// The rows of vector `v` of stripe `i` that the [`VectorFilter`] selects (all rows
+    /// without one), and the filter columns' vectors, unpacked (only those are read).
+    fn filter_vector(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot) -> (Selection, Vec<(usize, Unpacked)>) {
+        self.load(i);
+        let rows = self.stripe.as_ref().unwrap().dir.vector_rows(v);
+        let Some(mut filter) = self.filter.take() else { return (Selection::all(rows), Vec::new()) };
+        let mut unpacked = Vec::new();
+        self.unpack_columns(i, v, slot, filter.columns(), &mut unpacked);
+        let stripe: &LoadedStripe = self.stripe.as_ref().unwrap();
+        let stored = stripe.dir.columns.len();
         let lookup = |c: usize| {
-            let ctx = if c < stored { stripe_ref.loaded_context(c) } else { ColumnContext::default() };
+            let ctx = if c < stored { stripe.loaded_context(c) } else { ColumnContext::default() };
             unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
         };
-        let selection = filter.select(&lookup, stripe_ref.serial, rows).unwrap_or_else(|| {
+        let selection = filter.select(&lookup, stripe.serial, rows);
+        self.filter = Some(filter);
+        let selection = selection.unwrap_or_else(|| {
             crate::storage::corrupt(self.pages.rel(), format!("stripe at row {}: a filter column's vector {v} is not of its type", self.stripes[i].first_row))
         });
         self.counters.rows_filtered += (rows - selection.count()) as u64;
         if selection.is_empty() {
             self.counters.vectors_filtered += 1;
-        } else {
+        }
+        (selection, unpacked)
+    }
+
+    /// [`filter_vector`](Self::filter_vector), then the selected rows of the filter columns
+    /// laid out as Datums (the other columns are decoded when a row is stored, so a vector
+    /// without a selected row costs the filter columns' decoding alone).
+    fn select(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot, id: u64) -> Selection {
+        let (selection, unpacked) = self.filter_vector(i, v, slot);
+        if !selection.is_empty() && !unpacked.is_empty() {
+            let stripe = self.stripe.as_ref().unwrap();
+            let stored = stripe.dir.columns.len();
             // hand the filter's vectors to the row store, which would decode them again
-            self.decoded.prefill(stripe_ref, v, &self.types, unpacked.into_iter().filter(|(c, _)| *c < stored).collect(), Some((id, &selection)));
+            self.decoded.prefill(stripe, v, &self.types, unpacked.into_iter().filter(|(c, _)| *c < stored).collect(), Some((id, &selection)));
         }
         selection
+    }
+
+    /// Vector at a time without rows (an aggregate over the scan): gives `consume` the next
+    /// vector's selection (never empty) and a lookup of its `columns`, unpacked with their
+    /// contexts; false at the end. `slot` gives the defaults of columns added since a stripe
+    /// was written.
+    pub fn next_batch(&mut self, slot: *mut pg_sys::TupleTableSlot, columns: &[usize], consume: &mut dyn for<'v> FnMut(&Selection, &ColumnLookup<'v>)) -> bool {
+        loop {
+            let Some((i, v)) = self.next_vector() else { return false };
+            let (selection, mut unpacked) = self.filter_vector(i, v, slot);
+            if selection.is_empty() {
+                continue;
+            }
+            self.unpack_columns(i, v, slot, columns, &mut unpacked);
+            let stripe: &LoadedStripe = self.stripe.as_ref().unwrap();
+            let stored = stripe.dir.columns.len();
+            let lookup = |c: usize| {
+                let ctx = if c < stored { stripe.loaded_context(c) } else { ColumnContext::default() };
+                unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
+            };
+            consume(&selection, &lookup);
+            return true;
+        }
     }
 
     /// Forward, vector at a time (the custom scan): stores the next row that the skip and

@@ -3,12 +3,11 @@
 //! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
 
 use pg_columnar_codec::filter::{select_unpacked_cached, EntryCache, Operand, Predicate, Selection};
-use pg_columnar_codec::{ColumnContext, Unpacked};
 use pgrx::pg_sys;
 
 use super::quals::{ArrayMode, Exact, SkipExpr, Test};
 use super::skip::{Scalar, Value};
-use crate::am::scan::VectorFilter;
+use crate::am::scan::{ColumnLookup, VectorFilter};
 
 enum Node {
     And(Vec<Node>),
@@ -95,7 +94,7 @@ impl RuntimeFilter {
     }
 }
 
-fn eval<'v>(n: &mut Node, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, stripe: u64, rows: usize) -> Option<Selection> {
+fn eval<'v>(n: &mut Node, vector: &ColumnLookup<'v>, stripe: u64, rows: usize) -> Option<Selection> {
     Some(match n {
         Node::And(parts) => {
             let mut s = Selection::all(rows);
@@ -129,7 +128,7 @@ impl VectorFilter for RuntimeFilter {
         &self.columns
     }
 
-    fn select<'v>(&mut self, vector: &dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)>, stripe: u64, rows: usize) -> Option<Selection> {
+    fn select<'v>(&mut self, vector: &ColumnLookup<'v>, stripe: u64, rows: usize) -> Option<Selection> {
         eval(&mut self.root, vector, stripe, rows)
     }
 }

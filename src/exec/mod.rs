@@ -7,7 +7,8 @@
 //! * [`skip`]: those quals checked against zone maps at execution time;
 //! * [`filter`]: the quals the node evaluates itself over whole vectors, with the codec's
 //!   kernels, instead of the executor row by row;
-//! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN).
+//! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN);
+//! * [`agg`]: `PgColumnarAgg`, aggregates without GROUP BY computed from the scan's vectors.
 //!
 //! The rows come from `am::scan::ScanState`, the same reader as the sequential scan's, told
 //! which columns to decode, which vectors to skip and which quals to evaluate. A qual used
@@ -18,6 +19,7 @@
 //! qual with the executor.
 //! `SET pg_columnar.enable_custom_scan = off` plans the plain sequential scan instead.
 
+pub mod agg;
 pub mod filter;
 pub mod node;
 pub mod plan;
@@ -26,6 +28,7 @@ pub mod skip;
 
 pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
 /// Registers the GUC, the plan node's methods and the planner hook (from `_PG_init`).
 pub unsafe fn install() {
@@ -45,8 +48,17 @@ pub unsafe fn install() {
         pgrx::GucContext::Userset,
         pgrx::GucFlags::default(),
     );
+    pgrx::GucRegistry::define_bool_guc(
+        c"pg_columnar.enable_vectorized_agg",
+        c"Plan aggregates without GROUP BY over a pg_columnar table as PgColumnarAgg, computed from whole vectors.",
+        c"Off: PostgreSQL's Agg over the scan's rows. Results are the same either way.",
+        &ENABLE_VECTORIZED_AGG,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::default(),
+    );
     node::register();
     plan::install_hook();
+    agg::install();
 }
 
 /// Iterating PostgreSQL lists.

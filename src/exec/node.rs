@@ -347,6 +347,25 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
     slot
 }
 
+/// The reader of a PgColumnarScan node, started, for a parent that takes its vectors
+/// instead of its rows (PgColumnarAgg), and the node's scan slot (which gives the defaults of
+/// columns added since a stripe was written); `None` if `child` is another node.
+pub unsafe fn batch_source<'a>(child: *mut pg_sys::PlanState) -> Option<(&'a mut ScanState, *mut pg_sys::TupleTableSlot)> {
+    let node = child as *mut pg_sys::CustomScanState;
+    if (*child).type_ != pg_sys::NodeTag::T_CustomScanState || !std::ptr::eq((*node).methods, &raw const EXEC_METHODS) {
+        return None;
+    }
+    if !(*child).qual.is_null() {
+        pgrx::error!("pg_columnar: PgColumnarAgg over a scan with quals left for the executor");
+    }
+    let exec = exec_of(node);
+    if exec.start_pending {
+        start(node, exec);
+        exec.start_pending = false;
+    }
+    Some((exec.scan.as_mut().unwrap(), (*node).ss.ss_ScanTupleSlot))
+}
+
 /// An EvalPlanQual test tuple did not come through the vectorized filter: its quals are
 /// checked here (the executor checks the plan's own).
 #[pgrx::pg_guard]

@@ -22,6 +22,28 @@ static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
     ReparameterizeCustomPathByChild: None,
 };
 
+/// The methods of PgColumnarScan paths (how another planner hook recognizes them).
+pub fn path_methods() -> *const pg_sys::CustomPathMethods {
+    &raw const PATH_METHODS
+}
+
+/// Whether the custom scan of `rel` would evaluate every qual itself, leaving none for the
+/// executor (and no gating qual): what `plan_custom_path` decides, asked at path time.
+pub unsafe fn every_qual_vectorized(rel: *mut pg_sys::RelOptInfo) -> bool {
+    let clauses = (*rel).baserestrictinfo;
+    if list::len(clauses) == 0 {
+        return true;
+    }
+    if !super::ENABLE_VECTORIZED_FILTER.get() {
+        return false;
+    }
+    let mut translator = Translator::new((*rel).relid);
+    list::ptrs::<pg_sys::RestrictInfo>(clauses).all(|rinfo| {
+        let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
+        !(*rinfo).pseudoconstant && matches!(translator.translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only), Some((_, true)))
+    })
+}
+
 pub unsafe fn install_hook() {
     PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
     pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
