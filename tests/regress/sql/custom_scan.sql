@@ -198,7 +198,9 @@ DROP POLICY recent ON sc;
 REVOKE SELECT ON sc FROM sc_reader;
 DROP ROLE sc_reader;
 
--- parallel: workers share the stripes; the counters add up the processes'
+-- parallel: workers share the stripes; the counters add up the processes' (PostgreSQL's Agg
+-- above, which has a partial mode; PgColumnarAgg has none yet)
+SET pg_columnar.enable_vectorized_agg = off;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
@@ -213,6 +215,7 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
+RESET pg_columnar.enable_vectorized_agg;
 
 -- empty and single-row tables
 CREATE TABLE e0 (a int) USING pg_columnar;

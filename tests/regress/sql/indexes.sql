@@ -39,7 +39,8 @@ SELECT ctid, id FROM c WHERE id IN (1, 2, 30000) ORDER BY id;
 SELECT id FROM c WHERE ctid = '(0,2)';
 SELECT count(*) FROM c WHERE ctid >= '(10,1)' AND ctid < '(12,1)';
 SELECT id FROM c WHERE ctid = '(999999,1)';
--- a parallel scan returns every row once
+-- a parallel scan returns every row once (PostgreSQL's Agg, so that the scan is parallel)
+SET pg_columnar.enable_vectorized_agg = off;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
