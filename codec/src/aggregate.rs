@@ -8,8 +8,10 @@
 //!   sum as PostgreSQL keeps it (int8 with wrapping for int2/int4, exact for int8). The
 //!   division itself is left to the caller (PostgreSQL's `numeric_div`).
 //! * `sum` of float4/float8: `float4pl`/`float8pl` in row order, in the argument's own
-//!   precision, with their overflow error (a finite sum of finite values that becomes
-//!   infinite).
+//!   precision, starting from the first value (they have no initial state), with their
+//!   overflow error (a finite sum of finite values that becomes infinite). Integer-valued
+//!   floats whose partial sums all stay exact integers are added as integers, which gives
+//!   the same bits.
 //! * `avg` of float4/float8: `float8_accum`'s Youngs-Cramer state (N, Sx, Sxx) in row order,
 //!   with its overflow rule (which can fire on Sxx alone), then Sx / N.
 //! * `min`/`max`: integers as numbers; floats in PostgreSQL's order (NaN above all) where,
@@ -230,8 +232,64 @@ impl State {
             *n += nonnull as i64;
             return Some(Ok(()));
         }
+        if let (Form::Integers { kind, ints }, State::Float8Sum { .. } | State::Float4Sum { .. }) = (&u.form, &*self) {
+            if self.add_exact_integers(*kind, ints, u, sel) {
+                return Some(Ok(()));
+            }
+        }
         let picked = pick(u, ctx, sel)?;
         Some(self.add_picked(&picked))
+    }
+
+    /// A float sum over integer-valued floats, added as integers when that is what adding
+    /// them one by one gives: if the sum so far is an integer and it and every value added
+    /// stay within 2^53 (float4: 2^24) in magnitude, every partial sum is an exact integer,
+    /// so no step rounds and none overflows. False (nothing added) otherwise.
+    fn add_exact_integers(&mut self, kind: Kind, ints: &[i64], u: &Unpacked, sel: &Selection) -> bool {
+        let all = u.nulls.is_none() && sel.count() == u.rows;
+        let picked;
+        let values: &[i64] = if all {
+            ints
+        } else {
+            picked = gather(ints, false, &picked_indexes(u, sel), |i| i);
+            &picked
+        };
+        if values.is_empty() {
+            return true;
+        }
+        if !crate::all_within_bits(values, 52) {
+            return false;
+        }
+        // below 2^52 each, at most 1024 of them: no overflow in i64
+        let (total, magnitude) = values.iter().fold((0i64, 0i64), |(t, m), &v| (t + v, m + v.abs()));
+        // the sum so far as an exact integer within `limit` (the first value starts the sum
+        // as it is, so an empty one counts as 0)
+        let start = |n: i64, sum: f64, limit: i64| -> Option<i64> {
+            if n == 0 {
+                return Some(0);
+            }
+            (sum.fract() == 0.0 && sum.abs() <= limit as f64).then_some(sum as i64)
+        };
+        match self {
+            State::Float8Sum { n, sum } if kind == Kind::Float64 => {
+                let limit = 1i64 << 53;
+                match start(*n, *sum, limit) {
+                    Some(s) if s.abs() + magnitude <= limit => *sum = (s + total) as f64,
+                    _ => return false,
+                }
+                *n += values.len() as i64;
+            }
+            State::Float4Sum { n, sum } if kind == Kind::Float32 => {
+                let limit = 1i64 << 24;
+                match start(*n, *sum as f64, limit) {
+                    Some(s) if s.abs() + magnitude <= limit => *sum = (s + total) as f32,
+                    _ => return false,
+                }
+                *n += values.len() as i64;
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn add_picked(&mut self, p: &Picked) -> Result<(), FloatOverflow> {
@@ -245,17 +303,19 @@ impl State {
                     *sum += x.iter().map(|&v| v as i128).sum::<i128>();
                 }
             }
+            // `float8pl` and `float4pl` have no initial state: the first value is the sum
+            // (0 + -0 would be 0, not -0)
             (State::Float8Sum { n, sum }, Picked::Float8(x)) => {
                 for &v in x {
-                    *sum = float8_add(*sum, v)?;
+                    *sum = if *n == 0 { v } else { float8_add(*sum, v)? };
+                    *n += 1;
                 }
-                *n += x.len() as i64;
             }
             (State::Float4Sum { n, sum }, Picked::Float4(x)) => {
                 for &v in x {
-                    *sum = float4_add(*sum, v)?;
+                    *sum = if *n == 0 { v } else { float4_add(*sum, v)? };
+                    *n += 1;
                 }
-                *n += x.len() as i64;
             }
             (State::FloatAccum { n, sx, sxx }, Picked::Float8(x)) => {
                 for &v in x {

@@ -45,6 +45,9 @@ impl Reference {
         self.n += 1;
         match (f, v) {
             (Function::Sum | Function::Avg, Value::I(x)) => self.int_sum += x as i128,
+            // the first value is the sum (float8pl has no initial state)
+            (Function::Sum, Value::F8(x)) if self.n == 1 => self.f8 = x,
+            (Function::Sum, Value::F4(x)) if self.n == 1 => self.f4 = x,
             (Function::Sum, Value::F8(x)) => {
                 let s = self.f8 + x;
                 self.overflow |= s.is_infinite() && !self.f8.is_infinite() && !x.is_infinite();
@@ -264,6 +267,11 @@ fn every_form_and_the_float_edges() {
         vec![1e200, -1e200],
         vec![f64::NAN, 1.0, -0.0, 0.0],
         vec![0.0, -0.0],
+        vec![-0.0],
+        vec![-0.0, -0.0],
+        vec![-0.0, 3.0, -3.0],
+        vec![9_007_199_254_740_992.0, 1.0, 1.0],
+        vec![9_007_199_254_740_991.0, 1.0, 1.0, -4.0],
         vec![f64::INFINITY, f64::NEG_INFINITY],
     ];
     for e in edges {

@@ -95,6 +95,12 @@ INSERT INTO vf VALUES ('Infinity', '-0'), ('-Infinity', '0'), (1, '-0');
 INSERT INTO vf_heap SELECT * FROM vf;
 SELECT sum(x), avg(x), min(y), max(y), sum(y) FROM vf;
 SELECT sum(x), avg(x), min(y), max(y), sum(y) FROM vf_heap;
+-- a sum starts from its first value: the sum of one -0 is -0
+TRUNCATE vf, vf_heap;
+INSERT INTO vf VALUES ('-0', '-0');
+INSERT INTO vf_heap SELECT * FROM vf;
+SELECT sum(x), sum(y), avg(x) FROM vf;
+SELECT sum(x), sum(y), avg(x) FROM vf_heap;
 -- int8 sums beyond int8 are exact (numeric), int4 sums are int8
 CREATE TABLE vi (a int8, b int4) USING pg_columnar;
 INSERT INTO vi SELECT 9223372036854775807 - g, 2147483647 FROM generate_series(0, 3000) g;
