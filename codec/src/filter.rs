@@ -165,7 +165,9 @@ pub struct EntryCache {
 }
 
 /// `cmp` against `c` on each value, as one loop per operator so that the comparison is not
-/// re-decided per value and the loop vectorises.
+/// re-decided per value and the loop vectorises (inlined, so that the AVX2 build of a caller
+/// compiles it for AVX2 too).
+#[inline(always)]
 fn compare_loop<T: Copy, C: Copy + PartialOrd>(x: &[T], cmp: Cmp, c: C, widen: impl Fn(T) -> C) -> Vec<u8> {
     let w = &widen;
     match cmp {

@@ -66,7 +66,57 @@ pub enum StoredZone {
     Empty,
     Int { min: i64, max: i64 },
     Float { min: f64, max: f64 },
-    Bytes { min: Vec<u8>, max: Vec<u8>, max_truncated: bool },
+    Bytes { min: ZoneBound, max: ZoneBound, max_truncated: bool },
+}
+
+/// One bound of a byte-string zone map: at most [`ZONE_BYTES`] bytes, kept inline, since a
+/// directory holds one pair per vector and column and a scan parses every directory it reads.
+#[derive(Clone, Copy)]
+pub struct ZoneBound {
+    len: u8,
+    bytes: [u8; ZONE_BYTES],
+}
+
+impl ZoneBound {
+    /// `b` must be at most [`ZONE_BYTES`] long.
+    pub fn new(b: &[u8]) -> ZoneBound {
+        let mut bytes = [0u8; ZONE_BYTES];
+        bytes[..b.len()].copy_from_slice(b);
+        ZoneBound { len: b.len() as u8, bytes }
+    }
+}
+
+impl std::ops::Deref for ZoneBound {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+impl PartialEq for ZoneBound {
+    fn eq(&self, o: &ZoneBound) -> bool {
+        **self == **o
+    }
+}
+
+impl Eq for ZoneBound {}
+
+impl PartialOrd for ZoneBound {
+    fn partial_cmp(&self, o: &ZoneBound) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for ZoneBound {
+    fn cmp(&self, o: &ZoneBound) -> std::cmp::Ordering {
+        (**self).cmp(&**o)
+    }
+}
+
+impl std::fmt::Debug for ZoneBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
 }
 
 impl StoredZone {
@@ -85,8 +135,8 @@ impl StoredZone {
             ZoneMap::Bytes { min, max } => {
                 let (min, max) = (bytes_at(min), bytes_at(max));
                 StoredZone::Bytes {
-                    min: min[..min.len().min(ZONE_BYTES)].to_vec(),
-                    max: max[..max.len().min(ZONE_BYTES)].to_vec(),
+                    min: ZoneBound::new(&min[..min.len().min(ZONE_BYTES)]),
+                    max: ZoneBound::new(&max[..max.len().min(ZONE_BYTES)]),
                     max_truncated: max.len() > ZONE_BYTES,
                 }
             }
@@ -130,12 +180,12 @@ impl StoredZone {
                 if flags > 1 {
                     return Err(DecodeError::OutOfRange { what: "zone map flags", value: flags as u64, limit: 1 });
                 }
-                let mut bound = |what| -> DecodeResult<Vec<u8>> {
+                let mut bound = |what| -> DecodeResult<ZoneBound> {
                     let len = r.u8(what)? as usize;
                     if len > ZONE_BYTES {
                         return Err(DecodeError::OutOfRange { what, value: len as u64, limit: ZONE_BYTES as u64 });
                     }
-                    Ok(r.take(len, what)?.to_vec())
+                    Ok(ZoneBound::new(r.take(len, what)?))
                 };
                 let min = bound("zone map minimum")?;
                 let max = bound("zone map maximum")?;
@@ -308,7 +358,7 @@ fn join_zones(a: &StoredZone, b: &StoredZone) -> Option<StoredZone> {
         (
             StoredZone::Bytes { min: a0, max: a1, max_truncated: at },
             StoredZone::Bytes { min: b0, max: b1, max_truncated: bt },
-        ) => StoredZone::Bytes { min: a0.min(b0).clone(), max: a1.max(b1).clone(), max_truncated: *at || *bt },
+        ) => StoredZone::Bytes { min: *a0.min(b0), max: *a1.max(b1), max_truncated: *at || *bt },
         _ => return None,
     })
 }
