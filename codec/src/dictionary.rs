@@ -446,20 +446,6 @@ pub fn encode(plan: &DictionaryPlan, out: &mut Vec<u8>) {
     bitpack::write_planned(&plan.codes, &plan.codes_plan, out);
 }
 
-/// Reads a dictionary payload holding `count` values of `kind`.
-pub fn decode(
-    r: &mut ByteReader<'_>,
-    kind: Kind,
-    fixed_width: u16,
-    count: usize,
-    shared: Option<&SharedDictionary>,
-) -> DecodeResult<Values> {
-    let (inline, codes) = unpack(r, kind, fixed_width, count, shared)?;
-    // unpack checked that the shared dictionary is there when the codes need it
-    let entries = inline.as_ref().unwrap_or_else(|| &shared.unwrap().entries);
-    Ok(gather(entries, &codes))
-}
-
 /// Reads a dictionary payload without gathering: its inline entries (`None`: the codes index
 /// `shared`) and the codes, each checked to index an entry, and the gathered strings checked
 /// to fit [`MAX_VECTOR_BYTES`] (a few long entries repeated by every code).

@@ -43,6 +43,16 @@ pub struct ScanDesc {
 /// unpacked with.
 pub type ColumnLookup<'v> = dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)> + 'v;
 
+/// The [`ColumnLookup`] of vectors unpacked from `stripe` (a column the stripe does not store
+/// has no context).
+fn lookup_in<'a>(stripe: &'a LoadedStripe, unpacked: &'a [(usize, Unpacked)]) -> impl Fn(usize) -> Option<(&'a Unpacked, ColumnContext<'a>)> + 'a {
+    let stored = stripe.dir.columns.len();
+    move |c| {
+        let ctx = if c < stored { stripe.loaded_context(c) } else { ColumnContext::default() };
+        unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
+    }
+}
+
 /// Evaluates quals over whole decoded vectors (`exec::filter`).
 pub trait VectorFilter {
     /// The columns (0-based) whose vectors [`select`](Self::select) reads.
@@ -472,12 +482,7 @@ impl ScanState {
         let mut unpacked = Vec::new();
         self.unpack_columns(i, v, slot, filter.columns(), &mut unpacked);
         let stripe: &LoadedStripe = self.stripe.as_ref().unwrap();
-        let stored = stripe.dir.columns.len();
-        let lookup = |c: usize| {
-            let ctx = if c < stored { stripe.loaded_context(c) } else { ColumnContext::default() };
-            unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
-        };
-        let selection = filter.select(&lookup, stripe.serial, rows);
+        let selection = filter.select(&lookup_in(stripe, &unpacked), stripe.serial, rows);
         self.filter = Some(filter);
         let selection = selection.unwrap_or_else(|| {
             crate::storage::corrupt(self.pages.rel(), format!("stripe at row {}: a filter column's vector {v} is not of its type", self.stripes[i].first_row))
@@ -515,13 +520,7 @@ impl ScanState {
                 continue;
             }
             self.unpack_columns(i, v, slot, columns, &mut unpacked);
-            let stripe: &LoadedStripe = self.stripe.as_ref().unwrap();
-            let stored = stripe.dir.columns.len();
-            let lookup = |c: usize| {
-                let ctx = if c < stored { stripe.loaded_context(c) } else { ColumnContext::default() };
-                unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
-            };
-            consume(&selection, &lookup);
+            consume(&selection, &lookup_in(self.stripe.as_ref().unwrap(), &unpacked));
             return true;
         }
     }
