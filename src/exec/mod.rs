@@ -30,31 +30,30 @@ pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>
 pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
-/// Registers the GUC, the plan node's methods and the planner hook (from `_PG_init`).
+/// A user-settable switch of query execution, on by default.
+fn define_switch(name: &'static std::ffi::CStr, short: &'static std::ffi::CStr, long: &'static std::ffi::CStr, setting: &'static pgrx::GucSetting<bool>) {
+    pgrx::GucRegistry::define_bool_guc(name, short, long, setting, pgrx::GucContext::Userset, pgrx::GucFlags::default());
+}
+
+/// Registers the switches, the plan nodes' methods and the planner hooks (from `_PG_init`).
 pub unsafe fn install() {
-    pgrx::GucRegistry::define_bool_guc(
+    define_switch(
         c"pg_columnar.enable_custom_scan",
         c"Plan scans of pg_columnar tables as PgColumnarScan (projection and zone-map skipping).",
         c"Off: the plain sequential scan, which decodes every column of every vector. Results are the same either way.",
         &ENABLE_CUSTOM_SCAN,
-        pgrx::GucContext::Userset,
-        pgrx::GucFlags::default(),
     );
-    pgrx::GucRegistry::define_bool_guc(
+    define_switch(
         c"pg_columnar.enable_vectorized_filter",
         c"Let PgColumnarScan evaluate the quals it can over whole vectors instead of the executor row by row.",
         c"Off: every qual stays with the executor (the scan still uses them to skip vectors). Results are the same either way.",
         &ENABLE_VECTORIZED_FILTER,
-        pgrx::GucContext::Userset,
-        pgrx::GucFlags::default(),
     );
-    pgrx::GucRegistry::define_bool_guc(
+    define_switch(
         c"pg_columnar.enable_vectorized_agg",
         c"Plan aggregates without GROUP BY over a pg_columnar table as PgColumnarAgg, computed from whole vectors.",
         c"Off: PostgreSQL's Agg over the scan's rows. Results are the same either way.",
         &ENABLE_VECTORIZED_AGG,
-        pgrx::GucContext::Userset,
-        pgrx::GucFlags::default(),
     );
     node::register();
     plan::install_hook();
