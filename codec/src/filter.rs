@@ -327,6 +327,7 @@ fn test_values(values: &Values, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
     })
 }
 
+/// One operand over integers or values (dictionary codes are tested per entry by [`test_all`]).
 fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> {
     match lanes {
         Lanes::Values(v) => test_values(v, cmp, operand),
@@ -341,10 +342,7 @@ fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
                 IntTest::Compare(cmp, c) => compare_ints(ints, cmp, c),
             })
         }
-        Lanes::Codes { entries, codes, .. } => {
-            let hit = test_values(entries, cmp, operand)?;
-            Some(codes.iter().map(|&c| hit[c as usize]).collect())
-        }
+        Lanes::Codes { .. } => unreachable!("test_all tests a dictionary's entries, then looks its codes up"),
     }
 }
 

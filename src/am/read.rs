@@ -83,12 +83,11 @@ impl LoadedStripe {
             });
             self.contexts[column] = Some((fsst, dict));
         }
-        let (f, d) = self.contexts[column].as_ref().unwrap();
-        ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref(), stride: None }
+        self.loaded_context(column)
     }
 
-    /// The context of `column` that [`unpack`](Self::unpack) read: what an unpacked vector of
-    /// it is materialized and filtered with.
+    /// The context of `column` that [`unpack`](Self::unpack) read (none before): what an
+    /// unpacked vector of it is materialized and filtered with.
     pub fn loaded_context(&self, column: usize) -> ColumnContext<'_> {
         match self.contexts[column].as_ref() {
             Some((f, d)) => ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref(), stride: None },

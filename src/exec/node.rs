@@ -382,11 +382,9 @@ unsafe fn filter_clauses(cscan: *const pg_sys::CustomScan, spec: &ScanSpec) -> V
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     let ps = &(*node).ss.ps;
-    if !ps.qual.is_null() || !(*ps.state).es_epq_active.is_null() {
-        return pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck));
-    }
+    let projects = !ps.ps_ProjInfo.is_null();
     let direct = exec_of(node).direct.as_deref();
-    if !ps.ps_ProjInfo.is_null() && direct.is_none() {
+    if !ps.qual.is_null() || !(*ps.state).es_epq_active.is_null() || (projects && direct.is_none()) {
         return pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck));
     }
     // what ExecScan does without quals or EvalPlanQual, without the calls: reset the
@@ -396,7 +394,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
         pg_sys::MemoryContextReset(memory);
     }
     let row = next(&mut (*node).ss);
-    let (Some(direct), false) = (direct, ps.ps_ProjInfo.is_null()) else {
+    let Some(direct) = direct.filter(|_| projects) else {
         return row;
     };
     let result = (*ps.ps_ProjInfo).pi_state.resultslot;

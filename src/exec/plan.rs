@@ -30,18 +30,20 @@ pub fn path_methods() -> *const pg_sys::CustomPathMethods {
 /// Whether the custom scan of `rel` would evaluate every qual itself, leaving none for the
 /// executor (and no gating qual): what `plan_custom_path` decides, asked at path time.
 pub unsafe fn every_qual_vectorized(rel: *mut pg_sys::RelOptInfo) -> bool {
-    let clauses = (*rel).baserestrictinfo;
-    if list::len(clauses) == 0 {
-        return true;
-    }
-    if !super::ENABLE_VECTORIZED_FILTER.get() {
-        return false;
-    }
     let mut translator = Translator::new((*rel).relid);
-    list::ptrs::<pg_sys::RestrictInfo>(clauses).all(|rinfo| {
-        let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
-        !(*rinfo).pseudoconstant && matches!(translator.translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only), Some((_, true)))
-    })
+    list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
+        .all(|rinfo| !(*rinfo).pseudoconstant && matches!(scan_qual(&mut translator, rel, rinfo), Some((_, true))))
+}
+
+/// How the scan of `rel` takes the qual `rinfo`: its skip expression, and whether the node
+/// evaluates it exactly itself (a vectorized filter; never with
+/// `pg_columnar.enable_vectorized_filter` off); `None` if the scan cannot use it. Below a
+/// security barrier only leakproof operators count.
+unsafe fn scan_qual(translator: &mut Translator, rel: *mut pg_sys::RelOptInfo, rinfo: *mut pg_sys::RestrictInfo) -> Option<(SkipExpr, bool)> {
+    let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
+    translator
+        .translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only)
+        .map(|(e, exact)| (e, exact && super::ENABLE_VECTORIZED_FILTER.get()))
 }
 
 pub unsafe fn install_hook() {
@@ -191,8 +193,7 @@ unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
         if (*rinfo).pseudoconstant {
             continue;
         }
-        let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
-        if let Some((e, _)) = translator.translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only) {
+        if let Some((e, _)) = scan_qual(&mut translator, rel, rinfo) {
             parts.push(e);
         }
     }
@@ -389,9 +390,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
             continue;
         }
         let clause = (*rinfo).clause as *mut pg_sys::Node;
-        let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
-        match translator.translate_qual(clause, leakproof_only) {
-            Some((e, true)) if super::ENABLE_VECTORIZED_FILTER.get() => {
+        match scan_qual(&mut translator, rel, rinfo) {
+            Some((e, true)) => {
                 skip_parts.push(e.clone());
                 skip_clauses.push(copy(clause));
                 filter_parts.push(e);
