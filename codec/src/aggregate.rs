@@ -86,10 +86,35 @@ enum Picked {
     Float4(Vec<f32>),
 }
 
-/// The indexes among the non-null values of the selected non-null rows.
-fn picked_indexes(u: &Unpacked, sel: &Selection) -> Vec<usize> {
+impl Picked {
+    fn len(&self) -> usize {
+        match self {
+            Picked::Ints(x) => x.len(),
+            Picked::Float8(x) => x.len(),
+            Picked::Float4(x) => x.len(),
+        }
+    }
+
+    fn number(&self, k: usize) -> Number {
+        match self {
+            Picked::Ints(x) => Number::Int(x[k]),
+            Picked::Float8(x) => Number::Float8(x[k]),
+            Picked::Float4(x) => Number::Float4(x[k]),
+        }
+    }
+}
+
+/// The indexes among the non-null values of the selected non-null rows, and (if `rows` is
+/// given) those rows.
+fn picked_indexes(u: &Unpacked, sel: &Selection, mut rows: Option<&mut Vec<usize>>) -> Vec<usize> {
     match u.nulls.as_deref() {
-        None => sel.iter().collect(),
+        None => {
+            let out: Vec<usize> = sel.iter().collect();
+            if let Some(r) = rows {
+                r.clone_from(&out);
+            }
+            out
+        }
         Some(bitmap) => {
             let mut out = Vec::with_capacity(sel.count());
             let mut k = 0;
@@ -99,6 +124,9 @@ fn picked_indexes(u: &Unpacked, sel: &Selection) -> Vec<usize> {
                 }
                 if sel.contains(r) {
                     out.push(k);
+                    if let Some(rows) = rows.as_deref_mut() {
+                        rows.push(r);
+                    }
                 }
                 k += 1;
             }
@@ -116,10 +144,11 @@ fn gather<T: Copy, U>(x: &[T], all: bool, idx: &[usize], f: impl Fn(T) -> U) -> 
     }
 }
 
-/// The selected values as numbers; `None` for strings and opaque values.
-fn pick(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection) -> Option<Picked> {
-    let all = u.nulls.is_none() && sel.count() == u.rows;
-    let idx = if all { Vec::new() } else { picked_indexes(u, sel) };
+/// The selected values as numbers, and (if `rows` is given) the row of each; `None` for
+/// strings and opaque values.
+fn pick(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, rows: Option<&mut Vec<usize>>) -> Option<Picked> {
+    let all = u.nulls.is_none() && sel.count() == u.rows && rows.is_none();
+    let idx = if all { Vec::new() } else { picked_indexes(u, sel, rows) };
     let (values, codes) = match &u.form {
         Form::Integers { kind, ints } => {
             return Some(match kind {
@@ -187,6 +216,29 @@ fn accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, x: f64) -> Result<(), FloatOv
     Ok(())
 }
 
+/// One step of `float8pl` as a sum aggregate: it has no initial state, so the first value
+/// is the sum (0 + -0 would be 0, not -0).
+fn float8_sum_step(n: &mut i64, sum: &mut f64, v: f64) -> Result<(), FloatOverflow> {
+    *sum = if *n == 0 { v } else { float8_add(*sum, v)? };
+    *n += 1;
+    Ok(())
+}
+
+/// [`float8_sum_step`] for `float4pl`.
+fn float4_sum_step(n: &mut i64, sum: &mut f32, v: f32) -> Result<(), FloatOverflow> {
+    *sum = if *n == 0 { v } else { float4_add(*sum, v)? };
+    *n += 1;
+    Ok(())
+}
+
+/// One step of `min`/`max`.
+fn min_max_step(max: bool, best: &mut Option<Number>, v: Number) {
+    *best = Some(match *best {
+        Some(b) if !replaces(max, b, v) => b,
+        _ => v,
+    });
+}
+
 /// Whether `new` replaces `best` (`max`: `best > new` keeps it; `min`: `best < new`).
 fn replaces(max: bool, best: Number, new: Number) -> bool {
     let o = match (best, new) {
@@ -237,7 +289,7 @@ impl State {
                 return Some(Ok(()));
             }
         }
-        let picked = pick(u, ctx, sel)?;
+        let picked = pick(u, ctx, sel, None)?;
         Some(self.add_picked(&picked))
     }
 
@@ -251,7 +303,7 @@ impl State {
         let values: &[i64] = if all {
             ints
         } else {
-            picked = gather(ints, false, &picked_indexes(u, sel), |i| i);
+            picked = gather(ints, false, &picked_indexes(u, sel, None), |i| i);
             &picked
         };
         if values.is_empty() {
@@ -303,18 +355,14 @@ impl State {
                     *sum += x.iter().map(|&v| v as i128).sum::<i128>();
                 }
             }
-            // `float8pl` and `float4pl` have no initial state: the first value is the sum
-            // (0 + -0 would be 0, not -0)
             (State::Float8Sum { n, sum }, Picked::Float8(x)) => {
                 for &v in x {
-                    *sum = if *n == 0 { v } else { float8_add(*sum, v)? };
-                    *n += 1;
+                    float8_sum_step(n, sum, v)?;
                 }
             }
             (State::Float4Sum { n, sum }, Picked::Float4(x)) => {
                 for &v in x {
-                    *sum = if *n == 0 { v } else { float4_add(*sum, v)? };
-                    *n += 1;
+                    float4_sum_step(n, sum, v)?;
                 }
             }
             (State::FloatAccum { n, sx, sxx }, Picked::Float8(x)) => {
@@ -328,19 +376,29 @@ impl State {
                 }
             }
             (State::MinMax { max, best }, p) => {
-                let values: Box<dyn Iterator<Item = Number>> = match p {
-                    Picked::Ints(x) => Box::new(x.iter().map(|&v| Number::Int(v))),
-                    Picked::Float8(x) => Box::new(x.iter().map(|&v| Number::Float8(v))),
-                    Picked::Float4(x) => Box::new(x.iter().map(|&v| Number::Float4(v))),
-                };
-                for v in values {
-                    *best = Some(match *best {
-                        Some(b) if !replaces(*max, b, v) => b,
-                        _ => v,
-                    });
+                for k in 0..p.len() {
+                    min_max_step(*max, best, p.number(k));
                 }
             }
             (s, _) => unreachable!("state {s:?} for values of another kind"),
+        }
+        Ok(())
+    }
+
+    /// Adds one value (the grouped path's step; the ungrouped one runs the same steps in
+    /// loops of one kind).
+    fn add_one(&mut self, v: Number) -> Result<(), FloatOverflow> {
+        match (self, v) {
+            (State::IntSum { n, sum }, Number::Int(x)) => {
+                *n += 1;
+                *sum += x as i128;
+            }
+            (State::Float8Sum { n, sum }, Number::Float8(x)) => float8_sum_step(n, sum, x)?,
+            (State::Float4Sum { n, sum }, Number::Float4(x)) => float4_sum_step(n, sum, x)?,
+            (State::FloatAccum { n, sx, sxx }, Number::Float8(x)) => accum(n, sx, sxx, x)?,
+            (State::FloatAccum { n, sx, sxx }, Number::Float4(x)) => accum(n, sx, sxx, x as f64)?,
+            (State::MinMax { max, best }, v) => min_max_step(*max, best, v),
+            (s, v) => unreachable!("state {s:?} for {v:?}"),
         }
         Ok(())
     }
@@ -375,6 +433,35 @@ impl State {
             },
         }
     }
+}
+
+/// Adds the selected rows of a vector to the `count(*)` states of their groups
+/// (`states[groups[r]]` for row `r`).
+pub fn count_rows_grouped(states: &mut [State], sel: &Selection, groups: &[u32]) {
+    for r in sel.iter() {
+        states[groups[r] as usize].add_rows(1);
+    }
+}
+
+/// [`State::add`] for grouped rows: each selected row of `u` goes to `states[groups[r]]`, in
+/// row order. `None`: the vector holds values that are not numbers.
+pub fn add_grouped(states: &mut [State], u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, groups: &[u32]) -> Option<Result<(), FloatOverflow>> {
+    if let Some(State::Count(_)) = states.first() {
+        for r in sel.iter() {
+            if !u.nulls.as_deref().is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1) {
+                states[groups[r] as usize].add_rows(1);
+            }
+        }
+        return Some(Ok(()));
+    }
+    let mut rows = Vec::new();
+    let picked = pick(u, ctx, sel, Some(&mut rows))?;
+    for (k, &r) in rows.iter().enumerate() {
+        if let Err(e) = states[groups[r] as usize].add_one(picked.number(k)) {
+            return Some(Err(e));
+        }
+    }
+    Some(Ok(()))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 pub mod aggregate;
 pub mod bitpack;
 pub mod bits;
+pub mod bucket;
 pub mod chooser;
 pub mod decode;
 pub mod dictionary;
@@ -19,6 +20,7 @@ mod error;
 pub mod filter;
 pub mod floats;
 pub mod fsst;
+pub mod group;
 pub mod gorilla;
 pub mod plain;
 pub mod stripe;

@@ -1,12 +1,13 @@
 //! Aggregates over unpacked vectors (`aggregate::State::add`: integers of a bitpack vector,
 //! dictionary codes, values) against a row-by-row reference over the decoded vectors, with
 //! random selections, across several vectors in a row: the same outputs, floats bit for bit,
-//! and the same overflow errors.
+//! and the same overflow errors; and the grouped path (`aggregate::add_grouped`), rows spread
+//! over groups at random, against one reference per group.
 
 mod gen;
 
 use gen::{generate, GenKind, Nulls, Spec, ROWS};
-use pg_columnar_codec::aggregate::{FloatOverflow, Function, Output, State};
+use pg_columnar_codec::aggregate::{add_grouped, count_rows_grouped, FloatOverflow, Function, Output, State};
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, Kind, SharedDictionary, Values, Vector};
 use proptest::prelude::*;
@@ -205,6 +206,46 @@ fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, f
         match (&got, &want) {
             (Ok(a), Ok(b)) => assert!(same(a, b), "{f:?} on {kind:?}: {a:?} against {b:?}"),
             _ => assert_eq!(got, want, "{f:?} on {kind:?}"),
+        }
+    }
+    check_grouped(kind, vectors, &unpacked, ctx);
+}
+
+/// The rows of `vectors` spread over three groups: each group's state equals a reference fed
+/// that group's rows, and an overflow in any group is the error.
+fn check_grouped(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_columnar_codec::Unpacked], ctx: &ColumnContext<'_>) {
+    const GROUPS: usize = 3;
+    let mut rng = gen::Rng(0x5eed);
+    let groups: Vec<Vec<u32>> = vectors.iter().map(|(v, _)| (0..v.rows).map(|_| rng.below(GROUPS as u64) as u32).collect()).collect();
+    for f in FUNCTIONS {
+        let mut states = vec![State::new(f, kind).unwrap(); GROUPS];
+        let mut references: Vec<Reference> = (0..GROUPS).map(|_| Reference::default()).collect();
+        let mut got = Ok(());
+        for (((v, sel), u), g) in vectors.iter().zip(unpacked).zip(&groups) {
+            if f == Function::CountStar {
+                count_rows_grouped(&mut states, sel, g);
+            } else if got.is_ok() {
+                got = add_grouped(&mut states, u, ctx, sel, g).unwrap();
+            }
+            let mut k = 0;
+            for r in 0..v.rows {
+                let null = v.is_null(r);
+                if sel.contains(r) {
+                    references[g[r] as usize].row(f, (!null).then(|| value_at(v, k)));
+                }
+                if !null {
+                    k += 1;
+                }
+            }
+        }
+        let wants: Vec<_> = references.iter().map(|r| r.output(f, kind)).collect();
+        if got.is_err() || wants.iter().any(|w| w.is_err()) {
+            assert_eq!(got.is_err(), wants.iter().any(|w| w.is_err()), "grouped {f:?} on {kind:?}: overflow");
+            continue;
+        }
+        for (state, want) in states.iter().zip(&wants) {
+            let (a, b) = (state.finish(f, kind), want.unwrap());
+            assert!(same(&a, &b), "grouped {f:?} on {kind:?}: {a:?} against {b:?}");
         }
     }
 }

@@ -1,0 +1,413 @@
+//! Grouping for aggregation: each selected row of a vector gets the number of its group.
+//!
+//! A group key is a tuple of up to [`MAX_KEYS`] parts. Each part is one i64 per row, or
+//! NULL: integers (int2/int4/int8, date, timestamps, bool) are their values, time buckets
+//! the bucket's timestamp, and byte strings a dense id from an [`Interner`], which learns a
+//! dictionary's entries once (per stripe for a shared dictionary) and then maps codes to ids
+//! with an array lookup, so strings are not hashed per row. Two rows are in one group when
+//! every part is equal, NULL equal to NULL, as GROUP BY has it.
+//!
+//! [`GroupTable`] numbers the groups in the order they are first seen.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::decode::{Form, Unpacked};
+use crate::filter::Selection;
+use crate::vector::{ByteStrings, Values};
+use crate::ColumnContext;
+
+/// The most parts a key has here.
+pub const MAX_KEYS: usize = 4;
+
+/// One key part for each row of a vector (the value of a NULL row is unspecified).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KeyColumn {
+    pub parts: Vec<i64>,
+    /// As in [`Unpacked::nulls`]: bit `r % 8` of byte `r / 8` set for a NULL row.
+    pub nulls: Option<Vec<u8>>,
+}
+
+impl KeyColumn {
+    pub fn is_null(&self, r: usize) -> bool {
+        self.nulls.as_ref().is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1)
+    }
+}
+
+/// The multiplicative hash rustc uses for small keys (FxHash): keys here are a few
+/// integers, for which SipHash's protection against chosen collisions costs more than the
+/// whole aggregation step.
+#[derive(Default)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.write_u64(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        let rest = chunks.remainder();
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        self.write_u64(u64::from_le_bytes(last) ^ (rest.len() as u64) << 59);
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// Spreads the non-null `values` of a vector of `rows` rows over its rows.
+fn spread(rows: usize, nulls: Option<&[u8]>, values: impl Iterator<Item = i64>) -> Vec<i64> {
+    match nulls {
+        None => values.collect(),
+        Some(bitmap) => {
+            let mut values = values;
+            (0..rows).map(|r| if bitmap[r / 8] >> (r % 8) & 1 == 1 { 0 } else { values.next().unwrap_or(0) }).collect()
+        }
+    }
+}
+
+fn ints_of(values: &Values) -> Option<Box<dyn Fn(usize) -> i64 + '_>> {
+    Some(match values {
+        Values::Int8(x) => Box::new(move |i| x[i] as i64),
+        Values::Int16(x) => Box::new(move |i| x[i] as i64),
+        Values::Int32(x) => Box::new(move |i| x[i] as i64),
+        Values::Int64(x) => Box::new(move |i| x[i]),
+        _ => return None,
+    })
+}
+
+/// The integer of each row of `u`, a vector of integers (`None`: it holds other values).
+pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>) -> Option<KeyColumn> {
+    let nulls = u.nulls.as_deref();
+    let parts = match &u.form {
+        Form::Integers { kind, ints } => {
+            if kind.is_float() {
+                return None;
+            }
+            spread(u.rows, nulls, ints.iter().copied())
+        }
+        Form::Values(v) => {
+            let at = ints_of(v)?;
+            spread(u.rows, nulls, (0..v.len()).map(at))
+        }
+        Form::Codes { inline, codes } => {
+            let at = ints_of(Unpacked::entries(inline, ctx))?;
+            spread(u.rows, nulls, codes.iter().map(|&c| at(c as usize)))
+        }
+    };
+    Some(KeyColumn { parts, nulls: u.nulls.clone() })
+}
+
+/// Dense ids of the distinct byte strings seen, with a cached mapping from the entries of
+/// the last shared dictionary to their ids.
+#[derive(Debug, Default)]
+pub struct Interner {
+    ids: HashMap<Box<[u8]>, u32, FxBuild>,
+    strings: ByteStrings,
+    /// The key of the dictionary `remap` maps (see [`Interner::keys`]).
+    remap_key: Option<u64>,
+    remap: Vec<u32>,
+    /// How many dictionary entries were interned, and how many strings row by row (for
+    /// EXPLAIN ANALYZE and the tests that show which path ran).
+    pub entries_interned: u64,
+    pub rows_interned: u64,
+}
+
+impl Interner {
+    pub fn new() -> Interner {
+        Interner { strings: ByteStrings::new(), ..Default::default() }
+    }
+
+    pub fn id(&mut self, s: &[u8]) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings.push(s);
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    /// The string of an id.
+    pub fn get(&self, id: u32) -> &[u8] {
+        self.strings.as_ref().get(id as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn ids_of_entries(&mut self, entries: &Values) -> Option<Vec<u32>> {
+        let Values::Bytes(b) = entries else { return None };
+        self.entries_interned += b.len() as u64;
+        Some(b.as_ref().iter().map(|s| self.id(s)).collect())
+    }
+
+    /// The id of each row's string of `u`, a vector of byte strings (`None`: it holds other
+    /// values). `dictionary_key` names the shared dictionary `ctx` holds: the caller gives
+    /// another key whenever it gives another dictionary.
+    pub fn keys(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, dictionary_key: u64) -> Option<KeyColumn> {
+        let nulls = u.nulls.as_deref();
+        let parts = match &u.form {
+            Form::Integers { .. } => return None,
+            Form::Values(Values::Bytes(b)) => {
+                self.rows_interned += b.len() as u64;
+                let ids: Vec<i64> = b.as_ref().iter().map(|s| self.id(s) as i64).collect();
+                spread(u.rows, nulls, ids.into_iter())
+            }
+            Form::Values(_) => return None,
+            Form::Codes { inline: Some(entries), codes } => {
+                let map = self.ids_of_entries(entries)?;
+                spread(u.rows, nulls, codes.iter().map(|&c| map[c as usize] as i64))
+            }
+            Form::Codes { inline: None, codes } => {
+                if self.remap_key != Some(dictionary_key) {
+                    self.remap = self.ids_of_entries(Unpacked::entries(&None, ctx))?;
+                    self.remap_key = Some(dictionary_key);
+                }
+                let map = &self.remap;
+                spread(u.rows, nulls, codes.iter().map(|&c| map[c as usize] as i64))
+            }
+        };
+        Some(KeyColumn { parts, nulls: u.nulls.clone() })
+    }
+}
+
+/// A group's key: its parts (0 where NULL) and which are NULL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub parts: [i64; MAX_KEYS],
+    pub nulls: u8,
+}
+
+/// Single keys below this are numbered through an array instead of the hash table.
+const DIRECT: i64 = 1 << 16;
+
+/// The groups seen so far, numbered from 0 in the order they were first seen.
+#[derive(Debug, Default)]
+pub struct GroupTable {
+    width: usize,
+    keys: Vec<Key>,
+    map: HashMap<Key, u32, FxBuild>,
+    /// For a single key: the group of part `v` (0 ≤ v < DIRECT) at `v + 1`, of NULL at 0;
+    /// `u32::MAX` for none yet.
+    direct: Vec<u32>,
+}
+
+impl GroupTable {
+    /// A table for keys of `width` parts (0 < width ≤ MAX_KEYS).
+    pub fn new(width: usize) -> GroupTable {
+        assert!((1..=MAX_KEYS).contains(&width), "a key of {width} parts");
+        GroupTable { width, ..Default::default() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The key of each group, in group order.
+    pub fn keys(&self) -> &[Key] {
+        &self.keys
+    }
+
+    fn number(&mut self, key: Key) -> u32 {
+        let next = self.keys.len() as u32;
+        let keys = &mut self.keys;
+        *self.map.entry(key).or_insert_with(|| {
+            keys.push(key);
+            next
+        })
+    }
+
+    fn number_single(&mut self, key: Key) -> u32 {
+        let slot = if key.nulls != 0 {
+            0
+        } else if (0..DIRECT).contains(&key.parts[0]) {
+            key.parts[0] as usize + 1
+        } else {
+            return self.number(key);
+        };
+        if slot >= self.direct.len() {
+            self.direct.resize((slot + 1).next_power_of_two(), u32::MAX);
+        }
+        if self.direct[slot] == u32::MAX {
+            self.direct[slot] = self.keys.len() as u32;
+            self.keys.push(key);
+        }
+        self.direct[slot]
+    }
+
+    /// The group of each selected row (`groups[r]`; unselected rows get an unspecified
+    /// number), given the key parts of the vector's rows, one column per part.
+    pub fn assign(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut Vec<u32>) {
+        assert_eq!(columns.len(), self.width, "one key column per part");
+        groups.clear();
+        groups.resize(selection.rows(), 0);
+        let mut last: Option<(Key, u32)> = None;
+        for r in selection.iter() {
+            let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
+            for (p, c) in columns.iter().enumerate() {
+                if c.is_null(r) {
+                    key.nulls |= 1 << p;
+                } else {
+                    key.parts[p] = c.parts[r];
+                }
+            }
+            // runs of one key (a bucket of time-ordered rows) skip the lookup
+            let g = match last {
+                Some((k, g)) if k == key => g,
+                _ if self.width == 1 => self.number_single(key),
+                _ => self.number(key),
+            };
+            last = Some((key, g));
+            groups[r] = g;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vector::Kind;
+
+    fn column(parts: &[Option<i64>]) -> KeyColumn {
+        let mut nulls = vec![0u8; parts.len().div_ceil(8)];
+        for (r, p) in parts.iter().enumerate() {
+            if p.is_none() {
+                nulls[r / 8] |= 1 << (r % 8);
+            }
+        }
+        let any = parts.iter().any(|p| p.is_none());
+        KeyColumn { parts: parts.iter().map(|p| p.unwrap_or(12345)).collect(), nulls: any.then_some(nulls) }
+    }
+
+    /// The reference: groups numbered by first appearance, keys compared as `Option`s.
+    fn reference(columns: &[Vec<Option<i64>>], selected: &[usize], seen: &mut Vec<Vec<Option<i64>>>) -> Vec<(usize, u32)> {
+        selected
+            .iter()
+            .map(|&r| {
+                let key: Vec<Option<i64>> = columns.iter().map(|c| c[r]).collect();
+                let g = match seen.iter().position(|k| *k == key) {
+                    Some(g) => g,
+                    None => {
+                        seen.push(key);
+                        seen.len() - 1
+                    }
+                };
+                (r, g as u32)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn groups_match_the_reference() {
+        let mut x: u64 = 42;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for width in 1..=MAX_KEYS {
+            let mut table = GroupTable::new(width);
+            let mut seen = Vec::new();
+            for _ in 0..30 {
+                let rows = 1 + (next() % 1024) as usize;
+                let columns: Vec<Vec<Option<i64>>> = (0..width)
+                    .map(|_| {
+                        let spread = [3u64, 50, 1 << 20][(next() % 3) as usize];
+                        (0..rows)
+                            .map(|_| {
+                                let v = next();
+                                // NULLs, negatives, values past the direct array, repeats
+                                (v % 11 != 0).then(|| (v >> 8) as i64 % spread as i64 - if v % 5 == 0 { 2 } else { 0 })
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let mut selection = Selection::none(rows);
+                for r in 0..rows {
+                    if next() % 3 != 0 {
+                        selection.set(r);
+                    }
+                }
+                let keys: Vec<KeyColumn> = columns.iter().map(|c| column(c)).collect();
+                let mut groups = Vec::new();
+                table.assign(&keys, &selection, &mut groups);
+                let selected: Vec<usize> = selection.iter().collect();
+                for (r, g) in reference(&columns, &selected, &mut seen) {
+                    assert_eq!(groups[r], g, "width {width}, row {r}");
+                }
+                assert_eq!(table.len(), seen.len());
+            }
+            // every group's key is the one it was given
+            for (g, k) in table.keys().iter().enumerate() {
+                for (p, part) in seen[g].iter().enumerate() {
+                    assert_eq!(k.nulls >> p & 1 == 1, part.is_none());
+                    if let Some(v) = part {
+                        assert_eq!(k.parts[p], *v);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn interned_strings() {
+        let mut entries = ByteStrings::new();
+        for s in ["b", "a", ""] {
+            entries.push(s.as_bytes());
+        }
+        let inline = Some(Values::Bytes(entries.clone()));
+        let u = Unpacked { rows: 4, nulls: Some(vec![0b0100]), form: Form::Codes { inline, codes: vec![1, 0, 1] } };
+        let mut interner = Interner::new();
+        let k = interner.keys(&u, &ColumnContext::default(), 0).unwrap();
+        assert!(k.is_null(2));
+        let text: Vec<&[u8]> = [0, 1, 3].iter().map(|&r| interner.get(k.parts[r] as u32)).collect();
+        assert_eq!(text, [b"a".as_slice(), b"b", b"a"]);
+        // plain strings share ids with the entries
+        let mut plain = ByteStrings::new();
+        plain.push(b"");
+        plain.push(b"b");
+        let u = Unpacked { rows: 2, nulls: None, form: Form::Values(Values::Bytes(plain)) };
+        let k2 = interner.keys(&u, &ColumnContext::default(), 0).unwrap();
+        assert_eq!(interner.get(k2.parts[0] as u32), b"");
+        assert_eq!(k2.parts[1], k.parts[1]);
+        assert_eq!(interner.len(), 3);
+        assert_eq!((interner.entries_interned, interner.rows_interned), (3, 2));
+        // not strings
+        let ints = Unpacked { rows: 1, nulls: None, form: Form::Integers { kind: Kind::Int64, ints: vec![7] } };
+        assert!(interner.keys(&ints, &ColumnContext::default(), 0).is_none());
+        assert_eq!(int_keys(&ints, &ColumnContext::default()).unwrap().parts, [7]);
+        let floats = Unpacked { rows: 1, nulls: None, form: Form::Integers { kind: Kind::Float64, ints: vec![7] } };
+        assert!(int_keys(&floats, &ColumnContext::default()).is_none());
+    }
+}
