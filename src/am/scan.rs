@@ -509,10 +509,11 @@ impl ScanState {
     }
 
     /// Vector at a time without rows (an aggregate over the scan): gives `consume` the next
-    /// vector's selection (never empty) and a lookup of its `columns`, unpacked with their
-    /// contexts; false at the end. `slot` gives the defaults of columns added since a stripe
-    /// was written.
-    pub fn next_batch(&mut self, slot: *mut pg_sys::TupleTableSlot, columns: &[usize], consume: &mut dyn for<'v> FnMut(&Selection, &ColumnLookup<'v>)) -> bool {
+    /// vector's selection (never empty), a lookup of its `columns`, unpacked with their
+    /// contexts, and the serial number of the stripe load (which names the stripe's shared
+    /// dictionaries); false at the end. `slot` gives the defaults of columns added since a
+    /// stripe was written.
+    pub fn next_batch(&mut self, slot: *mut pg_sys::TupleTableSlot, columns: &[usize], consume: &mut dyn for<'v> FnMut(&Selection, &ColumnLookup<'v>, u64)) -> bool {
         loop {
             let Some((i, v)) = self.next_vector() else { return false };
             let (selection, mut unpacked) = self.filter_vector(i, v, slot);
@@ -520,7 +521,8 @@ impl ScanState {
                 continue;
             }
             self.unpack_columns(i, v, slot, columns, &mut unpacked);
-            consume(&selection, &lookup_in(self.stripe.as_ref().unwrap(), &unpacked));
+            let stripe = self.stripe.as_ref().unwrap();
+            consume(&selection, &lookup_in(stripe, &unpacked), stripe.serial);
             return true;
         }
     }

@@ -1,28 +1,36 @@
-//! `PgColumnarAgg`: aggregates without GROUP BY over a pg_columnar table, computed from whole
-//! vectors instead of rows.
+//! `PgColumnarAgg`: aggregates over a pg_columnar table, with or without GROUP BY, computed
+//! from whole vectors instead of rows.
 //!
 //! Planned through `create_upper_paths_hook` for the grouping stage, beside PostgreSQL's own
 //! Agg paths, when:
 //! * the query aggregates one pg_columnar table (no join, no inheritance) read by
 //!   `PgColumnarScan`, and the scan evaluates every qual itself (none left for the executor);
-//! * there is no GROUP BY, grouping set, HAVING, window function, set-returning function,
-//!   row lock, nor the min/max-by-index rewrite;
-//! * every aggregate is `count(*)`, `count(col)`, or `sum`/`avg`/`min`/`max` of an int2, int4,
-//!   int8, float4 or float8 column, as a plain column reference, without DISTINCT, ORDER BY
-//!   or FILTER.
+//! * there is no grouping set, window function, set-returning function, row lock, nor the
+//!   min/max-by-index rewrite; HAVING has no subquery;
+//! * every GROUP BY expression is a key `group::key_spec` computes (at most
+//!   `codec::group::MAX_KEYS` of them), and the groups expected fit in the memory the node
+//!   may use (`group_memory_limit`);
+//! * every aggregate, in the target list and in HAVING, is `count(*)`, `count(col)`, or
+//!   `sum`/`avg`/`min`/`max` of an int2, int4, int8, float4 or float8 column, as a plain
+//!   column reference, without DISTINCT, ORDER BY or FILTER.
 //!
 //! The plan is a `CustomScan` whose child is the `PgColumnarScan` plan. The node never takes
 //! rows from its child: it asks the child's reader for the selection of each vector and the
-//! unpacked vectors of the aggregated columns (`ScanState::next_batch`), and adds them to the
-//! codec's aggregate states (`codec::aggregate`), which follow PostgreSQL's transition
-//! functions. Its scan tuple is the aggregates (`custom_scan_tlist`); the target list
-//! (expressions over them) is projected by `ExecScan`. Serial only: no partial path yet.
-//! `pg_columnar.enable_vectorized_agg = off` leaves aggregation to PostgreSQL.
+//! unpacked vectors of the key and aggregated columns (`ScanState::next_batch`), numbers
+//! each selected row's group (`codec::group::GroupTable`) and adds the rows to their groups'
+//! aggregate states (`codec::aggregate`), which follow PostgreSQL's transition functions.
+//! Its scan tuple is the keys then the aggregates (`custom_scan_tlist`); HAVING is its qual
+//! and the target list (expressions over keys and aggregates) its projection, both evaluated
+//! by `ExecScan`. Groups come out in the order they were first met; ORDER BY sorts above.
+//! Serial only: no partial path yet. `pg_columnar.enable_vectorized_agg = off` leaves
+//! aggregation to PostgreSQL.
 
-use pg_columnar_codec::aggregate::{FloatOverflow, Function, Output, State};
+use pg_columnar_codec::aggregate::{add_grouped, count_rows_grouped, FloatOverflow, Function, Output, State};
+use pg_columnar_codec::group::GroupTable;
 use pg_columnar_codec::Kind;
 use pgrx::pg_sys;
 
+use super::group::{KeyReader, KeySpec};
 use super::list;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
@@ -209,17 +217,49 @@ unsafe extern "C-unwind" fn upper_paths(
     }
 }
 
+/// The aggregates in `exprs` (each once, in order of appearance).
+unsafe fn aggrefs_of(exprs: impl Iterator<Item = *mut pg_sys::Node>, into: &mut Vec<*mut pg_sys::Node>) {
+    for e in exprs {
+        let found = pg_sys::pull_var_clause(e, (pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32);
+        for n in list::nodes(found) {
+            if (*n).type_ == pg_sys::NodeTag::T_Aggref && !into.iter().any(|&a| pg_sys::equal(a as *const std::ffi::c_void, n as *const std::ffi::c_void)) {
+                into.push(n);
+            }
+        }
+    }
+}
+
+/// The GROUP BY expressions of the query, as they appear in `target` (the grouping
+/// target, whose entries carry the clauses' references); `None` if one is missing.
+unsafe fn group_exprs(parse: *mut pg_sys::Query, target: *mut pg_sys::PathTarget) -> Option<Vec<*mut pg_sys::Node>> {
+    let exprs: Vec<*mut pg_sys::Node> = list::nodes((*target).exprs).collect();
+    let refs = (*target).sortgrouprefs;
+    list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause)
+        .map(|sgc| {
+            if refs.is_null() {
+                return None;
+            }
+            (0..exprs.len()).find(|&i| *refs.add(i) == (*sgc).tleSortGroupRef).map(|i| exprs[i])
+        })
+        .collect()
+}
+
+/// Bytes a group holds: its key and its states, with the hash table's share.
+fn bytes_per_group(aggregates: usize) -> usize {
+    std::mem::size_of::<pg_columnar_codec::group::Key>() * 2 + std::mem::size_of::<State>() * aggregates + 16
+}
+
 /// The path, if the query is one this node computes (see the module's comment).
 unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInfo, output: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
     let parse = (*root).parse;
     if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-        || !(*parse).groupClause.is_null()
         || !(*parse).groupingSets.is_null()
-        || !(*parse).havingQual.is_null()
         || (*parse).hasWindowFuncs
         || (*parse).hasTargetSRFs
         || !(*parse).rowMarks.is_null()
         || !(*root).minmax_aggs.is_null()
+        || pg_sys::contain_subplans((*parse).havingQual)
+        || list::len((*parse).groupClause) > pg_columnar_codec::group::MAX_KEYS
     {
         return None;
     }
@@ -228,7 +268,11 @@ unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInf
     if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || (*rte).inh {
         return None;
     }
-    let scan = list::ptrs::<pg_sys::Path>((*input).pathlist).find(|&p| is_custom_path_of(p, super::plan::path_methods()) && (*p).param_info.is_null())?;
+    // the scan's path, or the projection PostgreSQL put over it to compute the grouping
+    // expressions (which this node computes itself)
+    let scan = list::ptrs::<pg_sys::Path>((*input).pathlist)
+        .map(|p| if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath { (*(p as *mut pg_sys::ProjectionPath)).subpath } else { p })
+        .find(|&p| is_custom_path_of(p, super::plan::path_methods()) && (*p).param_info.is_null())?;
     if !super::plan::every_qual_vectorized(input) {
         return None;
     }
@@ -241,15 +285,28 @@ unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInf
         pg_sys::RelationClose(relation);
         n
     };
-    // every aggregate of the target is one of ours, and nothing else reads the rows
     let target = (*output).reltarget;
-    for e in list::nodes((*target).exprs) {
-        let found = pg_sys::pull_var_clause(e, (pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32);
-        for n in list::nodes(found) {
-            if (*n).type_ != pg_sys::NodeTag::T_Aggref || spec_of_aggref(n as *mut pg_sys::Aggref, relid, natts).is_none() {
-                return None;
-            }
-        }
+    let keys = group_exprs(parse, target)?;
+    for &k in &keys {
+        super::group::key_spec(k, relid, natts)?;
+    }
+    // every aggregate of the target and of HAVING is one of ours, and nothing else reads
+    // the rows: the other Vars are group keys (the parser saw to that)
+    let mut aggrefs = Vec::new();
+    aggrefs_of(list::nodes((*target).exprs).chain(list::nodes((*parse).havingQual as *mut pg_sys::List)), &mut aggrefs);
+    if !aggrefs.iter().all(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts).is_some()) {
+        return None;
+    }
+    let groups = if keys.is_empty() {
+        1.0
+    } else {
+        let exprs = list::from_nodes(keys.iter().copied());
+        pg_sys::estimate_num_groups(root, exprs, (*scan).rows, std::ptr::null_mut(), std::ptr::null_mut())
+    };
+    // the estimate of a time bucket's groups is the column's distinct values (PostgreSQL
+    // knows nothing of the function), so only a count beyond what the node may hold refuses
+    if groups * bytes_per_group(aggrefs.len()) as f64 > group_memory_limit() as f64 {
+        return None;
     }
     let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
     let path = &mut (*p).path;
@@ -258,9 +315,9 @@ unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInf
     path.parent = output;
     path.pathtarget = target;
     path.parallel_safe = false;
-    path.rows = 1.0;
+    path.rows = groups;
     path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * SHARE_OF_SCAN_COST;
-    path.total_cost = path.startup_cost;
+    path.total_cost = path.startup_cost + groups * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
     (*p).methods = &raw const PATH_METHODS;
     Some(p)
@@ -268,7 +325,7 @@ unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInf
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn plan_custom_path(
-    _root: *mut pg_sys::PlannerInfo,
+    root: *mut pg_sys::PlannerInfo,
     _rel: *mut pg_sys::RelOptInfo,
     best_path: *mut pg_sys::CustomPath,
     tlist: *mut pg_sys::List,
@@ -279,51 +336,106 @@ unsafe extern "C-unwind" fn plan_custom_path(
     let relid = (*child).scan.scanrelid;
     let scan_path = list::ptrs::<pg_sys::Path>((*best_path).custom_paths).next().unwrap();
     let natts = (*(*scan_path).parent).max_attr as usize;
-    // the aggregates, each once: the node's scan tuple, which the target list's Aggrefs are
-    // turned into references to (setrefs matches them by equality)
-    let mut aggrefs: Vec<*mut pg_sys::Node> = Vec::new();
-    for te in list::ptrs::<pg_sys::TargetEntry>(tlist) {
-        let found = pg_sys::pull_var_clause((*te).expr as *mut pg_sys::Node, (pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32);
-        for n in list::nodes(found) {
-            if !aggrefs.iter().any(|&a| pg_sys::equal(a as *const std::ffi::c_void, n as *const std::ffi::c_void)) {
-                aggrefs.push(n);
-            }
-        }
-    }
+    let parse = (*root).parse;
+    let having = pg_sys::copyObjectImpl((*parse).havingQual as *const std::ffi::c_void) as *mut pg_sys::List;
+    // the node's scan tuple: the keys, then the aggregates, each once; setrefs turns the
+    // target list's and HAVING's occurrences of them into references to it (by equality)
+    let keys = group_exprs(parse, (*best_path).path.pathtarget).expect("the path found every key");
+    let key_specs: Vec<KeySpec> = keys.iter().map(|&k| super::group::key_spec(k, relid, natts).expect("the path checked every key")).collect();
+    let mut aggrefs = Vec::new();
+    aggrefs_of(list::ptrs::<pg_sys::TargetEntry>(tlist).map(|te| (*te).expr as *mut pg_sys::Node).chain(list::nodes(having)), &mut aggrefs);
     let specs: Vec<AggSpec> = aggrefs
         .iter()
         .map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts).expect("the path checked every aggregate"))
         .collect();
-    let scan_tlist = list::from_nodes(aggrefs.iter().enumerate().map(|(i, &a)| {
-        let copy = pg_sys::copyObjectImpl(a as *const std::ffi::c_void) as *mut pg_sys::Expr;
+    let scan_tlist = list::from_nodes(keys.iter().chain(&aggrefs).enumerate().map(|(i, &e)| {
+        let copy = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Expr;
         pg_sys::makeTargetEntry(copy, (i + 1) as pg_sys::AttrNumber, std::ptr::null_mut(), false) as *mut pg_sys::Node
     }));
     let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
     (*cscan).scan.plan.targetlist = tlist;
+    (*cscan).scan.plan.qual = having;
     (*cscan).scan.scanrelid = 0;
     (*cscan).custom_plans = custom_plans;
     (*cscan).custom_scan_tlist = scan_tlist;
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = &raw const SCAN_METHODS;
-    let bytes = pgrx::rust_byte_slice_to_bytea(&specs_to_bytes(&specs)).into_pg();
+    let bytes = pgrx::rust_byte_slice_to_bytea(&plan_to_bytes(&key_specs, &specs)).into_pg();
     let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
     (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
     cscan as *mut pg_sys::Plan
 }
 
-unsafe fn specs_of(cscan: *const pg_sys::CustomScan) -> Vec<AggSpec> {
+/// The plan's keys and aggregates, as `custom_private` holds them: the number of keys, the
+/// keys, the aggregates.
+fn plan_to_bytes(keys: &[KeySpec], specs: &[AggSpec]) -> Vec<u8> {
+    let mut out = vec![keys.len() as u8];
+    for k in keys {
+        k.to_bytes(&mut out);
+    }
+    out.extend(specs_to_bytes(specs));
+    out
+}
+
+unsafe fn plan_of(cscan: *const pg_sys::CustomScan) -> (Vec<KeySpec>, Vec<AggSpec>) {
     let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarAgg plan without its spec") as *mut pg_sys::Const;
-    specs_from_bytes(pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr()))
+    let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
+    let n = b[0] as usize;
+    let keys = (0..n).map(|i| KeySpec::from_bytes(&b[1 + i * KeySpec::BYTES..])).collect();
+    (keys, specs_from_bytes(&b[1 + n * KeySpec::BYTES..]))
 }
 
 #[repr(C)]
 struct NodeState {
     css: pg_sys::CustomScanState,
-    /// The aggregates were computed and their row returned (until a rescan).
-    done: bool,
+    exec: *mut Exec,
+}
+
+/// The node's Rust state.
+struct Exec {
+    keys: Vec<KeySpec>,
+    specs: Vec<AggSpec>,
+    /// Made at the first computation (the key expressions' states need the executor's).
+    readers: Vec<KeyReader>,
+    /// The groups and their states once computed (until a rescan), and the next to return.
+    result: Option<Computed>,
+    next_group: usize,
     vectors: u64,
     rows: u64,
+    groups: u64,
+}
+
+/// The aggregates computed: one state per aggregate and group (a single group without
+/// GROUP BY).
+struct Computed {
+    table: Option<GroupTable>,
+    states: Vec<Vec<State>>,
+}
+
+impl Computed {
+    fn groups(&self) -> usize {
+        self.table.as_ref().map_or(1, GroupTable::len)
+    }
+}
+
+unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
+    let exec = (*(node as *mut NodeState)).exec;
+    if exec.is_null() {
+        pgrx::error!("pg_columnar: PgColumnarAgg used after it ended");
+    }
+    &mut *exec
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn drop_exec(arg: *mut std::ffi::c_void) {
+    let node = arg as *mut NodeState;
+    if !(*node).exec.is_null() {
+        // not the key readers' `end`: on a failed query the memory they would free is
+        // being freed with this context
+        drop(Box::from_raw((*node).exec));
+        (*node).exec = std::ptr::null_mut();
+    }
 }
 
 #[pgrx::pg_guard]
@@ -332,6 +444,14 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
+    let (keys, specs) = plan_of(cscan);
+    let exec = Exec { keys, specs, readers: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0 };
+    (*node).exec = Box::into_raw(Box::new(exec));
+    // the Rust state is freed by `end`, or with the query's memory if the query fails
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+    (*cb).func = Some(drop_exec);
+    (*cb).arg = node as *mut std::ffi::c_void;
+    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
     node as *mut pg_sys::Node
 }
 
@@ -376,36 +496,88 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
     (d, false)
 }
 
-/// Computes the aggregates from the child's vectors into the scan slot.
-unsafe fn compute(node: *mut NodeState) -> *mut pg_sys::TupleTableSlot {
+/// The most bytes the groups may hold: a query whose groups outgrow the estimate that chose
+/// this node stops with an error here rather than taking the machine's memory. PostgreSQL's
+/// own HashAgg would spill to disk instead; this node does not.
+fn group_memory_limit() -> usize {
+    unsafe { pg_sys::get_hash_memory_limit() }.saturating_mul(16)
+}
+
+/// Runs the child's vectors through the key readers and the aggregate states.
+unsafe fn compute(node: *mut NodeState) -> Computed {
     let css = &mut (*node).css;
-    let cscan = css.ss.ps.plan as *mut pg_sys::CustomScan;
-    let specs = specs_of(cscan);
+    let exec = &mut *(*node).exec;
     let child = child_of(css);
     let instr = (*child).instrument;
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
     }
     let (scan, child_slot) = super::node::batch_source(child).expect("PgColumnarAgg over a PgColumnarScan");
-    let mut states: Vec<State> = specs.iter().map(|s| State::new(s.function, s.kind).expect("the planner checked the aggregate")).collect();
-    let mut columns: Vec<usize> = specs.iter().filter_map(|s| s.column.map(|c| c as usize)).collect();
+    if exec.readers.len() != exec.keys.len() {
+        let cscan = css.ss.ps.plan as *mut pg_sys::CustomScan;
+        let exprs: Vec<*mut pg_sys::TargetEntry> = list::ptrs((*cscan).custom_scan_tlist).collect();
+        let desc = (*child_slot).tts_tupleDescriptor;
+        exec.readers = exec.keys.iter().zip(exprs).map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc)).collect();
+    }
+    let specs = &exec.specs;
+    let templates: Vec<State> = specs.iter().map(|s| State::new(s.function, s.kind).expect("the planner checked the aggregate")).collect();
+    let grouped = !exec.keys.is_empty();
+    let mut out = Computed {
+        table: grouped.then(|| GroupTable::new(exec.keys.len())),
+        states: templates.iter().map(|t| if grouped { Vec::new() } else { vec![t.clone()] }).collect(),
+    };
+    let mut columns: Vec<usize> = specs.iter().filter_map(|s| s.column.map(|c| c as usize)).chain(exec.keys.iter().map(|k| k.column() as usize)).collect();
     columns.sort_unstable();
     columns.dedup();
     let (mut vectors, mut rows) = (0u64, 0u64);
     let rel = scan.rel;
-    while scan.next_batch(child_slot, &columns, &mut |selection, lookup| {
+    let readers = &mut exec.readers;
+    let limit = group_memory_limit() / bytes_per_group(specs.len());
+    let mut groups: Vec<u32> = Vec::new();
+    let mut key_columns = Vec::with_capacity(readers.len());
+    let missing = |c: u16| -> ! { crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1)) };
+    while scan.next_batch(child_slot, &columns, &mut |selection, lookup, serial| {
         vectors += 1;
         rows += selection.count() as u64;
-        for (spec, state) in specs.iter().zip(states.iter_mut()) {
+        if let Some(table) = out.table.as_mut() {
+            key_columns.clear();
+            for r in readers.iter_mut() {
+                let c = r.spec.column();
+                let Some((u, ctx)) = lookup(c as usize) else { missing(c) };
+                let Some(k) = r.read(u, &ctx, selection, serial) else {
+                    crate::storage::corrupt(rel, format!("column {} holds values of another type than its key", c + 1));
+                };
+                r.reset_memory();
+                key_columns.push(k);
+            }
+            table.assign(&key_columns, selection, &mut groups);
+            if table.len() > limit {
+                pgrx::ereport!(
+                    ERROR,
+                    pgrx::PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                    format!("pg_columnar: the vectorized aggregation has more than {limit} groups, 16 times the hash memory (work_mem × hash_mem_multiplier)"),
+                    "SET pg_columnar.enable_vectorized_agg = off lets PostgreSQL's HashAgg, which spills to disk, compute it; or raise work_mem."
+                );
+            }
+            for (states, t) in out.states.iter_mut().zip(&templates) {
+                states.resize(table.len(), t.clone());
+            }
+        }
+        for (spec, states) in specs.iter().zip(out.states.iter_mut()) {
             let Some(c) = spec.column else {
-                state.add_rows(selection.count());
+                match out.table {
+                    Some(_) => count_rows_grouped(states, selection, &groups),
+                    None => states[0].add_rows(selection.count()),
+                }
                 continue;
             };
-            let Some((u, ctx)) = lookup(c as usize) else {
-                // a dropped column cannot be aggregated; this is a column of the relation
-                crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1));
+            // a dropped column cannot be aggregated; this is a column of the relation
+            let Some((u, ctx)) = lookup(c as usize) else { missing(c) };
+            let added = match out.table {
+                Some(_) => add_grouped(states, u, &ctx, selection, &groups),
+                None => states[0].add(u, &ctx, selection),
             };
-            match state.add(u, &ctx, selection) {
+            match added {
                 Some(Ok(())) => {}
                 Some(Err(FloatOverflow)) => overflow(),
                 None if spec.function == Function::Count => unreachable!("count reads NULLs only"),
@@ -416,15 +588,43 @@ unsafe fn compute(node: *mut NodeState) -> *mut pg_sys::TupleTableSlot {
     if !instr.is_null() {
         pg_sys::InstrStopNode(instr, rows as f64);
     }
-    (*node).vectors += vectors;
-    (*node).rows += rows;
-    let slot = css.ss.ss_ScanTupleSlot;
+    exec.vectors += vectors;
+    exec.rows += rows;
+    exec.groups += out.groups() as u64;
+    out
+}
+
+/// Stores group `g` of `computed` into the scan slot (its keys, then its aggregates), with
+/// the Datums made in the per-tuple memory `ExecScan` resets before the next row.
+unsafe fn store_group(node: *mut NodeState, computed: &Computed, g: usize) -> *mut pg_sys::TupleTableSlot {
+    let exec = &*(*node).exec;
+    let ps = &mut (*node).css.ss.ps;
+    let old = pg_sys::MemoryContextSwitchTo((*ps.ps_ExprContext).ecxt_per_tuple_memory);
+    let slot = (*node).css.ss.ss_ScanTupleSlot;
     pg_sys::ExecClearTuple(slot);
-    let values = std::slice::from_raw_parts_mut((*slot).tts_values, specs.len());
-    let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, specs.len());
-    for (i, (spec, state)) in specs.iter().zip(&states).enumerate() {
-        (values[i], nulls[i]) = datum_of(state.finish(spec.function, spec.kind));
+    let n = exec.keys.len() + exec.specs.len();
+    let values = std::slice::from_raw_parts_mut((*slot).tts_values, n);
+    let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, n);
+    if let Some(table) = &computed.table {
+        let key = table.keys()[g];
+        for (p, reader) in exec.readers.iter().enumerate() {
+            let null = key.nulls >> p & 1 == 1;
+            nulls[p] = null;
+            values[p] = match reader.interner() {
+                _ if null => pg_sys::Datum::from(0),
+                Some(interner) => {
+                    let s = interner.get(key.parts[p] as u32);
+                    pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(s.as_ptr() as *const std::ffi::c_char, s.len() as i32))
+                }
+                None => pg_sys::Datum::from(key.parts[p]),
+            };
+        }
     }
+    let k = exec.keys.len();
+    for (i, (spec, states)) in exec.specs.iter().zip(&computed.states).enumerate() {
+        (values[k + i], nulls[k + i]) = datum_of(states[g].finish(spec.function, spec.kind));
+    }
+    pg_sys::MemoryContextSwitchTo(old);
     pg_sys::ExecStoreVirtualTuple(slot);
     slot
 }
@@ -432,11 +632,21 @@ unsafe fn compute(node: *mut NodeState) -> *mut pg_sys::TupleTableSlot {
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
     let node = ss as *mut NodeState;
-    if (*node).done {
+    let exec = exec_of(&mut (*node).css);
+    if exec.result.is_none() {
+        let computed = compute(node);
+        let exec = exec_of(&mut (*node).css);
+        exec.result = Some(computed);
+        exec.next_group = 0;
+    }
+    let exec = exec_of(&mut (*node).css);
+    let computed = exec.result.as_ref().unwrap();
+    if exec.next_group >= computed.groups() {
         return pg_sys::ExecClearTuple((*ss).ss_ScanTupleSlot);
     }
-    (*node).done = true;
-    compute(node)
+    let g = exec.next_group;
+    exec.next_group += 1;
+    store_group(node, computed, g)
 }
 
 #[pgrx::pg_guard]
@@ -452,11 +662,15 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     pg_sys::ExecEndNode(child_of(node));
+    for r in &mut exec_of(node).readers {
+        r.end();
+    }
+    drop_exec(node as *mut std::ffi::c_void);
 }
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
-    (*(node as *mut NodeState)).done = false;
+    exec_of(node).result = None;
     let child = child_of(node);
     // the child is never run through ExecProcNode, which would rescan it for changed
     // parameters: tell it about them and rescan it here
@@ -478,12 +692,30 @@ fn function_name(f: Function) -> &'static str {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, _ancestors: *mut pg_sys::List, es: *mut pg_sys::ExplainState) {
+unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestors: *mut pg_sys::List, es: *mut pg_sys::ExplainState) {
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
     let child = list::ptrs::<pg_sys::CustomScan>((*cscan).custom_plans).next().unwrap();
     let rte = list::ptrs::<pg_sys::RangeTblEntry>((*(*es).pstmt).rtable).nth((*child).scan.scanrelid as usize - 1).unwrap();
     let reloid = (*rte).relid;
-    let names: Vec<String> = specs_of(cscan)
+    let exec = exec_of(node);
+    let property = |name: &std::ffi::CStr, value: String| {
+        let text = std::ffi::CString::new(value).unwrap();
+        pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
+    };
+    if !exec.keys.is_empty() {
+        // the keys as the child's expressions (their Vars are the scan's)
+        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, child as *mut pg_sys::Plan, pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors));
+        let keys: Vec<String> = list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+            .zip(&exec.keys)
+            .map(|(te, k)| {
+                let text = pg_sys::deparse_expression((*te).expr as *mut pg_sys::Node, context, false, false);
+                format!("{} ({})", std::ffi::CStr::from_ptr(text).to_string_lossy(), k.strategy())
+            })
+            .collect();
+        property(c"Group Keys", keys.join(", "));
+    }
+    let names: Vec<String> = exec
+        .specs
         .iter()
         .map(|s| match s.column {
             None => "count(*)".to_string(),
@@ -493,11 +725,18 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, _ancesto
             }
         })
         .collect();
-    let text = std::ffi::CString::new(names.join(", ")).unwrap();
-    pg_sys::ExplainPropertyText(c"Vectorized Aggregates".as_ptr(), text.as_ptr(), es);
+    property(c"Vectorized Aggregates", names.join(", "));
     if (*es).analyze {
-        let n = node as *mut NodeState;
-        let text = std::ffi::CString::new(format!("{} vectors, {} rows", (*n).vectors, (*n).rows)).unwrap();
-        pg_sys::ExplainPropertyText(c"Aggregated".as_ptr(), text.as_ptr(), es);
+        property(c"Aggregated", format!("{} vectors, {} rows", exec.vectors, exec.rows));
+        if !exec.keys.is_empty() {
+            property(c"Groups", exec.groups.to_string());
+        }
+        let evaluated: u64 = exec.readers.iter().map(KeyReader::evaluated).sum();
+        if exec.readers.iter().any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. })) {
+            property(c"Key Values Evaluated", evaluated.to_string());
+        }
+        if let Some(i) = exec.readers.iter().find_map(KeyReader::interner) {
+            property(c"Strings Interned", format!("{} dictionary entries, {} row values", i.entries_interned, i.rows_interned));
+        }
     }
 }

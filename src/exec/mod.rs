@@ -8,7 +8,8 @@
 //! * [`filter`]: the quals the node evaluates itself over whole vectors, with the codec's
 //!   kernels, instead of the executor row by row;
 //! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN);
-//! * [`agg`]: `PgColumnarAgg`, aggregates without GROUP BY computed from the scan's vectors.
+//! * [`agg`]: `PgColumnarAgg`, aggregates computed from the scan's vectors, with [`group`]
+//!   its GROUP BY keys.
 //!
 //! The rows come from `am::scan::ScanState`, the same reader as the sequential scan's, told
 //! which columns to decode, which vectors to skip and which quals to evaluate. A qual used
@@ -21,6 +22,7 @@
 
 pub mod agg;
 pub mod filter;
+pub mod group;
 pub mod node;
 pub mod plan;
 pub mod quals;
@@ -51,7 +53,7 @@ pub unsafe fn install() {
     );
     define_switch(
         c"pg_columnar.enable_vectorized_agg",
-        c"Plan aggregates without GROUP BY over a pg_columnar table as PgColumnarAgg, computed from whole vectors.",
+        c"Plan aggregates over a pg_columnar table as PgColumnarAgg, computed from whole vectors.",
         c"Off: PostgreSQL's Agg over the scan's rows. Results are the same either way.",
         &ENABLE_VECTORIZED_AGG,
     );

@@ -1,4 +1,4 @@
--- PgColumnarAgg: aggregates without GROUP BY computed from the scan's vectors. Every result is
+-- PgColumnarAgg: aggregates computed from the scan's vectors (GROUP BY: grouped_agg). Every result is
 -- compared with a heap twin and with the node off (PostgreSQL's Agg over the same scan); each
 -- query also says which node answered it, so the cases the node must take and those it must
 -- leave to PostgreSQL are both shown.
@@ -51,11 +51,13 @@ SELECT agg_same('SELECT sum(f8), avg(f8) FROM %s WHERE f8 < ''NaN'' AND id > 250
 -- expressions over aggregates are projected above them
 SELECT agg_same('SELECT sum(id) * 2 + count(*), coalesce(max(n), -1), avg(f8)::numeric(20, 6) FROM %s WHERE id %% 1 = 0 OR id > 0');
 SELECT agg_same('SELECT sum(id) * 2 + count(*), coalesce(max(n), -1), round(avg(f8)::numeric, 6) FROM %s WHERE id > 9000');
--- left to PostgreSQL: a qual the scan does not evaluate (above), GROUP BY, HAVING, DISTINCT,
--- FILTER, ORDER BY in the aggregate, an expression argument, text min, the node turned off
-SELECT agg_same('SELECT count(*), sum(id) FROM %s WHERE t LIKE ''x1%%''');
+-- a grouped one and HAVING (grouped_agg has the rest)
 SELECT agg_same('SELECT i2 %% 2 AS k, count(*), sum(id) FROM %s GROUP BY 1 ORDER BY 1');
 SELECT agg_same('SELECT count(*) FROM %s HAVING count(*) > 5');
+SELECT agg_same('SELECT count(*) FROM %s HAVING count(*) > 50000');
+-- left to PostgreSQL: a qual the scan does not evaluate (above), DISTINCT, FILTER, ORDER BY
+-- in the aggregate, an expression argument, text min, the node turned off
+SELECT agg_same('SELECT count(*), sum(id) FROM %s WHERE t LIKE ''x1%%''');
 SELECT agg_same('SELECT count(DISTINCT i2), sum(id) FROM %s');
 SELECT agg_same('SELECT count(*) FILTER (WHERE id > 10), sum(id) FROM %s');
 SELECT agg_same('SELECT sum(id ORDER BY id), count(*) FROM %s');

@@ -1,0 +1,323 @@
+//! The GROUP BY keys of `PgColumnarAgg`: which expressions it groups by and how, decided at
+//! plan time ([`key_spec`]), and the key parts of each vector's rows at execution
+//! ([`KeyReader`]).
+//!
+//! A key is one of:
+//! * a column of int2, int4, int8, date, timestamp, timestamptz or bool: its integers;
+//! * a text or varchar column with a deterministic collation (where equality is bytewise):
+//!   the codec's dense string ids, learnt once per dictionary and mapped from the codes;
+//! * `date_trunc(unit, timestamptz)` for the session's TimeZone, `date_trunc(unit,
+//!   timestamp)`, `date_bin(stride, ts, origin)`: the bucket in integer arithmetic
+//!   (`codec::bucket`) where it is certainly PostgreSQL's; for any other value (infinities,
+//!   the ends of the range) and for `date_trunc` of timestamptz in a zone whose offset
+//!   changes, PostgreSQL's own function is evaluated on the value;
+//! * any other expression of one such integer column with an integer result (the three
+//!   argument `date_trunc`, `date_trunc` with an abbreviated unit, `tags_id % 10`), neither
+//!   volatile nor holding a subquery or an executor parameter: evaluated by PostgreSQL on
+//!   each value that differs from the row before.
+//!
+//! Only selected rows are evaluated, as PostgreSQL evaluates GROUP BY expressions only on
+//! rows that pass WHERE.
+
+use pg_columnar_codec::bucket::{self, TruncUnit};
+use pg_columnar_codec::filter::Selection;
+use pg_columnar_codec::group::{int_keys, Interner, KeyColumn};
+use pg_columnar_codec::{ColumnContext, Unpacked};
+use pgrx::pg_sys;
+
+use super::list;
+
+/// How a key is computed (see the module's comment).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeySpec {
+    Int { column: u16 },
+    Text { column: u16 },
+    /// `date_trunc(unit, column)`; `zoned`: of a timestamptz, in the session's TimeZone.
+    Trunc { column: u16, unit: TruncUnit, zoned: bool },
+    /// `date_bin(stride, column, origin)`, stride in microseconds.
+    Bin { column: u16, stride: i64, origin: i64 },
+    Evaluated { column: u16 },
+}
+
+/// Types whose values are integers in the scan's vectors and whose equality is integer
+/// equality.
+fn is_integer_type(ty: pg_sys::Oid) -> bool {
+    use pg_sys::{BOOLOID, DATEOID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID};
+    [INT2OID, INT4OID, INT8OID, DATEOID, TIMESTAMPOID, TIMESTAMPTZOID, BOOLOID].contains(&ty)
+}
+
+const F_TIMESTAMPTZ_TRUNC: u32 = 1217;
+const F_TIMESTAMP_TRUNC: u32 = 2020;
+const F_TIMESTAMP_BIN: u32 = 6177;
+const F_TIMESTAMPTZ_BIN: u32 = 6178;
+
+impl KeySpec {
+    pub fn column(self) -> u16 {
+        match self {
+            KeySpec::Int { column } | KeySpec::Text { column } | KeySpec::Trunc { column, .. } | KeySpec::Bin { column, .. } | KeySpec::Evaluated { column } => column,
+        }
+    }
+
+    /// What EXPLAIN calls the strategy.
+    pub fn strategy(self) -> &'static str {
+        match self {
+            KeySpec::Int { .. } => "integers",
+            KeySpec::Text { .. } => "dictionary codes",
+            KeySpec::Trunc { .. } | KeySpec::Bin { .. } => "bucket arithmetic",
+            KeySpec::Evaluated { .. } => "evaluated per value",
+        }
+    }
+
+    pub fn to_bytes(self, out: &mut Vec<u8>) {
+        let (tag, column, a, b) = match self {
+            KeySpec::Int { column } => (0u8, column, 0i64, 0i64),
+            KeySpec::Text { column } => (1, column, 0, 0),
+            KeySpec::Trunc { column, unit, zoned } => (2, column, unit.tag() as i64, zoned as i64),
+            KeySpec::Bin { column, stride, origin } => (3, column, stride, origin),
+            KeySpec::Evaluated { column } => (4, column, 0, 0),
+        };
+        out.push(tag);
+        out.extend_from_slice(&column.to_le_bytes());
+        out.extend_from_slice(&a.to_le_bytes());
+        out.extend_from_slice(&b.to_le_bytes());
+    }
+
+    pub const BYTES: usize = 19;
+
+    pub fn from_bytes(b: &[u8]) -> KeySpec {
+        let column = u16::from_le_bytes([b[1], b[2]]);
+        let a = i64::from_le_bytes(b[3..11].try_into().unwrap());
+        let c = i64::from_le_bytes(b[11..19].try_into().unwrap());
+        match b[0] {
+            0 => KeySpec::Int { column },
+            1 => KeySpec::Text { column },
+            2 => KeySpec::Trunc { column, unit: TruncUnit::of_tag(a as u8).expect("a unit written by the planner"), zoned: c != 0 },
+            3 => KeySpec::Bin { column, stride: a, origin: c },
+            _ => KeySpec::Evaluated { column },
+        }
+    }
+}
+
+/// The column of `node` if it is a plain column of relation `relid`.
+unsafe fn column_of(node: *mut pg_sys::Node, relid: pg_sys::Index, natts: usize) -> Option<u16> {
+    if node.is_null() || (*node).type_ != pg_sys::NodeTag::T_Var {
+        return None;
+    }
+    let var = node as *mut pg_sys::Var;
+    ((*var).varno as pg_sys::Index == relid && (*var).varlevelsup == 0 && (*var).varattno >= 1 && (*var).varattno as usize <= natts).then(|| (*var).varattno as u16 - 1)
+}
+
+/// A non-null Const of type `ty`.
+unsafe fn constant(node: *mut pg_sys::Node, ty: pg_sys::Oid) -> Option<pg_sys::Datum> {
+    if node.is_null() || (*node).type_ != pg_sys::NodeTag::T_Const {
+        return None;
+    }
+    let c = node as *mut pg_sys::Const;
+    ((*c).consttype == ty && !(*c).constisnull).then_some((*c).constvalue)
+}
+
+/// The bucket arithmetic for `f` (a FuncExpr over `column`), if it is one of the functions
+/// computed here with constant arguments the arithmetic covers.
+unsafe fn bucket_spec(f: *mut pg_sys::FuncExpr, relid: pg_sys::Index, natts: usize) -> Option<KeySpec> {
+    let args: Vec<*mut pg_sys::Node> = list::nodes((*f).args).collect();
+    let oid: u32 = (*f).funcid.into();
+    match (oid, args.as_slice()) {
+        (F_TIMESTAMPTZ_TRUNC | F_TIMESTAMP_TRUNC, &[unit, ts]) => {
+            let column = column_of(ts, relid, natts)?;
+            let text = constant(unit, pg_sys::TEXTOID)?;
+            let name = std::ffi::CStr::from_ptr(pg_sys::text_to_cstring(text.cast_mut_ptr()));
+            let unit = TruncUnit::parse(name.to_str().ok()?)?;
+            Some(KeySpec::Trunc { column, unit, zoned: oid == F_TIMESTAMPTZ_TRUNC })
+        }
+        (F_TIMESTAMP_BIN | F_TIMESTAMPTZ_BIN, &[stride, ts, origin]) => {
+            let column = column_of(ts, relid, natts)?;
+            let interval = constant(stride, pg_sys::INTERVALOID)?.cast_mut_ptr::<pg_sys::Interval>();
+            let ty = if oid == F_TIMESTAMP_BIN { pg_sys::TIMESTAMPOID } else { pg_sys::TIMESTAMPTZOID };
+            let origin = constant(origin, ty)?.value() as i64;
+            // months are refused by PostgreSQL (an error, raised by evaluating); an infinite
+            // interval has months set too
+            if (*interval).month != 0 || !(0..1 << 20).contains(&(*interval).day) || !(0..1 << 52).contains(&(*interval).time) {
+                return None;
+            }
+            let stride = (*interval).day as i64 * bucket::USECS_PER_DAY + (*interval).time;
+            (stride > 0).then_some(KeySpec::Bin { column, stride, origin })
+        }
+        _ => None,
+    }
+}
+
+/// The spec of GROUP BY expression `expr` over relation `relid` (of `natts` attributes),
+/// if computed here.
+pub unsafe fn key_spec(expr: *mut pg_sys::Node, relid: pg_sys::Index, natts: usize) -> Option<KeySpec> {
+    if let Some(column) = column_of(expr, relid, natts) {
+        let var = expr as *mut pg_sys::Var;
+        if is_integer_type((*var).vartype) {
+            return Some(KeySpec::Int { column });
+        }
+        let text = [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype);
+        return (text && (*var).varcollid != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic((*var).varcollid)).then_some(KeySpec::Text { column });
+    }
+    // an expression of one integer column with an integer result
+    if !is_integer_type(pg_sys::exprType(expr))
+        || pg_sys::contain_volatile_functions(expr)
+        || pg_sys::contain_subplans(expr)
+        || !pg_sys::pull_paramids(expr as *mut pg_sys::Expr).is_null()
+    {
+        return None;
+    }
+    let vars = pg_sys::pull_var_clause(expr, 0);
+    if list::len(vars) != 1 {
+        return None;
+    }
+    let var = list::nodes(vars).next().unwrap();
+    let column = column_of(var, relid, natts)?;
+    if !is_integer_type((*(var as *mut pg_sys::Var)).vartype) {
+        return None;
+    }
+    if (*expr).type_ == pg_sys::NodeTag::T_FuncExpr {
+        if let Some(spec) = bucket_spec(expr as *mut pg_sys::FuncExpr, relid, natts) {
+            return Some(spec);
+        }
+    }
+    Some(KeySpec::Evaluated { column })
+}
+
+/// PostgreSQL evaluating a key expression on one column's values.
+struct Evaluator {
+    state: *mut pg_sys::ExprState,
+    econtext: *mut pg_sys::ExprContext,
+    /// A virtual slot of the relation's descriptor: the column's value, NULL elsewhere.
+    slot: *mut pg_sys::TupleTableSlot,
+    attno: usize,
+    last: Option<(i64, (i64, bool))>,
+    pub calls: u64,
+}
+
+impl Evaluator {
+    /// The result of the expression (as the raw Datum of its by-value integer type) for
+    /// the column's value `v`, and whether it is NULL.
+    unsafe fn eval(&mut self, v: i64) -> (i64, bool) {
+        if let Some((input, out)) = self.last {
+            if input == v {
+                return out;
+            }
+        }
+        self.calls += 1;
+        let slot = self.slot;
+        pg_sys::ExecClearTuple(slot);
+        let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
+        std::slice::from_raw_parts_mut((*slot).tts_isnull, natts).fill(true);
+        *(*slot).tts_values.add(self.attno) = pg_sys::Datum::from(v);
+        *(*slot).tts_isnull.add(self.attno) = false;
+        pg_sys::ExecStoreVirtualTuple(slot);
+        (*self.econtext).ecxt_scantuple = slot;
+        let mut isnull = false;
+        let d = pg_sys::ExecEvalExprSwitchContext(self.state, self.econtext, &mut isnull);
+        let out = (d.value() as i64, isnull);
+        self.last = Some((v, out));
+        out
+    }
+}
+
+/// Reads the key parts of one key for each vector.
+pub struct KeyReader {
+    pub spec: KeySpec,
+    interner: Option<Interner>,
+    evaluator: Option<Evaluator>,
+    /// The session zone's fixed offset (seconds east of UTC), for `date_trunc` of a
+    /// timestamptz; `None` if the zone's offset changes.
+    gmtoff: Option<i64>,
+}
+
+impl KeyReader {
+    /// A reader for `spec`, whose expression is `expr` (evaluated in `parent`'s executor
+    /// state when arithmetic does not answer), over rows of descriptor `desc`.
+    pub unsafe fn new(spec: KeySpec, expr: *mut pg_sys::Expr, parent: *mut pg_sys::PlanState, desc: pg_sys::TupleDesc) -> KeyReader {
+        let evaluator = match spec {
+            KeySpec::Int { .. } | KeySpec::Text { .. } => None,
+            _ => Some(Evaluator {
+                state: pg_sys::ExecInitExpr(expr, parent),
+                econtext: pg_sys::CreateExprContext((*parent).state),
+                slot: pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsVirtual),
+                attno: spec.column() as usize,
+                last: None,
+                calls: 0,
+            }),
+        };
+        let gmtoff = match spec {
+            KeySpec::Trunc { zoned: true, .. } => {
+                let mut off: std::ffi::c_long = 0;
+                pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut off).then_some(off as i64)
+            }
+            _ => Some(0),
+        };
+        KeyReader { spec, interner: matches!(spec, KeySpec::Text { .. }).then(Interner::new), evaluator, gmtoff }
+    }
+
+    pub fn interner(&self) -> Option<&Interner> {
+        self.interner.as_ref()
+    }
+
+    /// How many values PostgreSQL evaluated.
+    pub fn evaluated(&self) -> u64 {
+        self.evaluator.as_ref().map_or(0, |e| e.calls)
+    }
+
+    /// The key parts of the rows of `u` (its selected rows; the others are unspecified);
+    /// `None` if the vector's values are not of the key's kind. `dictionary_key` names the
+    /// shared dictionary of `ctx`.
+    pub unsafe fn read(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, selection: &Selection, dictionary_key: u64) -> Option<KeyColumn> {
+        if let Some(interner) = self.interner.as_mut() {
+            return interner.keys(u, ctx, dictionary_key);
+        }
+        let mut keys = int_keys(u, ctx)?;
+        if matches!(self.spec, KeySpec::Int { .. }) {
+            return Some(keys);
+        }
+        let (spec, gmtoff) = (self.spec, self.gmtoff);
+        let arithmetic = |v: i64| -> Option<i64> {
+            match (spec, gmtoff) {
+                (KeySpec::Trunc { unit, zoned: false, .. }, _) => bucket::trunc(unit, v),
+                (KeySpec::Trunc { unit, zoned: true, .. }, Some(off)) => bucket::trunc_at_offset(unit, v, off),
+                (KeySpec::Bin { stride, origin, .. }, _) => bucket::bin(stride, v, origin),
+                _ => None,
+            }
+        };
+        let evaluator = self.evaluator.as_mut().unwrap();
+        let mut result_nulls: Option<Vec<u8>> = None;
+        for r in selection.iter() {
+            if keys.is_null(r) {
+                continue;
+            }
+            let v = keys.parts[r];
+            let (part, null) = match arithmetic(v) {
+                Some(b) => (b, false),
+                None => evaluator.eval(v),
+            };
+            keys.parts[r] = part;
+            if null {
+                let bitmap = result_nulls.get_or_insert_with(|| keys.nulls.clone().unwrap_or_else(|| vec![0; u.rows.div_ceil(8)]));
+                bitmap[r / 8] |= 1 << (r % 8);
+            }
+        }
+        if result_nulls.is_some() {
+            keys.nulls = result_nulls;
+        }
+        Some(keys)
+    }
+
+    /// Frees what evaluating needed (the executor frees the expression state and the
+    /// expression context with the query).
+    pub unsafe fn end(&mut self) {
+        if let Some(e) = self.evaluator.take() {
+            pg_sys::ExecDropSingleTupleTableSlot(e.slot);
+        }
+    }
+
+    /// Frees the memory of the values evaluated so far (the results are by-value integers).
+    pub unsafe fn reset_memory(&mut self) {
+        if let Some(e) = &self.evaluator {
+            pg_sys::MemoryContextReset((*e.econtext).ecxt_per_tuple_memory);
+        }
+    }
+}
