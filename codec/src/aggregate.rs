@@ -197,6 +197,7 @@ fn float4_add(a: f32, b: f32) -> Result<f32, FloatOverflow> {
 }
 
 /// One step of `float8_accum`.
+#[inline(always)]
 fn accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, x: f64) -> Result<(), FloatOverflow> {
     let (n0, sx0) = (*n, *sx);
     *n = n0 + 1.0;
@@ -218,6 +219,7 @@ fn accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, x: f64) -> Result<(), FloatOv
 
 /// One step of `float8pl` as a sum aggregate: it has no initial state, so the first value
 /// is the sum (0 + -0 would be 0, not -0).
+#[inline(always)]
 fn float8_sum_step(n: &mut i64, sum: &mut f64, v: f64) -> Result<(), FloatOverflow> {
     *sum = if *n == 0 { v } else { float8_add(*sum, v)? };
     *n += 1;
@@ -225,6 +227,7 @@ fn float8_sum_step(n: &mut i64, sum: &mut f64, v: f64) -> Result<(), FloatOverfl
 }
 
 /// [`float8_sum_step`] for `float4pl`.
+#[inline(always)]
 fn float4_sum_step(n: &mut i64, sum: &mut f32, v: f32) -> Result<(), FloatOverflow> {
     *sum = if *n == 0 { v } else { float4_add(*sum, v)? };
     *n += 1;
@@ -232,6 +235,7 @@ fn float4_sum_step(n: &mut i64, sum: &mut f32, v: f32) -> Result<(), FloatOverfl
 }
 
 /// One step of `min`/`max`.
+#[inline(always)]
 fn min_max_step(max: bool, best: &mut Option<Number>, v: Number) {
     *best = Some(match *best {
         Some(b) if !replaces(max, b, v) => b,
@@ -240,6 +244,7 @@ fn min_max_step(max: bool, best: &mut Option<Number>, v: Number) {
 }
 
 /// Whether `new` replaces `best` (`max`: `best > new` keeps it; `min`: `best < new`).
+#[inline(always)]
 fn replaces(max: bool, best: Number, new: Number) -> bool {
     let o = match (best, new) {
         (Number::Int(a), Number::Int(b)) => a.cmp(&b),
@@ -385,24 +390,6 @@ impl State {
         Ok(())
     }
 
-    /// Adds one value (the grouped path's step; the ungrouped one runs the same steps in
-    /// loops of one kind).
-    fn add_one(&mut self, v: Number) -> Result<(), FloatOverflow> {
-        match (self, v) {
-            (State::IntSum { n, sum }, Number::Int(x)) => {
-                *n += 1;
-                *sum += x as i128;
-            }
-            (State::Float8Sum { n, sum }, Number::Float8(x)) => float8_sum_step(n, sum, x)?,
-            (State::Float4Sum { n, sum }, Number::Float4(x)) => float4_sum_step(n, sum, x)?,
-            (State::FloatAccum { n, sx, sxx }, Number::Float8(x)) => accum(n, sx, sxx, x)?,
-            (State::FloatAccum { n, sx, sxx }, Number::Float4(x)) => accum(n, sx, sxx, x as f64)?,
-            (State::MinMax { max, best }, v) => min_max_step(*max, best, v),
-            (s, v) => unreachable!("state {s:?} for {v:?}"),
-        }
-        Ok(())
-    }
-
     /// The aggregate's result for values of `kind` (the column's kind).
     pub fn finish(&self, f: Function, kind: Kind) -> Output {
         match self {
@@ -435,33 +422,193 @@ impl State {
     }
 }
 
-/// Adds the selected rows of a vector to the `count(*)` states of their groups
-/// (`states[groups[r]]` for row `r`).
-pub fn count_rows_grouped(states: &mut [State], sel: &Selection, groups: &[u32]) {
-    for r in sel.iter() {
-        states[groups[r] as usize].add_rows(1);
-    }
+/// The states of one aggregate for every group, as arrays indexed by group number, so that
+/// a grouped step touches a few numbers instead of a whole [`State`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum GroupStates {
+    Count(Vec<i64>),
+    IntSum { n: Vec<i64>, sum: Vec<i128> },
+    Float8Sum { n: Vec<i64>, sum: Vec<f64> },
+    Float4Sum { n: Vec<i64>, sum: Vec<f32> },
+    FloatAccum { n: Vec<f64>, sx: Vec<f64>, sxx: Vec<f64> },
+    /// `min`/`max`: the best value so far of each group that has one (`seen`).
+    MinMaxInt { max: bool, best: Vec<i64>, seen: Vec<bool> },
+    MinMaxFloat8 { max: bool, best: Vec<f64>, seen: Vec<bool> },
+    MinMaxFloat4 { max: bool, best: Vec<f32>, seen: Vec<bool> },
 }
 
-/// [`State::add`] for grouped rows: each selected row of `u` goes to `states[groups[r]]`, in
-/// row order. `None`: the vector holds values that are not numbers.
-pub fn add_grouped(states: &mut [State], u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, groups: &[u32]) -> Option<Result<(), FloatOverflow>> {
-    if let Some(State::Count(_)) = states.first() {
-        for r in sel.iter() {
-            if !u.nulls.as_deref().is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1) {
-                states[groups[r] as usize].add_rows(1);
+impl GroupStates {
+    /// No group yet of `f` over values of `kind`; `None` if it is not computed here.
+    pub fn new(f: Function, kind: Kind) -> Option<GroupStates> {
+        Some(match State::new(f, kind)? {
+            State::Count(_) => GroupStates::Count(Vec::new()),
+            State::IntSum { .. } => GroupStates::IntSum { n: Vec::new(), sum: Vec::new() },
+            State::Float8Sum { .. } => GroupStates::Float8Sum { n: Vec::new(), sum: Vec::new() },
+            State::Float4Sum { .. } => GroupStates::Float4Sum { n: Vec::new(), sum: Vec::new() },
+            State::FloatAccum { .. } => GroupStates::FloatAccum { n: Vec::new(), sx: Vec::new(), sxx: Vec::new() },
+            State::MinMax { max, .. } => match kind {
+                Kind::Float64 => GroupStates::MinMaxFloat8 { max, best: Vec::new(), seen: Vec::new() },
+                Kind::Float32 => GroupStates::MinMaxFloat4 { max, best: Vec::new(), seen: Vec::new() },
+                _ => GroupStates::MinMaxInt { max, best: Vec::new(), seen: Vec::new() },
+            },
+        })
+    }
+
+    /// Makes room for `groups` groups, the new ones empty.
+    pub fn resize(&mut self, groups: usize) {
+        match self {
+            GroupStates::Count(c) => c.resize(groups, 0),
+            GroupStates::IntSum { n, sum } => {
+                n.resize(groups, 0);
+                sum.resize(groups, 0);
+            }
+            GroupStates::Float8Sum { n, sum } => {
+                n.resize(groups, 0);
+                sum.resize(groups, 0.0);
+            }
+            GroupStates::Float4Sum { n, sum } => {
+                n.resize(groups, 0);
+                sum.resize(groups, 0.0);
+            }
+            GroupStates::FloatAccum { n, sx, sxx } => {
+                n.resize(groups, 0.0);
+                sx.resize(groups, 0.0);
+                sxx.resize(groups, 0.0);
+            }
+            GroupStates::MinMaxInt { best, seen, .. } => {
+                best.resize(groups, 0);
+                seen.resize(groups, false);
+            }
+            GroupStates::MinMaxFloat8 { best, seen, .. } => {
+                best.resize(groups, 0.0);
+                seen.resize(groups, false);
+            }
+            GroupStates::MinMaxFloat4 { best, seen, .. } => {
+                best.resize(groups, 0.0);
+                seen.resize(groups, false);
             }
         }
-        return Some(Ok(()));
     }
-    let mut rows = Vec::new();
-    let picked = pick(u, ctx, sel, Some(&mut rows))?;
-    for (k, &r) in rows.iter().enumerate() {
-        if let Err(e) = states[groups[r] as usize].add_one(picked.number(k)) {
-            return Some(Err(e));
+
+    /// The state of group `g`.
+    pub fn state(&self, g: usize) -> State {
+        let best = |seen: &[bool], v: Number| seen[g].then_some(v);
+        match self {
+            GroupStates::Count(c) => State::Count(c[g]),
+            GroupStates::IntSum { n, sum } => State::IntSum { n: n[g], sum: sum[g] },
+            GroupStates::Float8Sum { n, sum } => State::Float8Sum { n: n[g], sum: sum[g] },
+            GroupStates::Float4Sum { n, sum } => State::Float4Sum { n: n[g], sum: sum[g] },
+            GroupStates::FloatAccum { n, sx, sxx } => State::FloatAccum { n: n[g], sx: sx[g], sxx: sxx[g] },
+            GroupStates::MinMaxInt { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Int(b[g])) },
+            GroupStates::MinMaxFloat8 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float8(b[g])) },
+            GroupStates::MinMaxFloat4 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float4(b[g])) },
         }
     }
-    Some(Ok(()))
+
+    /// Adds the selected rows of a vector to the `count(*)` of their groups (`groups[r]` for
+    /// row `r`).
+    pub fn count_rows(&mut self, sel: &Selection, groups: &[u32]) {
+        let GroupStates::Count(c) = self else { unreachable!("rows are counted by count(*) only") };
+        for r in sel.iter() {
+            c[groups[r] as usize] += 1;
+        }
+    }
+
+    /// [`State::add`] for grouped rows: each selected row `r` of `u` goes to group
+    /// `groups[r]`, in row order. `None`: the vector holds values that are not numbers.
+    pub fn add(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, groups: &[u32]) -> Option<Result<(), FloatOverflow>> {
+        if let GroupStates::Count(c) = self {
+            let nulls = u.nulls.as_deref();
+            for r in sel.iter() {
+                if !nulls.is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1) {
+                    c[groups[r] as usize] += 1;
+                }
+            }
+            return Some(Ok(()));
+        }
+        // the group of each picked value: with every row picked, value k is row k's
+        let all = u.nulls.is_none() && sel.count() == u.rows;
+        let mut rows = Vec::new();
+        let picked = pick(u, ctx, sel, (!all).then_some(&mut rows))?;
+        let value_groups: Vec<u32>;
+        let vg: &[u32] = if all {
+            &groups[..u.rows]
+        } else {
+            value_groups = rows.iter().map(|&r| groups[r]).collect();
+            &value_groups
+        };
+        // one loop per state and value type: each step is a few array updates
+        match (self, &picked) {
+            (GroupStates::IntSum { n, sum }, Picked::Ints(x)) => {
+                for (&v, &g) in x.iter().zip(vg) {
+                    n[g as usize] += 1;
+                    sum[g as usize] += v as i128;
+                }
+            }
+            (GroupStates::Float8Sum { n, sum }, Picked::Float8(x)) => {
+                for (&v, &g) in x.iter().zip(vg) {
+                    if let Err(e) = float8_sum_step(&mut n[g as usize], &mut sum[g as usize], v) {
+                        return Some(Err(e));
+                    }
+                }
+            }
+            (GroupStates::Float4Sum { n, sum }, Picked::Float4(x)) => {
+                for (&v, &g) in x.iter().zip(vg) {
+                    if let Err(e) = float4_sum_step(&mut n[g as usize], &mut sum[g as usize], v) {
+                        return Some(Err(e));
+                    }
+                }
+            }
+            (GroupStates::FloatAccum { n, sx, sxx }, Picked::Float8(x)) => {
+                for (&v, &g) in x.iter().zip(vg) {
+                    let g = g as usize;
+                    if let Err(e) = accum(&mut n[g], &mut sx[g], &mut sxx[g], v) {
+                        return Some(Err(e));
+                    }
+                }
+            }
+            (GroupStates::FloatAccum { n, sx, sxx }, Picked::Float4(x)) => {
+                for (&v, &g) in x.iter().zip(vg) {
+                    let g = g as usize;
+                    if let Err(e) = accum(&mut n[g], &mut sx[g], &mut sxx[g], v as f64) {
+                        return Some(Err(e));
+                    }
+                }
+            }
+            (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => {
+                let max = *max;
+                for (&v, &g) in x.iter().zip(vg) {
+                    let g = g as usize;
+                    if !seen[g] || replaces(max, Number::Int(best[g]), Number::Int(v)) {
+                        best[g] = v;
+                        seen[g] = true;
+                    }
+                }
+            }
+            (GroupStates::MinMaxFloat8 { max, best, seen }, Picked::Float8(x)) => {
+                let max = *max;
+                for (&v, &g) in x.iter().zip(vg) {
+                    let g = g as usize;
+                    if !seen[g] || replaces(max, Number::Float8(best[g]), Number::Float8(v)) {
+                        best[g] = v;
+                        seen[g] = true;
+                    }
+                }
+            }
+            (GroupStates::MinMaxFloat4 { max, best, seen }, Picked::Float4(x)) => {
+                let max = *max;
+                for (&v, &g) in x.iter().zip(vg) {
+                    let g = g as usize;
+                    if !seen[g] || replaces(max, Number::Float4(best[g]), Number::Float4(v)) {
+                        best[g] = v;
+                        seen[g] = true;
+                    }
+                }
+            }
+            (s, _) => unreachable!("grouped state {s:?} for values of another kind"),
+        }
+        Some(Ok(()))
+    }
 }
 
 #[cfg(test)]

@@ -94,8 +94,33 @@ impl Selection {
     }
 
     /// The selected rows, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        std::iter::successors(self.next_from(0), move |&r| self.next_from(r + 1))
+    pub fn iter(&self) -> SelectedRows<'_> {
+        SelectedRows { words: &self.words, word: 0, bits: self.words[0] }
+    }
+}
+
+/// The rows of a [`Selection`], a word at a time (the lowest set bit, then cleared).
+pub struct SelectedRows<'a> {
+    words: &'a [u64; WORDS],
+    word: usize,
+    bits: u64,
+}
+
+impl Iterator for SelectedRows<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.word += 1;
+            if self.word == WORDS {
+                return None;
+            }
+            self.bits = self.words[self.word];
+        }
+        let r = self.word * 64 + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(r)
     }
 }
 

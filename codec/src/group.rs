@@ -86,12 +86,13 @@ fn spread(rows: usize, nulls: Option<&[u8]>, values: impl Iterator<Item = i64>) 
     }
 }
 
-fn ints_of(values: &Values) -> Option<Box<dyn Fn(usize) -> i64 + '_>> {
+/// Integer values as i64 (`None`: they are not integers).
+fn ints_of(values: &Values) -> Option<Vec<i64>> {
     Some(match values {
-        Values::Int8(x) => Box::new(move |i| x[i] as i64),
-        Values::Int16(x) => Box::new(move |i| x[i] as i64),
-        Values::Int32(x) => Box::new(move |i| x[i] as i64),
-        Values::Int64(x) => Box::new(move |i| x[i]),
+        Values::Int8(x) => x.iter().map(|&v| v as i64).collect(),
+        Values::Int16(x) => x.iter().map(|&v| v as i64).collect(),
+        Values::Int32(x) => x.iter().map(|&v| v as i64).collect(),
+        Values::Int64(x) => x.clone(),
         _ => return None,
     })
 }
@@ -106,13 +107,10 @@ pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>) -> Option<KeyColumn> {
             }
             spread(u.rows, nulls, ints.iter().copied())
         }
-        Form::Values(v) => {
-            let at = ints_of(v)?;
-            spread(u.rows, nulls, (0..v.len()).map(at))
-        }
+        Form::Values(v) => spread(u.rows, nulls, ints_of(v)?.into_iter()),
         Form::Codes { inline, codes } => {
-            let at = ints_of(Unpacked::entries(inline, ctx))?;
-            spread(u.rows, nulls, codes.iter().map(|&c| at(c as usize)))
+            let entries = ints_of(Unpacked::entries(inline, ctx))?;
+            spread(u.rows, nulls, codes.iter().map(|&c| entries[c as usize]))
         }
     };
     Some(KeyColumn { parts, nulls: u.nulls.clone() })
@@ -265,12 +263,33 @@ impl GroupTable {
         self.direct[slot]
     }
 
+    /// [`GroupTable::assign`] for a key of one part: a part seen before below [`DIRECT`] is
+    /// one array lookup.
+    fn assign_single(&mut self, c: &KeyColumn, selection: &Selection, groups: &mut [u32]) {
+        for r in selection.iter() {
+            let null = c.is_null(r);
+            let part = if null { 0 } else { c.parts[r] };
+            let slot = if null { 0 } else if (0..DIRECT).contains(&part) { part as usize + 1 } else { usize::MAX };
+            groups[r] = match self.direct.get(slot) {
+                Some(&g) if g != u32::MAX => g,
+                _ => {
+                    let mut parts = [0; MAX_KEYS];
+                    parts[0] = part;
+                    self.number_single(Key { parts, nulls: null as u8 })
+                }
+            };
+        }
+    }
+
     /// The group of each selected row (`groups[r]`; unselected rows get an unspecified
     /// number), given the key parts of the vector's rows, one column per part.
     pub fn assign(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut Vec<u32>) {
         assert_eq!(columns.len(), self.width, "one key column per part");
         groups.clear();
         groups.resize(selection.rows(), 0);
+        if let [c] = columns {
+            return self.assign_single(c, selection, groups);
+        }
         let mut last: Option<(Key, u32)> = None;
         for r in selection.iter() {
             let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };

@@ -1,13 +1,13 @@
 //! Aggregates over unpacked vectors (`aggregate::State::add`: integers of a bitpack vector,
 //! dictionary codes, values) against a row-by-row reference over the decoded vectors, with
 //! random selections, across several vectors in a row: the same outputs, floats bit for bit,
-//! and the same overflow errors; and the grouped path (`aggregate::add_grouped`), rows spread
+//! and the same overflow errors; and the grouped path (`aggregate::GroupStates`), rows spread
 //! over groups at random, against one reference per group.
 
 mod gen;
 
 use gen::{generate, GenKind, Nulls, Spec, ROWS};
-use pg_columnar_codec::aggregate::{add_grouped, count_rows_grouped, FloatOverflow, Function, Output, State};
+use pg_columnar_codec::aggregate::{FloatOverflow, Function, GroupStates, Output, State};
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, Kind, SharedDictionary, Values, Vector};
 use proptest::prelude::*;
@@ -218,14 +218,15 @@ fn check_grouped(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_col
     let mut rng = gen::Rng(0x5eed);
     let groups: Vec<Vec<u32>> = vectors.iter().map(|(v, _)| (0..v.rows).map(|_| rng.below(GROUPS as u64) as u32).collect()).collect();
     for f in FUNCTIONS {
-        let mut states = vec![State::new(f, kind).unwrap(); GROUPS];
+        let mut states = GroupStates::new(f, kind).unwrap();
+        states.resize(GROUPS);
         let mut references: Vec<Reference> = (0..GROUPS).map(|_| Reference::default()).collect();
         let mut got = Ok(());
         for (((v, sel), u), g) in vectors.iter().zip(unpacked).zip(&groups) {
             if f == Function::CountStar {
-                count_rows_grouped(&mut states, sel, g);
+                states.count_rows(sel, g);
             } else if got.is_ok() {
-                got = add_grouped(&mut states, u, ctx, sel, g).unwrap();
+                got = states.add(u, ctx, sel, g).unwrap();
             }
             let mut k = 0;
             for r in 0..v.rows {
@@ -243,8 +244,8 @@ fn check_grouped(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_col
             assert_eq!(got.is_err(), wants.iter().any(|w| w.is_err()), "grouped {f:?} on {kind:?}: overflow");
             continue;
         }
-        for (state, want) in states.iter().zip(&wants) {
-            let (a, b) = (state.finish(f, kind), want.unwrap());
+        for (g, want) in wants.iter().enumerate() {
+            let (a, b) = (states.state(g).finish(f, kind), want.unwrap());
             assert!(same(&a, &b), "grouped {f:?} on {kind:?}: {a:?} against {b:?}");
         }
     }

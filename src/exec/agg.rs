@@ -25,7 +25,7 @@
 //! Serial only: no partial path yet. `pg_columnar.enable_vectorized_agg = off` leaves
 //! aggregation to PostgreSQL.
 
-use pg_columnar_codec::aggregate::{add_grouped, count_rows_grouped, FloatOverflow, Function, Output, State};
+use pg_columnar_codec::aggregate::{FloatOverflow, Function, GroupStates, Output, State};
 use pg_columnar_codec::group::GroupTable;
 use pg_columnar_codec::Kind;
 use pgrx::pg_sys;
@@ -244,9 +244,10 @@ unsafe fn group_exprs(parse: *mut pg_sys::Query, target: *mut pg_sys::PathTarget
         .collect()
 }
 
-/// Bytes a group holds: its key and its states, with the hash table's share.
+/// Bytes a group holds: its key (in the group list and the hash table, with the table's
+/// share) and at most 24 bytes of state per aggregate (`GroupStates`).
 fn bytes_per_group(aggregates: usize) -> usize {
-    std::mem::size_of::<pg_columnar_codec::group::Key>() * 2 + std::mem::size_of::<State>() * aggregates + 16
+    std::mem::size_of::<pg_columnar_codec::group::Key>() * 2 + 16 + 24 * aggregates
 }
 
 /// The path, if the query is one this node computes (see the module's comment).
@@ -406,16 +407,26 @@ struct Exec {
     groups: u64,
 }
 
-/// The aggregates computed: one state per aggregate and group (a single group without
-/// GROUP BY).
-struct Computed {
-    table: Option<GroupTable>,
-    states: Vec<Vec<State>>,
+/// The aggregates computed: without GROUP BY one state per aggregate, with it the groups
+/// and the states of each aggregate for every group.
+enum Computed {
+    Single(Vec<State>),
+    Grouped { table: GroupTable, states: Vec<GroupStates> },
 }
 
 impl Computed {
     fn groups(&self) -> usize {
-        self.table.as_ref().map_or(1, GroupTable::len)
+        match self {
+            Computed::Single(_) => 1,
+            Computed::Grouped { table, .. } => table.len(),
+        }
+    }
+
+    fn state(&self, aggregate: usize, g: usize) -> State {
+        match self {
+            Computed::Single(states) => states[aggregate].clone(),
+            Computed::Grouped { states, .. } => states[aggregate].state(g),
+        }
     }
 }
 
@@ -520,11 +531,11 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         exec.readers = exec.keys.iter().zip(exprs).map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc)).collect();
     }
     let specs = &exec.specs;
-    let templates: Vec<State> = specs.iter().map(|s| State::new(s.function, s.kind).expect("the planner checked the aggregate")).collect();
-    let grouped = !exec.keys.is_empty();
-    let mut out = Computed {
-        table: grouped.then(|| GroupTable::new(exec.keys.len())),
-        states: templates.iter().map(|t| if grouped { Vec::new() } else { vec![t.clone()] }).collect(),
+    let mut out = if exec.keys.is_empty() {
+        Computed::Single(specs.iter().map(|s| State::new(s.function, s.kind).expect("the planner checked the aggregate")).collect())
+    } else {
+        let states = specs.iter().map(|s| GroupStates::new(s.function, s.kind).expect("the planner checked the aggregate")).collect();
+        Computed::Grouped { table: GroupTable::new(exec.keys.len()), states }
     };
     let mut columns: Vec<usize> = specs.iter().filter_map(|s| s.column.map(|c| c as usize)).chain(exec.keys.iter().map(|k| k.column() as usize)).collect();
     columns.sort_unstable();
@@ -539,7 +550,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     while scan.next_batch(child_slot, &columns, &mut |selection, lookup, serial| {
         vectors += 1;
         rows += selection.count() as u64;
-        if let Some(table) = out.table.as_mut() {
+        if let Computed::Grouped { table, states } = &mut out {
             key_columns.clear();
             for r in readers.iter_mut() {
                 let c = r.spec.column();
@@ -559,23 +570,23 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
                     "SET pg_columnar.enable_vectorized_agg = off lets PostgreSQL's HashAgg, which spills to disk, compute it; or raise work_mem."
                 );
             }
-            for (states, t) in out.states.iter_mut().zip(&templates) {
-                states.resize(table.len(), t.clone());
+            for s in states.iter_mut() {
+                s.resize(table.len());
             }
         }
-        for (spec, states) in specs.iter().zip(out.states.iter_mut()) {
+        for (i, spec) in specs.iter().enumerate() {
             let Some(c) = spec.column else {
-                match out.table {
-                    Some(_) => count_rows_grouped(states, selection, &groups),
-                    None => states[0].add_rows(selection.count()),
+                match &mut out {
+                    Computed::Grouped { states, .. } => states[i].count_rows(selection, &groups),
+                    Computed::Single(states) => states[i].add_rows(selection.count()),
                 }
                 continue;
             };
             // a dropped column cannot be aggregated; this is a column of the relation
             let Some((u, ctx)) = lookup(c as usize) else { missing(c) };
-            let added = match out.table {
-                Some(_) => add_grouped(states, u, &ctx, selection, &groups),
-                None => states[0].add(u, &ctx, selection),
+            let added = match &mut out {
+                Computed::Grouped { states, .. } => states[i].add(u, &ctx, selection, &groups),
+                Computed::Single(states) => states[i].add(u, &ctx, selection),
             };
             match added {
                 Some(Ok(())) => {}
@@ -605,7 +616,7 @@ unsafe fn store_group(node: *mut NodeState, computed: &Computed, g: usize) -> *m
     let n = exec.keys.len() + exec.specs.len();
     let values = std::slice::from_raw_parts_mut((*slot).tts_values, n);
     let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, n);
-    if let Some(table) = &computed.table {
+    if let Computed::Grouped { table, .. } = computed {
         let key = table.keys()[g];
         for (p, reader) in exec.readers.iter().enumerate() {
             let null = key.nulls >> p & 1 == 1;
@@ -621,8 +632,8 @@ unsafe fn store_group(node: *mut NodeState, computed: &Computed, g: usize) -> *m
         }
     }
     let k = exec.keys.len();
-    for (i, (spec, states)) in exec.specs.iter().zip(&computed.states).enumerate() {
-        (values[k + i], nulls[k + i]) = datum_of(states[g].finish(spec.function, spec.kind));
+    for (i, spec) in exec.specs.iter().enumerate() {
+        (values[k + i], nulls[k + i]) = datum_of(computed.state(i, g).finish(spec.function, spec.kind));
     }
     pg_sys::MemoryContextSwitchTo(old);
     pg_sys::ExecStoreVirtualTuple(slot);

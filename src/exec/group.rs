@@ -189,19 +189,13 @@ struct Evaluator {
     /// A virtual slot of the relation's descriptor: the column's value, NULL elsewhere.
     slot: *mut pg_sys::TupleTableSlot,
     attno: usize,
-    last: Option<(i64, (i64, bool))>,
-    pub calls: u64,
+    calls: u64,
 }
 
 impl Evaluator {
     /// The result of the expression (as the raw Datum of its by-value integer type) for
     /// the column's value `v`, and whether it is NULL.
     unsafe fn eval(&mut self, v: i64) -> (i64, bool) {
-        if let Some((input, out)) = self.last {
-            if input == v {
-                return out;
-            }
-        }
         self.calls += 1;
         let slot = self.slot;
         pg_sys::ExecClearTuple(slot);
@@ -213,9 +207,7 @@ impl Evaluator {
         (*self.econtext).ecxt_scantuple = slot;
         let mut isnull = false;
         let d = pg_sys::ExecEvalExprSwitchContext(self.state, self.econtext, &mut isnull);
-        let out = (d.value() as i64, isnull);
-        self.last = Some((v, out));
-        out
+        (d.value() as i64, isnull)
     }
 }
 
@@ -240,7 +232,6 @@ impl KeyReader {
                 econtext: pg_sys::CreateExprContext((*parent).state),
                 slot: pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsVirtual),
                 attno: spec.column() as usize,
-                last: None,
                 calls: 0,
             }),
         };
@@ -285,14 +276,23 @@ impl KeyReader {
         };
         let evaluator = self.evaluator.as_mut().unwrap();
         let mut result_nulls: Option<Vec<u8>> = None;
+        // rows of one timestamp come in runs (many series per timestamp)
+        let mut last: Option<(i64, (i64, bool))> = None;
         for r in selection.iter() {
             if keys.is_null(r) {
                 continue;
             }
             let v = keys.parts[r];
-            let (part, null) = match arithmetic(v) {
-                Some(b) => (b, false),
-                None => evaluator.eval(v),
+            let (part, null) = match last {
+                Some((input, out)) if input == v => out,
+                _ => {
+                    let out = match arithmetic(v) {
+                        Some(b) => (b, false),
+                        None => evaluator.eval(v),
+                    };
+                    last = Some((v, out));
+                    out
+                }
             };
             keys.parts[r] = part;
             if null {
