@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
 
 use crate::decode::{Form, Unpacked};
 use crate::filter::Selection;
@@ -20,10 +21,18 @@ use crate::ColumnContext;
 /// The most parts a key has here.
 pub const MAX_KEYS: usize = 4;
 
-/// One key part for each row of a vector (the value of a NULL row is unspecified).
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The key parts of a vector's rows: one per row, or (from a dictionary) a code per row and
+/// the part of each code, so that work per distinct value is done once per entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyParts {
+    Rows(Vec<i64>),
+    Coded { codes: Vec<u32>, entries: Rc<[i64]> },
+}
+
+/// One key part for each row of a vector (the part of a NULL row is unspecified).
+#[derive(Debug, Clone, PartialEq)]
 pub struct KeyColumn {
-    pub parts: Vec<i64>,
+    pub parts: KeyParts,
     /// As in [`Unpacked::nulls`]: bit `r % 8` of byte `r / 8` set for a NULL row.
     pub nulls: Option<Vec<u8>>,
 }
@@ -31,6 +40,40 @@ pub struct KeyColumn {
 impl KeyColumn {
     pub fn is_null(&self, r: usize) -> bool {
         self.nulls.as_ref().is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1)
+    }
+
+    /// The part of row `r`.
+    #[inline]
+    pub fn part(&self, r: usize) -> i64 {
+        match &self.parts {
+            KeyParts::Rows(p) => p[r],
+            KeyParts::Coded { codes, entries } => entries[codes[r] as usize],
+        }
+    }
+}
+
+/// The entries of the last shared dictionary a reader converted, by the key that names it
+/// (see [`int_keys`]).
+#[derive(Debug)]
+pub struct EntryMemo<T: ?Sized> {
+    key: Option<u64>,
+    entries: Option<Rc<T>>,
+}
+
+impl<T: ?Sized> Default for EntryMemo<T> {
+    fn default() -> Self {
+        EntryMemo { key: None, entries: None }
+    }
+}
+
+impl<T: ?Sized> EntryMemo<T> {
+    /// The entries for dictionary `key`, made by `make` unless they are the last ones made.
+    pub fn get(&mut self, key: u64, make: impl FnOnce() -> Option<Rc<T>>) -> Option<Rc<T>> {
+        if self.key != Some(key) || self.entries.is_none() {
+            self.entries = Some(make()?);
+            self.key = Some(key);
+        }
+        self.entries.clone()
     }
 }
 
@@ -97,20 +140,34 @@ fn ints_of(values: &Values) -> Option<Vec<i64>> {
     })
 }
 
+/// The codes of a dictionary vector, one per row (0 for a NULL row).
+fn row_codes(rows: usize, nulls: Option<&[u8]>, codes: &[i64]) -> Vec<u32> {
+    match nulls {
+        None => codes.iter().map(|&c| c as u32).collect(),
+        Some(_) => spread(rows, nulls, codes.iter().copied()).into_iter().map(|c| c as u32).collect(),
+    }
+}
+
 /// The integer of each row of `u`, a vector of integers (`None`: it holds other values).
-pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>) -> Option<KeyColumn> {
+/// A dictionary vector gives its codes and entries; `memo` keeps the entries of the last
+/// shared dictionary, named by `dictionary_key` (the caller gives another key whenever it
+/// gives another dictionary).
+pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>, memo: &mut EntryMemo<[i64]>, dictionary_key: u64) -> Option<KeyColumn> {
     let nulls = u.nulls.as_deref();
     let parts = match &u.form {
         Form::Integers { kind, ints } => {
             if kind.is_float() {
                 return None;
             }
-            spread(u.rows, nulls, ints.iter().copied())
+            KeyParts::Rows(spread(u.rows, nulls, ints.iter().copied()))
         }
-        Form::Values(v) => spread(u.rows, nulls, ints_of(v)?.into_iter()),
+        Form::Values(v) => KeyParts::Rows(spread(u.rows, nulls, ints_of(v)?.into_iter())),
         Form::Codes { inline, codes } => {
-            let entries = ints_of(Unpacked::entries(inline, ctx))?;
-            spread(u.rows, nulls, codes.iter().map(|&c| entries[c as usize]))
+            let entries = match inline {
+                Some(e) => Rc::from(ints_of(e)?),
+                None => memo.get(dictionary_key, || Some(Rc::from(ints_of(Unpacked::entries(&None, ctx))?)))?,
+            };
+            KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries }
         }
     };
     Some(KeyColumn { parts, nulls: u.nulls.clone() })
@@ -122,9 +179,8 @@ pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>) -> Option<KeyColumn> {
 pub struct Interner {
     ids: HashMap<Box<[u8]>, u32, FxBuild>,
     strings: ByteStrings,
-    /// The key of the dictionary `remap` maps (see [`Interner::keys`]).
-    remap_key: Option<u64>,
-    remap: Vec<u32>,
+    /// The ids of the last shared dictionary's entries.
+    remap: EntryMemo<[i64]>,
     /// How many dictionary entries were interned, and how many strings row by row (for
     /// EXPLAIN ANALYZE and the tests that show which path ran).
     pub entries_interned: u64,
@@ -159,10 +215,10 @@ impl Interner {
         self.len() == 0
     }
 
-    fn ids_of_entries(&mut self, entries: &Values) -> Option<Vec<u32>> {
+    fn ids_of_entries(&mut self, entries: &Values) -> Option<Rc<[i64]>> {
         let Values::Bytes(b) = entries else { return None };
         self.entries_interned += b.len() as u64;
-        Some(b.as_ref().iter().map(|s| self.id(s)).collect())
+        Some(b.as_ref().iter().map(|s| self.id(s) as i64).collect())
     }
 
     /// The id of each row's string of `u`, a vector of byte strings (`None`: it holds other
@@ -175,20 +231,15 @@ impl Interner {
             Form::Values(Values::Bytes(b)) => {
                 self.rows_interned += b.len() as u64;
                 let ids: Vec<i64> = b.as_ref().iter().map(|s| self.id(s) as i64).collect();
-                spread(u.rows, nulls, ids.into_iter())
+                KeyParts::Rows(spread(u.rows, nulls, ids.into_iter()))
             }
             Form::Values(_) => return None,
-            Form::Codes { inline: Some(entries), codes } => {
-                let map = self.ids_of_entries(entries)?;
-                spread(u.rows, nulls, codes.iter().map(|&c| map[c as usize] as i64))
-            }
+            Form::Codes { inline: Some(entries), codes } => KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries: self.ids_of_entries(entries)? },
             Form::Codes { inline: None, codes } => {
-                if self.remap_key != Some(dictionary_key) {
-                    self.remap = self.ids_of_entries(Unpacked::entries(&None, ctx))?;
-                    self.remap_key = Some(dictionary_key);
-                }
-                let map = &self.remap;
-                spread(u.rows, nulls, codes.iter().map(|&c| map[c as usize] as i64))
+                let mut remap = std::mem::take(&mut self.remap);
+                let entries = remap.get(dictionary_key, || self.ids_of_entries(Unpacked::entries(&None, ctx)));
+                self.remap = remap;
+                KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries: entries? }
             }
         };
         Some(KeyColumn { parts, nulls: u.nulls.clone() })
@@ -214,6 +265,9 @@ pub struct GroupTable {
     /// For a single key: the group of part `v` (0 ≤ v < DIRECT) at `v + 1`, of NULL at 0;
     /// `u32::MAX` for none yet.
     direct: Vec<u32>,
+    /// For a single key from a dictionary: its entries and each entry's group (`u32::MAX`:
+    /// not numbered yet).
+    entry_groups: Option<(Rc<[i64]>, Vec<u32>)>,
 }
 
 impl GroupTable {
@@ -264,11 +318,37 @@ impl GroupTable {
     }
 
     /// [`GroupTable::assign`] for a key of one part: a part seen before below [`DIRECT`] is
-    /// one array lookup.
+    /// one array lookup; from a dictionary, each entry is numbered once and each row is
+    /// the number of its code.
     fn assign_single(&mut self, c: &KeyColumn, selection: &Selection, groups: &mut [u32]) {
+        if let KeyParts::Coded { codes, entries } = &c.parts {
+            // the entries' groups, kept while the same entries come (one shared dictionary)
+            let mut memo = match self.entry_groups.take() {
+                Some((e, g)) if Rc::ptr_eq(&e, entries) => (e, g),
+                _ => (entries.clone(), vec![u32::MAX; entries.len()]),
+            };
+            for r in selection.iter() {
+                if c.is_null(r) {
+                    groups[r] = self.number_single(Key { parts: [0; MAX_KEYS], nulls: 1 });
+                    continue;
+                }
+                let code = codes[r] as usize;
+                let mut g = memo.1[code];
+                if g == u32::MAX {
+                    let mut parts = [0; MAX_KEYS];
+                    parts[0] = memo.0[code];
+                    g = self.number_single(Key { parts, nulls: 0 });
+                    memo.1[code] = g;
+                }
+                groups[r] = g;
+            }
+            self.entry_groups = Some(memo);
+            return;
+        }
+        let KeyParts::Rows(parts) = &c.parts else { unreachable!() };
         for r in selection.iter() {
             let null = c.is_null(r);
-            let part = if null { 0 } else { c.parts[r] };
+            let part = if null { 0 } else { parts[r] };
             let slot = if null { 0 } else if (0..DIRECT).contains(&part) { part as usize + 1 } else { usize::MAX };
             groups[r] = match self.direct.get(slot) {
                 Some(&g) if g != u32::MAX => g,
@@ -297,7 +377,7 @@ impl GroupTable {
                 if c.is_null(r) {
                     key.nulls |= 1 << p;
                 } else {
-                    key.parts[p] = c.parts[r];
+                    key.parts[p] = c.part(r);
                 }
             }
             // runs of one key (a bucket of time-ordered rows) skip the lookup
@@ -325,7 +405,18 @@ mod tests {
             }
         }
         let any = parts.iter().any(|p| p.is_none());
-        KeyColumn { parts: parts.iter().map(|p| p.unwrap_or(12345)).collect(), nulls: any.then_some(nulls) }
+        KeyColumn { parts: KeyParts::Rows(parts.iter().map(|p| p.unwrap_or(12345)).collect()), nulls: any.then_some(nulls) }
+    }
+
+    /// `parts` as a dictionary vector over `dictionary` (each part is one of its entries), or
+    /// as plain parts if one is not.
+    fn coded(parts: &[Option<i64>], dictionary: &Rc<[i64]>) -> KeyColumn {
+        let plain = column(parts);
+        let codes: Option<Vec<u32>> = parts.iter().map(|p| p.map_or(Some(0), |v| dictionary.iter().position(|&e| e == v).map(|c| c as u32))).collect();
+        match codes {
+            Some(codes) => KeyColumn { parts: KeyParts::Coded { codes, entries: dictionary.clone() }, nulls: plain.nulls },
+            None => plain,
+        }
     }
 
     /// The reference: groups numbered by first appearance, keys compared as `Option`s.
@@ -356,6 +447,8 @@ mod tests {
             x
         };
         for width in 1..=MAX_KEYS {
+            // the entries of a dictionary shared by the vectors (coded columns draw from it)
+            let dictionary: Rc<[i64]> = (-2..48).chain([1 << 20, -(1 << 40)]).collect();
             let mut table = GroupTable::new(width);
             let mut seen = Vec::new();
             for _ in 0..30 {
@@ -366,19 +459,23 @@ mod tests {
                         (0..rows)
                             .map(|_| {
                                 let v = next();
-                                // NULLs, negatives, values past the direct array, repeats
-                                (v % 11 != 0).then(|| (v >> 8) as i64 % spread as i64 - if v % 5 == 0 { 2 } else { 0 })
+                                // NULLs, negatives, values past the direct array, repeats;
+                                // all of them entries of the dictionary when spread is small
+                                let part = if spread < 50 { dictionary[(v >> 8) as usize % spread as usize] } else { (v >> 8) as i64 % spread as i64 - 2 };
+                                (v % 11 != 0).then_some(part)
                             })
                             .collect()
                     })
                     .collect();
+                // dense and sparse selections (NULL rows left out of some)
+                let keep = [3u64, 50][(next() % 2) as usize];
                 let mut selection = Selection::none(rows);
                 for r in 0..rows {
-                    if next() % 3 != 0 {
+                    if next() % keep == 1 {
                         selection.set(r);
                     }
                 }
-                let keys: Vec<KeyColumn> = columns.iter().map(|c| column(c)).collect();
+                let keys: Vec<KeyColumn> = columns.iter().map(|c| if next() % 2 == 0 { column(c) } else { coded(c, &dictionary) }).collect();
                 let mut groups = Vec::new();
                 table.assign(&keys, &selection, &mut groups);
                 let selected: Vec<usize> = selection.iter().collect();
@@ -386,6 +483,15 @@ mod tests {
                     assert_eq!(groups[r], g, "width {width}, row {r}");
                 }
                 assert_eq!(table.len(), seen.len());
+                // the same vector in a table of its own (a group made before its first row
+                // would shift every number)
+                let mut alone = GroupTable::new(width);
+                alone.assign(&keys, &selection, &mut groups);
+                let mut fresh = Vec::new();
+                for (r, g) in reference(&columns, &selected, &mut fresh) {
+                    assert_eq!(groups[r], g, "alone: width {width}, row {r}");
+                }
+                assert_eq!(alone.len(), fresh.len());
             }
             // every group's key is the one it was given
             for (g, k) in table.keys().iter().enumerate() {
@@ -410,7 +516,8 @@ mod tests {
         let mut interner = Interner::new();
         let k = interner.keys(&u, &ColumnContext::default(), 0).unwrap();
         assert!(k.is_null(2));
-        let text: Vec<&[u8]> = [0, 1, 3].iter().map(|&r| interner.get(k.parts[r] as u32)).collect();
+        assert!(matches!(k.parts, KeyParts::Coded { .. }));
+        let text: Vec<&[u8]> = [0, 1, 3].iter().map(|&r| interner.get(k.part(r) as u32)).collect();
         assert_eq!(text, [b"a".as_slice(), b"b", b"a"]);
         // plain strings share ids with the entries
         let mut plain = ByteStrings::new();
@@ -418,15 +525,19 @@ mod tests {
         plain.push(b"b");
         let u = Unpacked { rows: 2, nulls: None, form: Form::Values(Values::Bytes(plain)) };
         let k2 = interner.keys(&u, &ColumnContext::default(), 0).unwrap();
-        assert_eq!(interner.get(k2.parts[0] as u32), b"");
-        assert_eq!(k2.parts[1], k.parts[1]);
+        assert_eq!(interner.get(k2.part(0) as u32), b"");
+        assert_eq!(k2.part(1), k.part(1));
         assert_eq!(interner.len(), 3);
         assert_eq!((interner.entries_interned, interner.rows_interned), (3, 2));
         // not strings
         let ints = Unpacked { rows: 1, nulls: None, form: Form::Integers { kind: Kind::Int64, ints: vec![7] } };
         assert!(interner.keys(&ints, &ColumnContext::default(), 0).is_none());
-        assert_eq!(int_keys(&ints, &ColumnContext::default()).unwrap().parts, [7]);
+        let mut memo = EntryMemo::default();
+        assert_eq!(int_keys(&ints, &ColumnContext::default(), &mut memo, 0).unwrap().parts, KeyParts::Rows(vec![7]));
         let floats = Unpacked { rows: 1, nulls: None, form: Form::Integers { kind: Kind::Float64, ints: vec![7] } };
-        assert!(int_keys(&floats, &ColumnContext::default()).is_none());
+        assert!(int_keys(&floats, &ColumnContext::default(), &mut memo, 0).is_none());
+        let coded = Unpacked { rows: 3, nulls: Some(vec![0b010]), form: Form::Codes { inline: Some(Values::Int32(vec![5, -9])), codes: vec![1, 0] } };
+        let k = int_keys(&coded, &ColumnContext::default(), &mut memo, 0).unwrap();
+        assert_eq!((k.part(0), k.is_null(1), k.part(2)), (-9, true, 5));
     }
 }

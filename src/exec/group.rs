@@ -21,8 +21,10 @@
 
 use pg_columnar_codec::bucket::{self, TruncUnit};
 use pg_columnar_codec::filter::Selection;
-use pg_columnar_codec::group::{int_keys, Interner, KeyColumn};
-use pg_columnar_codec::{ColumnContext, Unpacked};
+use std::rc::Rc;
+
+use pg_columnar_codec::group::{int_keys, EntryMemo, Interner, KeyColumn, KeyParts};
+use pg_columnar_codec::{ColumnContext, Form, Unpacked};
 use pgrx::pg_sys;
 
 use super::list;
@@ -211,6 +213,17 @@ impl Evaluator {
     }
 }
 
+/// The buckets of a dictionary's entries: by arithmetic where it answers (`answered`),
+/// by PostgreSQL for the others, evaluated once each when a selected row first holds one.
+struct EntryBuckets {
+    /// The dictionary's key for a shared one (kept across its vectors); `None` for a
+    /// vector's own.
+    key: Option<u64>,
+    arithmetic: Rc<[i64]>,
+    answered: Vec<bool>,
+    evaluated: Vec<Option<(i64, bool)>>,
+}
+
 /// Reads the key parts of one key for each vector.
 pub struct KeyReader {
     pub spec: KeySpec,
@@ -219,6 +232,9 @@ pub struct KeyReader {
     /// The session zone's fixed offset (seconds east of UTC), for `date_trunc` of a
     /// timestamptz; `None` if the zone's offset changes.
     gmtoff: Option<i64>,
+    /// The entries of the last shared dictionary, as integers.
+    entries: EntryMemo<[i64]>,
+    buckets: Option<EntryBuckets>,
 }
 
 impl KeyReader {
@@ -242,7 +258,8 @@ impl KeyReader {
             }
             _ => Some(0),
         };
-        KeyReader { spec, interner: matches!(spec, KeySpec::Text { .. }).then(Interner::new), evaluator, gmtoff }
+        let interner = matches!(spec, KeySpec::Text { .. }).then(Interner::new);
+        KeyReader { spec, interner, evaluator, gmtoff, entries: EntryMemo::default(), buckets: None }
     }
 
     pub fn interner(&self) -> Option<&Interner> {
@@ -254,6 +271,16 @@ impl KeyReader {
         self.evaluator.as_ref().map_or(0, |e| e.calls)
     }
 
+    /// The bucket of `v` by arithmetic, if it answers.
+    fn arithmetic(&self, v: i64) -> Option<i64> {
+        match (self.spec, self.gmtoff) {
+            (KeySpec::Trunc { unit, zoned: false, .. }, _) => bucket::trunc(unit, v),
+            (KeySpec::Trunc { unit, zoned: true, .. }, Some(off)) => bucket::trunc_at_offset(unit, v, off),
+            (KeySpec::Bin { stride, origin, .. }, _) => bucket::bin(stride, v, origin),
+            _ => None,
+        }
+    }
+
     /// The key parts of the rows of `u` (its selected rows; the others are unspecified);
     /// `None` if the vector's values are not of the key's kind. `dictionary_key` names the
     /// shared dictionary of `ctx`.
@@ -261,49 +288,85 @@ impl KeyReader {
         if let Some(interner) = self.interner.as_mut() {
             return interner.keys(u, ctx, dictionary_key);
         }
-        let mut keys = int_keys(u, ctx)?;
+        let keys = int_keys(u, ctx, &mut self.entries, dictionary_key)?;
         if matches!(self.spec, KeySpec::Int { .. }) {
             return Some(keys);
         }
-        let (spec, gmtoff) = (self.spec, self.gmtoff);
-        let arithmetic = |v: i64| -> Option<i64> {
-            match (spec, gmtoff) {
-                (KeySpec::Trunc { unit, zoned: false, .. }, _) => bucket::trunc(unit, v),
-                (KeySpec::Trunc { unit, zoned: true, .. }, Some(off)) => bucket::trunc_at_offset(unit, v, off),
-                (KeySpec::Bin { stride, origin, .. }, _) => bucket::bin(stride, v, origin),
-                _ => None,
+        let shared = matches!(u.form, Form::Codes { inline: None, .. });
+        Some(match keys.parts {
+            KeyParts::Coded { codes, entries } => self.coded_buckets(codes, &entries, keys.nulls, selection, shared.then_some(dictionary_key)),
+            KeyParts::Rows(parts) => self.row_buckets(parts, keys.nulls, selection, u.rows),
+        })
+    }
+
+    /// Buckets of a dictionary vector: each entry's once (for a shared dictionary, once per
+    /// stripe), the codes kept, unless a selected row holds an entry only PostgreSQL can
+    /// bucket, when the vector's rows get their parts one by one.
+    unsafe fn coded_buckets(&mut self, codes: Vec<u32>, entries: &[i64], nulls: Option<Vec<u8>>, selection: &Selection, key: Option<u64>) -> KeyColumn {
+        let mut b = match self.buckets.take() {
+            Some(b) if key.is_some() && b.key == key => b,
+            _ => {
+                let answers: Vec<Option<i64>> = entries.iter().map(|&v| self.arithmetic(v)).collect();
+                EntryBuckets {
+                    key,
+                    arithmetic: answers.iter().map(|a| a.unwrap_or(0)).collect(),
+                    answered: answers.iter().map(Option::is_some).collect(),
+                    evaluated: vec![None; entries.len()],
+                }
             }
         };
-        let evaluator = self.evaluator.as_mut().unwrap();
+        let is_null = |r: usize| nulls.as_ref().is_some_and(|n| n[r / 8] >> (r % 8) & 1 == 1);
+        let column = if selection.iter().all(|r| is_null(r) || b.answered[codes[r] as usize]) {
+            KeyColumn { parts: KeyParts::Coded { codes, entries: b.arithmetic.clone() }, nulls }
+        } else {
+            let evaluator = self.evaluator.as_mut().unwrap();
+            let mut parts = vec![0; codes.len()];
+            let mut result_nulls = nulls.clone().unwrap_or_else(|| vec![0; codes.len().div_ceil(8)]);
+            for r in selection.iter() {
+                if is_null(r) {
+                    continue;
+                }
+                let c = codes[r] as usize;
+                let (part, null) = if b.answered[c] { (b.arithmetic[c], false) } else { *b.evaluated[c].get_or_insert_with(|| evaluator.eval(entries[c])) };
+                parts[r] = part;
+                if null {
+                    result_nulls[r / 8] |= 1 << (r % 8);
+                }
+            }
+            let any_null = result_nulls.iter().any(|&x| x != 0);
+            KeyColumn { parts: KeyParts::Rows(parts), nulls: any_null.then_some(result_nulls) }
+        };
+        self.buckets = Some(b);
+        column
+    }
+
+    /// Buckets of rows one by one (a run of one value bucketed once).
+    unsafe fn row_buckets(&mut self, mut parts: Vec<i64>, nulls: Option<Vec<u8>>, selection: &Selection, rows: usize) -> KeyColumn {
         let mut result_nulls: Option<Vec<u8>> = None;
-        // rows of one timestamp come in runs (many series per timestamp)
         let mut last: Option<(i64, (i64, bool))> = None;
         for r in selection.iter() {
-            if keys.is_null(r) {
+            if nulls.as_ref().is_some_and(|n| n[r / 8] >> (r % 8) & 1 == 1) {
                 continue;
             }
-            let v = keys.parts[r];
+            let v = parts[r];
             let (part, null) = match last {
                 Some((input, out)) if input == v => out,
                 _ => {
-                    let out = match arithmetic(v) {
+                    let out = match self.arithmetic(v) {
                         Some(b) => (b, false),
-                        None => evaluator.eval(v),
+                        None => self.evaluator.as_mut().unwrap().eval(v),
                     };
                     last = Some((v, out));
                     out
                 }
             };
-            keys.parts[r] = part;
+            parts[r] = part;
             if null {
-                let bitmap = result_nulls.get_or_insert_with(|| keys.nulls.clone().unwrap_or_else(|| vec![0; u.rows.div_ceil(8)]));
+                let bitmap = result_nulls.get_or_insert_with(|| nulls.clone().unwrap_or_else(|| vec![0; rows.div_ceil(8)]));
                 bitmap[r / 8] |= 1 << (r % 8);
             }
         }
-        if result_nulls.is_some() {
-            keys.nulls = result_nulls;
-        }
-        Some(keys)
+        KeyColumn { parts: KeyParts::Rows(parts), nulls: result_nulls.or(nulls) }
     }
 
     /// Frees what evaluating needed (the executor frees the expression state and the

@@ -122,6 +122,25 @@ SET TimeZone = 'UTC';
 SELECT explain_analyze('SELECT u, count(*) FROM ga GROUP BY 1');
 SELECT explain_analyze('SELECT id % 10, count(*) FROM ga WHERE id < 100 GROUP BY 1');
 
+-- timestamps that repeat (ten series per timestamp, as time series arrive) are stored as
+-- dictionaries: each entry is bucketed once per stripe, and an entry only PostgreSQL can
+-- bucket (infinity here) is evaluated once, in the vectors whose selected rows hold it
+CREATE TABLE gd (t timestamptz, ts timestamp, s int, x float8) USING pg_columnar;
+INSERT INTO gd SELECT CASE WHEN g / 10 % 700 = 3 THEN 'infinity' ELSE timestamptz '2016-01-01 00:00+00' + (g / 10) * interval '10 s' END,
+    timestamp '2016-01-01' + (g / 10) * interval '7 s', g % 10, g % 101 FROM generate_series(1, 40000) g;
+CREATE TABLE gd_heap AS SELECT * FROM gd;
+SELECT agg_same('SELECT date_trunc(''minute'', t), count(*), avg(x), max(s) FROM %s GROUP BY 1 ORDER BY 1', 'gd');
+SELECT agg_same('SELECT date_trunc(''hour'', t), s, sum(x) FROM %s WHERE s < 3 GROUP BY 1, 2 ORDER BY 1, 2', 'gd');
+SELECT agg_same('SELECT date_bin(''5 min'', ts, ''2000-01-01''), count(*) FROM %s WHERE x > 50 GROUP BY 1 ORDER BY 1', 'gd');
+SELECT agg_same('SELECT date_trunc(''day'', t), count(*) FROM %s WHERE t < ''infinity'' GROUP BY 1 ORDER BY 1', 'gd');
+SELECT agg_same('SELECT s %% 4, count(*) FROM %s GROUP BY 1 ORDER BY 1', 'gd');
+SELECT explain_analyze('SELECT date_trunc(''minute'', t), count(*) FROM gd GROUP BY 1');
+SELECT explain_analyze('SELECT date_trunc(''minute'', t), count(*) FROM gd WHERE t < ''infinity'' GROUP BY 1');
+SET TimeZone = 'Europe/Berlin';
+SELECT agg_same('SELECT date_trunc(''hour'', t), count(*) FROM %s GROUP BY 1 ORDER BY 1', 'gd');
+SELECT explain_analyze('SELECT date_trunc(''hour'', t), count(*) FROM gd GROUP BY 1');
+SET TimeZone = 'UTC';
+
 -- a prepared statement keeps its plan across a change of TimeZone: the zone is read at
 -- each execution
 PREPARE by_day AS SELECT md5(string_agg(day || ' ' || n, ',')) FROM
