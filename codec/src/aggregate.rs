@@ -24,6 +24,7 @@ use std::cmp::Ordering;
 
 use crate::decode::{Form, Unpacked};
 use crate::filter::{float_order, Selection};
+use crate::stripe::StoredZone;
 use crate::vector::{Kind, Values};
 use crate::ColumnContext;
 
@@ -270,6 +271,19 @@ impl State {
         })
     }
 
+    /// Adds what metadata answered for rows not read (see [`answer_from_metadata`]).
+    pub fn add_answer(&mut self, a: MetaAnswer) {
+        match (self, a) {
+            (State::Count(n), MetaAnswer::Count(k)) => *n += k,
+            (State::MinMax { max, best }, MetaAnswer::Best(b)) => {
+                if let Some(v) = b {
+                    min_max_step(*max, best, v);
+                }
+            }
+            (s, a) => unreachable!("state {s:?} for {a:?}"),
+        }
+    }
+
     /// Adds `count` selected rows to a `count(*)`.
     pub fn add_rows(&mut self, count: usize) {
         match self {
@@ -419,6 +433,51 @@ impl State {
                 (Number::Float4(v), _) => Output::Float4(v),
             },
         }
+    }
+}
+
+/// What the metadata of a stripe or a vector knows of one column over its rows: how many
+/// are NULL, and the zone of the others (`None`: no zone is known).
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnFacts<'a> {
+    pub nulls: usize,
+    pub zone: Option<&'a StoredZone>,
+}
+
+/// An aggregate's contribution from rows it did not read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MetaAnswer {
+    /// This many rows (`count(*)`) or non-null values (`count(col)`).
+    Count(i64),
+    /// The least (`min`) or greatest (`max`) value, `None` if every value is NULL.
+    Best(Option<Number>),
+}
+
+/// `f` over `rows` rows, every one of them selected, of a column of `kind` whose metadata
+/// says `facts` (`count(*)` needs none), if the metadata gives it exactly: counts always;
+/// `min`/`max` from a zone of the column's own form (zone bounds are the values themselves),
+/// except a float zone bound of ±0.0, since the zone keeps the first of equal values and
+/// PostgreSQL the last, and -0.0 equals 0.0 with other bits. Never `sum` or `avg`.
+pub fn answer_from_metadata(f: Function, kind: Kind, rows: usize, facts: Option<ColumnFacts<'_>>) -> Option<MetaAnswer> {
+    match f {
+        Function::CountStar => Some(MetaAnswer::Count(rows as i64)),
+        Function::Count => Some(MetaAnswer::Count(rows.checked_sub(facts?.nulls)? as i64)),
+        Function::Min | Function::Max => {
+            let max = f == Function::Max;
+            Some(MetaAnswer::Best(match (facts?.zone?, kind) {
+                (StoredZone::Empty, _) => None,
+                (StoredZone::Int { min, max: hi }, Kind::Int16 | Kind::Int32 | Kind::Int64) => Some(Number::Int(if max { *hi } else { *min })),
+                (StoredZone::Float { min, max: hi }, Kind::Float64 | Kind::Float32) => {
+                    let v = if max { *hi } else { *min };
+                    if v == 0.0 {
+                        return None;
+                    }
+                    Some(if kind == Kind::Float32 { Number::Float4(v as f32) } else { Number::Float8(v) })
+                }
+                _ => return None,
+            }))
+        }
+        Function::Sum | Function::Avg => None,
     }
 }
 

@@ -15,6 +15,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pg_columnar_codec::filter::Selection;
+use pg_columnar_codec::aggregate::ColumnFacts;
 use pg_columnar_codec::stripe::{StripeDirectory, StripeSummary};
 use pg_columnar_codec::{ColumnContext, Form, Unpacked, Vector};
 use pgrx::pg_sys;
@@ -43,6 +44,13 @@ pub struct ScanDesc {
 /// unpacked with.
 pub type ColumnLookup<'v> = dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext<'v>)> + 'v;
 
+/// What a directory knows of column `c` of vector `v` (`None` for a column the stripe does
+/// not store).
+fn column_facts_of_vector(dir: &StripeDirectory, v: usize, c: usize) -> Option<ColumnFacts<'_>> {
+    let e = &dir.columns.get(c)?.vectors[v];
+    Some(ColumnFacts { nulls: e.null_count, zone: Some(&e.zone) })
+}
+
 /// The [`ColumnLookup`] of vectors unpacked from `stripe` (a column the stripe does not store
 /// has no context).
 fn lookup_in<'a>(stripe: &'a LoadedStripe, unpacked: &'a [(usize, Unpacked)]) -> impl Fn(usize) -> Option<(&'a Unpacked, ColumnContext<'a>)> + 'a {
@@ -67,10 +75,20 @@ pub trait VectorFilter {
 
 /// Decides from a stripe's directory (zone maps, null counts) whether a vector may hold a
 /// wanted row. `false` must be a proof that it holds none; the scan then never reads it.
+/// Also decides whether every row of a vector is wanted: `true` must be a proof.
 pub trait VectorSkip {
     fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool;
     /// The same question for a whole stripe of `rows` rows, from its catalog summary.
     fn may_match_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool;
+    fn covers(&mut self, dir: &StripeDirectory, vector: usize) -> bool;
+    fn covers_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool;
+}
+
+/// Answers for rows an aggregate over the scan need not read: every one of them is
+/// selected, and `facts` gives what the metadata knows of each column (`None`: nothing).
+/// True if it took them (the scan then reads nothing of them), false to have them read.
+pub trait MetadataAnswer {
+    fn answer<'f>(&mut self, rows: usize, facts: &dyn Fn(usize) -> Option<ColumnFacts<'f>>) -> bool;
 }
 
 /// What a scan did, for EXPLAIN ANALYZE.
@@ -87,6 +105,10 @@ pub struct ScanCounters {
     pub vectors_filtered: u64,
     /// Rows of the vectors read that the filter did not select.
     pub rows_filtered: u64,
+    /// Stripes and vectors whose rows an aggregate took from their metadata (counted
+    /// neither as skipped nor as read).
+    pub stripes_answered: u64,
+    pub vectors_answered: u64,
 }
 
 pub struct ScanState {
@@ -431,15 +453,29 @@ impl ScanState {
     }
 
     /// The next vector (stripe index, vector index) a vector-at-a-time scan reads.
-    fn next_vector(&mut self) -> Option<(usize, usize)> {
+    /// The next vector to read; with `answer`, stripes and vectors whose every row the
+    /// quals select are offered to it first, and not read if it takes them.
+    fn next_vector<'a>(&mut self, mut answer: Option<&mut (dyn MetadataAnswer + 'a)>) -> Option<(usize, usize)> {
         loop {
             if let Some(c) = self.vector_cursor.as_mut() {
                 while c.next < c.survivors.len() {
                     let v = c.next;
                     c.next += 1;
-                    if c.survivors[v] {
-                        return Some((c.stripe, v));
+                    if !c.survivors[v] {
+                        continue;
                     }
+                    if let Some(a) = answer.as_deref_mut() {
+                        let i = c.stripe;
+                        let stripe = self.stripe.as_ref().filter(|s| s.row.first_row == self.stripes[i].first_row);
+                        if let Some(dir) = stripe.map(|s| &s.dir) {
+                            let covered = self.skip.as_mut().is_none_or(|skip| skip.covers(dir, v));
+                            if covered && a.answer(dir.vector_rows(v), &|col| column_facts_of_vector(dir, v, col)) {
+                                self.counters.vectors_answered += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    return Some((c.stripe, v));
                 }
             }
             let i = self.next_stripe(self.vector_cursor.as_ref().map(|c| c.stripe))?;
@@ -447,8 +483,43 @@ impl ScanState {
                 self.vector_cursor = Some(StripeCursor { stripe: i, survivors: Vec::new(), next: 0 });
                 continue;
             }
+            if let Some(a) = answer.as_deref_mut() {
+                if self.answer_stripe(i, a) {
+                    self.vector_cursor = Some(StripeCursor { stripe: i, survivors: Vec::new(), next: 0 });
+                    continue;
+                }
+            }
             self.vector_cursor = Some(self.enter_stripe(i));
+            if answer.is_some() {
+                // the directory, for the vectors' metadata
+                self.load(i);
+            }
         }
+    }
+
+    /// Offers stripe `i` to `answer` if its catalog summary proves that the quals select
+    /// every row (or there are none); true if it took the stripe.
+    fn answer_stripe(&mut self, i: usize, answer: &mut dyn MetadataAnswer) -> bool {
+        let rows = self.stripes[i].row_count as usize;
+        let summary = self.summaries.get(i).and_then(|s| s.as_ref());
+        let covered = match (self.skip.as_mut(), summary) {
+            (None, _) => true,
+            (Some(skip), Some(summary)) => skip.covers_stripe(summary, rows),
+            (Some(_), None) => false,
+        };
+        let facts = |c: usize| {
+            let col = summary?.columns.get(c)?;
+            Some(ColumnFacts { nulls: col.null_count as usize, zone: col.zone.as_ref() })
+        };
+        if !covered || !answer.answer(rows, &facts) {
+            return false;
+        }
+        let vectors = self.stripes[i].row_count.div_ceil(pg_columnar_codec::MAX_ROWS as u64);
+        self.counters.stripes += 1;
+        self.counters.vectors += vectors;
+        self.counters.stripes_answered += 1;
+        self.counters.vectors_answered += vectors;
+        true
     }
 
     /// Unpacks vector `v` of stripe `i` of each of `columns` not in `out` yet into `out`. A
@@ -513,9 +584,19 @@ impl ScanState {
     /// contexts, and the serial number of the stripe load (which names the stripe's shared
     /// dictionaries); false at the end. `slot` gives the defaults of columns added since a
     /// stripe was written.
-    pub fn next_batch(&mut self, slot: *mut pg_sys::TupleTableSlot, columns: &[usize], consume: &mut dyn for<'v> FnMut(&Selection, &ColumnLookup<'v>, u64)) -> bool {
+    ///
+    /// With `answer`, whole stripes and vectors that the quals are proven to select every
+    /// row of (by the skip expression, which must then hold every qual of the scan, as it
+    /// does when every qual is vectorized) are offered to it first (see [`MetadataAnswer`]).
+    pub fn next_batch<'a>(
+        &mut self,
+        slot: *mut pg_sys::TupleTableSlot,
+        columns: &[usize],
+        consume: &mut dyn for<'v> FnMut(&Selection, &ColumnLookup<'v>, u64),
+        mut answer: Option<&mut (dyn MetadataAnswer + 'a)>,
+    ) -> bool {
         loop {
-            let Some((i, v)) = self.next_vector() else { return false };
+            let Some((i, v)) = self.next_vector(answer.as_deref_mut()) else { return false };
             let (selection, mut unpacked) = self.filter_vector(i, v, slot);
             if selection.is_empty() {
                 continue;
@@ -540,7 +621,7 @@ impl ScanState {
                 }
                 self.row_cursor = None;
             }
-            let Some((i, v)) = self.next_vector() else {
+            let Some((i, v)) = self.next_vector(None) else {
                 unsafe { pg_sys::ExecClearTuple(slot) };
                 return false;
             };

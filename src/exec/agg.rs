@@ -11,8 +11,9 @@
 //!   `codec::group::MAX_KEYS` of them), and the groups expected fit in the memory the node
 //!   may use (`group_memory_limit`);
 //! * every aggregate, in the target list and in HAVING, is `count(*)`, `count(col)`, or
-//!   `sum`/`avg`/`min`/`max` of an int2, int4, int8, float4 or float8 column, as a plain
-//!   column reference, without DISTINCT, ORDER BY or FILTER.
+//!   `sum`/`avg`/`min`/`max` of an int2, int4, int8, float4 or float8 column, or `min`/`max`
+//!   of a date, timestamp or timestamptz column, as a plain column reference, without
+//!   DISTINCT, ORDER BY or FILTER.
 //!
 //! The plan is a `CustomScan` whose child is the `PgColumnarScan` plan. The node never takes
 //! rows from its child: it asks the child's reader for the selection of each vector and the
@@ -25,12 +26,13 @@
 //! Serial only: no partial path yet. `pg_columnar.enable_vectorized_agg = off` leaves
 //! aggregation to PostgreSQL.
 
-use pg_columnar_codec::aggregate::{FloatOverflow, Function, GroupStates, Output, State};
+use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupStates, MetaAnswer, Output, State};
 use pg_columnar_codec::group::GroupTable;
 use pg_columnar_codec::Kind;
 use pgrx::pg_sys;
 
 use super::group::{KeyReader, KeySpec};
+use crate::am::scan::MetadataAnswer;
 use super::list;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
@@ -120,7 +122,7 @@ fn specs_from_bytes(b: &[u8]) -> Vec<AggSpec> {
 /// (none: `count(*)`, or `count(any)`, which reads NULLs only). OIDs from pg_proc, the same
 /// on every supported major version.
 fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
-    use pg_sys::{FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID};
+    use pg_sys::{DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID};
     let (f, ty) = match aggfnoid {
         2803 => return Some((Function::CountStar, None)),
         2147 => return Some((Function::Count, None)),
@@ -144,12 +146,19 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
         2133 => (Function::Min, INT2OID),
         2135 => (Function::Min, FLOAT4OID),
         2136 => (Function::Min, FLOAT8OID),
+        2122 => (Function::Max, DATEOID),
+        2126 => (Function::Max, TIMESTAMPOID),
+        2127 => (Function::Max, TIMESTAMPTZOID),
+        2138 => (Function::Min, DATEOID),
+        2142 => (Function::Min, TIMESTAMPOID),
+        2143 => (Function::Min, TIMESTAMPTZOID),
         _ => return None,
     };
+    // dates and timestamps are integers that order as their values (infinities at the ends)
     let kind = match ty {
         INT2OID => Kind::Int16,
-        INT4OID => Kind::Int32,
-        INT8OID => Kind::Int64,
+        INT4OID | DATEOID => Kind::Int32,
+        INT8OID | TIMESTAMPOID | TIMESTAMPTZOID => Kind::Int64,
         FLOAT4OID => Kind::Float32,
         _ => Kind::Float64,
     };
@@ -405,6 +414,9 @@ struct Exec {
     vectors: u64,
     rows: u64,
     groups: u64,
+    /// Stripes and vectors answered from their metadata.
+    stripes_answered: u64,
+    vectors_answered: u64,
 }
 
 /// The aggregates computed: without GROUP BY one state per aggregate, with it the groups
@@ -456,7 +468,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
     let (keys, specs) = plan_of(cscan);
-    let exec = Exec { keys, specs, readers: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0 };
+    let exec = Exec { keys, specs, readers: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
     (*node).exec = Box::into_raw(Box::new(exec));
     // the Rust state is freed by `end`, or with the query's memory if the query fails
     let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
@@ -531,7 +543,8 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         exec.readers = exec.keys.iter().zip(exprs).map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc)).collect();
     }
     let specs = &exec.specs;
-    let mut out = if exec.keys.is_empty() {
+    let grouped = !exec.keys.is_empty();
+    let out = if !grouped {
         Computed::Single(specs.iter().map(|s| State::new(s.function, s.kind).expect("the planner checked the aggregate")).collect())
     } else {
         let states = specs.iter().map(|s| GroupStates::new(s.function, s.kind).expect("the planner checked the aggregate")).collect();
@@ -547,10 +560,18 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     let mut groups: Vec<u32> = Vec::new();
     let mut key_columns = Vec::with_capacity(readers.len());
     let missing = |c: u16| -> ! { crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1)) };
-    while scan.next_batch(child_slot, &columns, &mut |selection, lookup, serial| {
+    // the metadata answers and the vectors read add to the same states, one after the other
+    let out = std::cell::RefCell::new(out);
+    let mut answer = MetadataStates { specs, out: &out };
+    let answered_before = (scan.counters.stripes_answered, scan.counters.vectors_answered);
+    while scan.next_batch(
+        child_slot,
+        &columns,
+        &mut |selection, lookup, serial| {
         vectors += 1;
         rows += selection.count() as u64;
-        if let Computed::Grouped { table, states } = &mut out {
+        let mut out = out.borrow_mut();
+        if let Computed::Grouped { table, states } = &mut *out {
             key_columns.clear();
             for r in readers.iter_mut() {
                 let c = r.spec.column();
@@ -576,7 +597,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         }
         for (i, spec) in specs.iter().enumerate() {
             let Some(c) = spec.column else {
-                match &mut out {
+                match &mut *out {
                     Computed::Grouped { states, .. } => states[i].count_rows(selection, &groups),
                     Computed::Single(states) => states[i].add_rows(selection.count()),
                 }
@@ -584,7 +605,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             };
             // a dropped column cannot be aggregated; this is a column of the relation
             let Some((u, ctx)) = lookup(c as usize) else { missing(c) };
-            let added = match &mut out {
+            let added = match &mut *out {
                 Computed::Grouped { states, .. } => states[i].add(u, &ctx, selection, &groups),
                 Computed::Single(states) => states[i].add(u, &ctx, selection),
             };
@@ -595,14 +616,41 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
                 None => crate::storage::corrupt(rel, format!("column {} holds values that are not numbers", c + 1)),
             }
         }
-    }) {}
+        },
+        (!grouped).then_some(&mut answer as &mut dyn MetadataAnswer),
+    ) {}
     if !instr.is_null() {
         pg_sys::InstrStopNode(instr, rows as f64);
     }
+    let out = out.into_inner();
     exec.vectors += vectors;
     exec.rows += rows;
     exec.groups += out.groups() as u64;
+    exec.stripes_answered += scan.counters.stripes_answered - answered_before.0;
+    exec.vectors_answered += scan.counters.vectors_answered - answered_before.1;
     out
+}
+
+/// Metadata answers for aggregates without GROUP BY: stripes and vectors whose every row is
+/// selected are taken when every aggregate can be answered from their metadata
+/// (`codec::aggregate::answer_from_metadata`).
+struct MetadataStates<'a> {
+    specs: &'a [AggSpec],
+    out: &'a std::cell::RefCell<Computed>,
+}
+
+impl MetadataAnswer for MetadataStates<'_> {
+    fn answer<'f>(&mut self, rows: usize, facts: &dyn Fn(usize) -> Option<ColumnFacts<'f>>) -> bool {
+        let mut out = self.out.borrow_mut();
+        let Computed::Single(states) = &mut *out else { return false };
+        let answers: Option<Vec<MetaAnswer>> =
+            self.specs.iter().map(|s| answer_from_metadata(s.function, s.kind, rows, s.column.and_then(|c| facts(c as usize)))).collect();
+        let Some(answers) = answers else { return false };
+        for (state, a) in states.iter_mut().zip(answers) {
+            state.add_answer(a);
+        }
+        true
+    }
 }
 
 /// Stores group `g` of `computed` into the scan slot (its keys, then its aggregates), with
@@ -739,6 +787,9 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
     property(c"Vectorized Aggregates", names.join(", "));
     if (*es).analyze {
         property(c"Aggregated", format!("{} vectors, {} rows", exec.vectors, exec.rows));
+        if exec.keys.is_empty() {
+            property(c"Answered from Metadata", format!("{} stripes, {} vectors", exec.stripes_answered, exec.vectors_answered));
+        }
         if !exec.keys.is_empty() {
             property(c"Groups", exec.groups.to_string());
         }

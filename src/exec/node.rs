@@ -133,6 +133,8 @@ impl Shared {
                 vectors_skipped: s.vectors_skipped.load(Ordering::SeqCst),
                 vectors_filtered: s.vectors_filtered.load(Ordering::SeqCst),
                 rows_filtered: s.rows_filtered.load(Ordering::SeqCst),
+                // metadata answers are taken by a serial PgColumnarAgg only
+                ..Default::default()
             },
             decoded: Shared::decoded(this).iter().map(|a| a.load(Ordering::SeqCst)).collect(),
             bytes: s.bytes.load(Ordering::SeqCst),
@@ -161,6 +163,9 @@ struct Exec {
     published: bool,
     /// The leader: the workers' counters, read at shutdown.
     workers: Option<Totals>,
+    /// Read the stripes' catalog summaries even without quals (a parent aggregate takes
+    /// whole stripes from them).
+    summaries: bool,
 }
 
 impl Exec {
@@ -216,6 +221,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
         shared: std::ptr::null_mut(),
         published: false,
         workers: None,
+        summaries: false,
     };
     (*node).exec = Box::into_raw(Box::new(exec));
     // the Rust state is freed by `end`, or with the query's memory if the query fails
@@ -304,7 +310,7 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
         }
         None => {
             let estate = (*node).ss.ps.state;
-            let mut scan = if exec.spec.skip.is_some() {
+            let mut scan = if exec.spec.skip.is_some() || exec.summaries {
                 ScanState::with_summaries(rel, (*estate).es_snapshot, shared, true)
             } else {
                 ScanState::new(rel, (*estate).es_snapshot, shared, true)
@@ -360,6 +366,7 @@ pub unsafe fn batch_source<'a>(child: *mut pg_sys::PlanState) -> Option<(&'a mut
     }
     let exec = exec_of(node);
     if exec.start_pending {
+        exec.summaries = true;
         start(node, exec);
         exec.start_pending = false;
     }

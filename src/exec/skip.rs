@@ -1,6 +1,7 @@
 //! Executing a [`SkipExpr`] against a stripe's directory: per vector, from its zone map and
-//! null count, whether it may hold a row that satisfies the quals. `false` is a proof; the
-//! scan then reads nothing of the vector.
+//! null count, whether it may hold a row that satisfies the quals (`false` is a proof; the
+//! scan then reads nothing of the vector), and whether every row of it does (`true` is a
+//! proof; an aggregate may then take the vector's metadata instead of its rows).
 
 use pg_columnar_codec::stripe::{StoredZone, StripeDirectory, StripeSummary};
 use pg_columnar_codec::zonemap::{bytes_may_satisfy, Cmp};
@@ -139,6 +140,54 @@ impl Eval<'_> {
         }
     }
 
+    /// Whether every row satisfies `expr` (`false` when that is not proven): a comparison
+    /// needs a zone that satisfies it at both ends and no NULL row.
+    fn covers<'k>(&mut self, expr: &SkipExpr, known: &dyn Fn(usize) -> Option<Known<'k>>) -> bool {
+        match expr {
+            SkipExpr::And(parts) => parts.iter().all(|p| self.covers(p, known)),
+            SkipExpr::Or(parts) => parts.iter().any(|p| self.covers(p, known)),
+            SkipExpr::Leaf { column, test } => {
+                let column = *column as usize;
+                let Some(k) = known(column) else { return false };
+                match test {
+                    Test::IsNull => k.nulls == k.rows,
+                    Test::IsNotNull => k.nulls == 0,
+                    Test::Compare(c) => k.nulls == 0 && self.compare_all(c, self.types[column], k.zone),
+                }
+            }
+        }
+    }
+
+    /// Whether every value within `zone` satisfies the comparison: with one element that
+    /// every value satisfies, ANY holds; ALL needs every element.
+    fn compare_all(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone) -> bool {
+        let values = self.values;
+        let elements: &[Scalar] = match &values[c.value as usize] {
+            Value::One(s) => std::slice::from_ref(s),
+            Value::Many(e) => e,
+        };
+        let mut one = |s: &Scalar| self.compare_all_one(c, ty, zone, s);
+        match c.array {
+            ArrayMode::Scalar | ArrayMode::Any => elements.iter().any(&mut one),
+            ArrayMode::All => elements.iter().all(&mut one),
+        }
+    }
+
+    fn compare_all_one(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone, s: &Scalar) -> bool {
+        let (How::Procs { procs, collation }, Scalar::Datum(d)) = (c.how, s) else { return false };
+        let Some((lo, hi)) = bounds(ty, zone) else { return false };
+        let f = &mut *self.functions;
+        match c.cmp {
+            // every value < d iff the maximum is (likewise <=)
+            Cmp::Lt | Cmp::Le => f.call(procs[0], collation, hi, *d),
+            Cmp::Gt | Cmp::Ge => f.call(procs[0], collation, lo, *d),
+            // d <= min and max <= d (procs: <=, >=)
+            Cmp::Eq => f.call(procs[1], collation, lo, *d) && f.call(procs[0], collation, hi, *d),
+            // only = is at hand: not proven
+            Cmp::Ne => false,
+        }
+    }
+
     fn compare(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone) -> bool {
         let values = self.values;
         let elements: &[Scalar] = match &values[c.value as usize] {
@@ -201,23 +250,43 @@ fn bounds(ty: ColumnType, zone: &StoredZone) -> Option<(pg_sys::Datum, pg_sys::D
     }
 }
 
+/// What a directory knows of each column of a vector.
+fn vector_known<'d>(dir: &'d StripeDirectory, vector: usize) -> impl Fn(usize) -> Option<Known<'d>> {
+    let rows = dir.vector_rows(vector);
+    move |c: usize| {
+        dir.columns.get(c).map(|col| {
+            let e = &col.vectors[vector];
+            Known { zone: &e.zone, nulls: e.null_count, rows }
+        })
+    }
+}
+
+/// What a catalog summary knows of each column of a stripe of `rows` rows.
+fn stripe_known<'s>(summary: &'s StripeSummary, rows: usize) -> impl Fn(usize) -> Option<Known<'s>> {
+    move |c: usize| {
+        let col = summary.columns.get(c)?;
+        Some(Known { zone: col.zone.as_ref()?, nulls: col.null_count as usize, rows })
+    }
+}
+
 impl VectorSkip for RuntimeSkip {
     fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
-        let rows = dir.vector_rows(vector);
-        let known = |c: usize| {
-            dir.columns.get(c).map(|col| {
-                let e = &col.vectors[vector];
-                Known { zone: &e.zone, nulls: e.null_count, rows }
-            })
-        };
-        Eval { types: &self.types, values: &self.values, functions: &mut self.functions }.eval(&self.expr, &known)
+        let mut eval = Eval { types: &self.types, values: &self.values, functions: &mut self.functions };
+        eval.eval(&self.expr, &vector_known(dir, vector))
     }
 
     fn may_match_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool {
-        let known = |c: usize| {
-            let col = summary.columns.get(c)?;
-            Some(Known { zone: col.zone.as_ref()?, nulls: col.null_count as usize, rows })
-        };
-        Eval { types: &self.types, values: &self.values, functions: &mut self.functions }.eval(&self.expr, &known)
+        let mut eval = Eval { types: &self.types, values: &self.values, functions: &mut self.functions };
+        eval.eval(&self.expr, &stripe_known(summary, rows))
+    }
+
+    fn covers(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
+        let mut eval = Eval { types: &self.types, values: &self.values, functions: &mut self.functions };
+        eval.covers(&self.expr, &vector_known(dir, vector))
+    }
+
+    fn covers_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool {
+        let mut eval = Eval { types: &self.types, values: &self.values, functions: &mut self.functions };
+        eval.covers(&self.expr, &stripe_known(summary, rows))
     }
 }
