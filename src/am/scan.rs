@@ -489,11 +489,12 @@ impl ScanState {
                     continue;
                 }
             }
-            self.vector_cursor = Some(self.enter_stripe(i));
-            if answer.is_some() {
+            let cursor = self.enter_stripe(i);
+            if answer.is_some() && cursor.survivors.contains(&true) {
                 // the directory, for the vectors' metadata
                 self.load(i);
             }
+            self.vector_cursor = Some(cursor);
         }
     }
 
