@@ -87,24 +87,6 @@ enum Picked {
     Float4(Vec<f32>),
 }
 
-impl Picked {
-    fn len(&self) -> usize {
-        match self {
-            Picked::Ints(x) => x.len(),
-            Picked::Float8(x) => x.len(),
-            Picked::Float4(x) => x.len(),
-        }
-    }
-
-    fn number(&self, k: usize) -> Number {
-        match self {
-            Picked::Ints(x) => Number::Int(x[k]),
-            Picked::Float8(x) => Number::Float8(x[k]),
-            Picked::Float4(x) => Number::Float4(x[k]),
-        }
-    }
-}
-
 /// The indexes among the non-null values of the selected non-null rows, and (if `rows` is
 /// given) those rows.
 fn picked_indexes(u: &Unpacked, sel: &Selection, mut rows: Option<&mut Vec<usize>>) -> Vec<usize> {
@@ -233,6 +215,21 @@ fn float4_sum_step(n: &mut i64, sum: &mut f32, v: f32) -> Result<(), FloatOverfl
     *sum = if *n == 0 { v } else { float4_add(*sum, v)? };
     *n += 1;
     Ok(())
+}
+
+/// `min`/`max` from `best` over `x` in order under `order`: a value replaces the best unless
+/// the best is strictly better, so of equal values the last is kept.
+#[inline(always)]
+fn fold_best<T: Copy>(max: bool, best: Option<T>, x: &[T], order: impl Fn(T, T) -> Ordering) -> Option<T> {
+    let mut it = x.iter().copied();
+    let mut b = best.or_else(|| it.next())?;
+    let keep = if max { Ordering::Greater } else { Ordering::Less };
+    for v in it {
+        if order(b, v) != keep {
+            b = v;
+        }
+    }
+    Some(b)
 }
 
 /// One step of `min`/`max`.
@@ -394,10 +391,19 @@ impl State {
                     accum(n, sx, sxx, v as f64)?;
                 }
             }
-            (State::MinMax { max, best }, p) => {
-                for k in 0..p.len() {
-                    min_max_step(*max, best, p.number(k));
-                }
+            // one loop per value type, on the bare values (the newer of equal values wins,
+            // as in min_max_step)
+            (State::MinMax { max, best }, Picked::Ints(x)) => {
+                let b = best.map(|b| if let Number::Int(v) = b { v } else { unreachable!() });
+                *best = fold_best(*max, b, x, |a, b| a.cmp(&b)).map(Number::Int);
+            }
+            (State::MinMax { max, best }, Picked::Float8(x)) => {
+                let b = best.map(|b| if let Number::Float8(v) = b { v } else { unreachable!() });
+                *best = fold_best(*max, b, x, float_order).map(Number::Float8);
+            }
+            (State::MinMax { max, best }, Picked::Float4(x)) => {
+                let b = best.map(|b| if let Number::Float4(v) = b { v } else { unreachable!() });
+                *best = fold_best(*max, b, x, |a, b| float_order(a as f64, b as f64)).map(Number::Float4);
             }
             (s, _) => unreachable!("state {s:?} for values of another kind"),
         }
