@@ -46,6 +46,19 @@ pub fn relfile_number(rel: pg_sys::Relation) -> u32 {
     }
 }
 
+/// The GROUP BY clauses the planner groups by (from 16 without the redundant ones, in
+/// `processed_groupClause`).
+pub unsafe fn group_clause(root: *mut pg_sys::PlannerInfo) -> *mut pg_sys::List {
+    #[cfg(feature = "pg15")]
+    {
+        (*(*root).parse).groupClause
+    }
+    #[cfg(not(feature = "pg15"))]
+    {
+        (*root).processed_groupClause
+    }
+}
+
 /// InvalidMultiXactId (a C macro).
 const INVALID_MULTIXACT_ID: pg_sys::MultiXactId = pg_sys::InvalidTransactionId;
 

@@ -23,8 +23,11 @@
 //! Its scan tuple is the keys then the aggregates (`custom_scan_tlist`); HAVING is its qual
 //! and the target list (expressions over keys and aggregates) its projection, both evaluated
 //! by `ExecScan`. Groups come out in the order they were first met; ORDER BY sorts above.
-//! Serial only: no partial path yet. `pg_columnar.enable_vectorized_agg = off` leaves
-//! aggregation to PostgreSQL.
+//! In a parallel plan it is also the partial aggregation under PostgreSQL's Gather and
+//! Finalize: each process aggregates the stripes its scan takes and returns transition
+//! states (`partial_datum_of`), which PostgreSQL's combine functions join; int8 sum and avg,
+//! whose states are PostgreSQL-internal, are left to it there. `pg_columnar.enable_vectorized_agg
+//! = off` leaves aggregation to PostgreSQL.
 
 use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupStates, MetaAnswer, Output, State};
 use pg_columnar_codec::group::GroupTable;
@@ -173,11 +176,16 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
         || !a.aggdistinct.is_null()
         || !a.aggorder.is_null()
         || !a.aggfilter.is_null()
-        || a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE
+        || !matches!(a.aggsplit, pg_sys::AggSplit::AGGSPLIT_SIMPLE | pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL)
     {
         return None;
     }
     let (function, arg) = builtin(a.aggfnoid.into())?;
+    // a partial aggregate returns its transition state: those of int8 sum and avg are
+    // PostgreSQL's internal ones, not made here
+    if a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE && matches!((function, arg), (Function::Sum | Function::Avg, Some((pg_sys::INT8OID, _)))) {
+        return None;
+    }
     if function == Function::CountStar {
         return (a.aggstar && list::len(a.args) == 0).then_some(AggSpec { function, column: None, kind: Kind::Int64 });
     }
@@ -221,9 +229,60 @@ unsafe extern "C-unwind" fn upper_paths(
     if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG || !super::ENABLE_VECTORIZED_AGG.get() || !super::ENABLE_CUSTOM_SCAN.get() {
         return;
     }
-    if let Some(path) = agg_path(root, input_rel, output_rel) {
+    if let Some(path) = agg_path(root, input_rel, output_rel, (*output_rel).reltarget, false) {
         pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
     }
+    if let Some(path) = parallel_path(root, input_rel, output_rel, extra as *mut pg_sys::GroupPathExtraData) {
+        pg_sys::add_path(output_rel, path);
+    }
+}
+
+/// The parallel plan: this node as the partial aggregation over the scan's partial path,
+/// under a Gather and PostgreSQL's Finalize Aggregate, which combines the workers' states
+/// (and evaluates HAVING). PostgreSQL calls no hook for partial grouping paths, so the
+/// chain is made here, with the partial target PostgreSQL made for its own partial paths.
+unsafe fn parallel_path(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    output: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+) -> Option<*mut pg_sys::Path> {
+    if extra.is_null()
+        || (*extra).flags & pg_sys::GROUPING_CAN_PARTIAL_AGG as i32 == 0
+        || !(*extra).partial_costs_set
+        || !(*output).consider_parallel
+        || (*input).partial_pathlist.is_null()
+    {
+        return None;
+    }
+    let partial_rel = pg_sys::fetch_upper_rel(root, pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG, (*output).relids);
+    let target = (*partial_rel).reltarget;
+    if target.is_null() {
+        return None;
+    }
+    let partial = agg_path(root, input, partial_rel, target, true)?;
+    let workers = (*partial).path.parallel_workers;
+    if workers < 1 {
+        return None;
+    }
+    let mut rows = (*partial).path.rows * workers as f64;
+    let gather = pg_sys::create_gather_path(root, partial_rel, partial as *mut pg_sys::Path, target, std::ptr::null_mut(), &mut rows);
+    let grouped = !(*(*root).parse).groupClause.is_null();
+    let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
+    let groups = if grouped { (*partial).path.rows } else { 1.0 };
+    let finalize = pg_sys::create_agg_path(
+        root,
+        output,
+        gather as *mut pg_sys::Path,
+        (*output).reltarget,
+        strategy,
+        pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+        if grouped { crate::compat::group_clause(root) } else { std::ptr::null_mut() },
+        (*(*root).parse).havingQual as *mut pg_sys::List,
+        &(*extra).agg_final_costs,
+        groups,
+    );
+    Some(finalize as *mut pg_sys::Path)
 }
 
 /// The aggregates in `exprs` (each once, in order of appearance).
@@ -260,7 +319,15 @@ fn bytes_per_group(aggregates: usize) -> usize {
 }
 
 /// The path, if the query is one this node computes (see the module's comment).
-unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInfo, output: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+/// `partial`: the partial aggregation of a parallel plan (in the partially grouped relation,
+/// with its target), over the scan's partial path (see `parallel_path`).
+unsafe fn agg_path(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    output: *mut pg_sys::RelOptInfo,
+    target: *mut pg_sys::PathTarget,
+    partial: bool,
+) -> Option<*mut pg_sys::CustomPath> {
     let parse = (*root).parse;
     if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
         || !(*parse).groupingSets.is_null()
@@ -280,7 +347,8 @@ unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInf
     }
     // the scan's path, or the projection PostgreSQL put over it to compute the grouping
     // expressions (which this node computes itself)
-    let scan = list::ptrs::<pg_sys::Path>((*input).pathlist)
+    let paths = if partial { (*input).partial_pathlist } else { (*input).pathlist };
+    let scan = list::ptrs::<pg_sys::Path>(paths)
         .map(|p| if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath { (*(p as *mut pg_sys::ProjectionPath)).subpath } else { p })
         .find(|&p| is_custom_path_of(p, super::plan::path_methods()) && (*p).param_info.is_null())?;
     if !super::plan::every_qual_vectorized(input) {
@@ -295,15 +363,16 @@ unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInf
         pg_sys::RelationClose(relation);
         n
     };
-    let target = (*output).reltarget;
     let keys = group_exprs(parse, target)?;
     for &k in &keys {
         super::group::key_spec(k, relid, natts)?;
     }
     // every aggregate of the target and of HAVING is one of ours, and nothing else reads
     // the rows: the other Vars are group keys (the parser saw to that)
+    // (HAVING is the finalize step's in a partial plan)
+    let having = if partial { std::ptr::null_mut() } else { (*parse).havingQual as *mut pg_sys::List };
     let mut aggrefs = Vec::new();
-    aggrefs_of(list::nodes((*target).exprs).chain(list::nodes((*parse).havingQual as *mut pg_sys::List)), &mut aggrefs);
+    aggrefs_of(list::nodes((*target).exprs).chain(list::nodes(having)), &mut aggrefs);
     if !aggrefs.iter().all(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts).is_some()) {
         return None;
     }
@@ -324,11 +393,13 @@ unsafe fn agg_path(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInf
     path.pathtype = pg_sys::NodeTag::T_CustomScan;
     path.parent = output;
     path.pathtarget = target;
-    path.parallel_safe = false;
+    path.parallel_safe = partial;
+    path.parallel_workers = if partial { (*scan).parallel_workers } else { 0 };
     path.rows = groups;
     path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * SHARE_OF_SCAN_COST;
     path.total_cost = path.startup_cost + groups * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
+    (*p).custom_private = list::from_nodes([pg_sys::makeBoolConst(partial, false)]);
     (*p).methods = &raw const PATH_METHODS;
     Some(p)
 }
@@ -347,7 +418,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
     let scan_path = list::ptrs::<pg_sys::Path>((*best_path).custom_paths).next().unwrap();
     let natts = (*(*scan_path).parent).max_attr as usize;
     let parse = (*root).parse;
-    let having = pg_sys::copyObjectImpl((*parse).havingQual as *const std::ffi::c_void) as *mut pg_sys::List;
+    let partial = path_is_partial(best_path);
+    let having = if partial { std::ptr::null_mut() } else { pg_sys::copyObjectImpl((*parse).havingQual as *const std::ffi::c_void) as *mut pg_sys::List };
     // the node's scan tuple: the keys, then the aggregates, each once; setrefs turns the
     // target list's and HAVING's occurrences of them into references to it (by equality)
     let keys = group_exprs(parse, (*best_path).path.pathtarget).expect("the path found every key");
@@ -371,16 +443,22 @@ unsafe extern "C-unwind" fn plan_custom_path(
     (*cscan).custom_scan_tlist = scan_tlist;
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = &raw const SCAN_METHODS;
-    let bytes = pgrx::rust_byte_slice_to_bytea(&plan_to_bytes(&key_specs, &specs)).into_pg();
+    let bytes = pgrx::rust_byte_slice_to_bytea(&plan_to_bytes(partial, &key_specs, &specs)).into_pg();
     let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
     (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
     cscan as *mut pg_sys::Plan
 }
 
-/// The plan's keys and aggregates, as `custom_private` holds them: the number of keys, the
-/// keys, the aggregates.
-fn plan_to_bytes(keys: &[KeySpec], specs: &[AggSpec]) -> Vec<u8> {
-    let mut out = vec![keys.len() as u8];
+/// Whether a path of this node is the partial aggregation of a parallel plan.
+unsafe fn path_is_partial(path: *const pg_sys::CustomPath) -> bool {
+    let c = list::nodes((*path).custom_private).next().expect("PgColumnarAgg path without its mode") as *mut pg_sys::Const;
+    (*c).constvalue.value() != 0
+}
+
+/// The plan's mode, keys and aggregates, as `custom_private` holds them: partial (0 or 1),
+/// the number of keys, the keys, the aggregates.
+fn plan_to_bytes(partial: bool, keys: &[KeySpec], specs: &[AggSpec]) -> Vec<u8> {
+    let mut out = vec![partial as u8, keys.len() as u8];
     for k in keys {
         k.to_bytes(&mut out);
     }
@@ -388,12 +466,12 @@ fn plan_to_bytes(keys: &[KeySpec], specs: &[AggSpec]) -> Vec<u8> {
     out
 }
 
-unsafe fn plan_of(cscan: *const pg_sys::CustomScan) -> (Vec<KeySpec>, Vec<AggSpec>) {
+unsafe fn plan_of(cscan: *const pg_sys::CustomScan) -> (bool, Vec<KeySpec>, Vec<AggSpec>) {
     let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarAgg plan without its spec") as *mut pg_sys::Const;
     let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
-    let n = b[0] as usize;
-    let keys = (0..n).map(|i| KeySpec::from_bytes(&b[1 + i * KeySpec::BYTES..])).collect();
-    (keys, specs_from_bytes(&b[1 + n * KeySpec::BYTES..]))
+    let (partial, n) = (b[0] != 0, b[1] as usize);
+    let keys = (0..n).map(|i| KeySpec::from_bytes(&b[2 + i * KeySpec::BYTES..])).collect();
+    (partial, keys, specs_from_bytes(&b[2 + n * KeySpec::BYTES..]))
 }
 
 #[repr(C)]
@@ -404,6 +482,8 @@ struct NodeState {
 
 /// The node's Rust state.
 struct Exec {
+    /// The partial aggregation of a parallel plan: transition states are returned.
+    partial: bool,
     keys: Vec<KeySpec>,
     specs: Vec<AggSpec>,
     /// Made at the first computation (the key expressions' states need the executor's).
@@ -467,8 +547,8 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
-    let (keys, specs) = plan_of(cscan);
-    let exec = Exec { keys, specs, readers: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
+    let (partial, keys, specs) = plan_of(cscan);
+    let exec = Exec { partial, keys, specs, readers: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
     (*node).exec = Box::into_raw(Box::new(exec));
     // the Rust state is freed by `end`, or with the query's memory if the query fails
     let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
@@ -517,6 +597,27 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
         }
     };
     (d, false)
+}
+
+/// A partial aggregate's transition state, as PostgreSQL's own transition function would
+/// have left it for the finalize step to combine: int8 for count and the sums of int2/int4,
+/// int8[] {count, sum} for their avg, float8 or float4 for float sums (NULL before a value),
+/// float8[] {N, Sx, Sxx} for float avg, the value for min/max (NULL before a value).
+unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, bool) {
+    let array = |elems: &[pg_sys::Datum], ty: pg_sys::Oid| {
+        let mut elems = elems.to_vec();
+        let a = pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, ty, 8, true, b'd' as std::ffi::c_char);
+        (pg_sys::Datum::from(a), false)
+    };
+    match (state, spec.function) {
+        (State::Count(n), _) => (pg_sys::Datum::from(*n), false),
+        (State::IntSum { n, sum }, Function::Avg) => array(&[pg_sys::Datum::from(*n), pg_sys::Datum::from(*sum as i64)], pg_sys::INT8OID),
+        (State::IntSum { n: 0, .. } | State::Float8Sum { n: 0, .. } | State::Float4Sum { n: 0, .. }, _) => (pg_sys::Datum::from(0), true),
+        (State::IntSum { sum, .. }, _) => (pg_sys::Datum::from(*sum as i64), false),
+        (State::FloatAccum { n, sx, sxx }, _) => array(&[n.to_bits(), sx.to_bits(), sxx.to_bits()].map(pg_sys::Datum::from), pg_sys::FLOAT8OID),
+        // min/max, float sums: the state is the value
+        _ => datum_of(state.finish(spec.function, spec.kind)),
+    }
 }
 
 /// The most bytes the groups may hold: a query whose groups outgrow the estimate that chose
@@ -681,7 +782,8 @@ unsafe fn store_group(node: *mut NodeState, computed: &Computed, g: usize) -> *m
     }
     let k = exec.keys.len();
     for (i, spec) in exec.specs.iter().enumerate() {
-        (values[k + i], nulls[k + i]) = datum_of(computed.state(i, g).finish(spec.function, spec.kind));
+        let state = computed.state(i, g);
+        (values[k + i], nulls[k + i]) = if exec.partial { partial_datum_of(&state, spec) } else { datum_of(state.finish(spec.function, spec.kind)) };
     }
     pg_sys::MemoryContextSwitchTo(old);
     pg_sys::ExecStoreVirtualTuple(slot);
@@ -785,6 +887,9 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         })
         .collect();
     property(c"Vectorized Aggregates", names.join(", "));
+    if exec.partial {
+        property(c"Mode", "partial (transition states, combined by the Finalize above)".to_string());
+    }
     if (*es).analyze {
         property(c"Aggregated", format!("{} vectors, {} rows", exec.vectors, exec.rows));
         if exec.keys.is_empty() {

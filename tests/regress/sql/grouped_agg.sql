@@ -175,6 +175,25 @@ FETCH 2 FROM c;
 COMMIT;
 SELECT k, s.* FROM (VALUES (1), (2)) v(k), LATERAL (SELECT h, count(*) FROM ga WHERE i8 = k GROUP BY h ORDER BY 1 LIMIT 2) s ORDER BY 1, 2;
 
+-- parallel plans: each process aggregates the stripes it takes and returns transition
+-- states, which PostgreSQL's Finalize combines (floats here are exact binary fractions,
+-- whose sums do not depend on the order, as heap's parallel plans would show otherwise);
+-- int8 sum and avg have PostgreSQL-internal states and stay serial
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT h, count(*), sum(f8), avg(f4), min(i2), max(ts) FROM ga GROUP BY h HAVING count(*) > 10;
+SELECT agg_same('SELECT h, count(*), sum(f8), avg(f4), min(i2), max(ts), count(u) FROM %s GROUP BY h HAVING count(*) > 10 ORDER BY 1');
+SELECT agg_same('SELECT date_trunc(''hour'', t), i2, sum(id), avg(i2), max(f8) FROM %s WHERE id > 3000 GROUP BY 1, 2 ORDER BY 1, 2');
+SELECT agg_same('SELECT count(*), sum(id), avg(f8), min(t), max(f4), sum(i2) FROM %s WHERE f8 < 100');
+SELECT agg_same('SELECT h, sum(i8), avg(i8) FROM %s GROUP BY h ORDER BY 1');
+EXPLAIN (COSTS OFF) SELECT h, sum(i8) FROM ga GROUP BY h;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 -- randomized: aggregate lists, keys and windows drawn with a fixed seed, every one compared
 CREATE FUNCTION random_queries(n int) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
