@@ -27,7 +27,8 @@ CREATE FUNCTION agg_same(q text, tbl text DEFAULT 'ga') RETURNS text LANGUAGE pl
 DECLARE a text; b text; c text; line text; node text := 'Aggregate';
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || format(q, tbl) LOOP
-    IF line ~ 'PgColumnarAgg' THEN node := 'PgColumnarAgg'; END IF;
+    IF line ~ 'PgColumnarAgg' AND node = 'Aggregate' THEN node := 'PgColumnarAgg'; END IF;
+    IF line ~ 'Mode: partial' THEN node := 'PgColumnarAgg (parallel)'; END IF;
   END LOOP;
   EXECUTE format('SELECT string_agg(r::text, '' '') FROM (%s) r', format(q, tbl)) INTO a;
   PERFORM set_config('pg_columnar.enable_vectorized_agg', 'off', true);
@@ -203,7 +204,7 @@ DECLARE
                        'min(i8)', 'max(f8)', 'min(f4)', 'max(id)', 'count(h)'];
   wheres text[] := ARRAY['true', 'id < 5000', 'f8 > 50', 'h IN (''host_1'', ''host_4'')', 'i2 <> 0 AND id > 12000',
                          't >= ''2016-03-26 12:00+00'' AND t < ''2016-03-27 00:00+00''', 'i8 IS NULL'];
-  k text; a text; w text; q text; bad int := 0; vectorized int := 0; r text;
+  k text; a text; w text; q text; bad int := 0; vectorized int := 0; parallel int := 0; r text;
 BEGIN
   PERFORM setseed(0.42);
   FOR i IN 1..n LOOP
@@ -216,7 +217,17 @@ BEGIN
     r := agg_same(q);
     IF r LIKE 'MISMATCH%%' THEN bad := bad + 1; RETURN NEXT q || ' => ' || r; END IF;
     IF r LIKE 'PgColumnarAgg%%' THEN vectorized := vectorized + 1; END IF;
+    IF r LIKE 'PgColumnarAgg (parallel)%%' THEN parallel := parallel + 1; END IF;
   END LOOP;
-  RETURN NEXT format('%s queries, %s mismatches, %s answered by PgColumnarAgg', n, bad, vectorized);
+  RETURN NEXT format('%s queries, %s mismatches, %s answered by PgColumnarAgg (%s in parallel plans)', n, bad, vectorized, parallel);
 END $$;
 SELECT * FROM random_queries(120);
+-- and in parallel plans (every float of ga is an exact binary fraction: sums in any order
+-- are the same)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT * FROM random_queries(60);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
