@@ -13,7 +13,8 @@
 //! * every aggregate, in the target list and in HAVING, is `count(*)`, `count(col)`, or
 //!   `sum`/`avg`/`min`/`max` of an int2, int4, int8, float4 or float8 column, or `min`/`max`
 //!   of a date, timestamp or timestamptz column, as a plain column reference, without
-//!   DISTINCT, ORDER BY or FILTER.
+//!   DISTINCT or ORDER BY, with a FILTER (WHERE ...) only if it is a qual the scan could
+//!   evaluate itself (its kernels then select the aggregate's rows within each vector).
 //!
 //! The plan is a `CustomScan` whose child is the `PgColumnarScan` plan. The node never takes
 //! rows from its child: it asks the child's reader for the selection of each vector and the
@@ -34,8 +35,10 @@ use pg_columnar_codec::group::GroupTable;
 use pg_columnar_codec::Kind;
 use pgrx::pg_sys;
 
+use super::filter::RuntimeFilter;
 use super::group::{KeyReader, KeySpec};
-use crate::am::scan::MetadataAnswer;
+use super::quals::{SkipExpr, Translator};
+use crate::am::scan::{MetadataAnswer, VectorFilter};
 use super::list;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
@@ -78,12 +81,14 @@ pub unsafe fn install() {
 }
 
 /// One aggregate of the node: the function, the column it reads (0-based; none for
-/// `count(*)`) and the column's codec kind.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// `count(*)`), the column's codec kind, and its FILTER (WHERE ...) as a vectorized filter
+/// over the scan's columns (its values the plan's `custom_exprs`).
+#[derive(Debug, Clone, PartialEq)]
 struct AggSpec {
     function: Function,
     column: Option<u16>,
     kind: Kind,
+    filter: Option<SkipExpr>,
 }
 
 fn function_tag(f: Function) -> u8 {
@@ -107,18 +112,29 @@ fn specs_to_bytes(specs: &[AggSpec]) -> Vec<u8> {
         out.push(function_tag(s.function));
         out.extend_from_slice(&s.column.map_or(-1i32, |c| c as i32).to_le_bytes());
         out.push(s.kind as u8);
+        match &s.filter {
+            None => out.push(0),
+            Some(f) => {
+                out.push(1);
+                f.write(&mut out);
+            }
+        }
     }
     out
 }
 
-fn specs_from_bytes(b: &[u8]) -> Vec<AggSpec> {
-    b.chunks_exact(6)
-        .map(|c| AggSpec {
-            function: function_of_tag(c[0]),
-            column: u16::try_from(i32::from_le_bytes(c[1..5].try_into().unwrap())).ok(),
-            kind: Kind::from_tag(c[5]).expect("a kind written by the planner"),
-        })
-        .collect()
+fn specs_from_bytes(mut b: &[u8]) -> Vec<AggSpec> {
+    let mut specs = Vec::new();
+    while !b.is_empty() {
+        let function = function_of_tag(b[0]);
+        let column = u16::try_from(i32::from_le_bytes(b[1..5].try_into().unwrap())).ok();
+        let kind = Kind::from_tag(b[5]).expect("a kind written by the planner");
+        let filtered = b[6] == 1;
+        b = &b[7..];
+        let filter = filtered.then(|| SkipExpr::read(&mut b));
+        specs.push(AggSpec { function, column, kind, filter });
+    }
+    specs
 }
 
 /// The built-in aggregate `aggfnoid` as computed here: the function and the argument type
@@ -169,13 +185,26 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
 }
 
 /// The spec of `aggref` over relation `relid` (range table index), if computed here.
-unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natts: usize) -> Option<AggSpec> {
+/// A FILTER clause's vectorized filter: it must translate exactly, every leaf with a kernel.
+/// Kernels call no function, so being above a security barrier does not matter.
+unsafe fn filter_of(filter: *mut pg_sys::Expr, translator: &mut Translator) -> Option<Option<SkipExpr>> {
+    if filter.is_null() {
+        return Some(None);
+    }
+    match translator.translate_qual(filter as *mut pg_sys::Node, false) {
+        Some((e, true)) if super::ENABLE_VECTORIZED_FILTER.get() => Some(Some(e)),
+        _ => None,
+    }
+}
+
+/// The spec of `aggref` over relation `relid` (range table index), if computed here; its
+/// FILTER's values go to `translator`.
+unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natts: usize, translator: &mut Translator) -> Option<AggSpec> {
     let a = &*aggref;
     if a.agglevelsup != 0
         || a.aggkind != pg_sys::AGGKIND_NORMAL as std::ffi::c_char
         || !a.aggdistinct.is_null()
         || !a.aggorder.is_null()
-        || !a.aggfilter.is_null()
         || !matches!(a.aggsplit, pg_sys::AggSplit::AGGSPLIT_SIMPLE | pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL)
     {
         return None;
@@ -187,7 +216,10 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
         return None;
     }
     if function == Function::CountStar {
-        return (a.aggstar && list::len(a.args) == 0).then_some(AggSpec { function, column: None, kind: Kind::Int64 });
+        if !a.aggstar || list::len(a.args) != 0 {
+            return None;
+        }
+        return Some(AggSpec { function, column: None, kind: Kind::Int64, filter: filter_of(a.aggfilter, translator)? });
     }
     if a.aggstar || list::len(a.args) != 1 {
         return None;
@@ -204,11 +236,13 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
         return None;
     }
     let column = Some((*var).varattno as u16 - 1);
-    match arg {
+    let kind = match arg {
         // count(col) reads the NULLs only: any column will do
-        None => Some(AggSpec { function, column, kind: Kind::Int64 }),
-        Some((ty, kind)) => ((*var).vartype == ty).then_some(AggSpec { function, column, kind }),
-    }
+        None => Kind::Int64,
+        Some((ty, kind)) if (*var).vartype == ty => kind,
+        Some(_) => return None,
+    };
+    Some(AggSpec { function, column, kind, filter: filter_of(a.aggfilter, translator)? })
 }
 
 unsafe fn is_custom_path_of(p: *mut pg_sys::Path, methods: *const pg_sys::CustomPathMethods) -> bool {
@@ -373,7 +407,8 @@ unsafe fn agg_path(
     let having = if partial { std::ptr::null_mut() } else { (*parse).havingQual as *mut pg_sys::List };
     let mut aggrefs = Vec::new();
     aggrefs_of(list::nodes((*target).exprs).chain(list::nodes(having)), &mut aggrefs);
-    if !aggrefs.iter().all(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts).is_some()) {
+    let mut translator = Translator::new(relid);
+    if !aggrefs.iter().all(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator).is_some()) {
         return None;
     }
     let groups = if keys.is_empty() {
@@ -426,9 +461,10 @@ unsafe extern "C-unwind" fn plan_custom_path(
     let key_specs: Vec<KeySpec> = keys.iter().map(|&k| super::group::key_spec(k, relid, natts).expect("the path checked every key")).collect();
     let mut aggrefs = Vec::new();
     aggrefs_of(list::ptrs::<pg_sys::TargetEntry>(tlist).map(|te| (*te).expr as *mut pg_sys::Node).chain(list::nodes(having)), &mut aggrefs);
+    let mut translator = Translator::new(relid);
     let specs: Vec<AggSpec> = aggrefs
         .iter()
-        .map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts).expect("the path checked every aggregate"))
+        .map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator).expect("the path checked every aggregate"))
         .collect();
     let scan_tlist = list::from_nodes(keys.iter().chain(&aggrefs).enumerate().map(|(i, &e)| {
         let copy = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Expr;
@@ -441,6 +477,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
     (*cscan).scan.scanrelid = 0;
     (*cscan).custom_plans = custom_plans;
     (*cscan).custom_scan_tlist = scan_tlist;
+    // the FILTER clauses' values (set_customscan_references fixes them)
+    (*cscan).custom_exprs = list::from_nodes(translator.values);
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = &raw const SCAN_METHODS;
     let bytes = pgrx::rust_byte_slice_to_bytea(&plan_to_bytes(partial, &key_specs, &specs)).into_pg();
@@ -488,6 +526,8 @@ struct Exec {
     specs: Vec<AggSpec>,
     /// Made at the first computation (the key expressions' states need the executor's).
     readers: Vec<KeyReader>,
+    /// The states of the FILTER clauses' values (`custom_exprs`), made at `begin`.
+    values: Vec<*mut pg_sys::ExprState>,
     /// The groups and their states once computed (until a rescan), and the next to return.
     result: Option<Computed>,
     next_group: usize,
@@ -548,7 +588,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
     let (partial, keys, specs) = plan_of(cscan);
-    let exec = Exec { partial, keys, specs, readers: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
+    let exec = Exec { partial, keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
     (*node).exec = Box::into_raw(Box::new(exec));
     // the Rust state is freed by `end`, or with the query's memory if the query fails
     let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
@@ -568,6 +608,27 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
     let child_plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("PgColumnarAgg without its scan");
     let child = pg_sys::ExecInitNode(child_plan, estate, eflags);
     (*node).custom_ps = list::from_nodes([child as *mut pg_sys::Node]);
+    exec_of(node).values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs).map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps)).collect();
+}
+
+/// The FILTER clauses' vectorized filters, their values evaluated now (in the per-tuple
+/// memory, which stays until the computation ends: the filters copy what they keep).
+unsafe fn filters_of(node: *mut NodeState) -> Vec<Option<RuntimeFilter>> {
+    let exec = &*(*node).exec;
+    let econtext = (*node).css.ss.ps.ps_ExprContext;
+    let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+    let values: Vec<super::skip::Value> = exec
+        .values
+        .iter()
+        .map(|&state| {
+            let mut isnull = false;
+            let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
+            super::skip::value_of(datum, isnull, pg_sys::exprType((*state).expr as *mut pg_sys::Node))
+        })
+        .collect();
+    let filters = exec.specs.iter().map(|s| s.filter.as_ref().map(|f| RuntimeFilter::new(f, &values))).collect();
+    pg_sys::MemoryContextSwitchTo(old);
+    filters
 }
 
 fn overflow() -> ! {
@@ -643,6 +704,8 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         let desc = (*child_slot).tts_tupleDescriptor;
         exec.readers = exec.keys.iter().zip(exprs).map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc)).collect();
     }
+    let mut filters = filters_of(node);
+    let exec = &mut *(*node).exec;
     let specs = &exec.specs;
     let grouped = !exec.keys.is_empty();
     let out = if !grouped {
@@ -651,7 +714,12 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         let states = specs.iter().map(|s| GroupStates::new(s.function, s.kind).expect("the planner checked the aggregate")).collect();
         Computed::Grouped { table: GroupTable::new(exec.keys.len()), states }
     };
-    let mut columns: Vec<usize> = specs.iter().filter_map(|s| s.column.map(|c| c as usize)).chain(exec.keys.iter().map(|k| k.column() as usize)).collect();
+    let mut columns: Vec<usize> = specs
+        .iter()
+        .filter_map(|s| s.column.map(|c| c as usize))
+        .chain(exec.keys.iter().map(|k| k.column() as usize))
+        .chain(filters.iter().flatten().flat_map(|f| f.columns().to_vec()))
+        .collect();
     columns.sort_unstable();
     columns.dedup();
     let (mut vectors, mut rows) = (0u64, 0u64);
@@ -697,6 +765,19 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             }
         }
         for (i, spec) in specs.iter().enumerate() {
+            // the rows of this aggregate: the scan's, and its FILTER's
+            let filtered;
+            let selection = match filters[i].as_mut() {
+                None => selection,
+                Some(f) => {
+                    let Some(mut s) = f.select(lookup, serial, selection.rows()) else {
+                        crate::storage::corrupt(rel, "a vector is not of the form its column's FILTER reads".to_string());
+                    };
+                    s.and(selection);
+                    filtered = s;
+                    &filtered
+                }
+            };
             let Some(c) = spec.column else {
                 match &mut *out {
                     Computed::Grouped { states, .. } => states[i].count_rows(selection, &groups),
@@ -718,7 +799,8 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             }
         }
         },
-        (!grouped).then_some(&mut answer as &mut dyn MetadataAnswer),
+        // (a FILTER is not known from metadata)
+        (!grouped && specs.iter().all(|s| s.filter.is_none())).then_some(&mut answer as &mut dyn MetadataAnswer),
     ) {}
     if !instr.is_null() {
         pg_sys::InstrStopNode(instr, rows as f64);
@@ -884,7 +966,7 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
                 let name = pg_sys::get_attname(reloid, c as pg_sys::AttrNumber + 1, false);
                 format!("{}({})", function_name(s.function), std::ffi::CStr::from_ptr(name).to_string_lossy())
             }
-        })
+        } + if s.filter.is_some() { " FILTER (vectorized)" } else { "" })
         .collect();
     property(c"Vectorized Aggregates", names.join(", "));
     if exec.partial {

@@ -91,6 +91,11 @@ SELECT agg_same('SELECT date_trunc(''minute'', t) AS minute, max(f8) FROM %s WHE
 SELECT agg_same('SELECT h, count(*), avg(f8) FROM %s WHERE f8 > 100 AND i2 IN (1, 2) GROUP BY h ORDER BY 1');
 SELECT agg_same('SELECT h, count(*) FROM %s WHERE id < 0 GROUP BY h');
 SELECT agg_same('SELECT h, i2 FROM %s GROUP BY h, i2 ORDER BY 1, 2');
+-- FILTER (WHERE ...) that the scan's kernels evaluate selects each aggregate's rows; one
+-- they do not (an expression) leaves the query to PostgreSQL
+SELECT agg_same('SELECT h, count(*) FILTER (WHERE i2 > 0), sum(f8) FILTER (WHERE v IN (''v1'', ''v2'')), avg(f4) FILTER (WHERE t < ''2016-03-30''), count(*) FROM %s GROUP BY h ORDER BY 1');
+SELECT agg_same('SELECT count(*) FILTER (WHERE f8 IS NULL), max(t) FILTER (WHERE i8 = 3), min(f4) FILTER (WHERE id < 0) FROM %s WHERE id > 100');
+SELECT agg_same('SELECT h, count(*) FILTER (WHERE id %% 2 = 0) FROM %s GROUP BY h ORDER BY 1');
 -- left to PostgreSQL: a float key, five keys, grouping sets, an aggregate it does not compute,
 -- a key it cannot compute (a text expression, a volatile one)
 SELECT agg_same('SELECT f4, count(*) FROM %s GROUP BY f4 ORDER BY 1');
@@ -201,7 +206,9 @@ DECLARE
   keys text[] := ARRAY['h', 'i2', 'i8', 'b', 'd', 'v', 'u', 'date_trunc(''hour'', t)', 'date_trunc(''day'', ts)',
                        'date_bin(''10 minutes'', t, ''2000-01-01 00:03+00'')', 'date_trunc(''month'', t)', 'id % 13'];
   aggs text[] := ARRAY['count(*)', 'count(f8)', 'sum(id)', 'sum(i8)', 'sum(f8)', 'sum(f4)', 'avg(i2)', 'avg(f8)', 'avg(f4)',
-                       'min(i8)', 'max(f8)', 'min(f4)', 'max(id)', 'count(h)'];
+                       'min(i8)', 'max(f8)', 'min(f4)', 'max(id)', 'count(h)',
+                       'count(*) FILTER (WHERE i2 > 0)', 'sum(f8) FILTER (WHERE h = ''host_2'' OR i8 IS NULL)',
+                       'max(id) FILTER (WHERE f8 IS NULL)', 'avg(f4) FILTER (WHERE d >= ''2016-01-10'')'];
   wheres text[] := ARRAY['true', 'id < 5000', 'f8 > 50', 'h IN (''host_1'', ''host_4'')', 'i2 <> 0 AND id > 12000',
                          't >= ''2016-03-26 12:00+00'' AND t < ''2016-03-27 00:00+00''', 'i8 IS NULL'];
   k text; a text; w text; q text; bad int := 0; vectorized int := 0; parallel int := 0; r text;

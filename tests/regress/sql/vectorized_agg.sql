@@ -55,8 +55,8 @@ SELECT agg_same('SELECT sum(id) * 2 + count(*), coalesce(max(n), -1), round(avg(
 SELECT agg_same('SELECT i2 %% 2 AS k, count(*), sum(id) FROM %s GROUP BY 1 ORDER BY 1');
 SELECT agg_same('SELECT count(*) FROM %s HAVING count(*) > 5');
 SELECT agg_same('SELECT count(*) FROM %s HAVING count(*) > 50000');
--- left to PostgreSQL: a qual the scan does not evaluate (above), DISTINCT, FILTER, ORDER BY
--- in the aggregate, an expression argument, text min, the node turned off
+-- left to PostgreSQL: a qual the scan does not evaluate (above), DISTINCT, ORDER BY in the
+-- aggregate, an expression argument, text min, the node turned off (FILTER: grouped_agg)
 SELECT agg_same('SELECT count(*), sum(id) FROM %s WHERE t LIKE ''x1%%''');
 SELECT agg_same('SELECT count(DISTINCT i2), sum(id) FROM %s');
 SELECT agg_same('SELECT count(*) FILTER (WHERE id > 10), sum(id) FROM %s');
