@@ -148,6 +148,9 @@ pub struct ScanState {
     wanted: Option<Vec<bool>>,
     skip: Option<Box<dyn VectorSkip>>,
     filter: Option<Box<dyn VectorFilter>>,
+    /// The stripes a serial vector-at-a-time scan reads, in order, and each stripe's position
+    /// in that order (`usize::MAX`: not read); see [`ScanState::set_order`].
+    order: Option<(Vec<usize>, Vec<usize>)>,
     /// Vector-at-a-time scans: the stripe being read and the vector being returned.
     vector_cursor: Option<StripeCursor>,
     row_cursor: Option<RowCursor>,
@@ -279,6 +282,7 @@ impl ScanState {
             wanted: None,
             skip: None,
             filter: None,
+            order: None,
             vector_cursor: None,
             row_cursor: None,
             cursor_ids: 0,
@@ -324,6 +328,32 @@ impl ScanState {
         self.row_cursor = None;
     }
 
+    /// A serial vector-at-a-time scan reads only the stripes of `order` (indexes into
+    /// [`stripes`](Self::stripes)), in that order; `None`: every stripe in storage order.
+    /// Restarts the scan.
+    pub fn set_order(&mut self, order: Option<Vec<usize>>) {
+        self.order = order.map(|order| {
+            let mut rank = vec![usize::MAX; self.stripes.len()];
+            for (p, &i) in order.iter().enumerate() {
+                rank[i] = p;
+            }
+            (order, rank)
+        });
+        self.restart();
+    }
+
+    /// The stripe the last vector given came from.
+    pub fn current_stripe(&self) -> Option<usize> {
+        self.vector_cursor.as_ref().map(|c| c.stripe)
+    }
+
+    /// What stripe `i`'s catalog summary says of `column`: how many NULLs and its zone
+    /// (`None` without a summary or a zone).
+    pub fn stripe_facts(&self, i: usize, column: usize) -> Option<ColumnFacts<'_>> {
+        let col = self.summaries.get(i)?.as_ref()?.columns.get(column)?;
+        Some(ColumnFacts { nulls: col.null_count as usize, zone: col.zone.as_ref() })
+    }
+
     /// Loads stripe `i` if it is not the one loaded.
     fn load(&mut self, i: usize) {
         let row = self.stripes[i];
@@ -357,8 +387,13 @@ impl ScanState {
         unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, row.first_row + r, self.relid, row) };
     }
 
-    /// The next stripe of a parallel scan, or of a serial one.
+    /// The next stripe of a parallel scan, or of a serial one (in [`set_order`](Self::set_order)'s
+    /// order if given).
     fn next_stripe(&self, after: Option<usize>) -> Option<usize> {
+        if let Some((order, rank)) = &self.order {
+            let p = after.map_or(0, |i| rank[i] + 1);
+            return order.get(p).copied();
+        }
         let i = if self.parallel.is_null() {
             after.map_or(0, |i| i + 1)
         } else {

@@ -31,14 +31,16 @@
 //! = off` leaves aggregation to PostgreSQL.
 
 use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupStates, MetaAnswer, Output, State};
-use pg_columnar_codec::group::GroupTable;
+use pg_columnar_codec::filter::Selection;
+use pg_columnar_codec::group::{GroupTable, KeyColumn};
+use pg_columnar_codec::stripe::StoredZone;
 use pg_columnar_codec::Kind;
 use pgrx::pg_sys;
 
 use super::filter::RuntimeFilter;
 use super::group::{KeyReader, KeySpec};
 use super::quals::{SkipExpr, Translator};
-use crate::am::scan::{MetadataAnswer, VectorFilter};
+use crate::am::scan::{MetadataAnswer, ScanState, VectorFilter};
 use super::list;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
@@ -481,7 +483,9 @@ unsafe extern "C-unwind" fn plan_custom_path(
     (*cscan).custom_exprs = list::from_nodes(translator.values);
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = &raw const SCAN_METHODS;
-    let bytes = pgrx::rust_byte_slice_to_bytea(&plan_to_bytes(partial, &key_specs, &specs)).into_pg();
+    let top = if !partial && key_specs.len() == 1 { top_of(root, keys[0]) } else { None };
+    let plan = AggPlan { partial, top, keys: key_specs, specs };
+    let bytes = pgrx::rust_byte_slice_to_bytea(&plan.to_bytes()).into_pg();
     let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
     (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
     cscan as *mut pg_sys::Plan
@@ -493,23 +497,66 @@ unsafe fn path_is_partial(path: *const pg_sys::CustomPath) -> bool {
     (*c).constvalue.value() != 0
 }
 
-/// The plan's mode, keys and aggregates, as `custom_private` holds them: partial (0 or 1),
-/// the number of keys, the keys, the aggregates.
-fn plan_to_bytes(partial: bool, keys: &[KeySpec], specs: &[AggSpec]) -> Vec<u8> {
-    let mut out = vec![partial as u8, keys.len() as u8];
-    for k in keys {
-        k.to_bytes(&mut out);
-    }
-    out.extend(specs_to_bytes(specs));
-    out
+/// What the node is told by its plan (`custom_private`, as bytes).
+struct AggPlan {
+    /// The partial aggregation of a parallel plan.
+    partial: bool,
+    /// The query keeps only the first `top` groups in descending order of its one key (see
+    /// `top_groups`).
+    top: Option<u32>,
+    keys: Vec<KeySpec>,
+    specs: Vec<AggSpec>,
 }
 
-unsafe fn plan_of(cscan: *const pg_sys::CustomScan) -> (bool, Vec<KeySpec>, Vec<AggSpec>) {
-    let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarAgg plan without its spec") as *mut pg_sys::Const;
-    let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
-    let (partial, n) = (b[0] != 0, b[1] as usize);
-    let keys = (0..n).map(|i| KeySpec::from_bytes(&b[2 + i * KeySpec::BYTES..])).collect();
-    (partial, keys, specs_from_bytes(&b[2 + n * KeySpec::BYTES..]))
+impl AggPlan {
+    /// partial (0 or 1), top (u32, 0 for none), the number of keys, the keys, the aggregates.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![self.partial as u8];
+        out.extend_from_slice(&self.top.unwrap_or(0).to_le_bytes());
+        out.push(self.keys.len() as u8);
+        for k in &self.keys {
+            k.to_bytes(&mut out);
+        }
+        out.extend(specs_to_bytes(&self.specs));
+        out
+    }
+
+    unsafe fn of(cscan: *const pg_sys::CustomScan) -> AggPlan {
+        let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarAgg plan without its spec") as *mut pg_sys::Const;
+        let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
+        let top = u32::from_le_bytes(b[1..5].try_into().unwrap());
+        let n = b[5] as usize;
+        let keys = (0..n).map(|i| KeySpec::from_bytes(&b[6 + i * KeySpec::BYTES..])).collect();
+        AggPlan { partial: b[0] != 0, top: (top > 0).then_some(top), keys, specs: specs_from_bytes(&b[6 + n * KeySpec::BYTES..]) }
+    }
+}
+
+/// How many groups the query keeps if it is `GROUP BY k ... ORDER BY k DESC LIMIT n [OFFSET
+/// m]` with one key, constants for LIMIT and OFFSET and no HAVING: the node may then leave
+/// out rows that cannot be in the first `n + m` groups (see `top_groups`).
+unsafe fn top_of(root: *mut pg_sys::PlannerInfo, key: *mut pg_sys::Node) -> Option<u32> {
+    let parse = (*root).parse;
+    let group = list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause).next()?;
+    let sort: Vec<*mut pg_sys::SortGroupClause> = list::ptrs((*parse).sortClause).collect();
+    if !(*parse).havingQual.is_null() || sort.len() != 1 || (*sort[0]).tleSortGroupRef != (*group).tleSortGroupRef {
+        return None;
+    }
+    let tc = pg_sys::lookup_type_cache(pg_sys::exprType(key), pg_sys::TYPECACHE_GT_OPR as i32);
+    if tc.is_null() || (*tc).gt_opr != (*sort[0]).sortop {
+        return None;
+    }
+    let count = |n: *mut pg_sys::Node| -> Option<i64> {
+        if n.is_null() {
+            return Some(0);
+        }
+        let c = n as *mut pg_sys::Const;
+        ((*n).type_ == pg_sys::NodeTag::T_Const && (*c).consttype == pg_sys::INT8OID && !(*c).constisnull).then(|| (*c).constvalue.value() as i64)
+    };
+    if (*parse).limitCount.is_null() {
+        return None;
+    }
+    let n = count((*parse).limitCount)?.checked_add(count((*parse).limitOffset)?)?;
+    (1..=100_000).contains(&n).then_some(n as u32)
 }
 
 #[repr(C)]
@@ -522,6 +569,9 @@ struct NodeState {
 struct Exec {
     /// The partial aggregation of a parallel plan: transition states are returned.
     partial: bool,
+    /// See `AggPlan::top`; and how many stripes the last computation read of how many.
+    top: Option<u32>,
+    top_read: Option<(usize, usize)>,
     keys: Vec<KeySpec>,
     specs: Vec<AggSpec>,
     /// Made at the first computation (the key expressions' states need the executor's).
@@ -587,8 +637,8 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
-    let (partial, keys, specs) = plan_of(cscan);
-    let exec = Exec { partial, keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
+    let AggPlan { partial, top, keys, specs } = AggPlan::of(cscan);
+    let exec = Exec { partial, top, top_read: None, keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
     (*node).exec = Box::into_raw(Box::new(exec));
     // the Rust state is freed by `end`, or with the query's memory if the query fails
     let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
@@ -706,6 +756,11 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     }
     let mut filters = filters_of(node);
     let exec = &mut *(*node).exec;
+    if let Some(n) = exec.top {
+        let stripes = top_stripes(scan, child_slot, &mut exec.readers[0], n as usize);
+        exec.top_read = Some((stripes.as_ref().map_or(scan.stripes.len(), Vec::len), scan.stripes.len()));
+        scan.set_order(stripes);
+    }
     let specs = &exec.specs;
     let grouped = !exec.keys.is_empty();
     let out = if !grouped {
@@ -812,6 +867,87 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     exec.stripes_answered += scan.counters.stripes_answered - answered_before.0;
     exec.vectors_answered += scan.counters.vectors_answered - answered_before.1;
     out
+}
+
+/// For a query that keeps the first `n` groups in descending order of its one monotone key
+/// (`AggPlan::top`): the stripes whose rows can be in those groups. Stripes are read newest
+/// first, by their summaries' greatest key value (a stripe without one first), the key
+/// column only; once `n` keys are known, a stripe whose greatest key is below the n-th and
+/// after which no stripe holds a NULL key (NULLs sort first in descending order) ends the
+/// search: neither it nor any later one holds a row of the first `n` groups. The
+/// aggregation then reads the stripes found in storage order, so that each group's rows
+/// are added in row order. `None`: every stripe is needed.
+unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, reader: &mut KeyReader, n: usize) -> Option<Vec<usize>> {
+    if !reader.monotone() {
+        return None;
+    }
+    let c = reader.spec.column() as usize;
+    let count = scan.stripes.len();
+    // each stripe's greatest key (None: unknown, so first) and whether it holds a NULL key
+    let bounds: Vec<(Option<i64>, bool)> = (0..count)
+        .map(|i| match scan.stripe_facts(i, c) {
+            Some(ColumnFacts { nulls, zone: Some(StoredZone::Int { max, .. }) }) => (reader.key_of(*max), nulls > 0),
+            Some(ColumnFacts { nulls, zone: Some(StoredZone::Empty) }) => (Some(i64::MIN), nulls > 0),
+            _ => (None, true),
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..count).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(bounds[i].0.unwrap_or(i64::MAX)));
+    let mut nulls_after = vec![false; count + 1];
+    for p in (0..count).rev() {
+        nulls_after[p] = nulls_after[p + 1] || bounds[order[p]].1;
+    }
+    let position: Vec<usize> = {
+        let mut r = vec![0; count];
+        for (p, &i) in order.iter().enumerate() {
+            r[i] = p;
+        }
+        r
+    };
+    scan.set_order(Some(order.clone()));
+    let mut table = GroupTable::new(1);
+    let mut groups = Vec::new();
+    let mut read: Vec<usize> = Vec::new();
+    let rel = scan.rel;
+    let mut end = None;
+    loop {
+        let mut batch: Option<(KeyColumn, Selection)> = None;
+        let more = scan.next_batch(
+            slot,
+            &[c],
+            &mut |selection, lookup, serial| {
+                let Some((u, ctx)) = lookup(c) else { crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1)) };
+                let Some(k) = reader.read(u, &ctx, selection, serial) else {
+                    crate::storage::corrupt(rel, format!("column {} holds values of another type than its key", c + 1));
+                };
+                reader.reset_memory();
+                batch = Some((k, *selection));
+            },
+            None,
+        );
+        if !more {
+            break;
+        }
+        let (k, selection) = batch.expect("a batch for each vector");
+        let i = scan.current_stripe().expect("a vector comes from a stripe");
+        if read.last() != Some(&i) {
+            // a new stripe: is the n-th greatest key known to be above all the rest?
+            let mut keys: Vec<i64> = table.keys().iter().filter(|k| k.nulls == 0).map(|k| k.parts[0]).collect();
+            if keys.len() >= n {
+                let (_, nth, _) = keys.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
+                let p = position[i];
+                if bounds[i].0.is_some_and(|b| b < *nth) && !nulls_after[p] {
+                    end = Some(p);
+                    break;
+                }
+            }
+            read.push(i);
+        }
+        table.assign(&[k], &selection, &mut groups);
+    }
+    let _ = end?;
+    read.sort_unstable();
+    Some(read)
 }
 
 /// Metadata answers for aggregates without GROUP BY: stripes and vectors whose every row is
@@ -983,6 +1119,9 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         let evaluated: u64 = exec.readers.iter().map(KeyReader::evaluated).sum();
         if exec.readers.iter().any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. })) {
             property(c"Key Values Evaluated", evaluated.to_string());
+        }
+        if let Some((read, total)) = exec.top_read {
+            property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first", exec.top.unwrap()));
         }
         if let Some(i) = exec.readers.iter().find_map(KeyReader::interner) {
             property(c"Strings Interned", format!("{} dictionary entries, {} row values", i.entries_interned, i.rows_interned));

@@ -271,6 +271,25 @@ impl KeyReader {
         self.evaluator.as_ref().map_or(0, |e| e.calls)
     }
 
+    /// Whether the key never decreases as its column's value grows (a column, a bucket in
+    /// arithmetic; not a zone whose offset changes, not an evaluated expression).
+    pub fn monotone(&self) -> bool {
+        match self.spec {
+            KeySpec::Int { .. } | KeySpec::Bin { .. } | KeySpec::Trunc { zoned: false, .. } => true,
+            KeySpec::Trunc { zoned: true, .. } => self.gmtoff.is_some(),
+            KeySpec::Text { .. } | KeySpec::Evaluated { .. } => false,
+        }
+    }
+
+    /// The key of column value `v` for a [`monotone`](Self::monotone) key, if arithmetic
+    /// gives it.
+    pub fn key_of(&self, v: i64) -> Option<i64> {
+        match self.spec {
+            KeySpec::Int { .. } => Some(v),
+            _ => self.arithmetic(v),
+        }
+    }
+
     /// The bucket of `v` by arithmetic, if it answers.
     fn arithmetic(&self, v: i64) -> Option<i64> {
         match (self.spec, self.gmtoff) {

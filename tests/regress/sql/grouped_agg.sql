@@ -116,7 +116,7 @@ CREATE FUNCTION explain_analyze(q text) RETURNS SETOF text LANGUAGE plpgsql AS $
 DECLARE line text;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
-    IF line ~ 'Group Keys|Groups|Evaluated|Interned|Aggregated' THEN
+    IF line ~ 'Group Keys|Groups|Evaluated|Interned|Aggregated|Top Groups' THEN
       RETURN NEXT regexp_replace(line, ' \(actual rows=[0-9.]+ loops=[0-9]+\)', '');
     END IF;
   END LOOP;
@@ -146,6 +146,33 @@ SET TimeZone = 'Europe/Berlin';
 SELECT agg_same('SELECT date_trunc(''hour'', t), count(*) FROM %s GROUP BY 1 ORDER BY 1', 'gd');
 SELECT explain_analyze('SELECT date_trunc(''hour'', t), count(*) FROM gd GROUP BY 1');
 SET TimeZone = 'UTC';
+
+-- ORDER BY the one key DESC LIMIT n: stripes are read newest first, only until no other
+-- stripe can hold a row of the first n groups; those are then aggregated in row order (float
+-- sums give heap's bits). A NULL key anywhere (NULLs sort first), a zone whose offset
+-- changes, or ascending order read every stripe.
+SELECT agg_same('SELECT date_trunc(''minute'', t), count(*), sum(x), max(s) FROM %s WHERE t < ''2016-01-01 06:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 5', 'gd');
+SELECT explain_analyze('SELECT date_trunc(''minute'', t), sum(x) FROM gd WHERE t < ''2016-01-01 06:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 5');
+SELECT agg_same('SELECT date_bin(''90 s'', ts, ''2000-01-01''), avg(x) FROM %s GROUP BY 1 ORDER BY 1 DESC LIMIT 3 OFFSET 2', 'gd');
+SELECT explain_analyze('SELECT date_bin(''90 s'', ts, ''2000-01-01''), avg(x) FROM gd GROUP BY 1 ORDER BY 1 DESC LIMIT 3 OFFSET 2');
+SELECT agg_same('SELECT s, count(*) FROM %s GROUP BY s ORDER BY s DESC LIMIT 2', 'gd');
+SELECT agg_same('SELECT date_trunc(''hour'', t), count(*) FROM %s GROUP BY 1 ORDER BY 1 DESC LIMIT 4', 'gd');
+SELECT explain_analyze('SELECT date_trunc(''hour'', t), count(*) FROM gd GROUP BY 1 ORDER BY 1 DESC LIMIT 4');
+SELECT agg_same('SELECT date_trunc(''minute'', t), count(*) FROM %s WHERE id > 100 GROUP BY 1 ORDER BY 1 DESC LIMIT 5');
+SELECT explain_analyze('SELECT date_trunc(''minute'', t), count(*) FROM ga WHERE id > 100 GROUP BY 1 ORDER BY 1 DESC LIMIT 5');
+SELECT agg_same('SELECT date_trunc(''minute'', t), sum(x) FROM %s WHERE t < ''2016-01-01 06:00+00'' GROUP BY 1 ORDER BY 1 LIMIT 5', 'gd');
+SET TimeZone = 'Europe/Berlin';
+SELECT agg_same('SELECT date_trunc(''minute'', t), sum(x) FROM %s WHERE t < ''2016-01-01 06:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 5', 'gd');
+SELECT explain_analyze('SELECT date_trunc(''minute'', t), sum(x) FROM gd WHERE t < ''2016-01-01 06:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 5');
+SET TimeZone = 'UTC';
+-- a cursor over it, and a parameter as the limit (not a constant: every stripe is read)
+BEGIN;
+DECLARE top CURSOR FOR SELECT date_trunc('minute', t), count(*) FROM gd GROUP BY 1 ORDER BY 1 DESC LIMIT 3;
+FETCH 2 FROM top;
+FETCH 2 FROM top;
+COMMIT;
+PREPARE top_n(int) AS SELECT date_trunc('minute', t), count(*) FROM gd WHERE t < '2016-01-01 01:00+00' GROUP BY 1 ORDER BY 1 DESC LIMIT $1;
+EXECUTE top_n(2);
 
 -- a prepared statement keeps its plan across a change of TimeZone: the zone is read at
 -- each execution
