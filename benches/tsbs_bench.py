@@ -113,6 +113,8 @@ SCAN_QUERIES = [
     ("count(*) WHERE usage_user > 90", "SELECT count(*) FROM TABLE WHERE usage_user > 90"),
     ("sum(usage_user)", "SELECT sum(usage_user) FROM TABLE"),
     ("one-hour window", "SELECT count(*), max(usage_user) FROM TABLE WHERE time >= '2016-01-06 00:00:00+00' AND time < '2016-01-06 01:00:00+00'"),
+    ("count(*)", "SELECT count(*) FROM TABLE"),
+    ("GROUP BY hostname, avg(usage_user)", "SELECT hostname, avg(usage_user) FROM TABLE GROUP BY 1 ORDER BY 1"),
 ]
 SERIAL = "SET max_parallel_workers_per_gather = 0; "
 

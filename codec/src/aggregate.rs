@@ -487,6 +487,19 @@ pub fn answer_from_metadata(f: Function, kind: Kind, rows: usize, facts: Option<
     }
 }
 
+/// Grouped `min`/`max`: value `x[k]` goes to group `vg[k]` (the newer of equal values wins,
+/// as in [`min_max_step`]).
+#[inline(always)]
+fn min_max_each<T: Copy>(max: bool, best: &mut [T], seen: &mut [bool], x: &[T], vg: &[u32], number: impl Fn(T) -> Number) {
+    for (&v, &g) in x.iter().zip(vg) {
+        let g = g as usize;
+        if !seen[g] || replaces(max, number(best[g]), number(v)) {
+            best[g] = v;
+            seen[g] = true;
+        }
+    }
+}
+
 /// The states of one aggregate for every group, as arrays indexed by group number, so that
 /// a grouped step touches a few numbers instead of a whole [`State`].
 #[derive(Debug, Clone, PartialEq)]
@@ -640,36 +653,9 @@ impl GroupStates {
                     }
                 }
             }
-            (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => {
-                let max = *max;
-                for (&v, &g) in x.iter().zip(vg) {
-                    let g = g as usize;
-                    if !seen[g] || replaces(max, Number::Int(best[g]), Number::Int(v)) {
-                        best[g] = v;
-                        seen[g] = true;
-                    }
-                }
-            }
-            (GroupStates::MinMaxFloat8 { max, best, seen }, Picked::Float8(x)) => {
-                let max = *max;
-                for (&v, &g) in x.iter().zip(vg) {
-                    let g = g as usize;
-                    if !seen[g] || replaces(max, Number::Float8(best[g]), Number::Float8(v)) {
-                        best[g] = v;
-                        seen[g] = true;
-                    }
-                }
-            }
-            (GroupStates::MinMaxFloat4 { max, best, seen }, Picked::Float4(x)) => {
-                let max = *max;
-                for (&v, &g) in x.iter().zip(vg) {
-                    let g = g as usize;
-                    if !seen[g] || replaces(max, Number::Float4(best[g]), Number::Float4(v)) {
-                        best[g] = v;
-                        seen[g] = true;
-                    }
-                }
-            }
+            (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => min_max_each(*max, best, seen, x, vg, Number::Int),
+            (GroupStates::MinMaxFloat8 { max, best, seen }, Picked::Float8(x)) => min_max_each(*max, best, seen, x, vg, Number::Float8),
+            (GroupStates::MinMaxFloat4 { max, best, seen }, Picked::Float4(x)) => min_max_each(*max, best, seen, x, vg, Number::Float4),
             (s, _) => unreachable!("grouped state {s:?} for values of another kind"),
         }
         Some(Ok(()))

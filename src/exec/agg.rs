@@ -24,11 +24,18 @@
 //! Its scan tuple is the keys then the aggregates (`custom_scan_tlist`); HAVING is its qual
 //! and the target list (expressions over keys and aggregates) its projection, both evaluated
 //! by `ExecScan`. Groups come out in the order they were first met; ORDER BY sorts above.
-//! In a parallel plan it is also the partial aggregation under PostgreSQL's Gather and
-//! Finalize: each process aggregates the stripes its scan takes and returns transition
-//! states (`partial_datum_of`), which PostgreSQL's combine functions join; int8 sum and avg,
-//! whose states are PostgreSQL-internal, are left to it there. `pg_columnar.enable_vectorized_agg
-//! = off` leaves aggregation to PostgreSQL.
+//!
+//! Beside that:
+//! * without GROUP BY or FILTER, stripes and vectors the quals select entirely are answered
+//!   from their metadata where every aggregate can be (`MetadataStates`);
+//! * with one monotone key and `ORDER BY key DESC LIMIT n`, only the stripes that can hold
+//!   the first `n` groups are read (`top_stripes`);
+//! * in a parallel plan the node is the partial aggregation under PostgreSQL's Gather and
+//!   Finalize (`parallel_path`): each process aggregates the stripes its scan takes and
+//!   returns transition states (`partial_datum_of`), which PostgreSQL's combine functions
+//!   join; int8 sum and avg, whose states are PostgreSQL-internal, stay serial.
+//!
+//! `pg_columnar.enable_vectorized_agg = off` leaves aggregation to PostgreSQL.
 
 use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupStates, MetaAnswer, Output, State};
 use pg_columnar_codec::filter::Selection;
