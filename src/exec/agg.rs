@@ -628,17 +628,6 @@ unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn drop_exec(arg: *mut std::ffi::c_void) {
-    let node = arg as *mut NodeState;
-    if !(*node).exec.is_null() {
-        // not the key readers' `end`: on a failed query the memory they would free is
-        // being freed with this context
-        drop(Box::from_raw((*node).exec));
-        (*node).exec = std::ptr::null_mut();
-    }
-}
-
-#[pgrx::pg_guard]
 unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
     let node = pg_sys::palloc0(std::mem::size_of::<NodeState>()) as *mut NodeState;
     (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
@@ -646,12 +635,8 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.methods = &raw const EXEC_METHODS;
     let AggPlan { partial, top, keys, specs } = AggPlan::of(cscan);
     let exec = Exec { partial, top, top_read: None, keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
-    (*node).exec = Box::into_raw(Box::new(exec));
-    // the Rust state is freed by `end`, or with the query's memory if the query fails
-    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
-    (*cb).func = Some(drop_exec);
-    (*cb).arg = node as *mut std::ffi::c_void;
-    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+    // freed by `end`, or with the query's memory if the query fails
+    super::state::own(&raw mut (*node).exec, exec);
     node as *mut pg_sys::Node
 }
 
@@ -1048,10 +1033,12 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     pg_sys::ExecEndNode(child_of(node));
+    // the key readers' slots are dropped here only: on a failed query they go with the
+    // query's memory, which the reset that drops the Rust state is freeing
     for r in &mut exec_of(node).readers {
         r.end();
     }
-    drop_exec(node as *mut std::ffi::c_void);
+    super::state::release(&raw mut (*(node as *mut NodeState)).exec);
 }
 
 #[pgrx::pg_guard]

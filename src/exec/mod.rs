@@ -62,6 +62,35 @@ pub unsafe fn install() {
     agg::install();
 }
 
+/// The Rust state of an executor node, kept behind a pointer field of the node: placed there
+/// by [`own`], dropped by [`release`] (the node's end) or, if the query fails first, when the
+/// memory context current at [`own`] is reset.
+pub mod state {
+    use pgrx::pg_sys;
+
+    unsafe extern "C-unwind" fn drop_at<T>(arg: *mut std::ffi::c_void) {
+        release(arg as *mut *mut T);
+    }
+
+    /// Puts `value` behind `*field` (a field of a palloc'd node, so it lives as long as the
+    /// callback that may drop it).
+    pub unsafe fn own<T>(field: *mut *mut T, value: T) {
+        *field = Box::into_raw(Box::new(value));
+        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+        (*cb).func = Some(drop_at::<T>);
+        (*cb).arg = field as *mut std::ffi::c_void;
+        pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+    }
+
+    /// Drops the value behind `*field`, if it is still there.
+    pub unsafe fn release<T>(field: *mut *mut T) {
+        if !(*field).is_null() {
+            drop(Box::from_raw(*field));
+            *field = std::ptr::null_mut();
+        }
+    }
+}
+
 /// Iterating PostgreSQL lists.
 pub mod list {
     use pgrx::pg_sys;

@@ -193,14 +193,6 @@ unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
     &mut *exec
 }
 
-unsafe extern "C-unwind" fn drop_exec(arg: *mut std::ffi::c_void) {
-    let node = arg as *mut NodeState;
-    if !(*node).exec.is_null() {
-        drop(Box::from_raw((*node).exec));
-        (*node).exec = std::ptr::null_mut();
-    }
-}
-
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
     let node = pg_sys::palloc0(std::mem::size_of::<NodeState>()) as *mut NodeState;
@@ -223,12 +215,8 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
         workers: None,
         summaries: false,
     };
-    (*node).exec = Box::into_raw(Box::new(exec));
-    // the Rust state is freed by `end`, or with the query's memory if the query fails
-    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
-    (*cb).func = Some(drop_exec);
-    (*cb).arg = node as *mut std::ffi::c_void;
-    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+    // freed by `end`, or with the query's memory if the query fails
+    super::state::own(&raw mut (*node).exec, exec);
     node as *mut pg_sys::Node
 }
 
@@ -427,7 +415,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     if let Some(exec) = (*(node as *mut NodeState)).exec.as_mut() {
         exec.publish();
     }
-    drop_exec(node as *mut std::ffi::c_void);
+    super::state::release(&raw mut (*(node as *mut NodeState)).exec);
 }
 
 #[pgrx::pg_guard]
