@@ -901,7 +901,7 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
     let mut groups = Vec::new();
     let mut read: Vec<usize> = Vec::new();
     let rel = scan.rel;
-    let mut end = None;
+    let mut stopped = false;
     loop {
         let mut batch: Option<(KeyColumn, Selection)> = None;
         let more = scan.next_batch(
@@ -929,7 +929,7 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
                 let (_, nth, _) = keys.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
                 let p = position[i];
                 if bounds[i].0.is_some_and(|b| b < *nth) && !nulls_after[p] {
-                    end = Some(p);
+                    stopped = true;
                     break;
                 }
             }
@@ -937,7 +937,9 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
         }
         table.assign(&[k], &selection, &mut groups);
     }
-    let _ = end?;
+    if !stopped {
+        return None;
+    }
     read.sort_unstable();
     Some(read)
 }
