@@ -47,7 +47,7 @@ use pgrx::pg_sys;
 use super::filter::RuntimeFilter;
 use super::group::{KeyReader, KeySpec};
 use super::quals::{SkipExpr, Translator};
-use crate::am::scan::{MetadataAnswer, ScanState, VectorFilter};
+use crate::am::scan::{ColumnLookup, MetadataAnswer, ScanState, VectorFilter};
 use super::list;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
@@ -509,7 +509,7 @@ struct AggPlan {
     /// The partial aggregation of a parallel plan.
     partial: bool,
     /// The query keeps only the first `top` groups in descending order of its one key (see
-    /// `top_groups`).
+    /// `top_stripes`).
     top: Option<u32>,
     keys: Vec<KeySpec>,
     specs: Vec<AggSpec>,
@@ -540,7 +540,7 @@ impl AggPlan {
 
 /// How many groups the query keeps if it is `GROUP BY k ... ORDER BY k DESC LIMIT n [OFFSET
 /// m]` with one key, constants for LIMIT and OFFSET and no HAVING: the node may then leave
-/// out rows that cannot be in the first `n + m` groups (see `top_groups`).
+/// out rows that cannot be in the first `n + m` groups (see `top_stripes`).
 unsafe fn top_of(root: *mut pg_sys::PlannerInfo, key: *mut pg_sys::Node) -> Option<u32> {
     let parse = (*root).parse;
     let group = list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause).next()?;
@@ -659,15 +659,7 @@ unsafe fn filters_of(node: *mut NodeState) -> Vec<Option<RuntimeFilter>> {
     let exec = &*(*node).exec;
     let econtext = (*node).css.ss.ps.ps_ExprContext;
     let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-    let values: Vec<super::skip::Value> = exec
-        .values
-        .iter()
-        .map(|&state| {
-            let mut isnull = false;
-            let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
-            super::skip::value_of(datum, isnull, pg_sys::exprType((*state).expr as *mut pg_sys::Node))
-        })
-        .collect();
+    let values = super::skip::evaluate(&exec.values, econtext);
     let filters = exec.specs.iter().map(|s| s.filter.as_ref().map(|f| RuntimeFilter::new(f, &values))).collect();
     pg_sys::MemoryContextSwitchTo(old);
     filters
@@ -775,7 +767,6 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     let limit = group_memory_limit() / bytes_per_group(specs.len());
     let mut groups: Vec<u32> = Vec::new();
     let mut key_columns = Vec::with_capacity(readers.len());
-    let missing = |c: u16| -> ! { crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1)) };
     // the metadata answers and the vectors read add to the same states, one after the other
     let out = std::cell::RefCell::new(out);
     let mut answer = MetadataStates { specs, out: &out };
@@ -790,13 +781,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         if let Computed::Grouped { table, states } = &mut *out {
             key_columns.clear();
             for r in readers.iter_mut() {
-                let c = r.spec.column();
-                let Some((u, ctx)) = lookup(c as usize) else { missing(c) };
-                let Some(k) = r.read(u, &ctx, selection, serial) else {
-                    crate::storage::corrupt(rel, format!("column {} holds values of another type than its key", c + 1));
-                };
-                r.reset_memory();
-                key_columns.push(k);
+                key_columns.push(read_key(r, rel, lookup, selection, serial));
             }
             table.assign(&key_columns, selection, &mut groups);
             if table.len() > limit {
@@ -832,8 +817,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
                 }
                 continue;
             };
-            // a dropped column cannot be aggregated; this is a column of the relation
-            let Some((u, ctx)) = lookup(c as usize) else { missing(c) };
+            let Some((u, ctx)) = lookup(c as usize) else { missing(rel, c as usize) };
             let added = match &mut *out {
                 Computed::Grouped { states, .. } => states[i].add(u, &ctx, selection, &groups),
                 Computed::Single(states) => states[i].add(u, &ctx, selection),
@@ -859,6 +843,23 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     exec.stripes_answered += scan.counters.stripes_answered - answered_before.0;
     exec.vectors_answered += scan.counters.vectors_answered - answered_before.1;
     out
+}
+
+/// A column of the relation without a vector to aggregate: corrupt (a dropped column is
+/// never aggregated).
+fn missing(rel: pg_sys::Relation, c: usize) -> ! {
+    crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1))
+}
+
+/// The key parts of one vector's rows for `reader`, from the vectors `lookup` gives.
+unsafe fn read_key(reader: &mut KeyReader, rel: pg_sys::Relation, lookup: &ColumnLookup<'_>, selection: &Selection, serial: u64) -> KeyColumn {
+    let c = reader.spec.column() as usize;
+    let Some((u, ctx)) = lookup(c) else { missing(rel, c) };
+    let Some(k) = reader.read(u, &ctx, selection, serial) else {
+        crate::storage::corrupt(rel, format!("column {} holds values of another type than its key", c + 1));
+    };
+    reader.reset_memory();
+    k
 }
 
 /// For a query that keeps the first `n` groups in descending order of its one monotone key
@@ -907,14 +908,7 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
         let more = scan.next_batch(
             slot,
             &[c],
-            &mut |selection, lookup, serial| {
-                let Some((u, ctx)) = lookup(c) else { crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1)) };
-                let Some(k) = reader.read(u, &ctx, selection, serial) else {
-                    crate::storage::corrupt(rel, format!("column {} holds values of another type than its key", c + 1));
-                };
-                reader.reset_memory();
-                batch = Some((k, *selection));
-            },
+            &mut |selection, lookup, serial| batch = Some((read_key(reader, rel, lookup, selection, serial), *selection)),
             None,
         );
         if !more {
@@ -1108,8 +1102,7 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         property(c"Aggregated", format!("{} vectors, {} rows", exec.vectors, exec.rows));
         if exec.keys.is_empty() {
             property(c"Answered from Metadata", format!("{} stripes, {} vectors", exec.stripes_answered, exec.vectors_answered));
-        }
-        if !exec.keys.is_empty() {
+        } else {
             property(c"Groups", exec.groups.to_string());
         }
         let evaluated: u64 = exec.readers.iter().map(KeyReader::evaluated).sum();

@@ -22,7 +22,7 @@ use pgrx::pg_sys;
 use super::list;
 use super::plan::{spec_of, wanted_columns, ScanSpec};
 use super::filter::RuntimeFilter;
-use super::skip::{value_of, RuntimeSkip, Value};
+use super::skip::{RuntimeSkip, Value};
 use crate::am::scan::{ScanCounters, ScanState};
 
 static mut SCAN_METHODS: pg_sys::CustomScanMethods =
@@ -273,15 +273,7 @@ unsafe fn evaluate_values(node: *mut pg_sys::CustomScanState, exec: &mut Exec) -
     pg_sys::MemoryContextReset(exec.values_cxt);
     let econtext = (*node).ss.ps.ps_ExprContext;
     let old = pg_sys::MemoryContextSwitchTo(exec.values_cxt);
-    let values = exec
-        .values
-        .iter()
-        .map(|&state| {
-            let mut isnull = false;
-            let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
-            value_of(datum, isnull, pg_sys::exprType((*state).expr as *mut pg_sys::Node))
-        })
-        .collect();
+    let values = super::skip::evaluate(&exec.values, econtext);
     pg_sys::MemoryContextSwitchTo(old);
     values
 }

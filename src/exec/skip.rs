@@ -46,6 +46,19 @@ pub unsafe fn value_of(datum: pg_sys::Datum, isnull: bool, ty: pg_sys::Oid) -> V
     }
 }
 
+/// The comparison values of expression states `states`, evaluated in `econtext` (in the
+/// current memory context, which by-reference values other than text must outlive).
+pub unsafe fn evaluate(states: &[*mut pg_sys::ExprState], econtext: *mut pg_sys::ExprContext) -> Vec<Value> {
+    states
+        .iter()
+        .map(|&state| {
+            let mut isnull = false;
+            let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
+            value_of(datum, isnull, pg_sys::exprType((*state).expr as *mut pg_sys::Node))
+        })
+        .collect()
+}
+
 unsafe fn is_text(ty: pg_sys::Oid) -> bool {
     let base = pg_sys::getBaseType(ty);
     base == pg_sys::TEXTOID || base == pg_sys::VARCHAROID
