@@ -165,12 +165,19 @@ pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>, memo: &mut EntryMemo<[i64
         Form::Codes { inline, codes } => {
             let entries = match inline {
                 Some(e) => Rc::from(ints_of(e)?),
-                None => memo.get(dictionary_key, || Some(Rc::from(ints_of(Unpacked::entries(&None, ctx))?)))?,
+                None => shared_ints(ctx, memo, dictionary_key)?,
             };
             KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries }
         }
     };
     Some(KeyColumn { parts, nulls: u.nulls.clone() })
+}
+
+/// The entries of `ctx`'s shared dictionary as integers, named by `dictionary_key` as in
+/// [`int_keys`]; `None` if it has none or they are not integers.
+pub fn shared_ints(ctx: &ColumnContext<'_>, memo: &mut EntryMemo<[i64]>, dictionary_key: u64) -> Option<Rc<[i64]>> {
+    let dictionary = ctx.dictionary?;
+    memo.get(dictionary_key, || Some(Rc::from(ints_of(dictionary.entries())?)))
 }
 
 /// Dense ids of the distinct byte strings seen, with a cached mapping from the entries of
@@ -235,14 +242,19 @@ impl Interner {
             }
             Form::Values(_) => return None,
             Form::Codes { inline: Some(entries), codes } => KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries: self.ids_of_entries(entries)? },
-            Form::Codes { inline: None, codes } => {
-                let mut remap = std::mem::take(&mut self.remap);
-                let entries = remap.get(dictionary_key, || self.ids_of_entries(Unpacked::entries(&None, ctx)));
-                self.remap = remap;
-                KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries: entries? }
-            }
+            Form::Codes { inline: None, codes } => KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries: self.shared_ids(ctx, dictionary_key)? },
         };
         Some(KeyColumn { parts, nulls: u.nulls.clone() })
+    }
+
+    /// The ids of the entries of `ctx`'s shared dictionary, named by `dictionary_key` as in
+    /// [`keys`](Self::keys); `None` if it has none or they are not byte strings.
+    pub fn shared_ids(&mut self, ctx: &ColumnContext<'_>, dictionary_key: u64) -> Option<Rc<[i64]>> {
+        let dictionary = ctx.dictionary?;
+        let mut remap = std::mem::take(&mut self.remap);
+        let entries = remap.get(dictionary_key, || self.ids_of_entries(dictionary.entries()));
+        self.remap = remap;
+        entries
     }
 }
 
@@ -301,6 +313,18 @@ impl GroupTable {
     /// The key of each group, in group order.
     pub fn keys(&self) -> &[Key] {
         &self.keys
+    }
+
+    /// The group of the key of one part `part` (`None`: NULL), if it has been seen.
+    pub fn find_single(&self, part: Option<i64>) -> Option<u32> {
+        let mut key = Key { parts: [0; MAX_KEYS], nulls: part.is_none() as u8 };
+        key.parts[0] = part.unwrap_or(0);
+        let slot = match part {
+            None => 0,
+            Some(p) if (0..DIRECT).contains(&p) => p as usize + 1,
+            Some(_) => return self.map.get(&key).copied(),
+        };
+        self.direct.get(slot).copied().filter(|&g| g != u32::MAX)
     }
 
     fn number(&mut self, key: Key) -> u32 {
@@ -506,7 +530,17 @@ mod tests {
                 }
                 assert_eq!(alone.len(), fresh.len());
             }
-            // every group's key is the one it was given
+            // every group's key is the one it was given, and a key of one part finds its
+            // group (and only a key seen finds one)
+            if width == 1 {
+                for (g, key) in seen.iter().enumerate() {
+                    assert_eq!(table.find_single(key[0]), Some(g as u32));
+                }
+                for probe in [Some(-3), Some(1 << 21), Some(1 << 41), Some(49)] {
+                    let known = seen.iter().any(|k| k[0] == probe);
+                    assert_eq!(table.find_single(probe).is_some(), known);
+                }
+            }
             for (g, k) in table.keys().iter().enumerate() {
                 for (p, part) in seen[g].iter().enumerate() {
                     assert_eq!(k.nulls >> p & 1 == 1, part.is_none());

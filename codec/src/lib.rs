@@ -24,6 +24,7 @@ pub mod group;
 pub mod gorilla;
 pub mod plain;
 pub mod stripe;
+pub mod topn;
 pub mod vector;
 pub mod zonemap;
 

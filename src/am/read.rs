@@ -60,8 +60,8 @@ impl LoadedStripe {
         self.dir.vector_count()
     }
 
-    /// Reads and checks a column context (FSST table or dictionary) of this stripe.
-    fn read_context(&self, pages: &mut PageReader, entry: stripe::ContextEntry, column: usize, what: &str, buf: &mut Vec<u8>) {
+    /// Reads and checks one item of a column context (FSST table or dictionary).
+    fn read_context_item(&self, pages: &mut PageReader, entry: stripe::ContextEntry, column: usize, what: &str, buf: &mut Vec<u8>) {
         pages.read(self.row.first_block, entry.offset, entry.length, buf);
         if stripe::checksum32(buf) != entry.checksum {
             stripe_error(pages, &self.row, format!("column {} {what} checksum mismatch", column + 1));
@@ -69,21 +69,27 @@ impl LoadedStripe {
     }
 
     fn context(&mut self, pages: &mut PageReader, column: usize, buf: &mut Vec<u8>) -> ColumnContext<'_> {
+        self.read_context(pages, column, buf);
+        self.loaded_context(column)
+    }
+
+    /// Reads the context of `column` (its FSST table and shared dictionary), if not read yet;
+    /// [`loaded_context`](Self::loaded_context) then gives it.
+    pub fn read_context(&mut self, pages: &mut PageReader, column: usize, buf: &mut Vec<u8>) {
         if self.contexts[column].is_none() {
             let col = self.dir.columns[column].clone();
             let fsst = col.fsst.map(|e| {
-                self.read_context(pages, e, column, "FSST table", buf);
+                self.read_context_item(pages, e, column, "FSST table", buf);
                 SymbolTable::deserialize(buf)
                     .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} FSST table: {err}", column + 1)))
             });
             let dict = col.dictionary.map(|e| {
-                self.read_context(pages, e, column, "dictionary", buf);
+                self.read_context_item(pages, e, column, "dictionary", buf);
                 SharedDictionary::deserialize(buf)
                     .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} dictionary: {err}", column + 1)))
             });
             self.contexts[column] = Some((fsst, dict));
         }
-        self.loaded_context(column)
     }
 
     /// The context of `column` that [`unpack`](Self::unpack) read (none before): what an

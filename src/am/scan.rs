@@ -644,6 +644,90 @@ impl ScanState {
         }
     }
 
+    /// For a node that picks the vectors it reads (PgColumnarTopN): whether stripe `i` may
+    /// hold a row the quals select, by its catalog summary. Counts the stripe, and if not,
+    /// counts it skipped.
+    pub fn stripe_may_match(&mut self, i: usize) -> bool {
+        let rows = self.stripes[i].row_count;
+        let vectors = rows.div_ceil(pg_columnar_codec::MAX_ROWS as u64);
+        self.counters.stripes += 1;
+        self.counters.vectors += vectors;
+        let summary = self.summaries.get(i).and_then(|s| s.as_ref());
+        let may = rows > 0 && match (self.skip.as_mut(), summary) {
+            (Some(skip), Some(summary)) => skip.may_match_stripe(summary, rows as usize),
+            _ => true,
+        };
+        if !may {
+            self.skip_unread(vectors);
+        }
+        may
+    }
+
+    /// Counts a stripe that [`stripe_may_match`](Self::stripe_may_match) let through as
+    /// skipped after all, without its directory read, and its `vectors`.
+    pub fn skip_unread(&mut self, vectors: u64) {
+        self.counters.stripes_skipped += 1;
+        self.counters.stripes_unread += 1;
+        self.counters.vectors_skipped += vectors;
+    }
+
+    /// The directory of stripe `i`, read if it is not the one loaded.
+    pub fn directory(&mut self, i: usize) -> &StripeDirectory {
+        self.load(i);
+        &self.stripe.as_ref().unwrap().dir
+    }
+
+    /// The context of column `c` of stripe `i` (read if need be; a column the stripe does not
+    /// store has none), and the serial number of the stripe's load, which names its shared
+    /// dictionaries.
+    pub fn column_context(&mut self, i: usize, c: usize) -> (ColumnContext<'_>, u64) {
+        self.load(i);
+        let stripe = self.stripe.as_mut().unwrap();
+        let serial = stripe.serial;
+        if c >= stripe.dir.columns.len() {
+            return (ColumnContext::default(), serial);
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        stripe.read_context(&mut self.pages, c, &mut buf);
+        self.buf = buf;
+        (self.stripe.as_ref().unwrap().loaded_context(c), serial)
+    }
+
+    /// For a node that picks the vectors it reads: vector `v` of stripe `i`, as
+    /// [`next_batch`](Self::next_batch) gives vectors to `consume`; false, without calling
+    /// it, if the quals' zone maps rule the vector out or the filter selects no row of it.
+    /// Every vector asked for is counted; `skipped` ones (left out by the caller) too.
+    pub fn read_vector(
+        &mut self,
+        i: usize,
+        v: usize,
+        slot: *mut pg_sys::TupleTableSlot,
+        columns: &[usize],
+        consume: &mut dyn for<'v> FnMut(&Selection, &ColumnLookup<'v>, u64),
+    ) -> bool {
+        self.load(i);
+        let dir = &self.stripe.as_ref().unwrap().dir;
+        if let Some(skip) = self.skip.as_mut() {
+            if !skip.may_match(dir, v) {
+                self.counters.vectors_skipped += 1;
+                return false;
+            }
+        }
+        let (selection, mut unpacked) = self.filter_vector(i, v, slot);
+        if selection.is_empty() {
+            return false;
+        }
+        self.unpack_columns(i, v, slot, columns, &mut unpacked);
+        let stripe = self.stripe.as_ref().unwrap();
+        consume(&selection, &lookup_in(stripe, &unpacked), stripe.serial);
+        true
+    }
+
+    /// Counts `vectors` of the loaded stripe that a node picking its own vectors left out.
+    pub fn skip_vectors(&mut self, vectors: u64) {
+        self.counters.vectors_skipped += vectors;
+    }
+
     /// Forward, vector at a time (the custom scan): stores the next row that the skip and
     /// the filter let through into `slot`; false at the end.
     pub fn next_selected(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {

@@ -254,10 +254,6 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
     Some(AggSpec { function, column, kind, filter: filter_of(a.aggfilter, translator)? })
 }
 
-unsafe fn is_custom_path_of(p: *mut pg_sys::Path, methods: *const pg_sys::CustomPathMethods) -> bool {
-    (*p).type_ == pg_sys::NodeTag::T_CustomPath && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, methods)
-}
-
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn upper_paths(
     root: *mut pg_sys::PlannerInfo,
@@ -372,8 +368,7 @@ unsafe fn agg_path(
     partial: bool,
 ) -> Option<*mut pg_sys::CustomPath> {
     let parse = (*root).parse;
-    if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-        || !(*parse).groupingSets.is_null()
+    if !(*parse).groupingSets.is_null()
         || (*parse).hasWindowFuncs
         || (*parse).hasTargetSRFs
         || !(*parse).rowMarks.is_null()
@@ -384,28 +379,7 @@ unsafe fn agg_path(
         return None;
     }
     let relid = (*input).relid;
-    let rte = *(*root).simple_rte_array.add(relid as usize);
-    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || (*rte).inh {
-        return None;
-    }
-    // the scan's path, or the projection PostgreSQL put over it to compute the grouping
-    // expressions (which this node computes itself)
-    let paths = if partial { (*input).partial_pathlist } else { (*input).pathlist };
-    let scan = list::ptrs::<pg_sys::Path>(paths)
-        .map(|p| if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath { (*(p as *mut pg_sys::ProjectionPath)).subpath } else { p })
-        .find(|&p| is_custom_path_of(p, super::plan::path_methods()) && (*p).param_info.is_null())?;
-    if !super::plan::every_qual_vectorized(input) {
-        return None;
-    }
-    let natts = {
-        let relation = pg_sys::RelationIdGetRelation((*rte).relid);
-        if relation.is_null() {
-            return None;
-        }
-        let n = (*(*relation).rd_att).natts as usize;
-        pg_sys::RelationClose(relation);
-        n
-    };
+    let (scan, natts) = super::plan::scan_path_below(root, input, partial)?;
     let keys = group_exprs(parse, target)?;
     for &k in &keys {
         super::group::key_spec(k, relid, natts)?;
@@ -718,7 +692,7 @@ unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, boo
 /// The most bytes the groups may hold: a query whose groups outgrow the estimate that chose
 /// this node stops with an error here rather than taking the machine's memory. PostgreSQL's
 /// own HashAgg would spill to disk instead; this node does not.
-fn group_memory_limit() -> usize {
+pub(super) fn group_memory_limit() -> usize {
     unsafe { pg_sys::get_hash_memory_limit() }.saturating_mul(16)
 }
 
@@ -847,7 +821,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
 
 /// A column of the relation without a vector to aggregate: corrupt (a dropped column is
 /// never aggregated).
-fn missing(rel: pg_sys::Relation, c: usize) -> ! {
+pub(super) fn missing(rel: pg_sys::Relation, c: usize) -> ! {
     crate::storage::corrupt(rel, format!("column {} has no vector to aggregate", c + 1))
 }
 

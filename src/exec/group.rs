@@ -23,7 +23,7 @@ use pg_columnar_codec::bucket::{self, TruncUnit};
 use pg_columnar_codec::filter::Selection;
 use std::rc::Rc;
 
-use pg_columnar_codec::group::{int_keys, EntryMemo, Interner, KeyColumn, KeyParts};
+use pg_columnar_codec::group::{int_keys, shared_ints, EntryMemo, Interner, KeyColumn, KeyParts};
 use pg_columnar_codec::{ColumnContext, Form, Unpacked};
 use pgrx::pg_sys;
 
@@ -386,6 +386,17 @@ impl KeyReader {
             }
         }
         KeyColumn { parts: KeyParts::Rows(parts), nulls: result_nulls.or(nulls) }
+    }
+
+    /// The key of each entry of `ctx`'s shared dictionary (named by `dictionary_key` as in
+    /// [`read`](Self::read)), for a key that is a column; `None` for other keys, or if
+    /// there is no shared dictionary or its values are not of the key's kind.
+    pub fn shared_entries(&mut self, ctx: &ColumnContext<'_>, dictionary_key: u64) -> Option<Rc<[i64]>> {
+        match (self.spec, self.interner.as_mut()) {
+            (KeySpec::Text { .. }, Some(interner)) => interner.shared_ids(ctx, dictionary_key),
+            (KeySpec::Int { .. }, _) => shared_ints(ctx, &mut self.entries, dictionary_key),
+            _ => None,
+        }
     }
 
     /// Frees what evaluating needed (the executor frees the expression state and the

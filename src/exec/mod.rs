@@ -9,7 +9,9 @@
 //!   kernels, instead of the executor row by row;
 //! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN);
 //! * [`agg`]: `PgColumnarAgg`, aggregates computed from the scan's vectors, with [`group`]
-//!   its GROUP BY keys.
+//!   its GROUP BY keys;
+//! * [`topn`]: `PgColumnarTopN`, the first rows by a column (`ORDER BY ... LIMIT`,
+//!   `DISTINCT ON`), reading only the vectors that can hold them.
 //!
 //! The rows come from `am::scan::ScanState`, the same reader as the sequential scan's, told
 //! which columns to decode, which vectors to skip and which quals to evaluate. A qual used
@@ -27,10 +29,12 @@ pub mod node;
 pub mod plan;
 pub mod quals;
 pub mod skip;
+pub mod topn;
 
 pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+pub static ENABLE_TOPN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
 /// A user-settable switch of query execution, on by default.
 fn define_switch(name: &'static std::ffi::CStr, short: &'static std::ffi::CStr, long: &'static std::ffi::CStr, setting: &'static pgrx::GucSetting<bool>) {
@@ -57,9 +61,16 @@ pub unsafe fn install() {
         c"Off: PostgreSQL's Agg over the scan's rows. Results are the same either way.",
         &ENABLE_VECTORIZED_AGG,
     );
+    define_switch(
+        c"pg_columnar.enable_topn",
+        c"Plan ORDER BY col LIMIT n and DISTINCT ON (g) ... ORDER BY g, col over a pg_columnar table as PgColumnarTopN, which reads only the vectors that can hold the first rows.",
+        c"Off: PostgreSQL's Sort (and Unique) over the scan's rows. Results are the same either way, except the order of rows tied on col, which PostgreSQL leaves unspecified.",
+        &ENABLE_TOPN,
+    );
     node::register();
     plan::install_hook();
     agg::install();
+    topn::install();
 }
 
 /// The Rust state of an executor node, kept behind a pointer field of the node: placed there

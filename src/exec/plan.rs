@@ -46,6 +46,36 @@ unsafe fn scan_qual(translator: &mut Translator, rel: *mut pg_sys::RelOptInfo, r
         .map(|(e, exact)| (e, exact && super::ENABLE_VECTORIZED_FILTER.get()))
 }
 
+/// For a node above the scan of `input` (PgColumnarAgg, PgColumnarTopN): the scan's path
+/// among the relation's paths (`partial`: its partial paths), under the projection PostgreSQL
+/// may have put over it, and the relation's number of attributes; `None` unless `input` is
+/// one pg_columnar table (no inheritance) whose every qual the scan evaluates itself.
+pub unsafe fn scan_path_below(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInfo, partial: bool) -> Option<(*mut pg_sys::Path, usize)> {
+    if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL {
+        return None;
+    }
+    let rte = *(*root).simple_rte_array.add((*input).relid as usize);
+    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || (*rte).inh {
+        return None;
+    }
+    let paths = if partial { (*input).partial_pathlist } else { (*input).pathlist };
+    let scan = list::ptrs::<pg_sys::Path>(paths)
+        .map(|p| if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath { (*(p as *mut pg_sys::ProjectionPath)).subpath } else { p })
+        .find(|&p| {
+            (*p).type_ == pg_sys::NodeTag::T_CustomPath && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, path_methods()) && (*p).param_info.is_null()
+        })?;
+    if !every_qual_vectorized(input) {
+        return None;
+    }
+    let relation = pg_sys::RelationIdGetRelation((*rte).relid);
+    if relation.is_null() {
+        return None;
+    }
+    let natts = (*(*relation).rd_att).natts as usize;
+    pg_sys::RelationClose(relation);
+    Some((scan, natts))
+}
+
 pub unsafe fn install_hook() {
     PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
     pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
@@ -271,7 +301,7 @@ unsafe fn vectors_read_within(relid: pg_sys::Oid, root: *mut pg_sys::PlannerInfo
 }
 
 /// ANALYZE's correlation of attribute `attno` (its absolute value), 0 without statistics.
-unsafe fn correlation(relid: pg_sys::Oid, attno: i32) -> f64 {
+pub(super) unsafe fn correlation(relid: pg_sys::Oid, attno: i32) -> f64 {
     let tuple = pg_sys::SearchSysCache3(
         pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
         pg_sys::Datum::from(relid),
