@@ -167,6 +167,25 @@ impl StoredZone {
         }
     }
 
+    /// Steps over a zone as [`read`](Self::read) reads it, without making it.
+    fn skip(r: &mut ByteReader<'_>) -> DecodeResult<()> {
+        match r.u8("zone map tag")? {
+            0 => {}
+            1 | 2 => {
+                r.take(16, "zone map bounds")?;
+            }
+            3 => {
+                r.take(1, "zone map flags")?;
+                for what in ["zone map minimum", "zone map maximum"] {
+                    let len = r.u8(what)? as usize;
+                    r.take(len, what)?;
+                }
+            }
+            value => return Err(DecodeError::UnknownTag { what: "zone map", value }),
+        }
+        Ok(())
+    }
+
     fn read(r: &mut ByteReader<'_>) -> DecodeResult<StoredZone> {
         Ok(match r.u8("zone map tag")? {
             0 => StoredZone::Empty,
@@ -313,6 +332,56 @@ impl StripeDirectory {
         r.finish()?;
         Ok(StripeDirectory { row_count, columns, data_start, total_len: offset })
     }
+}
+
+/// What a directory says of one column's contexts and NULLs, found by
+/// [`outline_column`] without parsing the other columns' entries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColumnOutline {
+    pub fsst: Option<ContextEntry>,
+    pub dictionary: Option<ContextEntry>,
+    pub null_count: usize,
+}
+
+/// The outline of column `column` (0-based) of the directory in `bytes` (as for
+/// [`StripeDirectory::parse`]), `None` if the stripe has fewer columns. It walks the entries
+/// before the column's only as far as their lengths, to find where its contexts lie: a
+/// reader that wants one column's shared dictionary then need not parse every vector's
+/// entry. The entries walked are checked as far as their lengths and zone forms; what
+/// [`StripeDirectory::parse`] refuses beyond that (an unknown encoding, a NULL count above
+/// the rows) this may accept, and the context it locates is checked by its checksum.
+pub fn outline_column(bytes: &[u8], column: usize) -> DecodeResult<Option<ColumnOutline>> {
+    let mut r = ByteReader::new(bytes);
+    let (column_count, row_count, _, directory_len) = read_header(&mut r)?;
+    if column >= column_count {
+        return Ok(None);
+    }
+    let mut r = ByteReader::new(r.take(directory_len, "stripe directory")?);
+    let vector_count = row_count.div_ceil(MAX_ROWS);
+    let mut offset = HEADER_LEN + directory_len;
+    for c in 0..=column {
+        let mut context = |offset: &mut usize| -> DecodeResult<Option<ContextEntry>> {
+            let length = r.u32("context length")? as usize;
+            let checksum = r.u32("context checksum")?;
+            let entry = (length > 0).then_some(ContextEntry { offset: *offset, length, checksum });
+            *offset += length;
+            Ok(entry)
+        };
+        let fsst = context(&mut offset)?;
+        let dictionary = context(&mut offset)?;
+        let mut null_count = 0;
+        for _ in 0..vector_count {
+            offset += r.u32("vector length")? as usize;
+            r.take(1, "vector encoding")?;
+            null_count += r.u16("vector null count")? as usize;
+            r.take(4, "vector checksum")?;
+            StoredZone::skip(&mut r)?;
+        }
+        if c == column {
+            return Ok(Some(ColumnOutline { fsst, dictionary, null_count }));
+        }
+    }
+    unreachable!("the loop returns at the column")
 }
 
 /// A stripe's zone summary: per column, its NULLs and the union of its vectors' zone maps.

@@ -41,6 +41,13 @@ fn roundtrip(rows: usize) -> Vec<stripe::ColumnReport> {
     assert_eq!(dir.total_len, image.len());
     assert_eq!(dir.row_count, rows);
     assert_eq!(dir.columns.len(), cols.len());
+    // one column's outline, found without parsing the others, is what the parse says
+    for (c, col) in dir.columns.iter().enumerate() {
+        let outline = stripe::outline_column(&image[..prefix], c).unwrap().unwrap();
+        assert_eq!((outline.fsst, outline.dictionary), (col.fsst, col.dictionary), "column {c}");
+        assert_eq!(outline.null_count, col.vectors.iter().map(|v| v.null_count).sum::<usize>());
+    }
+    assert_eq!(stripe::outline_column(&image[..prefix], cols.len()).unwrap(), None);
     for (c, col) in dir.columns.iter().enumerate() {
         let table = col.fsst.map(|e| SymbolTable::deserialize(stripe::verified(&image[e.offset..e.offset + e.length], e.checksum, "fsst").unwrap()).unwrap());
         let dict = col.dictionary.map(|e| SharedDictionary::deserialize(stripe::verified(&image[e.offset..e.offset + e.length], e.checksum, "dict").unwrap()).unwrap());
@@ -120,6 +127,7 @@ fn every_truncation_and_flipped_header_byte_is_refused_or_inconsistent() {
     let prefix = StripeDirectory::prefix_len(&image).unwrap();
     for cut in 0..prefix {
         assert!(StripeDirectory::parse(&image[..cut]).is_err(), "prefix of {cut} bytes parsed");
+        assert!(stripe::outline_column(&image[..cut], 4).is_err(), "prefix of {cut} bytes outlined");
     }
     // a directory that parses after a flipped byte must still describe a consistent stripe;
     // the vector checksums catch what it cannot

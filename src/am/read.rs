@@ -27,15 +27,50 @@ fn stripe_error(pages: &PageReader, row: &StripeRow, what: impl std::fmt::Displa
     corrupt(pages.rel(), format!("stripe at row {} (block {}): {what}", row.first_row, row.first_block))
 }
 
+/// Reads the header and directory of the stripe `row` into `buf`, checked against the
+/// catalog's length and checksum.
+fn read_directory(pages: &mut PageReader, row: &StripeRow, buf: &mut Vec<u8>) {
+    if row.prefix_length < stripe::HEADER_LEN as u64 || row.prefix_length > row.byte_length {
+        stripe_error(pages, row, format!("catalog gives a directory of {} bytes in {}", row.prefix_length, row.byte_length));
+    }
+    pages.read(row.first_block, 0, row.prefix_length as usize, buf);
+    if xxhash_rust::xxh3::xxh3_64(buf) != row.prefix_checksum {
+        stripe_error(pages, row, "directory checksum mismatch");
+    }
+}
+
+/// Names a load of stripe data, unique in this process (see [`LoadedStripe::serial`]).
+fn next_serial() -> u64 {
+    static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The shared dictionary of `column` of the stripe `row` (`None`: it has none, or the stripe
+/// does not store the column), whether the column has NULLs in it, and a serial number that
+/// names this reading of the dictionary. The directory is walked only as far as the column
+/// (`stripe::outline_column`): this costs a small part of loading the stripe.
+pub fn column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> (Option<SharedDictionary>, bool, u64) {
+    read_directory(pages, &row, buf);
+    let outline = match stripe::outline_column(buf, column) {
+        Ok(Some(o)) => o,
+        Ok(None) => return (None, true, next_serial()),
+        Err(e) => stripe_error(pages, &row, e),
+    };
+    let Some(entry) = outline.dictionary else { return (None, outline.null_count > 0, next_serial()) };
+    if entry.offset + entry.length > row.byte_length as usize {
+        stripe_error(pages, &row, format!("column {} dictionary lies past the stripe's end", column + 1));
+    }
+    pages.read(row.first_block, entry.offset, entry.length, buf);
+    if stripe::checksum32(buf) != entry.checksum {
+        stripe_error(pages, &row, format!("column {} dictionary checksum mismatch", column + 1));
+    }
+    let dict = SharedDictionary::deserialize(buf).unwrap_or_else(|err| stripe_error(pages, &row, format!("column {} dictionary: {err}", column + 1)));
+    (Some(dict), outline.null_count > 0, next_serial())
+}
+
 impl LoadedStripe {
     pub fn load(pages: &mut PageReader, row: StripeRow, buf: &mut Vec<u8>) -> LoadedStripe {
-        if row.prefix_length < stripe::HEADER_LEN as u64 || row.prefix_length > row.byte_length {
-            stripe_error(pages, &row, format!("catalog gives a directory of {} bytes in {}", row.prefix_length, row.byte_length));
-        }
-        pages.read(row.first_block, 0, row.prefix_length as usize, buf);
-        if xxhash_rust::xxh3::xxh3_64(buf) != row.prefix_checksum {
-            stripe_error(pages, &row, "directory checksum mismatch");
-        }
+        read_directory(pages, &row, buf);
         let dir = match StripeDirectory::parse(buf) {
             Ok(d) => d,
             Err(e) => stripe_error(pages, &row, e),
@@ -51,9 +86,7 @@ impl LoadedStripe {
             );
         }
         let contexts = vec![None; dir.columns.len()];
-        static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let serial = LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        LoadedStripe { serial, row, dir, contexts }
+        LoadedStripe { serial: next_serial(), row, dir, contexts }
     }
 
     pub fn vector_count(&self) -> usize {

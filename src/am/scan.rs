@@ -677,20 +677,21 @@ impl ScanState {
         &self.stripe.as_ref().unwrap().dir
     }
 
-    /// The context of column `c` of stripe `i` (read if need be; a column the stripe does not
-    /// store has none), and the serial number of the stripe's load, which names its shared
-    /// dictionaries.
-    pub fn column_context(&mut self, i: usize, c: usize) -> (ColumnContext<'_>, u64) {
-        self.load(i);
-        let stripe = self.stripe.as_mut().unwrap();
-        let serial = stripe.serial;
-        if c >= stripe.dir.columns.len() {
-            return (ColumnContext::default(), serial);
+    /// Gives `f` the shared dictionary of column `c` of stripe `i` (in a context; none if the
+    /// stripe has none or does not store the column), whether the column has NULLs there,
+    /// and the serial number that names the dictionary. A stripe other than the loaded one
+    /// is not loaded: its directory is walked only as far as the column.
+    pub fn with_stripe_dictionary<R>(&mut self, i: usize, c: usize, f: impl FnOnce(&ColumnContext<'_>, bool, u64) -> R) -> R {
+        let row = self.stripes[i];
+        if let Some(stripe) = self.stripe.as_mut().filter(|s| s.row.first_row == row.first_row) {
+            let Some(column) = stripe.dir.columns.get(c) else { return f(&ColumnContext::default(), true, stripe.serial) };
+            let nulls = column.vectors.iter().any(|v| v.null_count > 0);
+            stripe.read_context(&mut self.pages, c, &mut self.buf);
+            let ctx = stripe.loaded_context(c);
+            return f(&ColumnContext { dictionary: ctx.dictionary, ..Default::default() }, nulls, stripe.serial);
         }
-        let mut buf = std::mem::take(&mut self.buf);
-        stripe.read_context(&mut self.pages, c, &mut buf);
-        self.buf = buf;
-        (self.stripe.as_ref().unwrap().loaded_context(c), serial)
+        let (dictionary, nulls, serial) = super::read::column_dictionary(&mut self.pages, row, c, &mut self.buf);
+        f(&ColumnContext { dictionary: dictionary.as_ref(), ..Default::default() }, nulls, serial)
     }
 
     /// For a node that picks the vectors it reads: vector `v` of stripe `i`, as

@@ -330,17 +330,16 @@ fn best_of(order: Order, zone: Option<&StoredZone>, nulls: usize) -> Option<Rank
 /// the NULL group is among them. `None` without a shared dictionary.
 unsafe fn stripe_groups(scan: &mut ScanState, i: usize, reader: &mut KeyReader, table: &GroupTable) -> Option<Vec<u32>> {
     let c = reader.spec.column() as usize;
-    let dir = scan.directory(i);
-    let nulls = dir.columns.get(c)?.vectors.iter().any(|v| v.null_count > 0);
-    let mut groups = Vec::new();
-    if nulls {
-        groups.push(table.find_single(None)?);
-    }
-    let (ctx, serial) = scan.column_context(i, c);
-    for &e in reader.shared_entries(&ctx, serial)?.iter() {
-        groups.push(table.find_single(Some(e))?);
-    }
-    Some(groups)
+    scan.with_stripe_dictionary(i, c, |ctx, nulls, serial| {
+        let mut groups = Vec::new();
+        if nulls {
+            groups.push(table.find_single(None)?);
+        }
+        for &e in reader.shared_entries(ctx, serial)?.iter() {
+            groups.push(table.find_single(Some(e))?);
+        }
+        Some(groups)
+    })
 }
 
 /// Reads what can hold the first rows (see the module's comment) and returns them, as
