@@ -57,8 +57,22 @@ pub enum State {
     Float4Sum { n: i64, sum: f32 },
     /// `float8_accum`'s transition values.
     FloatAccum { n: f64, sx: f64, sxx: f64 },
+    /// `avg` of floats that all lie within ±[`AVG_BOUND`], at most [`AVG_MAX_ROWS`] of them:
+    /// `float8_accum`'s N and Sx, computed as it computes them, without Sxx. Neither can
+    /// overflow then (see [`AVG_BOUND`]), and avg's result reads only N and Sx, so the
+    /// result and its bits are the same; it is no transition state to hand on, though.
+    FloatAvg { n: f64, sx: f64 },
     MinMax { max: bool, best: Option<Number> },
 }
+
+/// The bound on |x| under which `avg` may be computed without `float8_accum`'s Sxx
+/// ([`State::FloatAvg`]), with at most [`AVG_MAX_ROWS`] values. Sxx only grows by
+/// `(x·n − Sx)² / (n·(n−1))` per step; with |x| ≤ B, |Sx| ≤ B·n, so a step adds at most
+/// `(2·B·n)² / (n·(n−1)) ≤ 8·B²` (n ≥ 2), and N steps at most `8·B²·N`: for B = 1e100 and
+/// N = 2^40 that is under 1e214, far from f64's 1.8e308, and |Sx| ≤ 1.1e112. So neither
+/// overflows, and `float8_accum` would raise no error on these values.
+pub const AVG_BOUND: f64 = 1e100;
+pub const AVG_MAX_ROWS: u64 = 1 << 40;
 
 /// What an aggregate returns, before it becomes a Datum.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -200,6 +214,13 @@ fn accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, x: f64) -> Result<(), FloatOv
     Ok(())
 }
 
+/// One step of `float8_accum` for N and Sx alone ([`State::FloatAvg`]).
+#[inline(always)]
+fn avg_step(n: &mut f64, sx: &mut f64, x: f64) {
+    *n += 1.0;
+    *sx += x;
+}
+
 /// One step of `float8pl` as a sum aggregate: it has no initial state, so the first value
 /// is the sum (0 + -0 would be 0, not -0).
 #[inline(always)]
@@ -266,6 +287,12 @@ impl State {
             (Function::Min | Function::Max, _) if int || kind.is_float() => State::MinMax { max: f == Function::Max, best: None },
             _ => return None,
         })
+    }
+
+    /// `avg` over floats that all lie within ±[`AVG_BOUND`], at most [`AVG_MAX_ROWS`] of
+    /// them (the caller proves it, from zone maps): see [`State::FloatAvg`].
+    pub fn bounded_avg() -> State {
+        State::FloatAvg { n: 0.0, sx: 0.0 }
     }
 
     /// Adds what metadata answered for rows not read (see [`answer_from_metadata`]).
@@ -391,6 +418,16 @@ impl State {
                     accum(n, sx, sxx, v as f64)?;
                 }
             }
+            (State::FloatAvg { n, sx }, Picked::Float8(x)) => {
+                for &v in x {
+                    avg_step(n, sx, v);
+                }
+            }
+            (State::FloatAvg { n, sx }, Picked::Float4(x)) => {
+                for &v in x {
+                    avg_step(n, sx, v as f64);
+                }
+            }
             // one loop per value type, on the bare values (the newer of equal values wins,
             // as in min_max_step)
             (State::MinMax { max, best }, Picked::Ints(x)) => {
@@ -423,7 +460,7 @@ impl State {
             },
             State::Float8Sum { sum, .. } => Output::Float8(*sum),
             State::Float4Sum { sum, .. } => Output::Float4(*sum),
-            State::FloatAccum { n, sx, .. } => {
+            State::FloatAccum { n, sx, .. } | State::FloatAvg { n, sx } => {
                 if *n == 0.0 {
                     Output::Null
                 } else {
@@ -509,6 +546,8 @@ pub enum GroupStates {
     Float8Sum { n: Vec<i64>, sum: Vec<f64> },
     Float4Sum { n: Vec<i64>, sum: Vec<f32> },
     FloatAccum { n: Vec<f64>, sx: Vec<f64>, sxx: Vec<f64> },
+    /// See [`State::FloatAvg`].
+    FloatAvg { n: Vec<f64>, sx: Vec<f64> },
     /// `min`/`max`: the best value so far of each group that has one (`seen`).
     MinMaxInt { max: bool, best: Vec<i64>, seen: Vec<bool> },
     MinMaxFloat8 { max: bool, best: Vec<f64>, seen: Vec<bool> },
@@ -524,12 +563,19 @@ impl GroupStates {
             State::Float8Sum { .. } => GroupStates::Float8Sum { n: Vec::new(), sum: Vec::new() },
             State::Float4Sum { .. } => GroupStates::Float4Sum { n: Vec::new(), sum: Vec::new() },
             State::FloatAccum { .. } => GroupStates::FloatAccum { n: Vec::new(), sx: Vec::new(), sxx: Vec::new() },
+            State::FloatAvg { .. } => GroupStates::bounded_avg(),
             State::MinMax { max, .. } => match kind {
                 Kind::Float64 => GroupStates::MinMaxFloat8 { max, best: Vec::new(), seen: Vec::new() },
                 Kind::Float32 => GroupStates::MinMaxFloat4 { max, best: Vec::new(), seen: Vec::new() },
                 _ => GroupStates::MinMaxInt { max, best: Vec::new(), seen: Vec::new() },
             },
         })
+    }
+
+    /// `avg` over floats that all lie within ±[`AVG_BOUND`], at most [`AVG_MAX_ROWS`] of
+    /// them (the caller proves it, from zone maps): see [`State::FloatAvg`].
+    pub fn bounded_avg() -> GroupStates {
+        GroupStates::FloatAvg { n: Vec::new(), sx: Vec::new() }
     }
 
     /// Makes room for `groups` groups, the new ones empty.
@@ -552,6 +598,10 @@ impl GroupStates {
                 n.resize(groups, 0.0);
                 sx.resize(groups, 0.0);
                 sxx.resize(groups, 0.0);
+            }
+            GroupStates::FloatAvg { n, sx } => {
+                n.resize(groups, 0.0);
+                sx.resize(groups, 0.0);
             }
             GroupStates::MinMaxInt { best, seen, .. } => {
                 best.resize(groups, 0);
@@ -577,6 +627,7 @@ impl GroupStates {
             GroupStates::Float8Sum { n, sum } => State::Float8Sum { n: n[g], sum: sum[g] },
             GroupStates::Float4Sum { n, sum } => State::Float4Sum { n: n[g], sum: sum[g] },
             GroupStates::FloatAccum { n, sx, sxx } => State::FloatAccum { n: n[g], sx: sx[g], sxx: sxx[g] },
+            GroupStates::FloatAvg { n, sx } => State::FloatAvg { n: n[g], sx: sx[g] },
             GroupStates::MinMaxInt { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Int(b[g])) },
             GroupStates::MinMaxFloat8 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float8(b[g])) },
             GroupStates::MinMaxFloat4 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float4(b[g])) },
@@ -651,6 +702,16 @@ impl GroupStates {
                     if let Err(e) = accum(&mut n[g], &mut sx[g], &mut sxx[g], v as f64) {
                         return Some(Err(e));
                     }
+                }
+            }
+            (GroupStates::FloatAvg { n, sx }, Picked::Float8(x)) => {
+                for (&v, &g) in x.iter().zip(vg) {
+                    avg_step(&mut n[g as usize], &mut sx[g as usize], v);
+                }
+            }
+            (GroupStates::FloatAvg { n, sx }, Picked::Float4(x)) => {
+                for (&v, &g) in x.iter().zip(vg) {
+                    avg_step(&mut n[g as usize], &mut sx[g as usize], v as f64);
                 }
             }
             (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => min_max_each(*max, best, seen, x, vg, Number::Int),

@@ -281,6 +281,106 @@ impl std::hash::Hash for Key {
 /// Single keys below this are numbered through an array instead of the hash table.
 const DIRECT: i64 = 1 << 16;
 
+/// The most distinct parts a column of plain parts may take for [`GroupTable::assign`]'s
+/// numbering by local codes before its codes start again, and the most combinations of the
+/// parts' codes.
+const LOCAL_PARTS: usize = 64;
+const LOCAL_COMBINATIONS: usize = 1 << 14;
+
+/// How one part of a key is coded locally (see `GroupTable::assign_local`): by a
+/// dictionary's codes (NULL after the entries), or by the distinct plain parts in order of
+/// appearance.
+#[derive(Debug)]
+enum LocalColumn {
+    Coded(Rc<[i64]>),
+    Plain(Vec<Option<i64>>),
+}
+
+impl LocalColumn {
+    /// How many codes the column may have while it stays as it is.
+    fn capacity(&self) -> usize {
+        match self {
+            LocalColumn::Coded(entries) => entries.len() + 1,
+            LocalColumn::Plain(_) => LOCAL_PARTS,
+        }
+    }
+
+    fn part(&self, code: u32) -> Option<i64> {
+        match self {
+            LocalColumn::Coded(entries) => entries.get(code as usize).copied(),
+            LocalColumn::Plain(parts) => parts[code as usize],
+        }
+    }
+
+    /// Each selected row's code into `codes`; `None` if a plain column would exceed its
+    /// capacity (its parts are then as they were plus some).
+    fn code(&mut self, c: &KeyColumn, selection: &Selection, codes: &mut [u32]) -> Option<()> {
+        match (self, &c.parts) {
+            (LocalColumn::Coded(entries), KeyParts::Coded { codes: row_codes, .. }) => {
+                let null = entries.len() as u32;
+                for r in selection.iter() {
+                    codes[r] = if c.is_null(r) { null } else { row_codes[r] };
+                }
+            }
+            (LocalColumn::Plain(parts), column_parts) => {
+                let mut code_of = |part: Option<i64>| -> Option<u32> {
+                    match parts.iter().position(|&p| p == part) {
+                        Some(i) => Some(i as u32),
+                        None if parts.len() < LOCAL_PARTS => {
+                            parts.push(part);
+                            Some(parts.len() as u32 - 1)
+                        }
+                        None => None,
+                    }
+                };
+                if let KeyParts::Coded { codes: row_codes, entries } = column_parts {
+                    // each entry's code found once (only entries of selected rows take one)
+                    let mut remap = vec![u32::MAX; entries.len()];
+                    let mut null_code = None;
+                    for r in selection.iter() {
+                        codes[r] = if c.is_null(r) {
+                            match null_code {
+                                Some(code) => code,
+                                None => *null_code.insert(code_of(None)?),
+                            }
+                        } else {
+                            let e = row_codes[r] as usize;
+                            if remap[e] == u32::MAX {
+                                remap[e] = code_of(Some(entries[e]))?;
+                            }
+                            remap[e]
+                        };
+                    }
+                    return Some(());
+                }
+                let mut last: Option<(Option<i64>, u32)> = None;
+                for r in selection.iter() {
+                    let part = (!c.is_null(r)).then(|| c.part(r));
+                    let code = match last {
+                        Some((p, code)) if p == part => code,
+                        _ => code_of(part)?,
+                    };
+                    last = Some((part, code));
+                    codes[r] = code;
+                }
+            }
+            (LocalColumn::Coded(_), _) => unreachable!("a coded local column for plain parts"),
+        }
+        Some(())
+    }
+}
+
+/// The local coding of a key of several parts, kept from vector to vector while its
+/// dictionaries stay the same: each combination of the parts' codes indexes `table`, which
+/// holds its group (`u32::MAX`: none looked up yet).
+#[derive(Debug, Default)]
+struct LocalCoding {
+    columns: Vec<LocalColumn>,
+    table: Vec<u32>,
+    /// The parts' codes of the vector being assigned, per part.
+    codes: Vec<Vec<u32>>,
+}
+
 /// The groups seen so far, numbered from 0 in the order they were first seen.
 #[derive(Debug, Default)]
 pub struct GroupTable {
@@ -293,6 +393,8 @@ pub struct GroupTable {
     /// For a single key from a dictionary: its entries and each entry's group (`u32::MAX`:
     /// not numbered yet).
     entry_groups: Option<(Rc<[i64]>, Vec<u32>)>,
+    /// For a key of several parts: their local coding (see `assign_local`).
+    local: LocalCoding,
 }
 
 impl GroupTable {
@@ -398,6 +500,80 @@ impl GroupTable {
         }
     }
 
+    /// [`GroupTable::assign`] for a key of several parts that each take few values: each
+    /// part is coded (a dictionary column by its codes, a plain one by its distinct parts)
+    /// and every combination of codes indexes a table of groups, kept while the dictionaries
+    /// stay the same, so only a combination's first row looks its key up and rows are not
+    /// hashed one by one. False (nothing assigned) if the parts take too many values.
+    fn assign_local(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) -> bool {
+        let mut local = std::mem::take(&mut self.local);
+        let done = self.assign_coded(&mut local, columns, selection, groups);
+        self.local = local;
+        done
+    }
+
+    fn assign_coded(&mut self, local: &mut LocalCoding, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) -> bool {
+        // the same coding as the last vector's, unless a dictionary changed
+        let same = local.columns.len() == columns.len()
+            && local.columns.iter().zip(columns).all(|(l, c)| match (l, &c.parts) {
+                (LocalColumn::Coded(a), KeyParts::Coded { entries, .. }) => Rc::ptr_eq(a, entries),
+                (LocalColumn::Coded(_), KeyParts::Rows(_)) => false,
+                (LocalColumn::Plain(_), _) => true,
+            });
+        if !same {
+            // a dictionary of more entries than a plain column may code is coded by its own
+            // codes (until it changes); a smaller one, which may change every vector (an
+            // inline dictionary), by its parts
+            local.columns = columns
+                .iter()
+                .map(|c| match &c.parts {
+                    KeyParts::Coded { entries, .. } if (LOCAL_PARTS..LOCAL_COMBINATIONS).contains(&entries.len()) => LocalColumn::Coded(entries.clone()),
+                    _ => LocalColumn::Plain(Vec::new()),
+                })
+                .collect();
+            local.table.clear();
+        }
+        local.codes.resize_with(columns.len(), Vec::new);
+        for (p, c) in columns.iter().enumerate() {
+            local.codes[p].resize(selection.rows(), 0);
+            if local.columns[p].code(c, selection, &mut local.codes[p]).is_none() {
+                // a plain part past its capacity starts its codes again, and the table
+                local.columns[p] = LocalColumn::Plain(Vec::new());
+                local.table.clear();
+                if local.columns[p].code(c, selection, &mut local.codes[p]).is_none() {
+                    local.columns.clear();
+                    return false;
+                }
+            }
+        }
+        let combinations = local.columns.iter().try_fold(1usize, |n, l| n.checked_mul(l.capacity()).filter(|&n| n <= LOCAL_COMBINATIONS));
+        let Some(combinations) = combinations else {
+            local.columns.clear();
+            return false;
+        };
+        local.table.resize(combinations, u32::MAX);
+        for r in selection.iter() {
+            let mut index = 0;
+            for (l, codes) in local.columns.iter().zip(&local.codes) {
+                index = index * l.capacity() + codes[r] as usize;
+            }
+            let mut g = local.table[index];
+            if g == u32::MAX {
+                let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
+                for (p, (l, codes)) in local.columns.iter().zip(&local.codes).enumerate() {
+                    match l.part(codes[r]) {
+                        Some(part) => key.parts[p] = part,
+                        None => key.nulls |= 1 << p,
+                    }
+                }
+                g = self.number(key);
+                local.table[index] = g;
+            }
+            groups[r] = g;
+        }
+        true
+    }
+
     /// The group of each selected row (`groups[r]`; unselected rows get an unspecified
     /// number), given the key parts of the vector's rows, one column per part.
     pub fn assign(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut Vec<u32>) {
@@ -407,6 +583,14 @@ impl GroupTable {
         if let [c] = columns {
             return self.assign_single(c, selection, groups);
         }
+        if !self.assign_local(columns, selection, groups) {
+            self.assign_hashed(columns, selection, groups);
+        }
+    }
+
+    /// [`GroupTable::assign`] for a key of several parts, row by row: each row's key looked
+    /// up unless it is the previous row's.
+    fn assign_hashed(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) {
         let mut last: Option<(Key, u32)> = None;
         for r in selection.iter() {
             let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
@@ -550,6 +734,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The numbering by local codes is the row-by-row one, on vectors whose parts are few
+    /// (coded and plain, with NULLs), and declines parts that are many.
+    #[test]
+    fn local_codes_number_as_rows_do() {
+        let dictionary: Rc<[i64]> = (0..100).collect();
+        // hours plain and hosts by a shared dictionary; hours by a small dictionary of each
+        // vector's own (an inline one) and hosts plain
+        for inline in [false, true] {
+            let mut local = GroupTable::new(2);
+            let mut hashed = GroupTable::new(2);
+            for v in 0..20i64 {
+                let rows = 1024;
+                let hours: Vec<Option<i64>> = (0..rows).map(|r| (r % 97 != 5).then_some(v / 3 + (r as i64) / 700)).collect();
+                // (at most LOCAL_PARTS hosts when they are plain)
+                let spread = if inline { 50 } else { 100 };
+                let hosts: Vec<Option<i64>> = (0..rows).map(|r| (r % 89 != 7).then_some((r as i64 * 7 + v) % spread)).collect();
+                let keys = if inline {
+                    let own: Rc<[i64]> = [v / 3 + 1, v / 3].into_iter().collect();
+                    [coded(&hours, &own), column(&hosts)]
+                } else {
+                    [column(&hours), coded(&hosts, &dictionary)]
+                };
+                assert!(keys.iter().any(|k| matches!(k.parts, KeyParts::Coded { .. })));
+                let mut selection = Selection::none(rows);
+                (0..rows).filter(|r| r % 3 != 1).for_each(|r| selection.set(r));
+                let (mut a, mut b) = (vec![0; rows], vec![0; rows]);
+                assert!(local.assign_local(&keys, &selection, &mut a));
+                hashed.assign_hashed(&keys, &selection, &mut b);
+                for r in selection.iter() {
+                    assert_eq!(a[r], b[r], "inline {inline}, vector {v}, row {r}");
+                }
+                assert_eq!(local.keys(), hashed.keys());
+            }
+        }
+        let mut local = GroupTable::new(2);
+        // more distinct plain parts than a vector may have locally
+        let many: Vec<Option<i64>> = (0..1024).map(Some).collect();
+        let mut groups = vec![0; 1024];
+        assert!(!local.assign_local(&[column(&many), column(&many)], &Selection::all(1024), &mut groups));
     }
 
     #[test]

@@ -324,3 +324,56 @@ fn every_form_and_the_float_edges() {
         check(Kind::Float32, &[(v, Selection::all(e.len()))], &ColumnContext::default(), &mut forms);
     }
 }
+
+/// `avg` without Sxx (`State::FloatAvg`, `GroupStates::bounded_avg`) over floats within
+/// ±AVG_BOUND, the bound itself included, gives float8_accum's result bit for bit, and
+/// float8_accum raises no overflow on them (what the bound's proof says).
+#[test]
+fn bounded_avg_is_float8_accum_avg() {
+    use pg_columnar_codec::aggregate::AVG_BOUND;
+    let mut rng = gen::Rng(0xa76);
+    let ctx = ColumnContext::default();
+    for case in 0..40 {
+        let scale = [1.0, 1e10, 1e50, AVG_BOUND][case % 4];
+        let vectors: Vec<(Vector, Selection)> = (0..6)
+            .map(|v| {
+                let rows = 1 + rng.below(1024) as usize;
+                let values: Vec<f64> = (0..rows)
+                    .map(|_| match rng.below(10) {
+                        0 => AVG_BOUND,
+                        1 => -AVG_BOUND,
+                        2 => -0.0,
+                        _ => (rng.below(2_000_001) as f64 - 1e6) / 1e6 * scale,
+                    })
+                    .collect();
+                let vector = Vector { rows, nulls: None, values: Values::Float64(values) };
+                (vector, selection(rows, case as u64 * 31 + v, [100, 60, 5][v as usize % 3]))
+            })
+            .collect();
+        let unpacked: Vec<_> = vectors
+            .iter()
+            .map(|(v, _)| {
+                let mut enc = Vec::new();
+                encode_vector(&v.as_ref(), &ctx, &mut enc).unwrap();
+                unpack_vector(&enc, &ctx).unwrap()
+            })
+            .collect();
+        let (mut full, mut bounded) = (State::new(Function::Avg, Kind::Float64).unwrap(), State::bounded_avg());
+        let (mut full_g, mut bounded_g) = (GroupStates::new(Function::Avg, Kind::Float64).unwrap(), GroupStates::bounded_avg());
+        full_g.resize(4);
+        bounded_g.resize(4);
+        for ((v, sel), u) in vectors.iter().zip(&unpacked) {
+            let groups: Vec<u32> = (0..v.rows).map(|_| rng.below(4) as u32).collect();
+            full.add(u, &ctx, sel).unwrap().expect("no overflow within the bound");
+            bounded.add(u, &ctx, sel).unwrap().unwrap();
+            full_g.add(u, &ctx, sel, &groups).unwrap().expect("no overflow within the bound");
+            bounded_g.add(u, &ctx, sel, &groups).unwrap().unwrap();
+        }
+        let (a, b) = (full.finish(Function::Avg, Kind::Float64), bounded.finish(Function::Avg, Kind::Float64));
+        assert!(same(&a, &b), "case {case}: {a:?} against {b:?}");
+        for g in 0..4 {
+            let (a, b) = (full_g.state(g).finish(Function::Avg, Kind::Float64), bounded_g.state(g).finish(Function::Avg, Kind::Float64));
+            assert!(same(&a, &b), "case {case}, group {g}: {a:?} against {b:?}");
+        }
+    }
+}

@@ -568,6 +568,9 @@ struct Exec {
     /// Stripes and vectors answered from their metadata.
     stripes_answered: u64,
     vectors_answered: u64,
+    /// Which aggregates the last computation made as an avg without Sxx (see
+    /// `avg_bounded`).
+    bounded: Vec<bool>,
 }
 
 /// The aggregates computed: without GROUP BY one state per aggregate, with it the groups
@@ -608,7 +611,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
     let AggPlan { partial, top, keys, specs } = AggPlan::of(cscan);
-    let exec = Exec { partial, top, top_read: None, keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0 };
+    let exec = Exec { partial, top, top_read: None, keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0, bounded: Vec::new() };
     // freed by `end`, or with the query's memory if the query fails
     super::state::own(&raw mut (*node).exec, exec);
     node as *mut pg_sys::Node
@@ -684,6 +687,7 @@ unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, boo
         (State::IntSum { n: 0, .. } | State::Float8Sum { n: 0, .. } | State::Float4Sum { n: 0, .. }, _) => (pg_sys::Datum::from(0), true),
         (State::IntSum { sum, .. }, _) => (pg_sys::Datum::from(*sum as i64), false),
         (State::FloatAccum { n, sx, sxx }, _) => array(&[n.to_bits(), sx.to_bits(), sxx.to_bits()].map(pg_sys::Datum::from), pg_sys::FLOAT8OID),
+        (State::FloatAvg { .. }, _) => unreachable!("a partial aggregation keeps Sxx"),
         // min/max, float sums: the state is the value
         _ => datum_of(state.finish(spec.function, spec.kind)),
     }
@@ -721,10 +725,21 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     }
     let specs = &exec.specs;
     let grouped = !exec.keys.is_empty();
+    // a final avg of floats the zone maps bound goes without Sxx (a partial one hands it on)
+    let bounded: Vec<bool> = specs
+        .iter()
+        .map(|s| !exec.partial && s.function == Function::Avg && s.kind.is_float() && s.column.is_some_and(|c| avg_bounded(scan, c as usize)))
+        .collect();
     let out = if !grouped {
-        Computed::Single(specs.iter().map(|s| State::new(s.function, s.kind).expect("the planner checked the aggregate")).collect())
+        Computed::Single(
+            specs.iter().zip(&bounded).map(|(s, &b)| if b { State::bounded_avg() } else { State::new(s.function, s.kind).expect("the planner checked the aggregate") }).collect(),
+        )
     } else {
-        let states = specs.iter().map(|s| GroupStates::new(s.function, s.kind).expect("the planner checked the aggregate")).collect();
+        let states = specs
+            .iter()
+            .zip(&bounded)
+            .map(|(s, &b)| if b { GroupStates::bounded_avg() } else { GroupStates::new(s.function, s.kind).expect("the planner checked the aggregate") })
+            .collect();
         Computed::Grouped { table: GroupTable::new(exec.keys.len()), states }
     };
     let mut columns: Vec<usize> = specs
@@ -814,9 +829,24 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     exec.vectors += vectors;
     exec.rows += rows;
     exec.groups += out.groups() as u64;
+    exec.bounded = bounded;
     exec.stripes_answered += scan.counters.stripes_answered - answered_before.0;
     exec.vectors_answered += scan.counters.vectors_answered - answered_before.1;
     out
+}
+
+/// Whether `avg` of float column `c` may be computed without Sxx (`State::FloatAvg`): the
+/// scan has at most `AVG_MAX_ROWS` rows and every stripe's summary bounds the column's
+/// values within ±`AVG_BOUND` (or it has none but NULLs). A stripe without a summary, or
+/// without the column (added since), does not prove it.
+fn avg_bounded(scan: &ScanState, c: usize) -> bool {
+    use pg_columnar_codec::aggregate::{AVG_BOUND, AVG_MAX_ROWS};
+    scan.total_rows <= AVG_MAX_ROWS
+        && (0..scan.stripes.len()).all(|i| match scan.stripe_facts(i, c).and_then(|f| f.zone) {
+            Some(StoredZone::Float { min, max }) => *min >= -AVG_BOUND && *max <= AVG_BOUND,
+            Some(StoredZone::Empty) => true,
+            _ => false,
+        })
 }
 
 /// A column of the relation without a vector to aggregate: corrupt (a dropped column is
@@ -1082,6 +1112,10 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         let evaluated: u64 = exec.readers.iter().map(KeyReader::evaluated).sum();
         if exec.readers.iter().any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. })) {
             property(c"Key Values Evaluated", evaluated.to_string());
+        }
+        let bounded: Vec<&String> = names.iter().zip(&exec.bounded).filter(|(_, &b)| b).map(|(n, _)| n).collect();
+        if !bounded.is_empty() {
+            property(c"Averages Without Sxx", bounded.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "));
         }
         if let Some((read, total)) = exec.top_read {
             property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first", exec.top.unwrap()));
