@@ -657,6 +657,24 @@ impl GroupStates {
         }
         // the group of each picked value: with every row picked, value k is row k's
         let all = u.nulls.is_none() && sel.count() == u.rows;
+        if let (true, GroupStates::FloatAvg { n, sx }) = (all, &mut *self) {
+            // every row of a plain or bitpacked vector: straight over its values
+            match &u.form {
+                Form::Values(Values::Float64(x)) => {
+                    for (&v, &g) in x.iter().zip(groups) {
+                        avg_step(&mut n[g as usize], &mut sx[g as usize], v);
+                    }
+                    return Some(Ok(()));
+                }
+                Form::Integers { kind: Kind::Float64 | Kind::Float32, ints } => {
+                    for (&v, &g) in ints.iter().zip(groups) {
+                        avg_step(&mut n[g as usize], &mut sx[g as usize], v as f64);
+                    }
+                    return Some(Ok(()));
+                }
+                _ => {}
+            }
+        }
         let mut rows = Vec::new();
         let picked = pick(u, ctx, sel, (!all).then_some(&mut rows))?;
         let value_groups: Vec<u32>;

@@ -466,6 +466,21 @@ impl GroupTable {
                 Some((e, g)) if Rc::ptr_eq(&e, entries) => (e, g),
                 _ => (entries.clone(), vec![u32::MAX; entries.len()]),
             };
+            if c.nulls.is_none() && selection.count() == selection.rows() {
+                // every row, none NULL: straight over the codes
+                for (slot, &code) in groups.iter_mut().zip(codes.iter()) {
+                    let mut g = memo.1[code as usize];
+                    if g == u32::MAX {
+                        let mut parts = [0; MAX_KEYS];
+                        parts[0] = memo.0[code as usize];
+                        g = self.number_single(Key { parts, nulls: 0 });
+                        memo.1[code as usize] = g;
+                    }
+                    *slot = g;
+                }
+                self.entry_groups = Some(memo);
+                return;
+            }
             for r in selection.iter() {
                 if c.is_null(r) {
                     groups[r] = self.number_single(Key { parts: [0; MAX_KEYS], nulls: 1 });
@@ -674,6 +689,8 @@ mod tests {
             let mut seen = Vec::new();
             for _ in 0..30 {
                 let rows = 1 + (next() % 1024) as usize;
+                // some vectors without NULLs (the single key's path over every row)
+                let no_nulls = next() % 3 == 0;
                 let columns: Vec<Vec<Option<i64>>> = (0..width)
                     .map(|_| {
                         let spread = [3u64, 50, 1 << 20][(next() % 3) as usize];
@@ -683,16 +700,16 @@ mod tests {
                                 // NULLs, negatives, values past the direct array, repeats;
                                 // all of them entries of the dictionary when spread is small
                                 let part = if spread < 50 { dictionary[(v >> 8) as usize % spread as usize] } else { (v >> 8) as i64 % spread as i64 - 2 };
-                                (v % 11 != 0).then_some(part)
+                                (v % 11 != 0 || no_nulls).then_some(part)
                             })
                             .collect()
                     })
                     .collect();
-                // dense and sparse selections (NULL rows left out of some)
-                let keep = [3u64, 50][(next() % 2) as usize];
+                // every row, dense and sparse selections (NULL rows left out of some)
+                let keep = [1u64, 3, 50][(next() % 3) as usize];
                 let mut selection = Selection::none(rows);
                 for r in 0..rows {
-                    if next() % keep == 1 {
+                    if keep == 1 || next() % keep == 1 {
                         selection.set(r);
                     }
                 }
