@@ -65,6 +65,23 @@ impl TruncUnit {
         })
     }
 
+    /// About how long a bucket of this unit is, in microseconds (a month 30 days, a quarter
+    /// 91, a year 365): for estimating how many buckets a range of time holds.
+    pub fn typical_width(self) -> i64 {
+        match self {
+            TruncUnit::Microseconds => 1,
+            TruncUnit::Milliseconds => 1000,
+            TruncUnit::Second => USECS_PER_SEC,
+            TruncUnit::Minute => 60 * USECS_PER_SEC,
+            TruncUnit::Hour => 3600 * USECS_PER_SEC,
+            TruncUnit::Day => USECS_PER_DAY,
+            TruncUnit::Week => 7 * USECS_PER_DAY,
+            TruncUnit::Month => 30 * USECS_PER_DAY,
+            TruncUnit::Quarter => 91 * USECS_PER_DAY,
+            TruncUnit::Year => 365 * USECS_PER_DAY,
+        }
+    }
+
     pub fn tag(self) -> u8 {
         UNITS.iter().position(|&u| u == self).unwrap() as u8
     }

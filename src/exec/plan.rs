@@ -300,8 +300,9 @@ unsafe fn vectors_read_within(relid: pg_sys::Oid, root: *mut pg_sys::PlannerInfo
     share.clamp(0.0, 1.0)
 }
 
-/// ANALYZE's correlation of attribute `attno` (its absolute value), 0 without statistics.
-pub(super) unsafe fn correlation(relid: pg_sys::Oid, attno: i32) -> f64 {
+/// Gives `f` ANALYZE's statistics slot of `kind` for attribute `attno` of `relid`
+/// (`flags`: what of it to read), if there is one.
+unsafe fn with_stats_slot<R>(relid: pg_sys::Oid, attno: i32, kind: u32, flags: u32, f: impl FnOnce(&pg_sys::AttStatsSlot) -> R) -> Option<R> {
     let tuple = pg_sys::SearchSysCache3(
         pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
         pg_sys::Datum::from(relid),
@@ -309,24 +310,33 @@ pub(super) unsafe fn correlation(relid: pg_sys::Oid, attno: i32) -> f64 {
         pg_sys::Datum::from(false),
     );
     if tuple.is_null() {
-        return 0.0;
+        return None;
     }
     let mut slot: pg_sys::AttStatsSlot = std::mem::zeroed();
-    let mut c = 0.0;
-    if pg_sys::get_attstatsslot(
-        &mut slot,
-        tuple,
-        pg_sys::STATISTIC_KIND_CORRELATION as i32,
-        pg_sys::InvalidOid,
-        pg_sys::ATTSTATSSLOT_NUMBERS as i32,
-    ) {
-        if slot.nnumbers > 0 {
-            c = (*slot.numbers as f64).abs().min(1.0);
-        }
+    let mut out = None;
+    if pg_sys::get_attstatsslot(&mut slot, tuple, kind as i32, pg_sys::InvalidOid, flags as i32) {
+        out = Some(f(&slot));
         pg_sys::free_attstatsslot(&mut slot);
     }
     pg_sys::ReleaseSysCache(tuple);
-    c
+    out
+}
+
+/// ANALYZE's correlation of attribute `attno` (its absolute value), 0 without statistics.
+pub(super) unsafe fn correlation(relid: pg_sys::Oid, attno: i32) -> f64 {
+    with_stats_slot(relid, attno, pg_sys::STATISTIC_KIND_CORRELATION, pg_sys::ATTSTATSSLOT_NUMBERS, |slot| {
+        if slot.nnumbers > 0 { (*slot.numbers as f64).abs().min(1.0) } else { 0.0 }
+    })
+    .unwrap_or(0.0)
+}
+
+/// The least and greatest value ANALYZE's histogram of attribute `attno` holds, for a
+/// column whose Datums are its integers (int8, timestamp, timestamptz); `None` without one.
+pub(super) unsafe fn histogram_range(relid: pg_sys::Oid, attno: i32) -> Option<(i64, i64)> {
+    with_stats_slot(relid, attno, pg_sys::STATISTIC_KIND_HISTOGRAM, pg_sys::ATTSTATSSLOT_VALUES, |slot| {
+        (slot.nvalues >= 2).then(|| ((*slot.values).value() as i64, (*slot.values.add(slot.nvalues as usize - 1)).value() as i64))
+    })
+    .flatten()
 }
 
 /// PostgreSQL's share of a partial path's rows per process (costsize.c's
