@@ -354,9 +354,10 @@ unsafe fn group_exprs(parse: *mut pg_sys::Query, target: *mut pg_sys::PathTarget
 /// How many groups the keys make of the scan's rows: PostgreSQL's estimate, except that it
 /// takes a time bucket's distinct values for its column's, which for `date_trunc('hour',
 /// time)` over a table of 10-second readings is 360 times too many (and keeps a parallel
-/// plan from looking worth it). So the estimate is scaled down, for each bucket key, by the
-/// buckets the rows' time range spans (the column's histogram range times the share of rows
-/// the scan keeps) over PostgreSQL's count for that key alone.
+/// plan from looking worth it). A bucket key with a histogram counts instead the buckets the
+/// rows' time range spans (the column's histogram range times the share of rows the scan
+/// keeps, at most PostgreSQL's count for the key), times PostgreSQL's estimate for the other
+/// keys; at most the rows.
 unsafe fn estimate_groups(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInfo, scan: *mut pg_sys::Path, keys: &[*mut pg_sys::Node]) -> f64 {
     if keys.is_empty() {
         return 1.0;
@@ -369,20 +370,25 @@ unsafe fn estimate_groups(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::Re
     let natts = (*input).max_attr.max(0) as usize;
     let rte = *(*root).simple_rte_array.add(relid as usize);
     let share = if (*input).tuples > 0.0 { (rows / (*input).tuples).min(1.0) } else { 1.0 };
-    let mut groups = estimate(keys);
+    let mut buckets = 1.0;
+    let mut others = Vec::new();
     for &k in keys {
         let bucket = match super::group::key_spec(k, relid, natts) {
-            Some(KeySpec::Trunc { column, unit, .. }) => (column, unit.typical_width()),
-            Some(KeySpec::Bin { column, stride, .. }) => (column, stride),
-            _ => continue,
+            Some(KeySpec::Trunc { column, unit, .. }) => Some((column, unit.typical_width())),
+            Some(KeySpec::Bin { column, stride, .. }) => Some((column, stride)),
+            _ => None,
         };
-        if let Some((lo, hi)) = super::plan::histogram_range((*rte).relid, bucket.0 as i32 + 1).filter(|(lo, hi)| hi > lo) {
-            let buckets = (hi - lo) as f64 * share / bucket.1 as f64 + 1.0;
-            let distinct = estimate(&[k]);
-            groups *= (buckets / distinct).min(1.0);
+        let range = bucket.and_then(|(column, width)| Some((super::plan::histogram_range((*rte).relid, column as i32 + 1)?, width)));
+        match range {
+            Some(((lo, hi), width)) if hi > lo => buckets *= ((hi - lo) as f64 * share / width as f64 + 1.0).min(estimate(&[k])),
+            _ => others.push(k),
         }
     }
-    groups.max(1.0)
+    if others.len() == keys.len() {
+        return estimate(keys);
+    }
+    let rest = if others.is_empty() { 1.0 } else { estimate(&others) };
+    (buckets * rest).clamp(1.0, rows)
 }
 
 /// Bytes a group holds: its key (in the group list and the hash table, with the table's
@@ -443,7 +449,13 @@ unsafe fn agg_path(
     path.parallel_safe = partial;
     path.parallel_workers = if partial { (*scan).parallel_workers } else { 0 };
     path.rows = groups;
-    path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * SHARE_OF_SCAN_COST;
+    // a serial plan that keeps only the first groups reads about their share of the rows
+    // (see `top_stripes`); a partial one reads every stripe
+    let top_share = match (partial, keys.as_slice()) {
+        (false, &[key]) => top_of(root, key).map_or(1.0, |n| (n as f64 / groups).min(1.0)),
+        _ => 1.0,
+    };
+    path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * SHARE_OF_SCAN_COST * top_share;
     path.total_cost = path.startup_cost + groups * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
     (*p).custom_private = list::from_nodes([pg_sys::makeBoolConst(partial, false)]);
