@@ -618,3 +618,20 @@ pub unsafe fn disable_path(path: &mut pg_sys::Path) {
         path.disabled_nodes += 1;
     }
 }
+
+/// Whether `collation` orders text bytewise (C, POSIX, or the database's default when that
+/// is C): what comparing bytes may stand in for. PostgreSQL 18 replaced `lc_collate_is_c`
+/// by the locale's `collate_is_c`.
+pub fn collation_orders_bytewise(collation: pg_sys::Oid) -> bool {
+    if collation == pg_sys::InvalidOid {
+        return false;
+    }
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    unsafe {
+        pg_sys::lc_collate_is_c(collation)
+    }
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    unsafe {
+        (*pg_sys::pg_newlocale_from_collation(collation)).collate_is_c
+    }
+}

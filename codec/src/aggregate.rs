@@ -63,6 +63,9 @@ pub enum State {
     /// result and its bits are the same; it is no transition state to hand on, though.
     FloatAvg { n: f64, sx: f64 },
     MinMax { max: bool, best: Option<Number> },
+    /// `min`/`max` of byte strings in bytewise order (text under a collation that orders
+    /// bytewise, which the caller checks).
+    MinMaxBytes { max: bool, best: Option<Vec<u8>> },
 }
 
 /// The bound on |x| under which `avg` may be computed without `float8_accum`'s Sxx
@@ -75,7 +78,7 @@ pub const AVG_BOUND: f64 = 1e100;
 pub const AVG_MAX_ROWS: u64 = 1 << 40;
 
 /// What an aggregate returns, before it becomes a Datum.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Output {
     Null,
     Int8(i64),
@@ -87,6 +90,8 @@ pub enum Output {
     Numeric(i128),
     /// numeric(sum) / numeric(count), count > 0.
     NumericRatio(i128, i64),
+    /// A byte string (text).
+    Bytes(Vec<u8>),
 }
 
 /// A sum or an accumulation of finite float values became infinite: PostgreSQL's
@@ -285,6 +290,7 @@ impl State {
             (Function::Sum, Kind::Float32) => State::Float4Sum { n: 0, sum: 0.0 },
             (Function::Avg, Kind::Float64 | Kind::Float32) => State::FloatAccum { n: 0.0, sx: 0.0, sxx: 0.0 },
             (Function::Min | Function::Max, _) if int || kind.is_float() => State::MinMax { max: f == Function::Max, best: None },
+            (Function::Min | Function::Max, Kind::Bytes) => State::MinMaxBytes { max: f == Function::Max, best: None },
             _ => return None,
         })
     }
@@ -325,6 +331,15 @@ impl State {
                 Some(bitmap) => sel.iter().filter(|&r| bitmap[r / 8] >> (r % 8) & 1 == 0).count(),
             };
             *n += nonnull as i64;
+            return Some(Ok(()));
+        }
+        if let State::MinMaxBytes { max, best } = self {
+            let max = *max;
+            for_each_selected_bytes(u, ctx, sel, |_, v| {
+                if best.as_deref().is_none_or(|b| bytes_replace(max, b, v)) {
+                    *best = Some(v.to_vec());
+                }
+            })?;
             return Some(Ok(()));
         }
         if let (Form::Integers { kind, ints }, State::Float8Sum { .. } | State::Float4Sum { .. }) = (&u.form, &*self) {
@@ -467,7 +482,8 @@ impl State {
                     Output::Float8(*sx / *n)
                 }
             }
-            State::MinMax { best: None, .. } => Output::Null,
+            State::MinMax { best: None, .. } | State::MinMaxBytes { best: None, .. } => Output::Null,
+            State::MinMaxBytes { best: Some(b), .. } => Output::Bytes(b.clone()),
             State::MinMax { best: Some(b), .. } => match (*b, kind) {
                 (Number::Int(v), Kind::Int16) => Output::Int2(v as i16),
                 (Number::Int(v), Kind::Int32) => Output::Int4(v as i32),
@@ -524,6 +540,43 @@ pub fn answer_from_metadata(f: Function, kind: Kind, rows: usize, facts: Option<
     }
 }
 
+/// Calls `f` with each selected non-NULL row of `u` and its bytes; `None` if `u` holds no
+/// byte strings (a vector of another kind).
+fn for_each_selected_bytes(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, mut f: impl FnMut(usize, &[u8])) -> Option<()> {
+    let nulls = u.nulls.as_deref();
+    let is_null = |r: usize| nulls.is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1);
+    // the index among non-NULL rows of each selected row, walked alongside the selection
+    let mut walk = |value_of: &mut dyn FnMut(usize, &mut dyn FnMut(usize, &[u8]))| {
+        let (mut k, mut next_row) = (0, 0);
+        for r in sel.iter() {
+            k += (next_row..r).filter(|&s| !is_null(s)).count();
+            next_row = r + 1;
+            if !is_null(r) {
+                value_of(k, &mut |_, v| f(r, v));
+                k += 1;
+            }
+        }
+    };
+    match &u.form {
+        Form::Values(Values::Bytes(b)) => {
+            let b = b.as_ref();
+            walk(&mut |k, g| g(k, b.get(k)));
+        }
+        Form::Codes { inline, codes } => {
+            let Values::Bytes(entries) = Unpacked::entries(inline, ctx) else { return None };
+            let entries = entries.as_ref();
+            walk(&mut |k, g| g(k, entries.get(codes[k] as usize)));
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Whether `new` takes the place of `best` in `min` (`max` false) or `max`, bytewise.
+fn bytes_replace(max: bool, best: &[u8], new: &[u8]) -> bool {
+    if max { new > best } else { new < best }
+}
+
 /// Grouped `min`/`max`: value `x[k]` goes to group `vg[k]` (the newer of equal values wins,
 /// as in [`min_max_step`]).
 #[inline(always)]
@@ -552,6 +605,7 @@ pub enum GroupStates {
     MinMaxInt { max: bool, best: Vec<i64>, seen: Vec<bool> },
     MinMaxFloat8 { max: bool, best: Vec<f64>, seen: Vec<bool> },
     MinMaxFloat4 { max: bool, best: Vec<f32>, seen: Vec<bool> },
+    MinMaxBytes { max: bool, best: Vec<Option<Box<[u8]>>> },
 }
 
 impl GroupStates {
@@ -564,6 +618,7 @@ impl GroupStates {
             State::Float4Sum { .. } => GroupStates::Float4Sum { n: Vec::new(), sum: Vec::new() },
             State::FloatAccum { .. } => GroupStates::FloatAccum { n: Vec::new(), sx: Vec::new(), sxx: Vec::new() },
             State::FloatAvg { .. } => GroupStates::bounded_avg(),
+            State::MinMaxBytes { max, .. } => GroupStates::MinMaxBytes { max, best: Vec::new() },
             State::MinMax { max, .. } => match kind {
                 Kind::Float64 => GroupStates::MinMaxFloat8 { max, best: Vec::new(), seen: Vec::new() },
                 Kind::Float32 => GroupStates::MinMaxFloat4 { max, best: Vec::new(), seen: Vec::new() },
@@ -615,6 +670,7 @@ impl GroupStates {
                 best.resize(groups, 0.0);
                 seen.resize(groups, false);
             }
+            GroupStates::MinMaxBytes { best, .. } => best.resize(groups, None),
         }
     }
 
@@ -628,6 +684,7 @@ impl GroupStates {
             GroupStates::Float4Sum { n, sum } => State::Float4Sum { n: n[g], sum: sum[g] },
             GroupStates::FloatAccum { n, sx, sxx } => State::FloatAccum { n: n[g], sx: sx[g], sxx: sxx[g] },
             GroupStates::FloatAvg { n, sx } => State::FloatAvg { n: n[g], sx: sx[g] },
+            GroupStates::MinMaxBytes { max, best } => State::MinMaxBytes { max: *max, best: best[g].as_ref().map(|b| b.to_vec()) },
             GroupStates::MinMaxInt { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Int(b[g])) },
             GroupStates::MinMaxFloat8 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float8(b[g])) },
             GroupStates::MinMaxFloat4 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float4(b[g])) },
@@ -653,6 +710,16 @@ impl GroupStates {
                     c[groups[r] as usize] += 1;
                 }
             }
+            return Some(Ok(()));
+        }
+        if let GroupStates::MinMaxBytes { max, best } = self {
+            let max = *max;
+            for_each_selected_bytes(u, ctx, sel, |r, v| {
+                let b = &mut best[groups[r] as usize];
+                if b.as_deref().is_none_or(|b| bytes_replace(max, b, v)) {
+                    *b = Some(v.into());
+                }
+            })?;
             return Some(Ok(()));
         }
         // the group of each picked value: with every row picked, value k is row k's

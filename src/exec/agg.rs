@@ -180,6 +180,8 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
         2138 => (Function::Min, DATEOID),
         2142 => (Function::Min, TIMESTAMPOID),
         2143 => (Function::Min, TIMESTAMPTZOID),
+        2129 => (Function::Max, pg_sys::TEXTOID),
+        2145 => (Function::Min, pg_sys::TEXTOID),
         _ => return None,
     };
     // dates and timestamps are integers that order as their values (infinities at the ends)
@@ -188,6 +190,7 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
         INT4OID | DATEOID => Kind::Int32,
         INT8OID | TIMESTAMPOID | TIMESTAMPTZOID => Kind::Int64,
         FLOAT4OID => Kind::Float32,
+        pg_sys::TEXTOID => Kind::Bytes,
         _ => Kind::Float64,
     };
     Some((f, Some((ty, kind))))
@@ -234,7 +237,21 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
         return None;
     }
     let te = list::ptrs::<pg_sys::TargetEntry>(a.args).next()?;
-    let var = (*te).expr as *mut pg_sys::Var;
+    let mut var = (*te).expr as *mut pg_sys::Var;
+    // text min/max compare bytewise: only under a collation that orders so; a varchar
+    // column, or one given a COLLATE, comes relabelled as text
+    if matches!(arg, Some((pg_sys::TEXTOID, _))) {
+        if !crate::compat::collation_orders_bytewise(a.inputcollid) {
+            return None;
+        }
+        let node = var as *mut pg_sys::Node;
+        if !node.is_null() && (*node).type_ == pg_sys::NodeTag::T_RelabelType {
+            let inner = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Var;
+            if !inner.is_null() && (*inner).xpr.type_ == pg_sys::NodeTag::T_Var && [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*inner).vartype) {
+                var = inner;
+            }
+        }
+    }
     if var.is_null()
         || (*var).xpr.type_ != pg_sys::NodeTag::T_Var
         || (*var).varno as pg_sys::Index != relid
@@ -248,6 +265,7 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
     let kind = match arg {
         // count(col) reads the NULLs only: any column will do
         None => Kind::Int64,
+        Some((pg_sys::TEXTOID, kind)) if [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype) => kind,
         Some((ty, kind)) if (*var).vartype == ty => kind,
         Some(_) => return None,
     };
@@ -703,6 +721,7 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
         Output::Float8(v) => pg_sys::Datum::from(v.to_bits()),
         Output::Float4(v) => pg_sys::Datum::from(v.to_bits()),
         Output::Numeric(v) => numeric_of(v),
+        Output::Bytes(b) => pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(b.as_ptr() as *const std::ffi::c_char, b.len() as i32)),
         // what int8_avg and numeric_avg return: numeric_div of the sum by the count
         Output::NumericRatio(sum, n) => {
             let args = [Some(numeric_of(sum)), Some(numeric_of(n as i128))];

@@ -235,7 +235,7 @@ DECLARE
   aggs text[] := ARRAY['count(*)', 'count(f8)', 'sum(id)', 'sum(i8)', 'sum(f8)', 'sum(f4)', 'avg(i2)', 'avg(f8)', 'avg(f4)',
                        'min(i8)', 'max(f8)', 'min(f4)', 'max(id)', 'count(h)',
                        'count(*) FILTER (WHERE i2 > 0)', 'sum(f8) FILTER (WHERE h = ''host_2'' OR i8 IS NULL)',
-                       'max(id) FILTER (WHERE f8 IS NULL)', 'avg(f4) FILTER (WHERE d >= ''2016-01-10'')'];
+                       'max(id) FILTER (WHERE f8 IS NULL)', 'avg(f4) FILTER (WHERE d >= ''2016-01-10'')', 'min(u)', 'max(h)'];
   wheres text[] := ARRAY['true', 'id < 5000', 'f8 > 50', 'h IN (''host_1'', ''host_4'')', 'i2 <> 0 AND id > 12000',
                          't >= ''2016-03-26 12:00+00'' AND t < ''2016-03-27 00:00+00''', 'i8 IS NULL'];
   k text; a text; w text; q text; bad int := 0; vectorized int := 0; parallel int := 0; r text;
@@ -262,6 +262,24 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SELECT * FROM random_queries(60);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+
+-- text min/max compare bytewise, under a collation that orders so (this database's is C):
+-- dictionary keys and plain strings, varchar relabelled, grouped and not, in parallel plans;
+-- a collation PostgreSQL does not know to order bytewise (C.utf8 is libc's) is its own
+SELECT agg_same('SELECT min(h), max(h), min(u), max(u), min(v), max(v) FROM %s');
+SELECT agg_same('SELECT i2, min(u), max(h), count(*) FROM %s WHERE id > 5000 GROUP BY i2 ORDER BY 1');
+SELECT agg_same('SELECT h, min(u), max(u) FILTER (WHERE i2 > 0) FROM %s GROUP BY h ORDER BY 1');
+SELECT agg_same('SELECT min(h COLLATE "C"), max(u COLLATE "POSIX") FROM %s');
+SELECT agg_same('SELECT max(h COLLATE "C.utf8"), min(u COLLATE "C.utf8") FROM %s');
+SELECT agg_same('SELECT min(u) FROM %s WHERE h IS NULL');
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT agg_same('SELECT h, min(u), max(v) FROM %s GROUP BY h ORDER BY 1');
+SELECT agg_same('SELECT max(u), min(h) FROM %s');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
