@@ -593,7 +593,7 @@ impl GroupTable {
     /// number), given the key parts of the vector's rows, one column per part.
     pub fn assign(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut Vec<u32>) {
         assert_eq!(columns.len(), self.width, "one key column per part");
-        groups.clear();
+        // (not cleared: every selected row is written, and the others are unspecified)
         groups.resize(selection.rows(), 0);
         if let [c] = columns {
             return self.assign_single(c, selection, groups);

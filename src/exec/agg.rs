@@ -83,6 +83,10 @@ static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
 /// 1.2–1.4 s through PostgreSQL's Agg and under a tenth of that here (docs/BENCHMARKS.md).
 const SHARE_OF_SCAN_COST: f64 = 0.2;
 
+/// Of the scan's cost, what remains when every row is answered from metadata (`count(*)` over
+/// 10 M rows reads 77 catalog rows and no stripe: 3.5 ms against 1.1 s for heap).
+const METADATA_SHARE_OF_SCAN_COST: f64 = 0.005;
+
 pub unsafe fn install() {
     pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
     PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
@@ -449,9 +453,7 @@ unsafe fn agg_path(
     let mut aggrefs = Vec::new();
     aggrefs_of(list::nodes((*target).exprs).chain(list::nodes(having)), &mut aggrefs);
     let mut translator = Translator::new(relid);
-    if !aggrefs.iter().all(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator).is_some()) {
-        return None;
-    }
+    let specs: Vec<AggSpec> = aggrefs.iter().map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator)).collect::<Option<_>>()?;
     let groups = estimate_groups(root, input, scan, &keys);
     // (the estimate of time buckets is rough: only a count beyond what the node may hold
     // refuses)
@@ -473,7 +475,13 @@ unsafe fn agg_path(
         (false, &[key]) => top_of(root, key).map_or(1.0, |n| (n as f64 / groups).min(1.0)),
         _ => 1.0,
     };
-    path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * SHARE_OF_SCAN_COST * top_share;
+    // without keys, quals or FILTERs, count/min/max come from the stripes' summaries: what
+    // is left is reading the catalog (so no parallel plan looks worth its workers)
+    let from_metadata = keys.is_empty()
+        && (*input).baserestrictinfo.is_null()
+        && specs.iter().all(|s| s.filter.is_none() && matches!(s.function, Function::CountStar | Function::Count | Function::Min | Function::Max) && s.kind != Kind::Bytes);
+    let share = if from_metadata { METADATA_SHARE_OF_SCAN_COST } else { SHARE_OF_SCAN_COST * top_share };
+    path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * share;
     path.total_cost = path.startup_cost + groups * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
     (*p).custom_private = list::from_nodes([pg_sys::makeBoolConst(partial, false)]);
