@@ -44,7 +44,7 @@ DECLARE line text;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
     IF line ~ '(Stripes: .* left out|Vectors: .* left out|Rows Offered|Groups:|PgColumnarTopN|First Row|Rows Kept|Order:)' THEN
-      RETURN NEXT regexp_replace(line, '^\s*(->\s*)?', '');
+      RETURN NEXT regexp_replace(regexp_replace(line, '^\s*(->\s*)?', ''), ' \(actual rows=[0-9.]+ loops=[0-9]+\)', '');
     END IF;
   END LOOP;
 END $$;
