@@ -162,17 +162,22 @@ fn kind_of(k: GenKind) -> Kind {
     }
 }
 
-/// Runs every function over `vectors` (encoded with `ctx`, each with a selection) through
-/// the states and through the reference; returns which forms were met.
-fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, forms: &mut [u32; 3]) {
-    let unpacked: Vec<_> = vectors
+/// Each vector encoded with `ctx` as the writer chooses, and unpacked.
+fn encoded(vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>) -> Vec<pg_columnar_codec::Unpacked> {
+    vectors
         .iter()
         .map(|(v, _)| {
             let mut enc = Vec::new();
             encode_vector(&v.as_ref(), ctx, &mut enc).unwrap();
             unpack_vector(&enc, ctx).unwrap()
         })
-        .collect();
+        .collect()
+}
+
+/// Runs every function over `vectors` (encoded with `ctx`, each with a selection) through
+/// the states and through the reference; returns which forms were met.
+fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, forms: &mut [u32; 3]) {
+    let unpacked = encoded(vectors, ctx);
     for u in &unpacked {
         forms[match u.form {
             Form::Values(_) => 0,
@@ -350,14 +355,7 @@ fn bounded_avg_is_float8_accum_avg() {
                 (vector, selection(rows, case as u64 * 31 + v, [100, 60, 5][v as usize % 3]))
             })
             .collect();
-        let unpacked: Vec<_> = vectors
-            .iter()
-            .map(|(v, _)| {
-                let mut enc = Vec::new();
-                encode_vector(&v.as_ref(), &ctx, &mut enc).unwrap();
-                unpack_vector(&enc, &ctx).unwrap()
-            })
-            .collect();
+        let unpacked = encoded(&vectors, &ctx);
         let (mut full, mut bounded) = (State::new(Function::Avg, Kind::Float64).unwrap(), State::bounded_avg());
         let (mut full_g, mut bounded_g) = (GroupStates::new(Function::Avg, Kind::Float64).unwrap(), GroupStates::bounded_avg());
         full_g.resize(4);
@@ -414,14 +412,7 @@ fn bytes_min_max_against_reference() {
             })
             .collect();
         let ctx = ColumnContext::default();
-        let unpacked: Vec<_> = vectors
-            .iter()
-            .map(|(v, _)| {
-                let mut enc = Vec::new();
-                encode_vector(&v.as_ref(), &ctx, &mut enc).unwrap();
-                unpack_vector(&enc, &ctx).unwrap()
-            })
-            .collect();
+        let unpacked = encoded(&vectors, &ctx);
         for u in &unpacked {
             forms[match u.form {
                 Form::Values(_) => 0,

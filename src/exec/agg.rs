@@ -684,16 +684,10 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     node as *mut pg_sys::Node
 }
 
-unsafe fn child_of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
-    list::ptrs::<pg_sys::PlanState>((*node).custom_ps).next().expect("PgColumnarAgg without its scan")
-}
-
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
+    super::child::begin(node, estate, eflags);
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    let child_plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("PgColumnarAgg without its scan");
-    let child = pg_sys::ExecInitNode(child_plan, estate, eflags);
-    (*node).custom_ps = list::from_nodes([child as *mut pg_sys::Node]);
     exec_of(node).values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs).map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps)).collect();
 }
 
@@ -772,7 +766,7 @@ pub(super) fn group_memory_limit() -> usize {
 unsafe fn compute(node: *mut NodeState) -> Computed {
     let css = &mut (*node).css;
     let exec = &mut *(*node).exec;
-    let child = child_of(css);
+    let child = super::child::of(css);
     let instr = (*child).instrument;
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
@@ -1100,7 +1094,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    pg_sys::ExecEndNode(child_of(node));
+    pg_sys::ExecEndNode(super::child::of(node));
     // the key readers' slots are dropped here only: on a failed query they go with the
     // query's memory, which the reset that drops the Rust state is freeing
     for r in &mut exec_of(node).readers {
@@ -1112,14 +1106,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
     exec_of(node).result = None;
-    let child = child_of(node);
-    // the child is never run through ExecProcNode, which would rescan it for changed
-    // parameters: tell it about them and rescan it here
-    if !(*node).ss.ps.chgParam.is_null() {
-        pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
-    }
-    pg_sys::ExecReScan(child);
-    pg_sys::ExecScanReScan(&mut (*node).ss);
+    super::child::rescan(node);
 }
 
 fn function_name(f: Function) -> &'static str {

@@ -102,6 +102,37 @@ pub mod state {
     }
 }
 
+/// The PgColumnarScan child of a node that takes its vectors (PgColumnarAgg,
+/// PgColumnarTopN): started with the node, rescanned with it, ended with it.
+pub mod child {
+    use super::list;
+    use pgrx::pg_sys;
+
+    /// Starts the plan's one custom child (its scan), from `BeginCustomScan`.
+    pub unsafe fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("a node above a scan without its scan");
+        let child = pg_sys::ExecInitNode(plan, estate, eflags);
+        (*node).custom_ps = list::from_nodes([child as *mut pg_sys::Node]);
+    }
+
+    pub unsafe fn of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
+        list::ptrs::<pg_sys::PlanState>((*node).custom_ps).next().expect("a node above a scan without its scan")
+    }
+
+    /// Rescans the child and the node's own scan state, from `ReScanCustomScan`. The child
+    /// is never run through ExecProcNode, which would rescan it for changed parameters: it
+    /// is told about them here.
+    pub unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
+        let child = of(node);
+        if !(*node).ss.ps.chgParam.is_null() {
+            pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
+        }
+        pg_sys::ExecReScan(child);
+        pg_sys::ExecScanReScan(&mut (*node).ss);
+    }
+}
+
 /// Iterating PostgreSQL lists.
 pub mod list {
     use pgrx::pg_sys;

@@ -302,17 +302,10 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     node as *mut pg_sys::Node
 }
 
-unsafe fn child_of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
-    list::ptrs::<pg_sys::PlanState>((*node).custom_ps).next().expect("PgColumnarTopN without its scan")
-}
-
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
     crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
-    let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    let child_plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("PgColumnarTopN without its scan");
-    let child = pg_sys::ExecInitNode(child_plan, estate, eflags);
-    (*node).custom_ps = list::from_nodes([child as *mut pg_sys::Node]);
+    super::child::begin(node, estate, eflags);
 }
 
 /// The best rank a set of rows can hold from what its zone map and NULL count say of the
@@ -346,7 +339,7 @@ unsafe fn stripe_groups(scan: &mut ScanState, i: usize, reader: &mut KeyReader, 
 /// (stripe index, row within the stripe), in the order to return them.
 unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64)> {
     let css = &mut (*node).css;
-    let child = child_of(css);
+    let child = super::child::of(css);
     let instr = (*child).instrument;
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
@@ -493,7 +486,7 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
         return pg_sys::ExecClearTuple(slot);
     };
     exec.next_row += 1;
-    let (scan, _) = super::node::batch_source(child_of(&mut (*node).css)).expect("PgColumnarTopN over a PgColumnarScan");
+    let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css)).expect("PgColumnarTopN over a PgColumnarScan");
     scan.store(i, r, slot);
     slot
 }
@@ -510,7 +503,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    pg_sys::ExecEndNode(child_of(node));
+    pg_sys::ExecEndNode(super::child::of(node));
     if let Some((values, group)) = exec_of(node).readers.as_mut() {
         values.end();
         if let Some(g) = group {
@@ -523,14 +516,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
     exec_of(node).rows = None;
-    let child = child_of(node);
-    // the child is never run through ExecProcNode, which would rescan it for changed
-    // parameters: tell it about them and rescan it here
-    if !(*node).ss.ps.chgParam.is_null() {
-        pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
-    }
-    pg_sys::ExecReScan(child);
-    pg_sys::ExecScanReScan(&mut (*node).ss);
+    super::child::rescan(node);
 }
 
 #[pgrx::pg_guard]
