@@ -174,17 +174,22 @@ fn encoded(vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>) -> Vec<pg_c
         .collect()
 }
 
-/// Runs every function over `vectors` (encoded with `ctx`, each with a selection) through
-/// the states and through the reference; returns which forms were met.
-fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, forms: &mut [u32; 3]) {
-    let unpacked = encoded(vectors, ctx);
-    for u in &unpacked {
+/// Counts the unpacked forms met: plain values, bitpacked integers, dictionary codes.
+fn count_forms(unpacked: &[pg_columnar_codec::Unpacked], forms: &mut [u32; 3]) {
+    for u in unpacked {
         forms[match u.form {
             Form::Values(_) => 0,
             Form::Integers { .. } => 1,
             Form::Codes { .. } => 2,
         }] += 1;
     }
+}
+
+/// Runs every function over `vectors` (encoded with `ctx`, each with a selection) through
+/// the states and through the reference; returns which forms were met.
+fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, forms: &mut [u32; 3]) {
+    let unpacked = encoded(vectors, ctx);
+    count_forms(&unpacked, forms);
     for f in FUNCTIONS {
         let mut state = State::new(f, kind).unwrap();
         let mut reference = Reference::default();
@@ -413,13 +418,7 @@ fn bytes_min_max_against_reference() {
             .collect();
         let ctx = ColumnContext::default();
         let unpacked = encoded(&vectors, &ctx);
-        for u in &unpacked {
-            forms[match u.form {
-                Form::Values(_) => 0,
-                Form::Integers { .. } => 1,
-                Form::Codes { .. } => 2,
-            }] += 1;
-        }
+        count_forms(&unpacked, &mut forms);
         for f in [Function::Min, Function::Max] {
             let mut state = State::new(f, Kind::Bytes).unwrap();
             let mut grouped = GroupStates::new(f, Kind::Bytes).unwrap();
