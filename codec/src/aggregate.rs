@@ -543,31 +543,26 @@ pub fn answer_from_metadata(f: Function, kind: Kind, rows: usize, facts: Option<
 /// Calls `f` with each selected non-NULL row of `u` and its bytes; `None` if `u` holds no
 /// byte strings (a vector of another kind).
 fn for_each_selected_bytes(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, mut f: impl FnMut(usize, &[u8])) -> Option<()> {
+    // the strings, and for a dictionary vector the code of each non-NULL row into them
+    let (strings, codes) = match &u.form {
+        Form::Values(Values::Bytes(b)) => (b.as_ref(), None),
+        Form::Codes { inline, codes } => {
+            let Values::Bytes(entries) = Unpacked::entries(inline, ctx) else { return None };
+            (entries.as_ref(), Some(codes.as_slice()))
+        }
+        _ => return None,
+    };
     let nulls = u.nulls.as_deref();
     let is_null = |r: usize| nulls.is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1);
     // the index among non-NULL rows of each selected row, walked alongside the selection
-    let mut walk = |value_of: &mut dyn FnMut(usize, &mut dyn FnMut(usize, &[u8]))| {
-        let (mut k, mut next_row) = (0, 0);
-        for r in sel.iter() {
-            k += (next_row..r).filter(|&s| !is_null(s)).count();
-            next_row = r + 1;
-            if !is_null(r) {
-                value_of(k, &mut |_, v| f(r, v));
-                k += 1;
-            }
+    let (mut k, mut next_row) = (0, 0);
+    for r in sel.iter() {
+        k += (next_row..r).filter(|&s| !is_null(s)).count();
+        next_row = r + 1;
+        if !is_null(r) {
+            f(r, strings.get(codes.map_or(k, |c| c[k] as usize)));
+            k += 1;
         }
-    };
-    match &u.form {
-        Form::Values(Values::Bytes(b)) => {
-            let b = b.as_ref();
-            walk(&mut |k, g| g(k, b.get(k)));
-        }
-        Form::Codes { inline, codes } => {
-            let Values::Bytes(entries) = Unpacked::entries(inline, ctx) else { return None };
-            let entries = entries.as_ref();
-            walk(&mut |k, g| g(k, entries.get(codes[k] as usize)));
-        }
-        _ => return None,
     }
     Some(())
 }
