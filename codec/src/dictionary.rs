@@ -475,17 +475,32 @@ pub fn unpack(
     let mut codes = Vec::with_capacity(count);
     bitpack::read_block(r, count, &mut codes)?;
     let n = entries.len();
-    if let Some(&bad) = codes.iter().find(|&&c| c < 0 || c as usize >= n) {
-        return Err(DecodeError::OutOfRange { what: "dictionary code", value: bad as u64, limit: n as u64 - 1 });
+    if !codes_in_range(&codes, n) {
+        let bad = codes.iter().copied().find(|&c| c < 0 || c as usize >= n).expect("a code out of range");
+        return Err(DecodeError::OutOfRange { what: "dictionary code", value: bad as u64, limit: (n as u64).saturating_sub(1) });
     }
     if let Values::Bytes(b) = entries {
         let b = b.as_ref();
-        let total: u64 = codes.iter().map(|&c| b.get(c as usize).len() as u64).sum();
-        if total > MAX_VECTOR_BYTES {
-            return Err(DecodeError::OutOfRange { what: "decoded bytes of a dictionary vector", value: total, limit: MAX_VECTOR_BYTES });
+        // the longest entry repeated by every code bounds the gathered bytes; only when that
+        // bound does not fit are the codes' lengths added up
+        let longest = b.offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as u64;
+        if longest.saturating_mul(codes.len() as u64) > MAX_VECTOR_BYTES {
+            let total: u64 = codes.iter().map(|&c| b.get(c as usize).len() as u64).sum();
+            if total > MAX_VECTOR_BYTES {
+                return Err(DecodeError::OutOfRange { what: "decoded bytes of a dictionary vector", value: total, limit: MAX_VECTOR_BYTES });
+            }
         }
     }
     Ok((inline, codes))
+}
+
+/// Whether every code is in `0..n` (`n` at most [`SHARED_MAX_ENTRIES`]). A code c is when
+/// the sign bit of c is clear and that of c - n is set (c - n does not wrap, n being
+/// small): one AND over all codes, with no early exit and no 64-bit compare, which the
+/// baseline target's vector instructions lack, so the loop vectorizes.
+fn codes_in_range(codes: &[i64], n: usize) -> bool {
+    debug_assert!(n <= SHARED_MAX_ENTRIES);
+    codes.iter().fold(u64::MAX, |a, &c| a & !(c as u64) & (c as u64).wrapping_sub(n as u64)) >> 63 == 1
 }
 
 /// `entries[codes[i]]` for every i: the codes must index `entries` (as [`unpack`] checks).
@@ -521,5 +536,27 @@ pub fn gather(entries: &Values, codes: &[i64]) -> Values {
             }
             Values::Fixed { width: *width, data: out }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The range check against the plain comparison, at the edges of every `n`.
+    #[test]
+    fn codes_in_range_is_the_comparison() {
+        let edges = [i64::MIN, i64::MIN + 1, -2, -1, 0, 1, 2, 63, 64, 511, 512, 16383, 16384, i64::MAX - 1, i64::MAX];
+        for n in [0usize, 1, 2, 64, 100, 512, 16384] {
+            let near = [n as i64 - 1, n as i64, n as i64 + 1];
+            for &c in edges.iter().chain(&near) {
+                assert_eq!(codes_in_range(&[c], n), c >= 0 && (c as usize) < n, "code {c} of {n} entries");
+                // one bad code among good ones is seen wherever it is
+                let mut many = vec![0i64; 37];
+                many[29] = c;
+                assert_eq!(codes_in_range(&many, n), n > 0 && c >= 0 && (c as usize) < n, "code {c} among zeros, {n} entries");
+            }
+        }
+        assert!(codes_in_range(&[], 0));
     }
 }

@@ -159,6 +159,15 @@ fn a_dictionary_cannot_expand_without_bound() {
         }
         other => panic!("expected the expansion to be refused, got {:?}", other.map(|v| v.rows)),
     }
+    // the control: the longest entry times the rows passes the limit too, but the codes
+    // name it once, so the exact sum of their lengths fits and the vector decodes
+    let short = [b'y'];
+    let rows: Vec<&[u8]> = (0..1024).map(|i| if i == 7 { &long[..] } else { &short[..] }).collect();
+    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(rows.into_iter().collect()) };
+    let mut bytes = Vec::new();
+    let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
+    assert_eq!(r.chosen, Some(Encoding::Dictionary));
+    assert_eq!(decode_vector(&bytes, &ColumnContext::default()).unwrap(), v);
 }
 
 /// A stripe header's column and row counts are checked against the directory's length
@@ -178,5 +187,25 @@ fn a_stripe_header_cannot_size_the_directory() {
     match StripeDirectory::parse(&h) {
         Err(pg_columnar_codec::DecodeError::Inconsistent { what }) => assert!(what.starts_with("stripe directory"), "{what}"),
         other => panic!("expected an inconsistent directory, got {other:?}"),
+    }
+}
+
+/// A dictionary code past the entries is an error naming it: a real vector of three
+/// strings whose last codes (width 2, the block's last byte) are turned into 3.
+#[test]
+fn a_dictionary_code_past_the_entries_is_refused() {
+    let names: [&[u8]; 3] = [b"alpha", b"beta", b"gamma"];
+    let rows: Vec<&[u8]> = (0..1024).map(|i| names[i % 3]).collect();
+    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(rows.into_iter().collect()) };
+    let mut bytes = Vec::new();
+    let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
+    assert_eq!(r.chosen, Some(Encoding::Dictionary));
+    assert_eq!(decode_vector(&bytes, &ColumnContext::default()).unwrap(), v);
+    *bytes.last_mut().unwrap() = 0xff;
+    match decode_vector(&bytes, &ColumnContext::default()) {
+        Err(pg_columnar_codec::DecodeError::OutOfRange { what, value, limit }) => {
+            assert_eq!((what, value, limit), ("dictionary code", 3, 2));
+        }
+        other => panic!("expected the code to be refused, got {:?}", other.map(|v| v.rows)),
     }
 }
