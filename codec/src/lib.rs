@@ -23,6 +23,7 @@ pub mod fsst;
 pub mod group;
 pub mod gorilla;
 pub mod plain;
+pub mod sort;
 pub mod stripe;
 pub mod topn;
 pub mod vector;

@@ -32,7 +32,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::bits::ByteReader;
 use crate::error::{DecodeError, DecodeResult};
-use crate::vector::{count_nulls, BytesRef, ValuesRef, MAX_ROWS};
+use crate::vector::{count_nulls, BytesRef, Values, ValuesRef, MAX_ROWS};
 use crate::zonemap::ZoneMap;
 use crate::{encode_vector, fsst, ColumnContext, EncodeError, EncodeReport, Encoding, SharedDictionary, SymbolTable};
 
@@ -234,6 +234,33 @@ pub struct VectorEntry {
     pub zone: StoredZone,
 }
 
+impl VectorEntry {
+    /// The entry as the directory stores it (the offset is derived, not stored).
+    fn write(&self, directory: &mut Vec<u8>) {
+        directory.extend_from_slice(&(self.length as u32).to_le_bytes());
+        directory.push(self.encoding.map_or(NO_ENCODING, |x| x as u8));
+        directory.extend_from_slice(&(self.null_count as u16).to_le_bytes());
+        directory.extend_from_slice(&self.checksum.to_le_bytes());
+        self.zone.write(directory);
+    }
+
+    /// Reads an entry at `offset` of a vector of `rows` rows.
+    fn read(r: &mut ByteReader<'_>, offset: usize, rows: usize) -> DecodeResult<VectorEntry> {
+        let length = r.u32("vector length")? as usize;
+        let encoding = match r.u8("vector encoding")? {
+            NO_ENCODING => None,
+            tag => Some(Encoding::from_tag(tag)?),
+        };
+        let null_count = r.u16("vector null count")? as usize;
+        if null_count > rows {
+            return Err(DecodeError::OutOfRange { what: "vector null count", value: null_count as u64, limit: rows as u64 });
+        }
+        let checksum = r.u32("vector checksum")?;
+        let zone = StoredZone::read(r)?;
+        Ok(VectorEntry { offset, length, encoding, null_count, checksum, zone })
+    }
+}
+
 /// A column context (FSST table or shared dictionary) inside a stripe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextEntry {
@@ -254,6 +281,9 @@ pub struct ColumnDirectory {
 pub struct StripeDirectory {
     pub row_count: usize,
     pub columns: Vec<ColumnDirectory>,
+    /// A sorted stripe's row positions: per vector of its rows in insert order, the vector
+    /// of their stored positions. `None`: the rows are stored in insert order.
+    pub row_positions: Option<Vec<VectorEntry>>,
     /// Bytes of header plus directory: where the data section starts.
     pub data_start: usize,
     /// Total stripe length the directory describes.
@@ -312,25 +342,29 @@ impl StripeDirectory {
             let dictionary = context(&mut offset)?;
             let mut vectors = Vec::with_capacity(vector_count);
             for v in 0..vector_count {
-                let length = r.u32("vector length")? as usize;
-                let encoding = match r.u8("vector encoding")? {
-                    NO_ENCODING => None,
-                    tag => Some(Encoding::from_tag(tag)?),
-                };
-                let null_count = r.u16("vector null count")? as usize;
-                let rows = (row_count - v * MAX_ROWS).min(MAX_ROWS);
-                if null_count > rows {
-                    return Err(DecodeError::OutOfRange { what: "vector null count", value: null_count as u64, limit: rows as u64 });
-                }
-                let checksum = r.u32("vector checksum")?;
-                let zone = StoredZone::read(&mut r)?;
-                vectors.push(VectorEntry { offset, length, encoding, null_count, checksum, zone });
-                offset += length;
+                let e = VectorEntry::read(&mut r, offset, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
+                offset += e.length;
+                vectors.push(e);
             }
             columns.push(ColumnDirectory { fsst, dictionary, vectors });
         }
+        // a sorted stripe's row positions follow the columns
+        let row_positions = if r.remaining() > 0 {
+            let mut vectors = Vec::with_capacity(vector_count);
+            for v in 0..vector_count {
+                let e = VectorEntry::read(&mut r, offset, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
+                if e.null_count != 0 || e.encoding.is_none() {
+                    return Err(DecodeError::Inconsistent { what: "row position vector with NULLs" });
+                }
+                offset += e.length;
+                vectors.push(e);
+            }
+            Some(vectors)
+        } else {
+            None
+        };
         r.finish()?;
-        Ok(StripeDirectory { row_count, columns, data_start, total_len: offset })
+        Ok(StripeDirectory { row_count, columns, row_positions, data_start, total_len: offset })
     }
 }
 
@@ -593,16 +627,20 @@ pub fn write_stripe(
 }
 
 /// Choices of [`write_stripe_with`] that the format leaves to the writer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct WriteOptions {
     /// Look for the row period ([`detect_period`]); off only to perturb the encoder on purpose
     /// (the gate's self-test).
     pub find_period: bool,
+    /// Columns (0-based) to sort the rows by ([`crate::sort`]); empty: rows stay in insert
+    /// order. A sorted stripe stores its row positions (the stored position of each row, in
+    /// insert order).
+    pub sort_key: Vec<usize>,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { find_period: true }
+        WriteOptions { find_period: true, sort_key: Vec::new() }
     }
 }
 
@@ -620,12 +658,33 @@ pub fn write_stripe_with(
         return Err(EncodeError(format!("{row_count} rows in one stripe")));
     }
     let vector_count = row_count.div_ceil(MAX_ROWS);
-    let stride = if options.find_period { detect_period(columns) } else { None };
+    if let Some(&c) = options.sort_key.iter().find(|&&c| c >= columns.len()) {
+        return Err(EncodeError(format!("sort key column {} of {}", c + 1, columns.len())));
+    }
+    let order = crate::sort::sort_order(columns, &options.sort_key, row_count);
+    // the period of the rows as they came (a sorted stripe's row positions are encoded with
+    // it) and of the rows as stored, from as many of them as it examines
+    let input_period = if options.find_period { detect_period(columns) } else { None };
+    let stride = match (&order, options.find_period) {
+        (_, false) => None,
+        (None, true) => input_period,
+        (Some(order), true) => {
+            let head = &order[..order.len().min(PERIOD_SAMPLE)];
+            let sorted: Vec<(Option<Vec<u8>>, Values)> = columns.iter().map(|c| crate::sort::permute(c, head, row_count)).collect();
+            detect_period(&sorted.iter().map(|(n, v)| ColumnInput { nulls: n.as_deref(), values: v.as_ref() }).collect::<Vec<_>>())
+        }
+    };
     let mut directory = Vec::new();
     let mut data = Vec::new();
     let mut reports = Vec::with_capacity(columns.len());
     let mut encoded = Vec::new();
     for column in columns {
+        // a sorted stripe permutes one column at a time, so at most one column is copied
+        let sorted = order.as_ref().map(|o| crate::sort::permute(column, o, row_count));
+        let column = match &sorted {
+            Some((nulls, values)) => &ColumnInput { nulls: nulls.as_deref(), values: values.as_ref() },
+            None => column,
+        };
         let values = &column.values;
         let fsst_table: Option<SymbolTable> = match values {
             ValuesRef::Bytes(b) => fsst::decide_and_build(b.iter()),
@@ -683,14 +742,38 @@ pub fn write_stripe_with(
         context(used_fsst, &|o| fsst_table.as_ref().unwrap().serialize(o));
         context(used_dictionary, &|o| dictionary.as_ref().unwrap().serialize(o));
         for e in &entries {
-            directory.extend_from_slice(&(e.length as u32).to_le_bytes());
-            directory.push(e.encoding.map_or(NO_ENCODING, |x| x as u8));
-            directory.extend_from_slice(&(e.null_count as u16).to_le_bytes());
-            directory.extend_from_slice(&e.checksum.to_le_bytes());
-            e.zone.write(&mut directory);
+            e.write(&mut directory);
         }
         data.extend_from_slice(&encoded);
         reports.push(ColumnReport { vectors: vector_reports, fsst_table: used_fsst, shared_dictionary: used_dictionary, period: stride });
+    }
+    if let Some(order) = &order {
+        // the row positions: per vector of rows in insert order, the stored position of each
+        // (int32, encoded like any column's vector, with the input's row period: rows that
+        // came one period apart usually lie one apart once sorted), after every column
+        let mut position = vec![0u32; row_count];
+        for (s, &o) in order.iter().enumerate() {
+            position[o as usize] = s as u32;
+        }
+        let ctx = ColumnContext { stride: input_period, ..ColumnContext::default() };
+        for v in 0..vector_count {
+            let start = v * MAX_ROWS;
+            let rows = (row_count - start).min(MAX_ROWS);
+            let positions: Vec<i32> = position[start..start + rows].iter().map(|&p| p as i32).collect();
+            let vector = crate::VectorRef { rows, nulls: None, values: ValuesRef::Int32(&positions) };
+            let before = data.len();
+            let report = encode_vector(&vector, &ctx, &mut data)?;
+            let bytes = &data[before..];
+            VectorEntry {
+                offset: 0,
+                length: bytes.len(),
+                encoding: report.chosen,
+                null_count: 0,
+                checksum: checksum32(bytes),
+                zone: StoredZone::from_report(&report.zone_map, &vector.values),
+            }
+            .write(&mut directory);
+        }
     }
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&crate::FORMAT_VERSION.to_le_bytes());
@@ -700,6 +783,25 @@ pub fn write_stripe_with(
     out.extend_from_slice(&directory);
     out.extend_from_slice(&data);
     Ok(reports)
+}
+
+/// Appends to `out` the stored positions a row-position vector (`bytes`, already checked
+/// against its entry's checksum) gives for `rows` rows (in insert order) of a stripe of
+/// `row_count` rows. They are a permutation only if all are distinct ([`crate::sort::invert`]
+/// checks that).
+pub fn decode_row_positions(bytes: &[u8], rows: usize, row_count: usize, out: &mut Vec<u32>) -> DecodeResult<()> {
+    let v = crate::decode_vector(bytes, &ColumnContext::default())?;
+    let Values::Int32(positions) = v.values else {
+        return Err(DecodeError::Inconsistent { what: "row position vector (not of int32 positions)" });
+    };
+    if v.rows != rows || v.nulls.is_some() || positions.len() != rows {
+        return Err(DecodeError::Inconsistent { what: "row position vector (not one position per row)" });
+    }
+    if let Some(&p) = positions.iter().find(|&&p| p < 0 || p as usize >= row_count) {
+        return Err(DecodeError::OutOfRange { what: "row position", value: p as u32 as u64, limit: row_count as u64 - 1 });
+    }
+    out.extend(positions.iter().map(|&p| p as u32));
+    Ok(())
 }
 
 /// Checks `bytes` against a directory checksum and returns them, or says what is wrong.
