@@ -4,7 +4,8 @@
 //! * executor end and utility end: buffered rows are written at the end of the statement that
 //!   inserted them (see `am::write`);
 //! * utility start: commands a pg_columnar table refuses are refused before they create
-//!   anything (see `am::ddl`);
+//!   anything (see `am::ddl`); our table options are taken out of the statement and stored
+//!   around it (see `am::options`);
 //! * object access: a dropped pg_columnar table's catalog rows are deleted with it;
 //! * once the planner knows a base relation's size (`compat::install_relation_info_hook`):
 //!   the number of parallel workers for a pg_columnar table follows its stripes, not its
@@ -16,7 +17,7 @@
 
 use pgrx::pg_sys;
 
-use crate::am::{life, write};
+use crate::am::{life, options, write};
 
 static mut PREV_EXECUTOR_END: pg_sys::ExecutorEnd_hook_type = None;
 static mut PREV_PROCESS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
@@ -67,9 +68,15 @@ unsafe extern "C-unwind" fn process_utility(
 ) {
     crate::am::ddl::check_utility(pstmt);
     let first_cid = if pg_sys::IsTransactionState() { pg_sys::GetCurrentCommandId(false) } else { 0 };
+    // our table options, which PostgreSQL would refuse, are taken out of the statement
+    let options = if pg_sys::IsTransactionState() { options::before(pstmt, read_only_tree) } else { None };
+    let read_only_tree = read_only_tree && options.is_none();
     match PREV_PROCESS_UTILITY {
         Some(prev) => prev(pstmt, query, read_only_tree, context, params, env, dest, qc),
         None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
+    }
+    if let Some(p) = options {
+        options::after(p);
     }
     // COPY FROM and other utility commands insert without an executor end; a transaction
     // that just ended (COMMIT) has nothing buffered any more

@@ -64,7 +64,7 @@ fn fetch_into(scan: &mut ScanState, row: u64, slot: *mut pg_sys::TupleTableSlot)
     match stripe_index_of(&scan.stripes, row) {
         Some(i) => {
             let first = scan.stripes[i].first_row;
-            scan.store(i, row - first, slot);
+            scan.store_offset(i, row - first, slot);
             true
         }
         None => false,

@@ -21,6 +21,28 @@ pub struct LoadedStripe {
     pub dir: StripeDirectory,
     /// Per column, its FSST table and shared dictionary once read.
     contexts: Vec<Option<(Option<SymbolTable>, Option<SharedDictionary>)>>,
+    /// A sorted stripe's row order once read ([`row_order`](Self::row_order)).
+    order: Option<RowOrder>,
+}
+
+/// Where the rows of a sorted stripe are (`pg_columnar.sort_key`): a row keeps the row
+/// number (hence TID) it was given at insert time, its *insert offset* within the stripe,
+/// while it is stored at another *position*.
+pub struct RowOrder {
+    /// Per insert offset, the stored position.
+    position: Vec<u32>,
+    /// Per stored position, the insert offset.
+    offset: Vec<u32>,
+}
+
+impl RowOrder {
+    pub fn offset_of(&self, position: u64) -> u64 {
+        self.offset[position as usize] as u64
+    }
+
+    pub fn position_of(&self, offset: u64) -> u64 {
+        self.position[offset as usize] as u64
+    }
 }
 
 fn stripe_error(pages: &PageReader, row: &StripeRow, what: impl std::fmt::Display) -> ! {
@@ -86,7 +108,35 @@ impl LoadedStripe {
             );
         }
         let contexts = vec![None; dir.columns.len()];
-        LoadedStripe { serial: next_serial(), row, dir, contexts }
+        LoadedStripe { serial: next_serial(), row, dir, contexts, order: None }
+    }
+
+    /// Whether the stripe's rows are stored in another order than they were inserted in.
+    pub fn is_sorted(&self) -> bool {
+        self.dir.row_positions.is_some()
+    }
+
+    /// The row order of a sorted stripe (`None`: its rows are stored in insert order), read
+    /// and checked (a permutation of the stripe's rows) on first use.
+    pub fn row_order(&mut self, pages: &mut PageReader, buf: &mut Vec<u8>) -> Option<&RowOrder> {
+        let entries = self.dir.row_positions.as_ref()?;
+        if self.order.is_none() {
+            let rows = self.dir.row_count;
+            let mut position = Vec::with_capacity(rows);
+            for (v, e) in entries.iter().enumerate() {
+                pages.read(self.row.first_block, e.offset, e.length, buf);
+                if stripe::checksum32(buf) != e.checksum {
+                    stripe_error(pages, &self.row, format!("row position vector {v} checksum mismatch"));
+                }
+                stripe::decode_row_positions(buf, self.dir.vector_rows(v), rows, &mut position)
+                    .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("row position vector {v}: {err}")));
+            }
+            let Some(offset) = pg_columnar_codec::sort::invert(&position) else {
+                stripe_error(pages, &self.row, "row positions name one stored row twice");
+            };
+            self.order = Some(RowOrder { position, offset });
+        }
+        self.order.as_ref()
     }
 
     pub fn vector_count(&self) -> usize {

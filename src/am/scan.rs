@@ -141,7 +141,7 @@ pub struct ScanState {
     /// ANALYZE: ordinal (among visible rows) of each stripe's first row.
     first_ordinals: Vec<u64>,
     /// Bitmap scan: visible rows of the current TID-bitmap block still to return, as stripe
-    /// index and row within the stripe.
+    /// index and insert offset within the stripe.
     bitmap_rows: std::collections::VecDeque<(usize, u64)>,
     /// Columns to decode (`None`: all), kept to rebuild `decoded` when the slots' descriptor
     /// changes.
@@ -383,8 +383,31 @@ impl ScanState {
         let stripe = self.stripe.as_mut().unwrap();
         let selected = if selected { self.row_cursor.as_ref().map(|c| (c.id, &c.selection)) } else { None };
         self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
+        // a sorted stripe's row keeps the number it was inserted with
+        let offset = stripe.row_order(&mut self.pages, &mut self.buf).map_or(r, |o| o.offset_of(r));
         let row = &self.stripes[i];
-        unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, row.first_row + r, self.relid, row) };
+        unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, row.first_row + offset, self.relid, row) };
+    }
+
+    /// Stores the row of stripe `i` whose row number is the stripe's first plus `offset`
+    /// (its insert offset) into `slot`.
+    pub fn store_offset(&mut self, i: usize, offset: u64, slot: *mut pg_sys::TupleTableSlot) {
+        let position = self.position_of(i, offset);
+        self.store(i, position, slot)
+    }
+
+    /// Where stripe `i` stores the row of insert offset `offset`.
+    fn position_of(&mut self, i: usize, offset: u64) -> u64 {
+        self.load(i);
+        let stripe = self.stripe.as_mut().unwrap();
+        stripe.row_order(&mut self.pages, &mut self.buf).map_or(offset, |o| o.position_of(offset))
+    }
+
+    /// The insert offset of the row stripe `i` stores at `position`.
+    fn offset_of(&mut self, i: usize, position: u64) -> u64 {
+        self.load(i);
+        let stripe = self.stripe.as_mut().unwrap();
+        stripe.row_order(&mut self.pages, &mut self.buf).map_or(position, |o| o.offset_of(position))
     }
 
     /// The next stripe of a parallel scan, or of a serial one (in [`set_order`](Self::set_order)'s
@@ -402,11 +425,11 @@ impl ScanState {
         (i < self.stripes.len()).then_some(i)
     }
 
-    fn in_range(&self, i: usize, r: u64) -> bool {
-        self.range.is_none_or(|(lo, hi)| {
-            let n = self.stripes[i].first_row + r;
-            lo <= n && n <= hi
-        })
+    /// Whether the row stripe `i` stores at `r` is in the TID range.
+    fn in_range(&mut self, i: usize, r: u64) -> bool {
+        let Some((lo, hi)) = self.range else { return true };
+        let n = self.stripes[i].first_row + self.offset_of(i, r);
+        lo <= n && n <= hi
     }
 
     /// Moves to the next row (forward or backward) and returns its position.
@@ -786,8 +809,8 @@ impl ScanState {
 
     /// Bitmap scan: the next row of the current block.
     pub fn bitmap_next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        let Some((i, r)) = self.bitmap_rows.pop_front() else { return false };
-        self.store(i, r, slot);
+        let Some((i, offset)) = self.bitmap_rows.pop_front() else { return false };
+        self.store_offset(i, offset, slot);
         true
     }
 

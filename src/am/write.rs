@@ -160,8 +160,8 @@ fn encode_columns(columns: &[ColumnBuffer], rows: usize, options: stripe::WriteO
     Ok(image)
 }
 
-fn write_options() -> stripe::WriteOptions {
-    stripe::WriteOptions { find_period: !IGNORE_ROW_PERIOD.get() }
+fn write_options(rel: pg_sys::Relation) -> stripe::WriteOptions {
+    stripe::WriteOptions { find_period: !IGNORE_ROW_PERIOD.get(), sort_key: super::options::sort_key(rel) }
 }
 
 /// Runs `f` on a new thread with every signal blocked (PostgreSQL's signal handlers must run
@@ -293,14 +293,15 @@ fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
     let rows = origin.rows as usize;
     let columns = std::mem::take(&mut w.columns);
     drop(w);
-    let options = write_options();
+    let options = write_options(rel);
     let image = if ENCODE_IN_BACKGROUND.get() {
         // the columns move to the thread; if none can be started, encode here
         let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(columns)));
         let for_thread = shared.clone();
+        let thread_options = options.clone();
         let handle = spawn_encoder(move || {
             let columns = for_thread.lock().map_err(|_| "poisoned".to_string())?.take().ok_or("no columns")?;
-            encode_columns(&columns, rows, options)
+            encode_columns(&columns, rows, thread_options)
         });
         match handle {
             Some(handle) => Image::Encoding(handle),

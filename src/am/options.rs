@@ -1,0 +1,447 @@
+//! Table options of pg_columnar tables: `pg_columnar.sort_key`, set with
+//! `CREATE TABLE ... WITH (pg_columnar.sort_key = 'a, b')` or `ALTER TABLE ... SET (...)` and
+//! removed with `ALTER TABLE ... RESET (pg_columnar.sort_key)`.
+//!
+//! PostgreSQL validates storage parameters against heap's list and has no hook for a table
+//! access method's own, so the utility hook takes these out of the statement before
+//! PostgreSQL sees it and writes them into `pg_class.reloptions` itself, as
+//! `pg_columnar.sort_key=a, b`. There they show in `\d+`, `pg_dump` writes them back into
+//! the CREATE TABLE it emits (restored through this same hook), and a rewrite (VACUUM FULL,
+//! CLUSTER, ALTER COLUMN TYPE, SET ACCESS METHOD) copies them to the new relation.
+//! PostgreSQL reads reloptions it does not know without complaint, but refuses them when it
+//! validates the table's options again (another `ALTER TABLE ... SET`): for such a statement
+//! the option is taken out of `pg_class` while PostgreSQL runs it and put back after.
+//!
+//! The key is stored by column names; a statement that renames a key column gets it
+//! renamed in the key, one that drops a key column (or changes it to a type the writer
+//! cannot sort by) takes it out of the key, with a NOTICE.
+
+use std::ffi::{CStr, CString};
+
+use pgrx::pg_sys;
+use pgrx::PgSqlErrorCode::{ERRCODE_DATATYPE_MISMATCH, ERRCODE_INVALID_PARAMETER_VALUE, ERRCODE_UNDEFINED_COLUMN, ERRCODE_WRONG_OBJECT_TYPE};
+
+use super::routine::is_columnar;
+
+/// The option's namespace and name, and how `pg_class.reloptions` holds it.
+const NAMESPACE: &str = "pg_columnar";
+const STORED_NAME: &str = "pg_columnar.sort_key";
+
+/// One of our options named in a statement: `Some(value)` to set, `None` to reset.
+type Change = Option<String>;
+
+/// Whether `def` names one of our options, and which (an unknown name in our namespace is
+/// an error, as PostgreSQL's own parameters are).
+unsafe fn our_option(def: *mut pg_sys::DefElem) -> Option<()> {
+    let name = CStr::from_ptr((*def).defname).to_string_lossy();
+    let namespace = (!(*def).defnamespace.is_null()).then(|| CStr::from_ptr((*def).defnamespace).to_string_lossy().into_owned());
+    let full = match namespace {
+        Some(ns) if ns == NAMESPACE => format!("{ns}.{name}"),
+        Some(_) => return None,
+        // pg_dump writes the stored name back as one quoted identifier
+        None if name.starts_with("pg_columnar.") => name.into_owned(),
+        None => return None,
+    };
+    if full != STORED_NAME {
+        pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{full}\""), "pg_columnar's table option is pg_columnar.sort_key.");
+    }
+    Some(())
+}
+
+/// Takes our options out of `list` (a `List *` of DefElem, changed in place); the last one
+/// named wins.
+unsafe fn take_ours(list: &mut *mut pg_sys::List, reset: bool) -> Option<Change> {
+    let mut found = None;
+    let mut kept = std::ptr::null_mut();
+    for def in pgrx::PgList::<pg_sys::DefElem>::from_pg(*list).iter_ptr() {
+        if our_option(def).is_some() {
+            found = Some(if reset { None } else { Some(def_value(def)) });
+        } else {
+            kept = pg_sys::lappend(kept, def as *mut std::ffi::c_void);
+        }
+    }
+    *list = kept;
+    found
+}
+
+unsafe fn def_value(def: *mut pg_sys::DefElem) -> String {
+    if (*def).arg.is_null() {
+        pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, "pg_columnar.sort_key needs a value: the key's columns, as in 'hostname, time'");
+    }
+    CStr::from_ptr(pg_sys::defGetString(def)).to_string_lossy().into_owned()
+}
+
+/// The options in `pg_class.reloptions` of `relid`, as (name, value).
+unsafe fn stored(relid: pg_sys::Oid) -> Vec<(String, String)> {
+    let tuple = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, pg_sys::Datum::from(relid));
+    if tuple.is_null() {
+        return Vec::new();
+    }
+    let mut isnull = false;
+    let datum = pg_sys::SysCacheGetAttr(pg_sys::SysCacheIdentifier::RELOID as i32, tuple, pg_sys::Anum_pg_class_reloptions as pg_sys::AttrNumber, &mut isnull);
+    let out = if isnull {
+        Vec::new()
+    } else {
+        pgrx::PgList::<pg_sys::DefElem>::from_pg(pg_sys::untransformRelOptions(datum))
+            .iter_ptr()
+            .map(|d| (CStr::from_ptr((*d).defname).to_string_lossy().into_owned(), CStr::from_ptr(pg_sys::defGetString(d)).to_string_lossy().into_owned()))
+            .collect()
+    };
+    pg_sys::ReleaseSysCache(tuple);
+    out
+}
+
+/// Writes `options` as `pg_class.reloptions` of `relid` (NULL if none), visible to the
+/// rest of the statement.
+unsafe fn store(relid: pg_sys::Oid, options: &[(String, String)]) {
+    let class = pg_sys::table_open(pg_sys::RelationRelationId, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    let tuple = pg_sys::SearchSysCacheCopy(pg_sys::SysCacheIdentifier::RELOID as i32, pg_sys::Datum::from(relid), pg_sys::Datum::from(0), pg_sys::Datum::from(0), pg_sys::Datum::from(0));
+    if tuple.is_null() {
+        pgrx::error!("pg_columnar: cache lookup failed for relation {}", u32::from(relid));
+    }
+    let natts = pg_sys::Natts_pg_class as usize;
+    let mut values = vec![pg_sys::Datum::from(0); natts];
+    let mut nulls = vec![false; natts];
+    let mut replace = vec![false; natts];
+    let at = pg_sys::Anum_pg_class_reloptions as usize - 1;
+    replace[at] = true;
+    if options.is_empty() {
+        nulls[at] = true;
+    } else {
+        let mut elems: Vec<pg_sys::Datum> = options
+            .iter()
+            .map(|(n, v)| {
+                let s = CString::new(format!("{n}={v}")).expect("no NUL in an option");
+                pg_sys::Datum::from(pg_sys::cstring_to_text(s.as_ptr()))
+            })
+            .collect();
+        let array = pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, pg_sys::TEXTOID, -1, false, pg_sys::TYPALIGN_INT as std::ffi::c_char);
+        values[at] = pg_sys::Datum::from(array);
+    }
+    let new = pg_sys::heap_modify_tuple(tuple, (*class).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr(), replace.as_mut_ptr());
+    pg_sys::CatalogTupleUpdate(class, &mut (*new).t_self, new);
+    pg_sys::heap_freetuple(new);
+    pg_sys::heap_freetuple(tuple);
+    pg_sys::table_close(class, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    pg_sys::CommandCounterIncrement();
+}
+
+/// The stored sort key of `relid`, as written (`None`: none).
+unsafe fn stored_key(relid: pg_sys::Oid) -> Option<String> {
+    stored(relid).into_iter().find(|(n, _)| n == STORED_NAME).map(|(_, v)| v)
+}
+
+/// Sets (`Some`) or removes the stored sort key of `relid`, keeping its other options.
+unsafe fn store_key(relid: pg_sys::Oid, key: Option<&str>) {
+    let mut options: Vec<(String, String)> = stored(relid).into_iter().filter(|(n, _)| n != STORED_NAME).collect();
+    if let Some(k) = key {
+        options.push((STORED_NAME.to_string(), k.to_string()));
+    }
+    store(relid, &options);
+}
+
+/// The column names of a key as written (identifiers separated by commas, quoted ones kept
+/// as they are, others folded to lower case); `None` if it does not parse.
+unsafe fn key_names(key: &str) -> Option<Vec<String>> {
+    let raw = CString::new(key).ok()?;
+    let copy = pg_sys::pstrdup(raw.as_ptr());
+    let mut list: *mut pg_sys::List = std::ptr::null_mut();
+    if !pg_sys::SplitIdentifierString(copy, b',' as std::ffi::c_char, &mut list) {
+        return None;
+    }
+    Some(pgrx::PgList::<std::ffi::c_char>::from_pg(list).iter_ptr().map(|p| CStr::from_ptr(p).to_string_lossy().into_owned()).collect())
+}
+
+/// Why column `attnum` of `relid` cannot be a key column (`None`: it can). The writer
+/// sorts by the stored form, which orders like the type for by-value types (integers,
+/// floats, dates, times, booleans) and, bytewise, for text, varchar, char, bytea, name and
+/// uuid.
+unsafe fn unsortable(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> Option<String> {
+    let ty = pg_sys::get_atttype(relid, attnum);
+    let base = pg_sys::getBaseType(ty);
+    let bytewise = [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BPCHAROID, pg_sys::BYTEAOID, pg_sys::NAMEOID, pg_sys::UUIDOID];
+    if pg_sys::get_typbyval(base) || bytewise.contains(&base) {
+        return None;
+    }
+    Some(CStr::from_ptr(pg_sys::format_type_be(ty)).to_string_lossy().into_owned())
+}
+
+/// Checks a key against the columns of `relid` and returns it as it is stored: each column
+/// once, quoted where needed, separated by ", ".
+unsafe fn validated(relid: pg_sys::Oid, key: &str) -> String {
+    let Some(names) = key_names(key).filter(|n| !n.is_empty() && n.iter().all(|s| !s.is_empty())) else {
+        pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, format!("invalid pg_columnar.sort_key \"{key}\""), "The key is a list of column names separated by commas, as in 'hostname, time'.");
+    };
+    let mut seen = Vec::new();
+    for name in &names {
+        let c = CString::new(name.as_str()).expect("no NUL in a name");
+        let attnum = pg_sys::get_attnum(relid, c.as_ptr());
+        if attnum <= 0 {
+            pgrx::ereport!(ERROR, ERRCODE_UNDEFINED_COLUMN, format!("column \"{name}\" of pg_columnar.sort_key does not exist in \"{}\"", rel_name(relid)));
+        }
+        if let Some(ty) = unsortable(relid, attnum) {
+            pgrx::ereport!(
+                ERROR,
+                ERRCODE_DATATYPE_MISMATCH,
+                format!("column \"{name}\" of pg_columnar.sort_key is of type {ty}, which pg_columnar cannot sort by"),
+                "A key column is of an integer, float, date, time, timestamp, boolean, text, varchar, char, bytea, name or uuid type."
+            );
+        }
+        if seen.contains(&attnum) {
+            pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, format!("column \"{name}\" appears twice in pg_columnar.sort_key"));
+        }
+        seen.push(attnum);
+    }
+    key_of_attnums(relid, &seen)
+}
+
+/// A key of the columns `attnums` of `relid`, as stored.
+unsafe fn key_of_attnums(relid: pg_sys::Oid, attnums: &[pg_sys::AttrNumber]) -> String {
+    attnums
+        .iter()
+        .map(|&a| CStr::from_ptr(pg_sys::quote_identifier(pg_sys::get_attname(relid, a, false))).to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The attribute numbers of the stored key's columns that exist (in key order).
+unsafe fn key_attnums(relid: pg_sys::Oid, key: &str) -> Vec<pg_sys::AttrNumber> {
+    key_names(key)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| CString::new(n.as_str()).ok())
+        .map(|c| pg_sys::get_attnum(relid, c.as_ptr()))
+        .filter(|&a| a > 0)
+        .collect()
+}
+
+unsafe fn rel_name(relid: pg_sys::Oid) -> String {
+    let name = pg_sys::get_rel_name(relid);
+    if name.is_null() {
+        format!("{}", u32::from(relid))
+    } else {
+        CStr::from_ptr(name).to_string_lossy().into_owned()
+    }
+}
+
+/// The columns (0-based) the writer sorts a stripe of `rel` by: the stored key's columns
+/// that exist and can be sorted by (a column dropped or changed by a statement that has not
+/// ended yet is left out). Empty: no key.
+pub fn sort_key(rel: pg_sys::Relation) -> Vec<usize> {
+    unsafe {
+        let relid = (*rel).rd_id;
+        let Some(key) = stored_key(relid) else { return Vec::new() };
+        key_attnums(relid, &key).into_iter().filter(|&a| unsortable(relid, a).is_none()).map(|a| a as usize - 1).collect()
+    }
+}
+
+/// What the utility hook does around a statement that names our options or could change the
+/// columns of a key ([`before`], then [`after`] once PostgreSQL ran it).
+pub struct Pending {
+    /// The relation (for a CREATE TABLE, its name: it exists only after).
+    target: Target,
+    /// A sort key to set (`Some(Some)`) or reset (`Some(None)`) after the statement.
+    change: Option<Change>,
+    /// The stored key's columns before the statement (renames and drops are followed).
+    key_before: Option<Vec<pg_sys::AttrNumber>>,
+    /// The stored key was taken out of `pg_class` for PostgreSQL to validate the other
+    /// options: put it back after.
+    hidden: Option<String>,
+    /// The statement gives the table another access method than pg_columnar.
+    leaves_columnar: bool,
+}
+
+enum Target {
+    Created(*mut pg_sys::RangeVar),
+    Existing(pg_sys::Oid),
+}
+
+/// Before PostgreSQL runs `pstmt`: takes our options out of it (the statement is copied
+/// first if the tree is read-only) and prepares [`after`]. `None`: nothing to do.
+pub unsafe fn before(pstmt: *mut pg_sys::PlannedStmt, read_only_tree: bool) -> Option<Pending> {
+    let stmt = (*pstmt).utilityStmt;
+    if stmt.is_null() {
+        return None;
+    }
+    let copy = |pstmt: *mut pg_sys::PlannedStmt| {
+        if read_only_tree {
+            (*pstmt).utilityStmt = pg_sys::copyObjectImpl((*pstmt).utilityStmt as *const std::ffi::c_void) as *mut pg_sys::Node;
+        }
+        (*pstmt).utilityStmt
+    };
+    match (*stmt).type_ {
+        pg_sys::NodeTag::T_CreateStmt => {
+            let c = stmt as *mut pg_sys::CreateStmt;
+            if !mentions_ours((*c).options) {
+                return None;
+            }
+            let c = copy(pstmt) as *mut pg_sys::CreateStmt;
+            let mut change = take_ours(&mut (*c).options, false);
+            // CREATE TABLE IF NOT EXISTS of a table that exists changes nothing of it
+            if (*c).if_not_exists && pg_sys::RangeVarGetRelidExtended((*c).relation, pg_sys::NoLock as pg_sys::LOCKMODE, pg_sys::RVROption::RVR_MISSING_OK, None, std::ptr::null_mut()) != pg_sys::InvalidOid {
+                change = None;
+            }
+            Some(Pending { target: Target::Created((*c).relation), change, key_before: None, hidden: None, leaves_columnar: false })
+        }
+        pg_sys::NodeTag::T_CreateTableAsStmt => {
+            let c = stmt as *mut pg_sys::CreateTableAsStmt;
+            if !(*c).into.is_null() && mentions_ours((*(*c).into).options) {
+                pgrx::ereport!(
+                    ERROR,
+                    pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                    "CREATE TABLE AS does not take pg_columnar.sort_key",
+                    "Create the table WITH (pg_columnar.sort_key = ...), then INSERT ... SELECT into it; or set the key afterwards and rewrite the table with VACUUM FULL."
+                );
+            }
+            None
+        }
+        pg_sys::NodeTag::T_AlterTableStmt => {
+            let a = stmt as *mut pg_sys::AlterTableStmt;
+            if (*a).objtype != pg_sys::ObjectType::OBJECT_TABLE {
+                return None;
+            }
+            let relid = pg_sys::RangeVarGetRelidExtended((*a).relation, pg_sys::NoLock as pg_sys::LOCKMODE, if (*a).missing_ok { pg_sys::RVROption::RVR_MISSING_OK } else { 0 }, None, std::ptr::null_mut());
+            if relid == pg_sys::InvalidOid {
+                return None;
+            }
+            let stored = stored_key(relid);
+            let cmds = pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*a).cmds);
+            let names_ours = cmds.iter_ptr().any(|c| is_options_cmd(c) && mentions_ours((*c).def as *mut pg_sys::List));
+            if stored.is_none() && !names_ours {
+                return None;
+            }
+            let a = copy(pstmt) as *mut pg_sys::AlterTableStmt;
+            let mut change = None;
+            let mut kept = std::ptr::null_mut();
+            let (mut other_options, mut to_columnar, mut leaves_columnar) = (false, false, false);
+            for cmd in pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*a).cmds).iter_ptr() {
+                if is_options_cmd(cmd) {
+                    let mut list = (*cmd).def as *mut pg_sys::List;
+                    if let Some(c) = take_ours(&mut list, (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions) {
+                        change = Some(c);
+                    }
+                    (*cmd).def = list as *mut pg_sys::Node;
+                    if list.is_null() {
+                        continue;
+                    }
+                    other_options = true;
+                }
+                if (*cmd).subtype == pg_sys::AlterTableType::AT_SetAccessMethod {
+                    let columnar = !(*cmd).name.is_null() && CStr::from_ptr((*cmd).name).to_bytes() == b"pg_columnar";
+                    to_columnar |= columnar;
+                    leaves_columnar |= !columnar;
+                }
+                kept = pg_sys::lappend(kept, cmd as *mut std::ffi::c_void);
+            }
+            (*a).cmds = kept;
+            let mut pending = Pending {
+                target: Target::Existing(relid),
+                change,
+                key_before: stored.as_ref().map(|k| key_attnums(relid, k)),
+                hidden: None,
+                leaves_columnar,
+            };
+            // a key set with SET ACCESS METHOD pg_columnar is stored first, so that the
+            // rewrite into pg_columnar sorts by it
+            if to_columnar && !other_options {
+                if let Some(change) = pending.change.take() {
+                    apply(relid, change.as_deref(), true);
+                    pending.key_before = stored_key(relid).map(|k| key_attnums(relid, &k));
+                }
+            }
+            if other_options {
+                if let Some(key) = stored_key(relid) {
+                    store_key(relid, None);
+                    pending.hidden = Some(key);
+                }
+            }
+            Some(pending)
+        }
+        pg_sys::NodeTag::T_RenameStmt => {
+            let r = stmt as *mut pg_sys::RenameStmt;
+            if (*r).renameType != pg_sys::ObjectType::OBJECT_COLUMN || (*r).relationType != pg_sys::ObjectType::OBJECT_TABLE || (*r).relation.is_null() {
+                return None;
+            }
+            let relid = pg_sys::RangeVarGetRelidExtended((*r).relation, pg_sys::NoLock as pg_sys::LOCKMODE, if (*r).missing_ok { pg_sys::RVROption::RVR_MISSING_OK } else { 0 }, None, std::ptr::null_mut());
+            if relid == pg_sys::InvalidOid {
+                return None;
+            }
+            let key = stored_key(relid)?;
+            Some(Pending { target: Target::Existing(relid), change: None, key_before: Some(key_attnums(relid, &key)), hidden: None, leaves_columnar: false })
+        }
+        _ => None,
+    }
+}
+
+unsafe fn is_options_cmd(cmd: *mut pg_sys::AlterTableCmd) -> bool {
+    matches!((*cmd).subtype, pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions)
+}
+
+unsafe fn mentions_ours(list: *mut pg_sys::List) -> bool {
+    pgrx::PgList::<pg_sys::DefElem>::from_pg(list).iter_ptr().any(|d| our_option(d).is_some())
+}
+
+/// Sets or removes the key of `relid` (validated against its columns); `becoming`: the
+/// statement makes the table a pg_columnar one.
+unsafe fn apply(relid: pg_sys::Oid, key: Option<&str>, becoming: bool) {
+    let rel = pg_sys::RelationIdGetRelation(relid);
+    let columnar = is_columnar(rel);
+    pg_sys::RelationClose(rel);
+    if !columnar && !becoming && key.is_some() {
+        pgrx::ereport!(
+            ERROR,
+            ERRCODE_WRONG_OBJECT_TYPE,
+            format!("pg_columnar.sort_key is an option of pg_columnar tables, and \"{}\" is not one", rel_name(relid)),
+            "Create the table USING pg_columnar, or change it with ALTER TABLE ... SET ACCESS METHOD pg_columnar."
+        );
+    }
+    match key {
+        Some(k) => store_key(relid, Some(&validated(relid, k))),
+        None => {
+            if stored_key(relid).is_some() {
+                store_key(relid, None);
+            }
+        }
+    }
+}
+
+/// After PostgreSQL ran the statement [`before`] prepared.
+pub unsafe fn after(p: Pending) {
+    let relid = match p.target {
+        Target::Created(rv) => pg_sys::RangeVarGetRelidExtended(rv, pg_sys::NoLock as pg_sys::LOCKMODE, 0, None, std::ptr::null_mut()),
+        Target::Existing(relid) => relid,
+    };
+    if let Some(key) = p.hidden {
+        store_key(relid, Some(&key));
+    }
+    if p.leaves_columnar {
+        // heap would refuse the option the next time it validates the table's options
+        if stored_key(relid).is_some() {
+            store_key(relid, None);
+        }
+        return;
+    }
+    // follow renames and drops of the key's columns
+    if let Some(before) = p.key_before {
+        let stored = stored_key(relid).unwrap_or_default();
+        let now: Vec<pg_sys::AttrNumber> = before
+            .iter()
+            .copied()
+            .filter(|&a| {
+                // a dropped column keeps its number under another name, which finds nothing
+                let name = pg_sys::get_attname(relid, a, true);
+                !name.is_null() && pg_sys::get_attnum(relid, name) == a && unsortable(relid, a).is_none()
+            })
+            .collect();
+        if now.len() < before.len() {
+            pgrx::notice!("pg_columnar: a column left the sort key of \"{}\" (dropped, or now of a type it cannot sort by)", rel_name(relid));
+        }
+        let key = key_of_attnums(relid, &now);
+        if key != stored && !stored.is_empty() {
+            store_key(relid, (!now.is_empty()).then_some(key.as_str()));
+        }
+    }
+    if let Some(change) = p.change {
+        apply(relid, change.as_deref(), false);
+    }
+}
