@@ -69,11 +69,16 @@ unsafe extern "C-unwind" fn process_utility(
     crate::am::ddl::check_utility(pstmt);
     let first_cid = if pg_sys::IsTransactionState() { pg_sys::GetCurrentCommandId(false) } else { 0 };
     // our table options, which PostgreSQL would refuse, are taken out of the statement
-    let options = if pg_sys::IsTransactionState() { options::before(pstmt, read_only_tree) } else { None };
-    let read_only_tree = read_only_tree && options.is_none();
-    match PREV_PROCESS_UTILITY {
-        Some(prev) => prev(pstmt, query, read_only_tree, context, params, env, dest, qc),
-        None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
+    let (options, run) = if pg_sys::IsTransactionState() { options::before(pstmt, read_only_tree) } else { (None, pstmt) };
+    // (a copy is the hook's own to run)
+    let read_only_tree = read_only_tree && run == pstmt;
+    let pstmt = run;
+    {
+        let _active = options::HookActive::enter();
+        match PREV_PROCESS_UTILITY {
+            Some(prev) => prev(pstmt, query, read_only_tree, context, params, env, dest, qc),
+            None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
+        }
     }
     if let Some(p) = options {
         options::after(p);

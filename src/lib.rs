@@ -92,6 +92,18 @@ mod pgcol {
     fn handler(_fcinfo: pg_sys::FunctionCallInfo) -> pgrx::datum::Internal {
         pgrx::datum::Internal::from(Some(pg_sys::Datum::from(crate::am::routine::routine() as *mut pg_sys::TableAmRoutine)))
     }
+
+    /// The event trigger that stores `pg_columnar.sort_key` for a CREATE TABLE or ALTER TABLE
+    /// that loaded the library, whose utility hook was then too late for it (see
+    /// `am::options`).
+    #[pg_extern(sql = "
+    CREATE FUNCTION pgcol.table_options() RETURNS event_trigger
+        LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
+    ")]
+    fn table_options(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::datum::Internal {
+        unsafe { crate::am::options::event_trigger(fcinfo) };
+        pgrx::datum::Internal::from(None)
+    }
 }
 
 extension_sql!(
@@ -129,7 +141,15 @@ CREATE FUNCTION pgcol.load_library() RETURNS event_trigger
 CREATE EVENT TRIGGER pgcol_load_library ON ddl_command_start
     WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'DROP EXTENSION', 'DROP MATERIALIZED VIEW')
     EXECUTE FUNCTION pgcol.load_library();
+
+-- Table options (pg_columnar.sort_key) of a CREATE TABLE or ALTER TABLE that is the first
+-- statement to load the library (pg_restore's CREATE TABLE): taken out at the start, stored
+-- at the end. Once loaded, the library's utility hook does this itself.
+CREATE EVENT TRIGGER pgcol_table_options_start ON ddl_command_start
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION pgcol.table_options();
+CREATE EVENT TRIGGER pgcol_table_options_end ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION pgcol.table_options();
 "#,
     name = "access_method",
-    requires = [pgcol::handler, pgcol::version]
+    requires = [pgcol::handler, pgcol::version, pgcol::table_options]
 );

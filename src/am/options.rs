@@ -256,26 +256,35 @@ enum Target {
     Existing(pg_sys::Oid),
 }
 
-/// Before PostgreSQL runs `pstmt`: takes our options out of it (the statement is copied
-/// first if the tree is read-only) and prepares [`after`]. `None`: nothing to do.
-pub unsafe fn before(pstmt: *mut pg_sys::PlannedStmt, read_only_tree: bool) -> Option<Pending> {
+/// Before PostgreSQL runs `pstmt` (the utility hook): prepares the statement, and returns
+/// the one to run. A statement that names our options is changed; if its tree is read-only
+/// (a cached plan's), it is a copy that is changed and run, as PostgreSQL itself copies a
+/// read-only tree before it changes it.
+pub unsafe fn before(pstmt: *mut pg_sys::PlannedStmt, read_only_tree: bool) -> (Option<Pending>, *mut pg_sys::PlannedStmt) {
     let stmt = (*pstmt).utilityStmt;
     if stmt.is_null() {
-        return None;
+        return (None, pstmt);
     }
-    let copy = |pstmt: *mut pg_sys::PlannedStmt| {
-        if read_only_tree {
-            (*pstmt).utilityStmt = pg_sys::copyObjectImpl((*pstmt).utilityStmt as *const std::ffi::c_void) as *mut pg_sys::Node;
-        }
-        (*pstmt).utilityStmt
+    let names_ours = match (*stmt).type_ {
+        pg_sys::NodeTag::T_CreateStmt => mentions_ours((*(stmt as *mut pg_sys::CreateStmt)).options),
+        pg_sys::NodeTag::T_AlterTableStmt => pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*(stmt as *mut pg_sys::AlterTableStmt)).cmds)
+            .iter_ptr()
+            .any(|c| is_options_cmd(c) && mentions_ours((*c).def as *mut pg_sys::List)),
+        _ => false,
     };
+    let run = if read_only_tree && names_ours { pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt } else { pstmt };
+    (before_statement((*run).utilityStmt), run)
+}
+
+/// Takes our options out of the utility statement `stmt` (changed in place) and prepares
+/// [`after`]. `None`: nothing to do.
+unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
     match (*stmt).type_ {
         pg_sys::NodeTag::T_CreateStmt => {
             let c = stmt as *mut pg_sys::CreateStmt;
             if !mentions_ours((*c).options) {
                 return None;
             }
-            let c = copy(pstmt) as *mut pg_sys::CreateStmt;
             let mut change = take_ours(&mut (*c).options, false);
             // CREATE TABLE IF NOT EXISTS of a table that exists changes nothing of it
             if (*c).if_not_exists && pg_sys::RangeVarGetRelidExtended((*c).relation, pg_sys::NoLock as pg_sys::LOCKMODE, pg_sys::RVROption::RVR_MISSING_OK, None, std::ptr::null_mut()) != pg_sys::InvalidOid {
@@ -310,17 +319,19 @@ pub unsafe fn before(pstmt: *mut pg_sys::PlannedStmt, read_only_tree: bool) -> O
             if stored.is_none() && !names_ours {
                 return None;
             }
-            let a = copy(pstmt) as *mut pg_sys::AlterTableStmt;
             let mut change = None;
             let mut kept = std::ptr::null_mut();
             let (mut other_options, mut to_columnar, mut leaves_columnar) = (false, false, false);
             for cmd in pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*a).cmds).iter_ptr() {
                 if is_options_cmd(cmd) {
                     let mut list = (*cmd).def as *mut pg_sys::List;
-                    if let Some(c) = take_ours(&mut list, (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions) {
-                        change = Some(c);
+                    // (the tree is changed only where it names ours: see `before`)
+                    if names_ours {
+                        if let Some(c) = take_ours(&mut list, (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions) {
+                            change = Some(c);
+                        }
+                        (*cmd).def = list as *mut pg_sys::Node;
                     }
-                    (*cmd).def = list as *mut pg_sys::Node;
                     if list.is_null() {
                         continue;
                     }
@@ -333,7 +344,9 @@ pub unsafe fn before(pstmt: *mut pg_sys::PlannedStmt, read_only_tree: bool) -> O
                 }
                 kept = pg_sys::lappend(kept, cmd as *mut std::ffi::c_void);
             }
-            (*a).cmds = kept;
+            if names_ours {
+                (*a).cmds = kept;
+            }
             let mut pending = Pending {
                 target: Target::Existing(relid),
                 change,
@@ -443,5 +456,55 @@ pub unsafe fn after(p: Pending) {
     }
     if let Some(change) = p.change {
         apply(relid, change.as_deref(), false);
+    }
+}
+
+/// The utility hook's calls in progress: with none, a statement reached the event trigger
+/// without the hook (the library was loaded by that very statement, as in the first
+/// CREATE TABLE of a `pg_restore` session), and the trigger does the hook's work.
+pub struct HookActive;
+
+thread_local! {
+    static HOOK_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// A statement the event trigger prepared at ddl_command_start, by its parse tree.
+    static TRIGGER_PENDING: std::cell::RefCell<Option<(usize, Pending)>> = const { std::cell::RefCell::new(None) };
+}
+
+impl HookActive {
+    pub fn enter() -> HookActive {
+        HOOK_DEPTH.with(|d| d.set(d.get() + 1));
+        HookActive
+    }
+}
+
+impl Drop for HookActive {
+    fn drop(&mut self) {
+        HOOK_DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+/// The event trigger `pgcol.table_options` at ddl_command_start and ddl_command_end of
+/// CREATE TABLE and ALTER TABLE: [`before_statement`] and [`after`] for a statement the
+/// utility hook did not see. The parse tree it is given is the statement's own copy, which
+/// PostgreSQL goes on to run.
+pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
+    let context = (*fcinfo).context;
+    if context.is_null() || (*context).type_ != pg_sys::NodeTag::T_EventTriggerData || HOOK_DEPTH.with(|d| d.get()) > 0 {
+        return;
+    }
+    let data = context as *mut pg_sys::EventTriggerData;
+    let tree = (*data).parsetree;
+    match CStr::from_ptr((*data).event).to_bytes() {
+        b"ddl_command_start" => {
+            let pending = before_statement(tree);
+            TRIGGER_PENDING.with(|t| *t.borrow_mut() = pending.map(|p| (tree as usize, p)));
+        }
+        b"ddl_command_end" => {
+            let pending = TRIGGER_PENDING.with(|t| t.borrow_mut().take_if(|(k, _)| *k == tree as usize));
+            if let Some((_, p)) = pending {
+                after(p);
+            }
+        }
+        _ => {}
     }
 }
