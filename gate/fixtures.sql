@@ -60,6 +60,20 @@ SELECT '2016-01-01 00:00:00+00'::timestamptz + (g / 100) * interval '10 seconds'
        (((g % 100) * 7 + (g / 100) % 3) % 100)::float8, NULL
 FROM generate_series(0, 9999) g;
 
+-- the same TSBS layout sorted by (hostname, time) (pg_columnar.sort_key): each stripe stored
+-- in key order with its row positions; NULL host names (sorted last) and a few times out of
+-- order within a host, so the key's second column moves rows too
+CREATE TABLE fx_sorted (
+    time timestamptz, tags_id int, hostname text, usage_user float8, usage_system float8
+) USING pg_columnar;
+ALTER TABLE fx_sorted SET (pg_columnar.sort_key = 'hostname, time');
+INSERT INTO fx_sorted
+SELECT '2016-01-01 00:00:00+00'::timestamptz + (g / 100) * interval '10 seconds' - (g % 13 = 0)::int * interval '25 seconds',
+       g % 100 + 1, CASE WHEN g % 100 = 42 THEN NULL ELSE 'host_' || (g % 100) END,
+       (((g % 100) * 13 + ((g / 100) * (g % 7)) % 5) % 100)::float8,
+       (((g % 100) * 7 + (g / 100) % 3) % 100)::float8
+FROM generate_series(0, 9999) g;
+
 -- every other type, by-value and by-reference, with NULLs; no column repeats with a short
 -- period, so this table is encoded without a row period
 CREATE TYPE fx_mood AS ENUM ('sad', 'ok', 'happy');

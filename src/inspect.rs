@@ -198,6 +198,8 @@ mod pgcol {
                     vectors += 1;
                 }
             }
+            // a sorted stripe's row positions are checked to be a permutation of its rows
+            stripe.row_order(&mut pages, &mut buf);
             rows += row.row_count as i64;
         }
         blocks.sort();
@@ -210,6 +212,33 @@ mod pgcol {
             }
         }
         TableIterator::once((stripes.len() as i64, vectors, rows))
+    }
+
+    /// How each stripe the current snapshot sees is ordered: the sort key it was written
+    /// with (`pg_columnar.sort_key`; its columns by their current names, NULL for a stripe
+    /// stored in insert order) and how many of its rows are stored elsewhere than their
+    /// insert position (a sorted load that came in key order moves none, and is stored
+    /// without row positions: NULL key).
+    #[pg_extern(strict, stable)]
+    #[search_path(pg_catalog, pg_temp)]
+    fn sort_order(rel: PgRelation) -> TableIterator<'static, (name!(first_row, i64), name!(sort_key, Option<String>), name!(rows_moved, i64))> {
+        let stripes = open(&rel);
+        let raw = rel.as_ptr();
+        let names: Vec<String> = (0..rel.tuple_desc().len()).map(|i| rel.tuple_desc().get(i).map_or(String::new(), |a| a.name().to_string())).collect();
+        let mut pages = PageReader::new(raw, true);
+        let mut buf = Vec::new();
+        let out: Vec<_> = stripes
+            .into_iter()
+            .map(|row| {
+                let mut stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+                let key = stripe.dir.row_positions.as_ref().map(|p| {
+                    p.key.iter().map(|&c| names.get(c).cloned().unwrap_or_else(|| format!("column {}", c + 1))).collect::<Vec<_>>().join(", ")
+                });
+                let moved = stripe.row_order(&mut pages, &mut buf).map_or(0, |o| o.positions().iter().enumerate().filter(|&(i, &p)| i as u32 != p).count());
+                (row.first_row as i64, key, moved as i64)
+            })
+            .collect();
+        TableIterator::new(out)
     }
 
     /// The stripe directories: per stripe, column and vector, where the vector is, how it is
@@ -331,12 +360,23 @@ mod pgcol {
                 let values = values.unwrap_or(Values::Int8(Vec::new()));
                 columns.push((nulls, any_null, values));
             }
-            let inputs: Vec<ColumnInput> = columns
+            let mut inputs: Vec<ColumnInput> = columns
                 .iter()
                 .map(|(n, any, v)| ColumnInput { nulls: any.then_some(&n[..]), values: v.as_ref() })
                 .collect();
+            // a sorted stripe is encoded again from its rows in insert order, with its key
+            let key = stripe.dir.row_positions.as_ref().map_or(Vec::new(), |p| p.key.clone());
+            let rows = row.row_count as usize;
+            let unsorted: Vec<(Option<Vec<u8>>, Values)> = match stripe.row_order(&mut pages, &mut buf) {
+                Some(order) => inputs.iter().map(|c| pg_columnar_codec::sort::permute(c, order.positions(), rows)).collect(),
+                None => Vec::new(),
+            };
+            if !unsorted.is_empty() {
+                inputs = unsorted.iter().map(|(n, v)| ColumnInput { nulls: n.as_deref(), values: v.as_ref() }).collect();
+            }
             let mut image = Vec::new();
-            let reports = stripe::write_stripe(&inputs, row.row_count as usize, &mut image)
+            let options = stripe::WriteOptions { sort_key: key, ..Default::default() };
+            let reports = stripe::write_stripe_with(&inputs, rows, &options, &mut image)
                 .unwrap_or_else(|e| crate::storage::corrupt(raw, format!("stripe at row {} does not encode again: {e}", row.first_row)));
             pages.read(row.first_block, 0, row.byte_length as usize, &mut buf);
             let identical = image == buf;

@@ -261,6 +261,15 @@ impl VectorEntry {
     }
 }
 
+/// What a sorted stripe's directory says of its order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowPositions {
+    /// The key the rows were sorted by: columns, 0-based.
+    pub key: Vec<usize>,
+    /// Per vector of the rows in insert order, the vector of their stored positions.
+    pub vectors: Vec<VectorEntry>,
+}
+
 /// A column context (FSST table or shared dictionary) inside a stripe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextEntry {
@@ -281,9 +290,9 @@ pub struct ColumnDirectory {
 pub struct StripeDirectory {
     pub row_count: usize,
     pub columns: Vec<ColumnDirectory>,
-    /// A sorted stripe's row positions: per vector of its rows in insert order, the vector
-    /// of their stored positions. `None`: the rows are stored in insert order.
-    pub row_positions: Option<Vec<VectorEntry>>,
+    /// A sorted stripe's key and row positions. `None`: the rows are stored in insert
+    /// order.
+    pub row_positions: Option<RowPositions>,
     /// Bytes of header plus directory: where the data section starts.
     pub data_start: usize,
     /// Total stripe length the directory describes.
@@ -348,8 +357,20 @@ impl StripeDirectory {
             }
             columns.push(ColumnDirectory { fsst, dictionary, vectors });
         }
-        // a sorted stripe's row positions follow the columns
+        // a sorted stripe's key and row positions follow the columns
         let row_positions = if r.remaining() > 0 {
+            let key_len = r.u8("sort key length")? as usize;
+            let mut key = Vec::with_capacity(key_len);
+            for _ in 0..key_len {
+                let c = r.u16("sort key column")? as usize;
+                if c >= column_count || key.contains(&c) {
+                    return Err(DecodeError::Inconsistent { what: "sort key column (past the columns, or named twice)" });
+                }
+                key.push(c);
+            }
+            if key.is_empty() {
+                return Err(DecodeError::Inconsistent { what: "sort key without a column" });
+            }
             let mut vectors = Vec::with_capacity(vector_count);
             for v in 0..vector_count {
                 let e = VectorEntry::read(&mut r, offset, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
@@ -359,7 +380,7 @@ impl StripeDirectory {
                 offset += e.length;
                 vectors.push(e);
             }
-            Some(vectors)
+            Some(RowPositions { key, vectors })
         } else {
             None
         };
@@ -661,6 +682,9 @@ pub fn write_stripe_with(
     if let Some(&c) = options.sort_key.iter().find(|&&c| c >= columns.len()) {
         return Err(EncodeError(format!("sort key column {} of {}", c + 1, columns.len())));
     }
+    if options.sort_key.len() > u8::MAX as usize || (1..options.sort_key.len()).any(|i| options.sort_key[..i].contains(&options.sort_key[i])) {
+        return Err(EncodeError(format!("sort key {:?}: at most 255 columns, each once", options.sort_key)));
+    }
     let order = crate::sort::sort_order(columns, &options.sort_key, row_count);
     // the period of the rows as they came (a sorted stripe's row positions are encoded with
     // it) and of the rows as stored, from as many of them as it examines
@@ -756,6 +780,10 @@ pub fn write_stripe_with(
             position[o as usize] = s as u32;
         }
         let ctx = ColumnContext { stride: input_period, ..ColumnContext::default() };
+        directory.push(options.sort_key.len() as u8);
+        for &c in &options.sort_key {
+            directory.extend_from_slice(&(c as u16).to_le_bytes());
+        }
         for v in 0..vector_count {
             let start = v * MAX_ROWS;
             let rows = (row_count - start).min(MAX_ROWS);

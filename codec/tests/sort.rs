@@ -178,9 +178,10 @@ fn write_and_read(columns: &[Column], rows: usize, key: &[usize]) -> (Vec<u8>, V
                 .collect()
         })
         .collect();
-    let order = dir.row_positions.as_ref().map(|vectors| {
+    let order = dir.row_positions.as_ref().map(|positions| {
+        assert_eq!(positions.key, key, "the directory names the key");
         let mut position = Vec::new();
-        for (v, e) in vectors.iter().enumerate() {
+        for (v, e) in positions.vectors.iter().enumerate() {
             let bytes = stripe::verified(&image[e.offset..e.offset + e.length], e.checksum, "row positions").unwrap();
             stripe::decode_row_positions(bytes, dir.vector_rows(v), rows, &mut position).unwrap();
         }
@@ -256,7 +257,7 @@ fn a_time_major_load_sorted_by_host_has_small_row_positions() {
     stripe::write_stripe_with(&inputs, rows, &WriteOptions { find_period: true, sort_key: vec![0, 1] }, &mut image).unwrap();
     let prefix = StripeDirectory::prefix_len(&image[..stripe::HEADER_LEN]).unwrap();
     let dir = StripeDirectory::parse(&image[..prefix]).unwrap();
-    let bytes: usize = dir.row_positions.as_ref().unwrap().iter().map(|e| e.length).sum();
+    let bytes: usize = dir.row_positions.as_ref().unwrap().vectors.iter().map(|e| e.length).sum();
     // (each vector's stride block starts with one period of positions at full width: that
     // is most of what they take)
     assert!(bytes * 8 < rows * 2, "row positions take {bytes} bytes for {rows} rows");
@@ -279,4 +280,30 @@ fn a_bad_row_order_is_refused() {
     ));
     assert!(stripe::decode_row_positions(&image, 3, 6, &mut out).is_ok());
     assert!(stripe::decode_row_positions(&image, 2, 6, &mut out).is_err());
+}
+
+/// A sorted stripe's directory cut short anywhere is an error, and a key naming a column
+/// past the stripe's is refused.
+#[test]
+fn a_sorted_directory_cut_short_or_naming_a_bad_column_is_refused() {
+    let rows = 2000;
+    let host: Vec<Cell> = (0..rows).map(|r| Cell::Bytes(format!("host_{}", r % 10).into_bytes())).collect();
+    let time: Vec<Cell> = (0..rows).map(|r| Cell::Int(r as i64)).collect();
+    let columns = vec![column(&host, &Values::Bytes(ByteStrings::new())), column(&time, &Values::Int64(Vec::new()))];
+    let (image, _, order) = write_and_read(&columns, rows, &[0, 1]);
+    assert!(order.is_some());
+    let prefix = StripeDirectory::prefix_len(&image[..stripe::HEADER_LEN]).unwrap();
+    for k in 0..prefix {
+        assert!(StripeDirectory::parse(&image[..k]).is_err(), "cut at {k}");
+    }
+    // the key follows the columns' entries: find it by the parse of the unsorted stripe's
+    // directory, whose length is where the sorted one's key begins
+    let (plain, _, _) = write_and_read(&columns, rows, &[]);
+    let at = StripeDirectory::prefix_len(&plain[..stripe::HEADER_LEN]).unwrap();
+    assert_eq!(image[at], 2, "two key columns");
+    let mut bad = image[..prefix].to_vec();
+    bad[at + 1..at + 3].copy_from_slice(&2u16.to_le_bytes());
+    assert!(matches!(StripeDirectory::parse(&bad), Err(pg_columnar_codec::DecodeError::Inconsistent { .. })));
+    bad[at + 1..at + 3].copy_from_slice(&1u16.to_le_bytes());
+    assert!(matches!(StripeDirectory::parse(&bad), Err(pg_columnar_codec::DecodeError::Inconsistent { .. })), "a column named twice");
 }

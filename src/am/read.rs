@@ -43,6 +43,11 @@ impl RowOrder {
     pub fn position_of(&self, offset: u64) -> u64 {
         self.position[offset as usize] as u64
     }
+
+    /// Per insert offset, the stored position.
+    pub fn positions(&self) -> &[u32] {
+        &self.position
+    }
 }
 
 fn stripe_error(pages: &PageReader, row: &StripeRow, what: impl std::fmt::Display) -> ! {
@@ -119,7 +124,7 @@ impl LoadedStripe {
     /// The row order of a sorted stripe (`None`: its rows are stored in insert order), read
     /// and checked (a permutation of the stripe's rows) on first use.
     pub fn row_order(&mut self, pages: &mut PageReader, buf: &mut Vec<u8>) -> Option<&RowOrder> {
-        let entries = self.dir.row_positions.as_ref()?;
+        let entries = &self.dir.row_positions.as_ref()?.vectors;
         if self.order.is_none() {
             let rows = self.dir.row_count;
             let mut position = Vec::with_capacity(rows);

@@ -56,6 +56,12 @@ INSERT INTO h SELECT * FROM s ORDER BY id;
 CREATE INDEX h_id ON h (id);
 -- stored in key order: the first rows are host h0's, in time order
 SELECT host, t, id FROM s LIMIT 3;
+SELECT first_row, sort_key, rows_moved FROM pgcol.sort_order('s');
+SELECT stripes, rows FROM pgcol.verify('s');
+-- rows that come in key order are stored as they came, without row positions
+CREATE TABLE in_order (a int, b text) USING pg_columnar WITH (pg_columnar.sort_key = 'a');
+INSERT INTO in_order SELECT g, 'x' FROM generate_series(1, 5000) g;
+SELECT first_row, sort_key, rows_moved FROM pgcol.sort_order('in_order');
 -- every row keeps the TID of its insert order: row id k is row number k - 1
 SELECT count(*) AS tids_not_insert_order FROM s
 WHERE ctid <> format('(%s,%s)', (id - 1) / 291, (id - 1) % 291 + 1)::tid;
@@ -91,6 +97,7 @@ RESET enable_seqscan;
 -- rows without a key, reads every vector
 CREATE TABLE u (LIKE s) USING pg_columnar;
 INSERT INTO u SELECT * FROM h ORDER BY id;
+SELECT count(*) AS stripes, count(sort_key) AS sorted FROM pgcol.sort_order('u');
 CREATE FUNCTION vectors_read(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; out text := '';
 BEGIN
@@ -140,6 +147,7 @@ SELECT key_of('s');
 ALTER TABLE u SET (pg_columnar.sort_key = 'host, t');
 SELECT host, id FROM u LIMIT 2;
 VACUUM FULL u;
+SELECT count(*) AS stripes, count(sort_key) AS sorted FROM pgcol.sort_order('u');
 SELECT host, id FROM u LIMIT 2;
 SET enable_seqscan = off;
 SELECT count(*) AS after_rewrite_mismatches FROM generate_series(1, 10000, 89) g
