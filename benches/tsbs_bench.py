@@ -20,7 +20,9 @@ Method:
 """
 import argparse, hashlib, re, statistics, subprocess, sys
 
-ENGINES = ["heap", "pg_columnar"]
+# "sorted": pg_columnar with the sort key (hostname, time), TSBS's one-host layout
+ENGINES = ["heap", "pg_columnar", "sorted"]
+SORT_KEY = "hostname, time"
 
 def psql(args, sql, capture=True, session_cmds=None):
     cmd = args.psql + ["-d", args.db, "-v", "ON_ERROR_STOP=1", "-A", "-t"]
@@ -34,12 +36,13 @@ def scalar(args, sql):
     return psql(args, sql if sql.rstrip().endswith(";") else sql + ";").strip().splitlines()[-1].strip()
 
 def table(engine):
-    return "cpu_heap" if engine == "heap" else "cpu_columnar"
+    return {"heap": "cpu_heap", "pg_columnar": "cpu_columnar", "sorted": "cpu_sorted"}[engine]
 
 def create(args, engine, schema):
     t = table(engine)
     psql(args, f"DROP TABLE IF EXISTS {t};\n" + schema.replace("CREATE TABLE cpu ", f"CREATE TABLE {t} ") +
-         ("" if engine == "heap" else f"ALTER TABLE {t} SET ACCESS METHOD pg_columnar;\n"))
+         ("" if engine == "heap" else f"ALTER TABLE {t} SET ACCESS METHOD pg_columnar;\n") +
+         (f"ALTER TABLE {t} SET (pg_columnar.sort_key = '{SORT_KEY}');\n" if engine == "sorted" else ""))
 
 def load(args, engine, schema):
     """Seconds for one COPY into a fresh table, timed by the server's clock. A checkpoint
@@ -88,14 +91,15 @@ def peak_rss_kib(args, engine, schema):
     create(args, engine, schema)
     return session_peak_kib(args, f"\\copy {table(engine)} FROM '{args.data}/cpu.csv' (FORMAT csv)")
 
-def sizes(args, engine):
-    t = table(engine)
-    total = int(scalar(args, f"SELECT pg_total_relation_size('{t}')"))
-    catalog = 0
-    if engine != "heap":
-        catalog = int(scalar(args, f"SELECT coalesce(sum(pg_column_size(s.*)) + count(*) * (4 + 16), 0) FROM pgcol.stripe s "
-                                   f"WHERE storage_id = (SELECT storage_id FROM pgcol.stripe ORDER BY storage_id DESC LIMIT 1)"))
-    return total, catalog
+def catalog_bytes(args, engine):
+    """Bytes of the catalog rows of the table just loaded (its storage is the newest)."""
+    if engine == "heap":
+        return 0
+    return int(scalar(args, f"SELECT coalesce(sum(pg_column_size(s.*)) + count(*) * (4 + 16), 0) FROM pgcol.stripe s "
+                            f"WHERE storage_id = (SELECT storage_id FROM pgcol.stripe ORDER BY storage_id DESC LIMIT 1)"))
+
+def sizes(args, engine, catalog):
+    return int(scalar(args, f"SELECT pg_total_relation_size('{table(engine)}')")), catalog
 
 def queries(args):
     out = subprocess.run([args.tsbs_gen, "--queries", "TABLE", "--out", args.data], capture_output=True, text=True, check=True).stdout
@@ -164,55 +168,58 @@ def main():
             s = load(args, e, schema)
             loads[e].append(s)
             print(f"load round {r + 1}: {e:12} {s:6.2f} s", flush=True)
-    rss = {}
+    rss, catalog = {}, {}
     for e in ENGINES:  # a last load of each engine, in a session of its own: peak memory
         rss[e] = peak_rss_kib(args, e, schema)
+        catalog[e] = catalog_bytes(args, e)
         print(f"load: {e:12} peak private {rss[e][0] / 1024:.0f} MiB, peak RSS {rss[e][1] / 1024:.0f} MiB", flush=True)
-    psql(args, "VACUUM ANALYZE cpu_heap; VACUUM ANALYZE cpu_columnar;")
+    psql(args, "".join(f"VACUUM ANALYZE {table(e)}; " for e in ENGINES))
     scan_rss = {}
     for e in ENGINES:  # a full scan of every column: the backend must not grow with the table
         scan_rss[e] = session_peak_kib(args, f"SELECT count(*), max(time), sum(tags_id), max(hostname), sum(usage_user), "
                                              f"sum(usage_guest_nice), count(additional_tags) FROM {table(e)};")
         print(f"full scan: {e:12} peak private {scan_rss[e][0] / 1024:.0f} MiB, peak RSS {scan_rss[e][1] / 1024:.0f} MiB", flush=True)
-    size = {e: sizes(args, e) for e in ENGINES}
+    size = {e: sizes(args, e, catalog[e]) for e in ENGINES}
 
     rows_q = []
     for name, sql in queries(args):
         med, selfcheck = interleaved(args, name, {e: sql.replace("TABLE", table(e)) for e in ENGINES})
         rows_q.append((name, med, selfcheck))
-        print(f"{name:24} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   "
-              f"ratio {med['pg_columnar'] / med['heap']:5.2f}   self-check {selfcheck['heap']:.2f}/{selfcheck['pg_columnar']:.2f}", flush=True)
+        print(f"{name:24} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   sorted {med['sorted']:9.1f} ms   "
+              f"self-check {'/'.join(f'{selfcheck[e]:.2f}' for e in ENGINES)}", flush=True)
 
     rows_s = []
     for name, sql in SCAN_QUERIES:
         med, selfcheck = interleaved(args, f"scan {name}", {e: SERIAL + sql.replace("TABLE", table(e)) for e in ENGINES})
         rows_s.append((name, med, selfcheck))
-        print(f"scan {name:30} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms", flush=True)
+        print(f"scan {name:30} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   sorted {med['sorted']:9.1f} ms", flush=True)
 
-    h_load, c_load = median(loads["heap"]), median(loads["pg_columnar"])
-    (h_size, _), (c_size, c_cat) = size["heap"], size["pg_columnar"]
+    h_load, c_load, s_load = (median(loads[e]) for e in ENGINES)
+    (h_size, _), (c_size, c_cat), (s_size, s_cat) = (size[e] for e in ENGINES)
     md = []
-    md.append(f"| | heap | pg_columnar | ratio |")
-    md.append(f"|---|---|---|---|")
-    md.append(f"| COPY {args.rows:,} rows, median of {len(loads['heap'])} (s) | {h_load:.2f} | {c_load:.2f} | {c_load / h_load:.2f} |")
+    md.append(f"| | heap | pg_columnar | ratio | pg_columnar, sort key {SORT_KEY} | ratio |")
+    md.append(f"|---|---|---|---|---|---|")
+    md.append(f"| COPY {args.rows:,} rows, median of {len(loads['heap'])} (s) | {h_load:.2f} | {c_load:.2f} | {c_load / h_load:.2f} | {s_load:.2f} | {s_load / h_load:.2f} |")
     mem = lambda d, e: f"{d[e][0] / 1024:.0f} / {d[e][1] / 1024:.0f}"
-    md.append(f"| backend memory during COPY, MiB: peak private (RssAnon) / peak RSS (VmHWM) | {mem(rss, 'heap')} | {mem(rss, 'pg_columnar')} | |")
-    md.append(f"| backend memory during a full scan, MiB: private / RSS | {mem(scan_rss, 'heap')} | {mem(scan_rss, 'pg_columnar')} | |")
-    md.append(f"| size (bytes) | {h_size:,} | {c_size + c_cat:,} ({c_cat:,} in pgcol.stripe) | {(c_size + c_cat) / h_size:.3f} |")
-    md.append(f"| bytes per row | {h_size / args.rows:.1f} | {(c_size + c_cat) / args.rows:.2f} | |")
+    md.append(f"| backend memory during COPY, MiB: peak private (RssAnon) / peak RSS (VmHWM) | {mem(rss, 'heap')} | {mem(rss, 'pg_columnar')} | | {mem(rss, 'sorted')} | |")
+    md.append(f"| backend memory during a full scan, MiB: private / RSS | {mem(scan_rss, 'heap')} | {mem(scan_rss, 'pg_columnar')} | | {mem(scan_rss, 'sorted')} | |")
+    md.append(f"| size (bytes) | {h_size:,} | {c_size + c_cat:,} ({c_cat:,} in pgcol.stripe) | {(c_size + c_cat) / h_size:.3f} | {s_size + s_cat:,} ({s_cat:,} in pgcol.stripe) | {(s_size + s_cat) / h_size:.3f} |")
+    md.append(f"| bytes per row | {h_size / args.rows:.1f} | {(c_size + c_cat) / args.rows:.2f} | | {(s_size + s_cat) / args.rows:.2f} | |")
     md.append("")
-    md.append(f"| query | heap (ms) | pg_columnar (ms) | ratio | self-check heap / pg_columnar |")
-    md.append(f"|---|---|---|---|---|")
+    md.append(f"Ratios are heap's time over pg_columnar's (× faster).")
+    md.append("")
+    md.append(f"| query | heap (ms) | pg_columnar (ms) | × heap | with sort key (ms) | × heap | self-check heap / pg_columnar / sorted |")
+    md.append(f"|---|---|---|---|---|---|---|")
     for name, med, sc in rows_q:
-        md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['pg_columnar'] / med['heap']:.2f} | {sc['heap']:.2f} / {sc['pg_columnar']:.2f} |")
+        md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['heap'] / med['pg_columnar']:.1f} | {med['sorted']:.1f} | {med['heap'] / med['sorted']:.1f} | {' / '.join(f'{sc[e]:.2f}' for e in ENGINES)} |")
     md.append("")
     md.append(f"Scans in one process (`max_parallel_workers_per_gather = 0`); rows per second count the table's {args.rows:,} rows.")
     md.append("")
-    md.append(f"| scan | heap (ms) | pg_columnar (ms) | speed-up | heap M rows/s | pg_columnar M rows/s | self-check heap / pg_columnar |")
-    md.append(f"|---|---|---|---|---|---|---|")
+    md.append(f"| scan | heap (ms) | pg_columnar (ms) | speed-up | with sort key (ms) | speed-up | heap / pg_columnar / sorted M rows/s | self-check |")
+    md.append(f"|---|---|---|---|---|---|---|---|")
     for name, med, sc in rows_s:
         rate = lambda e: args.rows / med[e] / 1000
-        md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['heap'] / med['pg_columnar']:.1f}× | {rate('heap'):.0f} | {rate('pg_columnar'):.0f} | {sc['heap']:.2f} / {sc['pg_columnar']:.2f} |")
+        md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['heap'] / med['pg_columnar']:.1f}× | {med['sorted']:.1f} | {med['heap'] / med['sorted']:.1f}× | {rate('heap'):.0f} / {rate('pg_columnar'):.0f} / {rate('sorted'):.0f} | {' / '.join(f'{sc[e]:.2f}' for e in ENGINES)} |")
     with open(args.markdown, "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
