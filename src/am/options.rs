@@ -354,9 +354,16 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
                 hidden: None,
                 leaves_columnar,
             };
+            // what is changed in pg_class before PostgreSQL runs the statement is changed
+            // under the lock the statement takes (PostgreSQL takes it once, at its start)
+            let early_key = to_columnar && !other_options && pending.change.is_some();
+            if early_key || (other_options && stored.is_some()) {
+                let level = pg_sys::AlterTableGetLockLevel((*a).cmds).max(pg_sys::ShareUpdateExclusiveLock as pg_sys::LOCKMODE);
+                pg_sys::LockRelationOid(relid, level);
+            }
             // a key set with SET ACCESS METHOD pg_columnar is stored first, so that the
             // rewrite into pg_columnar sorts by it
-            if to_columnar && !other_options {
+            if early_key {
                 if let Some(change) = pending.change.take() {
                     apply(relid, change.as_deref(), true);
                     pending.key_before = stored_key(relid).map(|k| key_attnums(relid, &k));
