@@ -23,7 +23,7 @@ use crate::bitpack::{self, BlockPlan};
 use crate::bits::ByteReader;
 use crate::error::{DecodeError, DecodeResult};
 use crate::plain;
-use crate::vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, MAX_VECTOR_BYTES};
+use crate::vector::{BytesRef, Kind, Values, ValuesRef, MAX_VECTOR_BYTES};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The most distinct values a vector's inline dictionary may hold; a vector with more is not
@@ -505,38 +505,7 @@ fn codes_in_range(codes: &[i64], n: usize) -> bool {
 
 /// `entries[codes[i]]` for every i: the codes must index `entries` (as [`unpack`] checks).
 pub fn gather(entries: &Values, codes: &[i64]) -> Values {
-    macro_rules! pick {
-        ($v:expr, $variant:ident) => {
-            Values::$variant(codes.iter().map(|&c| $v[c as usize]).collect())
-        };
-    }
-    match entries {
-        Values::Int8(v) => pick!(v, Int8),
-        Values::Int16(v) => pick!(v, Int16),
-        Values::Int32(v) => pick!(v, Int32),
-        Values::Int64(v) => pick!(v, Int64),
-        Values::Float32(v) => pick!(v, Float32),
-        Values::Float64(v) => pick!(v, Float64),
-        Values::Bytes(b) => {
-            let b = b.as_ref();
-            let total: usize = codes.iter().map(|&c| b.get(c as usize).len()).sum();
-            let mut out = ByteStrings::new();
-            out.data.reserve(total);
-            out.offsets.reserve(codes.len());
-            for &c in codes {
-                out.push(b.get(c as usize));
-            }
-            Values::Bytes(out)
-        }
-        Values::Fixed { width, data } => {
-            let w = *width as usize;
-            let mut out = Vec::with_capacity(codes.len() * w);
-            for &c in codes {
-                out.extend_from_slice(&data[c as usize * w..(c as usize + 1) * w]);
-            }
-            Values::Fixed { width: *width, data: out }
-        }
-    }
+    entries.as_ref().gather(codes.iter().map(|&c| c as usize))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use crate::stripe::ColumnInput;
-use crate::vector::{ByteStrings, Values, ValuesRef};
+use crate::vector::{Values, ValuesRef};
 
 /// For each stored position of the sorted stripe, the row's position in insert order;
 /// `None` when the rows are already in key order (the stripe is written as it came).
@@ -130,41 +130,7 @@ pub fn permute(column: &ColumnInput<'_>, order: &[u32], row_count: usize) -> (Op
         }
         out
     });
-    (nulls, gather(&column.values, &picks))
-}
-
-/// `values[i]` for every i of `picks`.
-fn gather(values: &ValuesRef<'_>, picks: &[usize]) -> Values {
-    macro_rules! pick {
-        ($v:expr, $variant:ident) => {
-            Values::$variant(picks.iter().map(|&i| $v[i]).collect())
-        };
-    }
-    match values {
-        ValuesRef::Int8(v) => pick!(v, Int8),
-        ValuesRef::Int16(v) => pick!(v, Int16),
-        ValuesRef::Int32(v) => pick!(v, Int32),
-        ValuesRef::Int64(v) => pick!(v, Int64),
-        ValuesRef::Float32(v) => pick!(v, Float32),
-        ValuesRef::Float64(v) => pick!(v, Float64),
-        ValuesRef::Bytes(b) => {
-            let mut out = ByteStrings::new();
-            out.data.reserve(picks.iter().map(|&i| b.get(i).len()).sum());
-            out.offsets.reserve(picks.len());
-            for &i in picks {
-                out.push(b.get(i));
-            }
-            Values::Bytes(out)
-        }
-        ValuesRef::Fixed { width, data } => {
-            let w = *width as usize;
-            let mut out = Vec::with_capacity(picks.len() * w);
-            for &i in picks {
-                out.extend_from_slice(&data[i * w..(i + 1) * w]);
-            }
-            Values::Fixed { width: *width, data: out }
-        }
-    }
+    (nulls, column.values.gather(picks.into_iter()))
 }
 
 /// The inverse of a stored order: for each row in insert order, its stored position.

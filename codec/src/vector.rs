@@ -199,6 +199,40 @@ impl Values {
 }
 
 impl<'a> ValuesRef<'a> {
+    /// `self[i]` for every i of `picks`, in order (each must index a value).
+    pub fn gather(&self, picks: impl ExactSizeIterator<Item = usize> + Clone) -> Values {
+        macro_rules! pick {
+            ($v:expr, $variant:ident) => {
+                Values::$variant(picks.map(|i| $v[i]).collect())
+            };
+        }
+        match self {
+            ValuesRef::Int8(v) => pick!(v, Int8),
+            ValuesRef::Int16(v) => pick!(v, Int16),
+            ValuesRef::Int32(v) => pick!(v, Int32),
+            ValuesRef::Int64(v) => pick!(v, Int64),
+            ValuesRef::Float32(v) => pick!(v, Float32),
+            ValuesRef::Float64(v) => pick!(v, Float64),
+            ValuesRef::Bytes(b) => {
+                let mut out = ByteStrings::new();
+                out.data.reserve(picks.clone().map(|i| b.get(i).len()).sum());
+                out.offsets.reserve(picks.len());
+                for i in picks {
+                    out.push(b.get(i));
+                }
+                Values::Bytes(out)
+            }
+            ValuesRef::Fixed { width, data } => {
+                let w = *width as usize;
+                let mut out = Vec::with_capacity(picks.len() * w);
+                for i in picks {
+                    out.extend_from_slice(&data[i * w..(i + 1) * w]);
+                }
+                Values::Fixed { width: *width, data: out }
+            }
+        }
+    }
+
     pub fn kind(&self) -> Kind {
         match self {
             ValuesRef::Int8(_) => Kind::Int8,

@@ -116,11 +116,6 @@ impl LoadedStripe {
         LoadedStripe { serial: next_serial(), row, dir, contexts, order: None }
     }
 
-    /// Whether the stripe's rows are stored in another order than they were inserted in.
-    pub fn is_sorted(&self) -> bool {
-        self.dir.row_positions.is_some()
-    }
-
     /// The row order of a sorted stripe (`None`: its rows are stored in insert order), read
     /// and checked (a permutation of the stripe's rows) on first use.
     pub fn row_order(&mut self, pages: &mut PageReader, buf: &mut Vec<u8>) -> Option<&RowOrder> {

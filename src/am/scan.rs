@@ -21,7 +21,7 @@ use pg_columnar_codec::{ColumnContext, Form, Unpacked, Vector};
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnBuffer, ColumnType};
-use super::read::{DecodedVector, LoadedStripe};
+use super::read::{DecodedVector, LoadedStripe, RowOrder};
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow};
 use crate::storage::meta;
@@ -396,18 +396,20 @@ impl ScanState {
         self.store(i, position, slot)
     }
 
+    /// The row order of stripe `i` (`None`: stored in insert order), loading the stripe.
+    fn row_order(&mut self, i: usize) -> Option<&RowOrder> {
+        self.load(i);
+        self.stripe.as_mut().unwrap().row_order(&mut self.pages, &mut self.buf)
+    }
+
     /// Where stripe `i` stores the row of insert offset `offset`.
     fn position_of(&mut self, i: usize, offset: u64) -> u64 {
-        self.load(i);
-        let stripe = self.stripe.as_mut().unwrap();
-        stripe.row_order(&mut self.pages, &mut self.buf).map_or(offset, |o| o.position_of(offset))
+        self.row_order(i).map_or(offset, |o| o.position_of(offset))
     }
 
     /// The insert offset of the row stripe `i` stores at `position`.
     fn offset_of(&mut self, i: usize, position: u64) -> u64 {
-        self.load(i);
-        let stripe = self.stripe.as_mut().unwrap();
-        stripe.row_order(&mut self.pages, &mut self.buf).map_or(position, |o| o.offset_of(position))
+        self.row_order(i).map_or(position, |o| o.offset_of(position))
     }
 
     /// The next stripe of a parallel scan, or of a serial one (in [`set_order`](Self::set_order)'s
