@@ -2,7 +2,11 @@
 //! stored rows against the input rows through the stored row order, and the cases where
 //! nothing is sorted.
 
+mod gen;
+
 use std::cmp::Ordering;
+
+use gen::Rng;
 
 use pg_columnar_codec::stripe::{self, ColumnInput, StripeDirectory, WriteOptions};
 use pg_columnar_codec::{decode_vector, sort, ByteStrings, ColumnContext, SharedDictionary, SymbolTable, Values};
@@ -95,20 +99,6 @@ fn cells_of(v: &pg_columnar_codec::Vector) -> Vec<Cell> {
             }
         })
         .collect()
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Rows of five columns: a host name (few values), a time, a float with NaN, ±0 and NULLs,
