@@ -342,7 +342,9 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
                     to_columnar |= columnar;
                     leaves_columnar |= !columnar;
                 }
-                kept = pg_sys::lappend(kept, cmd as *mut std::ffi::c_void);
+                if names_ours {
+                    kept = pg_sys::lappend(kept, cmd as *mut std::ffi::c_void);
+                }
             }
             if names_ours {
                 (*a).cmds = kept;
