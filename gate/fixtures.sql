@@ -7,13 +7,14 @@
 -- and inspects every table whose name starts with "fx_".
 SET pg_columnar.stripe_row_limit = 4096;
 
--- integers: constant (width 0), ramp (delta), narrow range (bitpack), few values
+-- integers: constant (width 0), ramp (delta), narrow range with more distinct values than
+-- a dictionary takes (bitpack), few values
 -- (dictionary), full-width noise (plain), periodic by host (stride), with NULLs, all NULL
 CREATE TABLE fx_ints (
     constant int4, ramp int8, narrow int2, few int4, noise int8, host_id int4, with_nulls int8, all_null int4
 ) USING pg_columnar;
 INSERT INTO fx_ints
-SELECT 7, 1000000 + g * 3, (g * 7919 % 200)::int2, (ARRAY[10, 2000, 300000, -5])[g % 4 + 1],
+SELECT 7, 1000000 + g * 3, (g * 7919 % 2000)::int2, (ARRAY[10, 2000, 300000, -5])[g % 4 + 1],
        (hashint8(g)::int8 << 32) | (hashint8(g + 1000000)::int8 & 4294967295),
        g % 50, CASE WHEN g % 9 = 0 THEN NULL ELSE g * 11 END, NULL
 FROM generate_series(1, 10000) g;

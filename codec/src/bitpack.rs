@@ -12,6 +12,13 @@
 //!   head_base: i64, min_delta: i64`, then the first `h = min(lag, n)` values packed against
 //!   `head_base`, then for i in h..n `(v[i] - v[i-lag]) - min_delta` packed.
 //!
+//! Each variant packs a sequence of *items* (the values, the deltas, the lagged deltas)
+//! against their minimum at the width of their range. A variant may also be *patched*
+//! (mode byte | 0x80): a few items that would widen every field are stored apart after the
+//! fields, as exceptions, and the rest are packed narrower. This is what a stripe sorted by
+//! host needs: one host's run ends inside most vectors, and the single jump from one host's
+//! last timestamp to the next host's first would otherwise set the width of every delta.
+//!
 //! All arithmetic wraps modulo 2^64, so every i64 sequence round-trips exactly, width 64
 //! included. Packed fields are LSB-first (see `bits`); the field area is
 //! `ceil(count * width / 8)` bytes.
@@ -29,14 +36,46 @@ pub enum BlockMode {
     Stride = 2,
 }
 
+/// Set in a block's mode byte when the block is patched (ends with an exception section).
+pub const PATCHED: u8 = 0x80;
+
+/// Bytes of an exception section before its packed positions and values: count (u16),
+/// value width (u8), value base (i64).
+const PATCH_HEADER: usize = 2 + 1 + 8;
+
+/// The exceptions of a patched block: the items outside the fields' window
+/// `[field base, field base + 2^width)`, stored apart. (Which items they are follows from the
+/// window, so the plan keeps only what sizes and heads the section.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patch {
+    /// Number of exceptions, 1..=items.
+    pub count: usize,
+    /// The smallest exception, and the width of the exceptions' range.
+    pub base: i64,
+    pub width: u32,
+}
+
+impl Patch {
+    /// Section size for a block of `items` packed items.
+    fn encoded_len(&self, items: usize) -> usize {
+        PATCH_HEADER + packed_len(self.count, position_width(items)) + packed_len(self.count, self.width)
+    }
+}
+
+/// Width of an exception's position among `items` items.
+fn position_width(items: usize) -> u32 {
+    bit_width(items.saturating_sub(1) as u64)
+}
+
 /// What a block will be written as, computed from the values without writing anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockPlan {
     pub mode: BlockMode,
     pub width: u32,
-    /// Frame of reference: the minimum. Delta: the first value.
+    /// Frame of reference: the minimum (of the items packed, when patched). Delta: the first
+    /// value.
     pub base: i64,
-    /// Delta and stride: the smallest delta.
+    /// Delta and stride: the smallest delta (of the items packed, when patched).
     pub min_delta: i64,
     /// Number of integers in the block.
     pub count: usize,
@@ -45,18 +84,38 @@ pub struct BlockPlan {
     pub lag: usize,
     pub head_base: i64,
     pub head_width: u32,
+    /// The exceptions, when the block is patched.
+    pub patch: Option<Patch>,
 }
 
 impl BlockPlan {
     /// Encoded size in bytes, header included.
     pub fn encoded_len(&self) -> usize {
-        match self.mode {
-            BlockMode::FrameOfReference => 10 + packed_len(self.count, self.width),
-            BlockMode::Delta => 18 + packed_len(self.count.saturating_sub(1), self.width),
-            BlockMode::Stride => {
-                let head = self.lag.min(self.count);
-                STRIDE_HEADER + packed_len(head, self.head_width) + packed_len(self.count - head, self.width)
+        let items = self.items();
+        let patch = self.patch.map_or(0, |p| p.encoded_len(items));
+        patch
+            + packed_len(items, self.width)
+            + match self.mode {
+                BlockMode::FrameOfReference => 10,
+                BlockMode::Delta => 18,
+                BlockMode::Stride => STRIDE_HEADER + packed_len(self.lag.min(self.count), self.head_width),
             }
+    }
+
+    /// Number of packed items: values, deltas, or lagged deltas.
+    fn items(&self) -> usize {
+        match self.mode {
+            BlockMode::FrameOfReference => self.count,
+            BlockMode::Delta => self.count.saturating_sub(1),
+            BlockMode::Stride => self.count - self.lag.min(self.count),
+        }
+    }
+
+    /// The base the items are packed against.
+    fn item_base(&self) -> i64 {
+        match self.mode {
+            BlockMode::FrameOfReference => self.base,
+            BlockMode::Delta | BlockMode::Stride => self.min_delta,
         }
     }
 }
@@ -74,33 +133,104 @@ fn min_and_width(values: impl Iterator<Item = i64>) -> (i64, u32) {
     (min, bit_width(max.wrapping_sub(min) as u64)) // max >= min: the true range
 }
 
-/// Frame-of-reference plan: minimum and width of `max - min`.
+/// How the items of one variant are packed: their base, width and exceptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Packing {
+    base: i64,
+    width: u32,
+    patch: Option<Patch>,
+}
+
+/// The smallest packing of `items` (the patched one only if strictly smaller).
+///
+/// Unpatched: the items' minimum and the width of their range, `W`. Patched, for each width
+/// `w < W`: the window `[a, a + 2^w)` holding the most items, the smallest such `a` (a
+/// window is best started at an item), packs the items inside it against `a`; the rest are
+/// exceptions. The smallest total (fields plus exception section) wins, the larger `w` on a
+/// tie. The search is exact: it sorts a copy of the items and slides the window over them
+/// (two pointers, one pass per width), widest first, and stops once the exception section
+/// alone is at least the best total, since narrower windows only add exceptions.
+fn packing(items: &[i64]) -> Packing {
+    let (base, width) = min_and_width(items.iter().copied());
+    let unpatched = Packing { base, width, patch: None };
+    let m = items.len();
+    let pw = position_width(m);
+    let mut best = packed_len(m, width);
+    // the smallest possible exception section: one exception of width 0
+    if width == 0 || PATCH_HEADER + packed_len(1, pw) >= best {
+        return unpatched;
+    }
+    let mut sorted = items.to_vec();
+    sorted.sort_unstable();
+    let s = &sorted[..];
+    let mut chosen = unpatched;
+    for w in (0..width).rev() {
+        let span = 1u64 << w; // w <= 63
+        let (mut top, mut from, mut to) = (0usize, 0usize, 0usize);
+        let mut j = 0;
+        for i in 0..m {
+            if i > 0 && s[i] == s[i - 1] {
+                continue;
+            }
+            j = j.max(i);
+            // s is ascending, so the wrapping difference is the true one
+            while j < m && (s[j].wrapping_sub(s[i]) as u64) < span {
+                j += 1;
+            }
+            if j - i > top {
+                (top, from, to) = (j - i, i, j);
+            }
+            if j == m {
+                break; // later windows hold fewer items
+            }
+        }
+        let count = m - top; // >= 1: the full range is at least 2^(width - 1) >= span
+        let section = PATCH_HEADER + packed_len(count, pw);
+        if section >= best {
+            break;
+        }
+        let lo = if from > 0 { s[0] } else { s[to] };
+        let hi = if to < m { s[m - 1] } else { s[from - 1] };
+        let patch = Patch { count, base: lo, width: bit_width(hi.wrapping_sub(lo) as u64) };
+        let total = packed_len(m, w) + patch.encoded_len(m);
+        if total < best {
+            best = total;
+            chosen = Packing { base: s[from], width: w, patch: Some(patch) };
+        }
+    }
+    chosen
+}
+
+/// Frame-of-reference plan: the values packed against their minimum (see [`packing`]).
 pub fn plan_for(values: &[i64]) -> BlockPlan {
-    let (min, width) = min_and_width(values.iter().copied());
+    let p = packing(values);
     BlockPlan {
         mode: BlockMode::FrameOfReference,
-        width,
-        base: min,
+        width: p.width,
+        base: p.base,
         min_delta: 0,
         count: values.len(),
         lag: 0,
         head_base: 0,
         head_width: 0,
+        patch: p.patch,
     }
 }
 
-/// Delta plan: first value, minimum delta and width of `max_delta - min_delta`.
+/// Delta plan: the first value, then the deltas packed against their minimum.
 pub fn plan_delta(values: &[i64]) -> BlockPlan {
-    let (min_d, width) = min_and_width(values.windows(2).map(|w| w[1].wrapping_sub(w[0])));
+    let deltas: Vec<i64> = values.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+    let p = packing(&deltas);
     BlockPlan {
         mode: BlockMode::Delta,
-        width,
+        width: p.width,
         base: values.first().copied().unwrap_or(0),
-        min_delta: min_d,
+        min_delta: p.base,
         count: values.len(),
         lag: 0,
         head_base: 0,
         head_width: 0,
+        patch: p.patch,
     }
 }
 
@@ -110,16 +240,18 @@ pub fn plan_stride(values: &[i64], lag: usize) -> BlockPlan {
     assert!((1..=u16::MAX as usize).contains(&lag), "stride lag {lag}");
     let head = lag.min(values.len());
     let (head_base, head_width) = min_and_width(values[..head].iter().copied());
-    let (min_delta, width) = min_and_width((head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])));
+    let deltas: Vec<i64> = (head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])).collect();
+    let p = packing(&deltas);
     BlockPlan {
         mode: BlockMode::Stride,
-        width,
+        width: p.width,
         base: 0,
-        min_delta,
+        min_delta: p.base,
         count: values.len(),
         lag,
         head_base,
         head_width,
+        patch: p.patch,
     }
 }
 
@@ -155,36 +287,57 @@ pub fn encode_block(values: &[i64], out: &mut Vec<u8>) -> BlockPlan {
 /// Appends the block described by `plan` (which must come from these `values`).
 pub fn write_planned(values: &[i64], plan: &BlockPlan, out: &mut Vec<u8>) {
     debug_assert_eq!(values.len(), plan.count);
-    out.push(plan.mode as u8);
+    out.push(plan.mode as u8 | if plan.patch.is_some() { PATCHED } else { 0 });
     out.push(plan.width as u8);
-    if plan.mode == BlockMode::Stride {
-        let head = plan.lag.min(values.len());
-        out.extend_from_slice(&(plan.lag as u16).to_le_bytes());
-        out.push(plan.head_width as u8);
-        out.extend_from_slice(&plan.head_base.to_le_bytes());
-        out.extend_from_slice(&plan.min_delta.to_le_bytes());
-        let (hb, md, lag) = (plan.head_base, plan.min_delta, plan.lag);
-        pack(values[..head].iter().map(|&v| v.wrapping_sub(hb) as u64), plan.head_width, out);
-        pack((head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag]).wrapping_sub(md) as u64), plan.width, out);
-        return;
-    }
-    out.extend_from_slice(&plan.base.to_le_bytes());
     match plan.mode {
         BlockMode::FrameOfReference => {
-            let base = plan.base;
-            pack(values.iter().map(|&v| v.wrapping_sub(base) as u64), plan.width, out);
+            out.extend_from_slice(&plan.base.to_le_bytes());
+            write_items(values.iter().copied(), plan, out);
         }
         BlockMode::Delta => {
+            out.extend_from_slice(&plan.base.to_le_bytes());
             out.extend_from_slice(&plan.min_delta.to_le_bytes());
-            let md = plan.min_delta;
-            pack(
-                values.windows(2).map(|w| w[1].wrapping_sub(w[0]).wrapping_sub(md) as u64),
-                plan.width,
-                out,
-            );
+            write_items(values.windows(2).map(|w| w[1].wrapping_sub(w[0])), plan, out);
         }
-        BlockMode::Stride => unreachable!("written above"),
+        BlockMode::Stride => {
+            let head = plan.lag.min(values.len());
+            out.extend_from_slice(&(plan.lag as u16).to_le_bytes());
+            out.push(plan.head_width as u8);
+            out.extend_from_slice(&plan.head_base.to_le_bytes());
+            out.extend_from_slice(&plan.min_delta.to_le_bytes());
+            let hb = plan.head_base;
+            pack(values[..head].iter().map(|&v| v.wrapping_sub(hb) as u64), plan.head_width, out);
+            let lag = plan.lag;
+            write_items((head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])), plan, out);
+        }
     }
+}
+
+/// Packs the items against the plan's base at its width; when patched, an exception's field
+/// is 0 and the exception section follows: count, value width, value base, then the
+/// exceptions' positions (ascending) and their values less the value base, packed.
+fn write_items(items: impl Iterator<Item = i64> + Clone, plan: &BlockPlan, out: &mut Vec<u8>) {
+    let (base, width) = (plan.item_base(), plan.width);
+    let mask = low_mask(width);
+    pack(
+        items.clone().map(|v| {
+            let f = v.wrapping_sub(base) as u64;
+            if f > mask {
+                0
+            } else {
+                f
+            }
+        }),
+        width,
+        out,
+    );
+    let Some(patch) = plan.patch else { return };
+    out.extend_from_slice(&(patch.count as u16).to_le_bytes());
+    out.push(patch.width as u8);
+    out.extend_from_slice(&patch.base.to_le_bytes());
+    let outside = items.enumerate().filter(|&(_, v)| v.wrapping_sub(base) as u64 > mask);
+    pack(outside.clone().map(|(i, _)| i as u64), position_width(plan.items()), out);
+    pack(outside.map(|(_, v)| v.wrapping_sub(patch.base) as u64), patch.width, out);
 }
 
 /// Packs each value's low `width` bits (the values must fit).
@@ -198,13 +351,15 @@ pub fn pack(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
 
 /// Reads one block of `count` integers, appending them to `out`.
 pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> DecodeResult<()> {
-    let mode = r.u8("bitpack block mode")?;
+    let mode_byte = r.u8("bitpack block mode")?;
+    let patched = mode_byte & PATCHED != 0;
+    let mode = mode_byte & !PATCHED;
     let width = r.u8("bitpack block width")? as u32;
     if width > 64 {
         return Err(DecodeError::OutOfRange { what: "bitpack width", value: width as u64, limit: 64 });
     }
     if mode == BlockMode::Stride as u8 {
-        return read_stride(r, count, width, out);
+        return read_stride(r, count, width, patched, out);
     }
     let base = r.u64("bitpack block base")? as i64;
     match mode {
@@ -213,31 +368,39 @@ pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> D
             let start = out.len();
             out.resize(start + count, 0);
             unpack(data, width, base, &mut out[start..]);
+            if patched {
+                read_exceptions(r, &mut out[start..], 0)?;
+            }
         }
         m if m == BlockMode::Delta as u8 => {
             let min_delta = r.u64("bitpack block min_delta")? as i64;
             let fields = count.saturating_sub(1);
             let data = r.take(packed_len(fields, width), "bitpack fields")?;
             if count == 0 {
-                return Ok(());
+                // no items: a patched block's exceptions cannot have a place
+                return if patched { read_exceptions(r, &mut [], 0) } else { Ok(()) };
             }
             let start = out.len();
             out.resize(start + count, 0);
             let dst = &mut out[start..];
             dst[0] = base;
             unpack(data, width, 0, &mut dst[1..]);
+            if patched {
+                // the fields are added to min_delta below: store the exception less it
+                read_exceptions(r, &mut dst[1..], min_delta)?;
+            }
             let mut prev = base;
             for v in &mut dst[1..] {
                 prev = prev.wrapping_add(min_delta).wrapping_add(*v);
                 *v = prev;
             }
         }
-        value => return Err(DecodeError::UnknownTag { what: "bitpack block mode", value }),
+        _ => return Err(DecodeError::UnknownTag { what: "bitpack block mode", value: mode_byte }),
     }
     Ok(())
 }
 
-fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, out: &mut Vec<i64>) -> DecodeResult<()> {
+fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, patched: bool, out: &mut Vec<i64>) -> DecodeResult<()> {
     let lag = r.u16("bitpack stride lag")? as usize;
     if lag == 0 {
         return Err(DecodeError::OutOfRange { what: "bitpack stride lag", value: 0, limit: u16::MAX as u64 });
@@ -256,7 +419,38 @@ fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, out: &mut Vec<i
     let dst = &mut out[start..];
     unpack(head_data, head_width, head_base, &mut dst[..head]);
     unpack(data, width, min_delta, &mut dst[head..]);
+    if patched {
+        read_exceptions(r, &mut dst[head..], 0)?;
+    }
     add_lagged(dst, head, lag);
+    Ok(())
+}
+
+/// Reads a patched block's exception section and puts each exception, less `offset`, in
+/// its item's place in `items` (the block's unpacked items).
+fn read_exceptions(r: &mut ByteReader<'_>, items: &mut [i64], offset: i64) -> DecodeResult<()> {
+    let count = r.u16("bitpack exception count")? as usize;
+    if count == 0 || count > items.len() {
+        return Err(DecodeError::OutOfRange { what: "bitpack exception count", value: count as u64, limit: items.len() as u64 });
+    }
+    let width = r.u8("bitpack exception width")? as u32;
+    if width > 64 {
+        return Err(DecodeError::OutOfRange { what: "bitpack exception width", value: width as u64, limit: 64 });
+    }
+    let base = r.u64("bitpack exception base")? as i64;
+    let pw = position_width(items.len());
+    let positions = r.take(packed_len(count, pw), "bitpack exception positions")?;
+    let values = r.take(packed_len(count, width), "bitpack exception values")?;
+    let mut next = 0usize; // positions ascend strictly
+    for k in 0..count {
+        let at = read_field(positions, k * pw as usize, pw) as usize;
+        if at < next || at >= items.len() {
+            return Err(DecodeError::Inconsistent { what: "bitpack exception positions (out of order or past the items)" });
+        }
+        next = at + 1;
+        let v = (read_field(values, k * width as usize, width) as i64).wrapping_add(base);
+        items[at] = v.wrapping_sub(offset);
+    }
     Ok(())
 }
 
@@ -528,11 +722,10 @@ mod tests {
         for lag in [1, 2, 3, 6, 7, 8, 1000] {
             roundtrip_stride(&extremes, lag);
         }
-        assert_eq!(roundtrip_stride(&extremes, 2).width, 64);
         roundtrip_stride(&[], 5);
         roundtrip_stride(&[9], 1);
         // a periodic sequence costs nothing past its first period
-        let periodic: Vec<i64> = (0..1024).map(|i| (i % 100) * 37 - 500).collect();
+        let periodic: Vec<i64> = (0..1024).map(|i| (i % 100) * (i % 100) * 7919 % 10007 - 500).collect();
         let p = roundtrip_stride(&periodic, 100);
         assert_eq!((p.width, p.min_delta), (0, 0));
         assert_eq!(plan_with(&periodic, Some(100)).mode, BlockMode::Stride);
@@ -559,8 +752,20 @@ mod tests {
 
     #[test]
     fn extremes_round_trip_at_width_64() {
-        let p = roundtrip(&[i64::MIN, i64::MAX, 0, -1, 1]);
-        assert_eq!(p.width, 64);
+        roundtrip(&[i64::MIN, i64::MAX, 0, -1, 1]);
+        // scattered over the whole range, so that no window is worth patching: width 64
+        let spread: Vec<i64> = (1..=64u64)
+            .map(|i| {
+                let x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                ((x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 32)) as i64
+            })
+            .collect();
+        let p = roundtrip(&spread);
+        assert_eq!((p.width, p.patch), (64, None));
+        let mut rev = spread.clone();
+        rev.reverse();
+        let p = roundtrip_stride(&[&spread[..], &rev[..]].concat(), 64);
+        assert_eq!((p.mode, p.width, p.head_width, p.patch), (BlockMode::Stride, 64, 64, None));
         roundtrip(&[]);
         roundtrip(&[42]);
         assert_eq!(roundtrip(&[7; 1024]).width, 0);
@@ -590,6 +795,78 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn one_jump_is_an_exception_not_the_width_of_every_delta() {
+        // two hosts' timestamps in one vector: 10 s steps, and one step back at the boundary
+        let mut v: Vec<i64> = (0..600).map(|i| 1_000_000_000 + 10_000_000 * i).collect();
+        v.extend((0..424).map(|i| 1_000_000_000 + 10_000_000 * i));
+        let p = roundtrip(&v);
+        assert_eq!((p.mode, p.width, p.min_delta), (BlockMode::Delta, 0, 10_000_000));
+        assert_eq!(p.patch.map(|x| (x.count, x.width)), Some((1, 0)));
+        assert!(p.encoded_len() < 40, "{}", p.encoded_len());
+        // control: unpatched, the jump sets a 33-bit width for all 1023 deltas
+        let (_, unpatched) = min_and_width(v.windows(2).map(|w| w[1] - w[0]));
+        assert_eq!(unpatched, 33);
+        // an outlier among small values, by frame of reference
+        let mut w: Vec<i64> = (0..1000).map(|i| i % 7).collect();
+        w[500] = 1 << 40;
+        w[0] = -(1 << 50);
+        let p = roundtrip(&w);
+        assert_eq!((p.mode, p.width, p.base), (BlockMode::FrameOfReference, 3, 0));
+        assert_eq!(p.patch.map(|x| x.count), Some(2));
+        // and in a stride block's lagged deltas
+        let mut s: Vec<i64> = (0..1024).map(|i| (i % 100) * 1000 + i / 100).collect();
+        s[700] += 1 << 30;
+        let p = roundtrip_stride(&s, 100);
+        assert_eq!(p.patch.map(|x| x.count), Some(2)); // the jump up, and back 100 rows later
+        assert_eq!((p.width, p.min_delta), (0, 1));
+    }
+
+    #[test]
+    fn corrupt_exception_sections_are_refused() {
+        let mut v: Vec<i64> = (0..64).collect();
+        v[10] = 1 << 40;
+        v[20] = 1 << 41;
+        let p = plan_for(&v);
+        assert_eq!(p.patch.map(|x| x.count), Some(2));
+        let mut out = Vec::new();
+        write_planned(&v, &p, &mut out);
+        let read = |b: &[u8]| {
+            let mut r = ByteReader::new(b);
+            let mut back = Vec::new();
+            read_block(&mut r, v.len(), &mut back).and_then(|()| r.finish()).map(|()| back)
+        };
+        assert_eq!(read(&out).unwrap(), v);
+        let section = 10 + packed_len(64, p.width); // mode, width, base, fields
+        for count in [0u16, 65] {
+            let mut bad = out.clone();
+            bad[section..section + 2].copy_from_slice(&count.to_le_bytes());
+            assert!(read(&bad).is_err(), "count {count}");
+        }
+        let mut bad = out.clone();
+        bad[section + 2] = 65; // value width
+        assert!(read(&bad).is_err());
+        // positions 10 and 20, 6 bits each from byte section + 11: swap them
+        let mut bad = out.clone();
+        let at = section + 11;
+        bad[at] = 20 | (10 << 6) as u8;
+        bad[at + 1] = (10 >> 2) as u8;
+        assert!(read(&bad).is_err(), "positions out of order");
+        let mut bad = out.clone();
+        bad[at] = 10 | (10 << 6) as u8; // the same position twice
+        bad[at + 1] = (10 >> 2) as u8;
+        assert!(read(&bad).is_err(), "a repeated position");
+        for cut in 0..out.len() {
+            assert!(read(&out[..cut]).is_err(), "cut {cut}");
+        }
+        // a patched delta block of no values, and a mode byte no version defines
+        let mut empty = vec![1 | PATCHED, 0];
+        empty.extend([0u8; 16]);
+        empty.extend([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(read_block(&mut ByteReader::new(&empty), 0, &mut Vec::new()).is_err());
+        assert!(read_block(&mut ByteReader::new(&[3 | PATCHED, 0, 0, 0, 0, 0, 0, 0, 0, 0]), 1, &mut Vec::new()).is_err());
     }
 
     #[test]

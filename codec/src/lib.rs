@@ -51,9 +51,13 @@ pub struct ColumnContext<'a> {
     pub stride: Option<u16>,
 }
 
-/// Version of the encoded byte layout specified in docs/FORMAT.md. A reader refuses any
-/// other version; a change to any encoder's output bytes must bump it.
-pub const FORMAT_VERSION: u16 = 1;
+/// Version of the encoded byte layout specified in docs/FORMAT.md, written in every stripe.
+/// A reader refuses a version outside [`OLDEST_READABLE_VERSION`]`..=FORMAT_VERSION`; a
+/// change to any encoder's output bytes must bump it.
+pub const FORMAT_VERSION: u16 = 2;
+/// The oldest stripe format this build reads: 1 lacks patched blocks and stores a sorted
+/// stripe's row order the other way round ([`stripe::RowPositionValues`]).
+pub const OLDEST_READABLE_VERSION: u16 = 1;
 
 /// The encodings. The byte values are part of the format (frozen: a test fails if one
 /// moves).

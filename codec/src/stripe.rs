@@ -266,8 +266,36 @@ impl VectorEntry {
 pub struct RowPositions {
     /// The key the rows were sorted by: columns, 0-based.
     pub key: Vec<usize>,
-    /// Per vector of the rows in insert order, the vector of their stored positions.
+    /// The int32 vectors of the row order, one per 1024 rows: in format 2, per vector of
+    /// stored rows, each row's insert offset; in format 1, per vector of rows in insert
+    /// order, each row's stored position.
     pub vectors: Vec<VectorEntry>,
+    /// Which of the two the vectors hold.
+    pub holds: RowPositionValues,
+}
+
+/// What a sorted stripe's row-position vectors hold (see [`RowPositions::vectors`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowPositionValues {
+    /// Format 2: the insert offset of each stored row. Rows that came one row period apart
+    /// (a host's consecutive readings) lie next to each other once sorted, so these step by
+    /// the period inside a host's run and pack to almost nothing.
+    InsertOffsets,
+    /// Format 1: the stored position of each row in insert order.
+    StoredPositions,
+}
+
+impl RowPositions {
+    /// From the values of all the vectors, in order: the stored position of each insert
+    /// offset, and the insert offset of each stored row (`None` if the values are not a
+    /// permutation).
+    pub fn orders(&self, values: Vec<u32>) -> Option<(Vec<u32>, Vec<u32>)> {
+        let inverse = crate::sort::invert(&values)?;
+        Some(match self.holds {
+            RowPositionValues::InsertOffsets => (inverse, values),
+            RowPositionValues::StoredPositions => (values, inverse),
+        })
+    }
 }
 
 /// A column context (FSST table or shared dictionary) inside a stripe.
@@ -322,7 +350,7 @@ impl StripeDirectory {
     /// of the data (that is the reader's job, per vector).
     pub fn parse(bytes: &[u8]) -> DecodeResult<StripeDirectory> {
         let mut r = ByteReader::new(bytes);
-        let (column_count, row_count, _, directory_len) = read_header(&mut r)?;
+        let (column_count, row_count, version, directory_len) = read_header(&mut r)?;
         let directory = r.take(directory_len, "stripe directory")?;
         let mut r = ByteReader::new(directory);
         let vector_count = row_count.div_ceil(MAX_ROWS);
@@ -380,7 +408,8 @@ impl StripeDirectory {
                 offset += e.length;
                 vectors.push(e);
             }
-            Some(RowPositions { key, vectors })
+            let holds = if version >= 2 { RowPositionValues::InsertOffsets } else { RowPositionValues::StoredPositions };
+            Some(RowPositions { key, vectors, holds })
         } else {
             None
         };
@@ -550,7 +579,7 @@ fn read_header(r: &mut ByteReader<'_>) -> DecodeResult<(usize, usize, u16, usize
         return Err(DecodeError::Inconsistent { what: "stripe magic (not a pg_columnar stripe)" });
     }
     let version = r.u16("stripe format version")?;
-    if version != crate::FORMAT_VERSION {
+    if !(crate::OLDEST_READABLE_VERSION..=crate::FORMAT_VERSION).contains(&version) {
         return Err(DecodeError::OutOfRange {
             what: "stripe format version",
             value: version as u64,
@@ -772,13 +801,8 @@ pub fn write_stripe_with(
         reports.push(ColumnReport { vectors: vector_reports, fsst_table: used_fsst, shared_dictionary: used_dictionary, period: stride });
     }
     if let Some(order) = &order {
-        // the row positions: per vector of rows in insert order, the stored position of each
-        // (int32, encoded like any column's vector, with the input's row period: rows that
-        // came one period apart usually lie one apart once sorted), after every column
-        let mut position = vec![0u32; row_count];
-        for (s, &o) in order.iter().enumerate() {
-            position[o as usize] = s as u32;
-        }
+        // the row positions: per vector of stored rows, the insert offset of each (int32,
+        // encoded like any column's vector, with the input's row period), after every column
         let ctx = ColumnContext { stride: input_period, ..ColumnContext::default() };
         directory.push(options.sort_key.len() as u8);
         for &c in &options.sort_key {
@@ -787,7 +811,7 @@ pub fn write_stripe_with(
         for v in 0..vector_count {
             let start = v * MAX_ROWS;
             let rows = (row_count - start).min(MAX_ROWS);
-            let positions: Vec<i32> = position[start..start + rows].iter().map(|&p| p as i32).collect();
+            let positions: Vec<i32> = order[start..start + rows].iter().map(|&p| p as i32).collect();
             let vector = crate::VectorRef { rows, nulls: None, values: ValuesRef::Int32(&positions) };
             let before = data.len();
             let report = encode_vector(&vector, &ctx, &mut data)?;
@@ -813,10 +837,10 @@ pub fn write_stripe_with(
     Ok(reports)
 }
 
-/// Appends to `out` the stored positions a row-position vector (`bytes`, already checked
-/// against its entry's checksum) gives for `rows` rows (in insert order) of a stripe of
-/// `row_count` rows. They are a permutation only if all are distinct ([`crate::sort::invert`]
-/// checks that).
+/// Appends to `out` the values of a row-position vector (`bytes`, already checked against its
+/// entry's checksum) of `rows` rows of a stripe of `row_count` rows: insert offsets or stored
+/// positions ([`RowPositionValues`]), each below `row_count`. They are a permutation only if
+/// all are distinct ([`RowPositions::orders`] checks that).
 pub fn decode_row_positions(bytes: &[u8], rows: usize, row_count: usize, out: &mut Vec<u32>) -> DecodeResult<()> {
     let v = crate::decode_vector(bytes, &ColumnContext::default())?;
     let Values::Int32(positions) = v.values else {

@@ -29,6 +29,18 @@ fn golden_inputs() -> Vec<(String, Vector)> {
             }
         }
     }
+    // shapes added with patched blocks (format 2), seeded apart so the entries above keep
+    // their inputs
+    let mut seed = 5000;
+    for kind in KINDS {
+        for shape in [Shape::Runs, Shape::Outliers] {
+            for (rows, nulls) in [(100, Nulls::None), (77, Nulls::Some(20)), (1024, Nulls::None)] {
+                seed += 1;
+                let spec = Spec { kind, shape, rows, nulls, seed };
+                v.push((format!("{kind:?}/{shape:?}/{rows}/{nulls:?}"), generate(&spec)));
+            }
+        }
+    }
     // full TSBS-like vectors
     let t = gen::tsbs::generate(2048, 100, 42);
     for (i, range) in [(0, 0..1024), (1, 1024..2048)] {

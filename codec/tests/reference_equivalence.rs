@@ -236,6 +236,29 @@ fn stride_wins_on_interleaved_series_and_only_with_the_period() {
     }
 }
 
+/// Patched blocks: runs of ramps (a vector of a stripe sorted by host, then time) and a walk
+/// with outliers are packed with exceptions, matching the reference, in every vector of the
+/// sample; the control, one ramp, is packed without.
+#[test]
+fn patched_blocks_win_on_runs_and_outliers_and_not_on_one_ramp() {
+    let patched = |spec: Spec| {
+        let v = generate(&spec);
+        let r = check(&v);
+        let mut bytes = Vec::new();
+        encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
+        // header: kind, rows (2), null mode, encoding; then the block's mode byte
+        r.chosen == Some(Encoding::Bitpack) && bytes[5] & 0x80 != 0
+    };
+    for seed in 0..50 {
+        for shape in [Shape::Runs, Shape::Outliers] {
+            let spec = Spec { kind: GenKind::Int64, shape, rows: 1024, nulls: Nulls::None, seed };
+            assert!(patched(spec), "{shape:?} seed {seed}: no patched block");
+        }
+        let ramp = Spec { kind: GenKind::Int64, shape: Shape::Ramp, rows: 1024, nulls: Nulls::None, seed };
+        assert!(!patched(ramp), "ramp seed {seed}: patched");
+    }
+}
+
 #[test]
 fn gorilla_sizing_stops_only_when_it_has_lost() {
     let t = gen::tsbs::generate(1024, 100, 3);

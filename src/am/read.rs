@@ -119,20 +119,20 @@ impl LoadedStripe {
     /// The row order of a sorted stripe (`None`: its rows are stored in insert order), read
     /// and checked (a permutation of the stripe's rows) on first use.
     pub fn row_order(&mut self, pages: &mut PageReader, buf: &mut Vec<u8>) -> Option<&RowOrder> {
-        let entries = &self.dir.row_positions.as_ref()?.vectors;
+        let positions = self.dir.row_positions.as_ref()?;
         if self.order.is_none() {
             let rows = self.dir.row_count;
-            let mut position = Vec::with_capacity(rows);
-            for (v, e) in entries.iter().enumerate() {
+            let mut values = Vec::with_capacity(rows);
+            for (v, e) in positions.vectors.iter().enumerate() {
                 pages.read(self.row.first_block, e.offset, e.length, buf);
                 if stripe::checksum32(buf) != e.checksum {
                     stripe_error(pages, &self.row, format!("row position vector {v} checksum mismatch"));
                 }
-                stripe::decode_row_positions(buf, self.dir.vector_rows(v), rows, &mut position)
+                stripe::decode_row_positions(buf, self.dir.vector_rows(v), rows, &mut values)
                     .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("row position vector {v}: {err}")));
             }
-            let Some(offset) = pg_columnar_codec::sort::invert(&position) else {
-                stripe_error(pages, &self.row, "row positions name one stored row twice");
+            let Some((position, offset)) = positions.orders(values) else {
+                stripe_error(pages, &self.row, "row positions name one row twice");
             };
             self.order = Some(RowOrder { position, offset });
         }

@@ -73,6 +73,12 @@ pub enum Shape {
     Walk,
     /// Slowly increasing values in steps of 1/8 (floats: Gorilla's case).
     Drift,
+    /// Runs of 50..700 rows, each a ramp of its own from a random start (a stripe sorted by
+    /// host, then time: a few series per vector): patched delta blocks' case.
+    Runs,
+    /// A random walk with about one value in 200 replaced by a random one: patched frame of
+    /// reference's case.
+    Outliers,
 }
 
 pub const WIDTHS: [u32; 11] = [0, 1, 7, 8, 9, 31, 32, 33, 57, 63, 64];
@@ -144,6 +150,24 @@ fn raw_values(spec: &Spec, n: usize, rng: &mut Rng) -> Vec<u64> {
                 .map(|_| {
                     x += 1 + rng.below(15);
                     x
+                })
+                .collect()
+        }
+        Shape::Runs => {
+            let mut v = Vec::with_capacity(n);
+            while v.len() < n {
+                let (start, step) = (rng.next() & mask, rng.below(1000));
+                let len = (50 + rng.below(650) as usize).min(n - v.len());
+                v.extend((0..len as u64).map(|i| start.wrapping_add(i * step)));
+            }
+            v
+        }
+        Shape::Outliers => {
+            let mut x = rng.below(100) as i64;
+            (0..n)
+                .map(|_| {
+                    x = (x + rng.below(5) as i64 - 2).clamp(0, 100);
+                    if rng.below(200) == 0 { rng.next() & mask } else { x as u64 }
                 })
                 .collect()
         }
@@ -261,7 +285,7 @@ fn string_for(shape: Shape, r: u64) -> Vec<u8> {
 }
 
 pub fn shapes() -> Vec<Shape> {
-    let mut s = vec![Shape::Random, Shape::Constant, Shape::Ramp, Shape::Specials, Shape::Walk, Shape::Drift];
+    let mut s = vec![Shape::Random, Shape::Constant, Shape::Ramp, Shape::Specials, Shape::Walk, Shape::Drift, Shape::Runs, Shape::Outliers];
     s.extend(WIDTHS.iter().map(|&w| Shape::Width(w)));
     s.extend(DISTINCTS.iter().map(|&d| Shape::Distinct(d)));
     s

@@ -48,9 +48,42 @@ fn fields(r: &mut Reader<'_>, m: usize, width: usize) -> Option<Vec<u64>> {
     (0..m).map(|i| (0..width).try_fold(0u64, |v, k| Some(v | bit(data, i * width + k)? << k))).collect()
 }
 
+/// A patched block's exception section: (position, item) pairs, positions strictly
+/// ascending and below `items`.
+fn exceptions(r: &mut Reader<'_>, items: usize) -> Option<Vec<(usize, i64)>> {
+    let count = r.le(2)? as usize;
+    let width = r.byte()? as usize;
+    if count == 0 || count > items || width > 64 {
+        return None;
+    }
+    let base = r.le(8)? as i64;
+    let mut pw = 0;
+    while pw < 64 && ((items - 1) >> pw) != 0 {
+        pw += 1;
+    }
+    let positions = fields(r, count, pw)?;
+    let values = fields(r, count, width)?;
+    if positions.windows(2).any(|p| p[0] >= p[1]) || positions.iter().any(|&p| p as usize >= items) {
+        return None;
+    }
+    Some(positions.into_iter().zip(values).map(|(p, v)| (p as usize, base.wrapping_add(v as i64))).collect())
+}
+
+/// `m` items packed against `base` at `width`, patched by an exception section when asked.
+fn items(r: &mut Reader<'_>, m: usize, width: usize, base: i64, patched: bool) -> Option<Vec<i64>> {
+    let mut v: Vec<i64> = fields(r, m, width)?.into_iter().map(|f| base.wrapping_add(f as i64)).collect();
+    if patched {
+        for (p, x) in exceptions(r, m)? {
+            v[p] = x;
+        }
+    }
+    Some(v)
+}
+
 /// A packed-integer block of `count` values.
 fn block(r: &mut Reader<'_>, count: usize) -> Option<Vec<i64>> {
-    let mode = r.byte()?;
+    let mode_byte = r.byte()?;
+    let (mode, patched) = (mode_byte & 0x7f, mode_byte & 0x80 != 0);
     let width = r.byte()? as usize;
     if width > 64 {
         return None;
@@ -58,18 +91,18 @@ fn block(r: &mut Reader<'_>, count: usize) -> Option<Vec<i64>> {
     match mode {
         0 => {
             let base = r.le(8)? as i64;
-            Some(fields(r, count, width)?.into_iter().map(|f| base.wrapping_add(f as i64)).collect())
+            items(r, count, width, base, patched)
         }
         1 => {
             let base = r.le(8)? as i64;
             let min_delta = r.le(8)? as i64;
-            let f = fields(r, count.saturating_sub(1), width)?;
+            let deltas = items(r, count.saturating_sub(1), width, min_delta, patched)?;
             let mut v = Vec::new();
             if count > 0 {
                 v.push(base);
-                for d in f {
+                for d in deltas {
                     let prev = *v.last().unwrap();
-                    v.push(prev.wrapping_add(min_delta).wrapping_add(d as i64));
+                    v.push(prev.wrapping_add(d));
                 }
             }
             Some(v)
@@ -87,11 +120,11 @@ fn block(r: &mut Reader<'_>, count: usize) -> Option<Vec<i64>> {
             let min_delta = r.le(8)? as i64;
             let h = lag.min(count);
             let head = fields(r, h, head_width)?;
-            let deltas = fields(r, count - h, width)?;
+            let deltas = items(r, count - h, width, min_delta, patched)?;
             let mut v: Vec<i64> = head.into_iter().map(|f| head_base.wrapping_add(f as i64)).collect();
             for (j, d) in deltas.into_iter().enumerate() {
                 let i = h + j;
-                v.push(v[i - lag].wrapping_add(min_delta).wrapping_add(d as i64));
+                v.push(v[i - lag].wrapping_add(d));
             }
             Some(v)
         }

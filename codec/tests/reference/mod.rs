@@ -38,35 +38,96 @@ fn width_of(range: u64) -> u32 {
     w
 }
 
-/// Frame of reference block.
-pub fn block_for(values: &[i64]) -> Vec<u8> {
-    let min = values.iter().copied().min().unwrap_or(0);
-    let max = values.iter().copied().max().unwrap_or(0);
-    let width = width_of((max as i128 - min as i128) as u64);
-    let mut out = vec![0u8, width as u8];
-    out.extend_from_slice(&min.to_le_bytes());
+fn bytes_for(count: usize, width: u32) -> usize {
+    (count * width as usize).div_ceil(8)
+}
+
+/// How a block packs its items (values, deltas or lagged deltas): base, width, and the
+/// exceptions (position, item) when patched. Brute force over FORMAT.md's rule: for every
+/// width below the items' own, the window `[a, a + 2^w)` with the most items (smallest `a`,
+/// an item), its outsiders as exceptions; the smallest total wins, wider on a tie, patched
+/// only when strictly smaller than unpatched.
+fn items_packing(items: &[i64]) -> (i64, u32, Option<Vec<(usize, i64)>>) {
+    let min = items.iter().copied().min().unwrap_or(0);
+    let max = items.iter().copied().max().unwrap_or(0);
+    let full = width_of((max as i128 - min as i128) as u64);
+    let m = items.len();
+    let pw = width_of(m.saturating_sub(1) as u64);
+    let mut best = (bytes_for(m, full), min, full, None);
+    let mut sorted = items.to_vec();
+    sorted.sort();
+    for w in (0..full).rev() {
+        let mut top: Option<(usize, i64)> = None;
+        for &a in &sorted {
+            let hi = a as i128 + (1i128 << w);
+            let n = sorted.partition_point(|&x| (x as i128) < hi) - sorted.partition_point(|&x| x < a);
+            if top.is_none_or(|(t, _)| n > t) {
+                top = Some((n, a));
+            }
+        }
+        let (_, a) = top.unwrap();
+        let inside = |x: i64| (x as i128) >= a as i128 && (x as i128) < a as i128 + (1i128 << w);
+        let exceptions: Vec<(usize, i64)> = items.iter().copied().enumerate().filter(|&(_, x)| !inside(x)).collect();
+        let emin = exceptions.iter().map(|e| e.1).min().unwrap();
+        let emax = exceptions.iter().map(|e| e.1).max().unwrap();
+        let ew = width_of((emax as i128 - emin as i128) as u64);
+        let e = exceptions.len();
+        let total = bytes_for(m, w) + 11 + bytes_for(e, pw) + bytes_for(e, ew);
+        if total < best.0 {
+            best = (total, a, w, Some(exceptions));
+        }
+    }
+    (best.1, best.2, best.3)
+}
+
+/// Packs the items as `items_packing` says, appends the exception section when patched, and
+/// sets the patched bit of the block's mode byte (`out[0]`).
+fn put_items(items: &[i64], out: &mut Vec<u8>, base_at: usize) {
+    let (base, width, exceptions) = items_packing(items);
+    out[1] = width as u8;
+    out[base_at..base_at + 8].copy_from_slice(&base.to_le_bytes());
     let mut bits = Bits::new();
-    for &v in values {
-        bits.put((v as i128 - min as i128) as u64, width);
+    for (i, &x) in items.iter().enumerate() {
+        let outside = exceptions.as_ref().is_some_and(|e| e.iter().any(|&(p, _)| p == i));
+        bits.put(if outside { 0 } else { (x as i128 - base as i128) as u64 }, width);
     }
     out.extend(bits.bytes());
+    let Some(exceptions) = exceptions else { return };
+    out[0] |= 0x80;
+    let emin = exceptions.iter().map(|e| e.1).min().unwrap();
+    let emax = exceptions.iter().map(|e| e.1).max().unwrap();
+    let ew = width_of((emax as i128 - emin as i128) as u64);
+    out.extend_from_slice(&(exceptions.len() as u16).to_le_bytes());
+    out.push(ew as u8);
+    out.extend_from_slice(&emin.to_le_bytes());
+    let pw = width_of(items.len().saturating_sub(1) as u64);
+    let mut bits = Bits::new();
+    for &(p, _) in &exceptions {
+        bits.put(p as u64, pw);
+    }
+    out.extend(bits.bytes());
+    let mut bits = Bits::new();
+    for &(_, x) in &exceptions {
+        bits.put((x as i128 - emin as i128) as u64, ew);
+    }
+    out.extend(bits.bytes());
+}
+
+/// Frame of reference block (patched when that is smaller).
+pub fn block_for(values: &[i64]) -> Vec<u8> {
+    let mut out = vec![0u8, 0];
+    out.extend_from_slice(&[0; 8]);
+    put_items(values, &mut out, 2);
     out
 }
 
 /// Delta block.
 pub fn block_delta(values: &[i64]) -> Vec<u8> {
     let deltas: Vec<i64> = (1..values.len()).map(|i| values[i].wrapping_sub(values[i - 1])).collect();
-    let min = deltas.iter().copied().min().unwrap_or(0);
-    let max = deltas.iter().copied().max().unwrap_or(0);
-    let width = width_of((max as i128 - min as i128) as u64);
-    let mut out = vec![1u8, width as u8];
+    let mut out = vec![1u8, 0];
     out.extend_from_slice(&values.first().copied().unwrap_or(0).to_le_bytes());
-    out.extend_from_slice(&min.to_le_bytes());
-    let mut bits = Bits::new();
-    for &d in &deltas {
-        bits.put((d as i128 - min as i128) as u64, width);
-    }
-    out.extend(bits.bytes());
+    out.extend_from_slice(&[0; 8]);
+    put_items(&deltas, &mut out, 10);
     out
 }
 
@@ -78,24 +139,17 @@ pub fn block_stride(values: &[i64], lag: usize) -> Vec<u8> {
     let hmax = values[..head].iter().copied().max().unwrap_or(0);
     let hwidth = width_of((hmax as i128 - hmin as i128) as u64);
     let deltas: Vec<i64> = (head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])).collect();
-    let min = deltas.iter().copied().min().unwrap_or(0);
-    let max = deltas.iter().copied().max().unwrap_or(0);
-    let width = width_of((max as i128 - min as i128) as u64);
-    let mut out = vec![2u8, width as u8];
+    let mut out = vec![2u8, 0];
     out.extend_from_slice(&(lag as u16).to_le_bytes());
     out.push(hwidth as u8);
     out.extend_from_slice(&hmin.to_le_bytes());
-    out.extend_from_slice(&min.to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
     let mut bits = Bits::new();
     for &v in &values[..head] {
         bits.put((v as i128 - hmin as i128) as u64, hwidth);
     }
     out.extend(bits.bytes());
-    let mut bits = Bits::new();
-    for &d in &deltas {
-        bits.put((d as i128 - min as i128) as u64, width);
-    }
-    out.extend(bits.bytes());
+    put_items(&deltas, &mut out, 13);
     out
 }
 
