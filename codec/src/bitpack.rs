@@ -141,15 +141,23 @@ struct Packing {
     patch: Option<Patch>,
 }
 
+/// Most exceptions a patched block has: each costs its position and value, so more rarely
+/// pay, and the bound keeps the search to the smallest and largest few items.
+pub const MAX_EXCEPTIONS: usize = 64;
+
 /// The smallest packing of `items` (the patched one only if strictly smaller).
 ///
 /// Unpatched: the items' minimum and the width of their range, `W`. Patched, for each width
-/// `w < W`: the window `[a, a + 2^w)` holding the most items, the smallest such `a` (a
-/// window is best started at an item), packs the items inside it against `a`; the rest are
-/// exceptions. The smallest total (fields plus exception section) wins, the larger `w` on a
-/// tie. The search is exact: it sorts a copy of the items and slides the window over them
-/// (two pointers, one pass per width), widest first, and stops once the exception section
-/// alone is at least the best total, since narrower windows only add exceptions.
+/// `w < W`: among the windows `[a, a + 2^w)` that leave at most [`MAX_EXCEPTIONS`] items
+/// outside, the one holding the most items, the smallest such `a` (a window is best started
+/// at an item), packs the items inside it against `a`; the rest are exceptions. The smallest
+/// total (fields plus exception section) wins, the larger `w` on a tie.
+///
+/// Such a window starts at one of the `MAX_EXCEPTIONS + 1` smallest items and ends before one
+/// of the `MAX_EXCEPTIONS + 1` largest, so only those are sorted (after a selection that
+/// sets them apart, and only if [`may_patch`] allows a window at all); each width is then a
+/// pass over the smallest with a binary search among the largest. Widths are tried widest first, stopping once the exception section alone is
+/// at least the best total, since narrower windows only leave more items out.
 fn packing(items: &[i64]) -> Packing {
     let (base, width) = min_and_width(items.iter().copied());
     let unpatched = Packing { base, width, patch: None };
@@ -160,45 +168,81 @@ fn packing(items: &[i64]) -> Packing {
     if width == 0 || PATCH_HEADER + packed_len(1, pw) >= best {
         return unpatched;
     }
+    if !may_patch(items, base, width) {
+        return unpatched;
+    }
+    let edge = (MAX_EXCEPTIONS + 1).min(m);
     let mut sorted = items.to_vec();
-    sorted.sort_unstable();
-    let s = &sorted[..];
+    if m > 2 * edge {
+        sorted.select_nth_unstable(edge - 1);
+        sorted[edge..].select_nth_unstable(m - 2 * edge);
+        sorted[..edge].sort_unstable();
+        sorted[m - edge..].sort_unstable();
+    } else {
+        sorted.sort_unstable();
+    }
+    let (low, high) = (&sorted[..edge], &sorted[m - edge..]);
     let mut chosen = unpatched;
     for w in (0..width).rev() {
-        let span = 1u64 << w; // w <= 63
-        let (mut top, mut from, mut to) = (0usize, 0usize, 0usize);
-        let mut j = 0;
-        for i in 0..m {
-            if i > 0 && s[i] == s[i - 1] {
+        // (items kept, index of the window's first item, exceptions above it)
+        let mut top: Option<(usize, usize, usize)> = None;
+        for lo in 0..edge {
+            if lo > 0 && low[lo] == low[lo - 1] {
+                continue; // the window from the first equal item keeps this one too
+            }
+            let end = low[lo] as i128 + (1i128 << w);
+            let in_high = high.partition_point(|&x| (x as i128) < end);
+            if in_high == 0 {
+                continue; // every one of the largest is outside: too many exceptions
+            }
+            let above = edge - in_high;
+            if lo + above > MAX_EXCEPTIONS {
                 continue;
             }
-            j = j.max(i);
-            // s is ascending, so the wrapping difference is the true one
-            while j < m && (s[j].wrapping_sub(s[i]) as u64) < span {
-                j += 1;
-            }
-            if j - i > top {
-                (top, from, to) = (j - i, i, j);
-            }
-            if j == m {
-                break; // later windows hold fewer items
+            let kept = m - lo - above;
+            if top.is_none_or(|(k, _, _)| kept > k) {
+                top = Some((kept, lo, above));
             }
         }
-        let count = m - top; // >= 1: the full range is at least 2^(width - 1) >= span
+        let Some((kept, lo, above)) = top else { break }; // narrower windows leave more out
+        let count = m - kept; // >= 1: the full range is at least 2^(width - 1) >= 2^w
         let section = PATCH_HEADER + packed_len(count, pw);
         if section >= best {
             break;
         }
-        let lo = if from > 0 { s[0] } else { s[to] };
-        let hi = if to < m { s[m - 1] } else { s[from - 1] };
-        let patch = Patch { count, base: lo, width: bit_width(hi.wrapping_sub(lo) as u64) };
+        let min = if lo > 0 { low[0] } else { high[edge - above] };
+        let max = if above > 0 { high[edge - 1] } else { low[lo - 1] };
+        let patch = Patch { count, base: min, width: bit_width(max.wrapping_sub(min) as u64) };
         let total = packed_len(m, w) + patch.encoded_len(m);
         if total < best {
             best = total;
-            chosen = Packing { base: s[from], width: w, patch: Some(patch) };
+            chosen = Packing { base: low[lo], width: w, patch: Some(patch) };
         }
     }
     chosen
+}
+
+/// Whether some window of width `2^(width - 1)` may leave at most [`MAX_EXCEPTIONS`] of the
+/// items out, from a histogram of 64 buckets over their range `[min, min + 2^width)`: a
+/// window that wide meets at most `2^(width - 1 - shift) + 1` consecutive buckets (or 2 when
+/// narrower than a bucket), so the fullest such run of buckets bounds the items it keeps.
+/// When even that leaves too many out, no narrower window can do better (exact pruning: it
+/// saves sorting items that cannot be patched, such as values spread over their range).
+fn may_patch(items: &[i64], min: i64, width: u32) -> bool {
+    let shift = width.saturating_sub(6);
+    let mut buckets = [0usize; 64];
+    for &x in items {
+        buckets[((x.wrapping_sub(min) as u64) >> shift) as usize & 63] += 1;
+    }
+    let w = width - 1;
+    let run = if w >= shift { (1usize << (w - shift)) + 1 } else { 2 }.min(64);
+    let mut kept = buckets[..run].iter().sum::<usize>();
+    let mut most = kept;
+    for i in run..64 {
+        kept = kept + buckets[i] - buckets[i - run];
+        most = most.max(kept);
+    }
+    items.len() - most <= MAX_EXCEPTIONS
 }
 
 /// Frame-of-reference plan: the values packed against their minimum (see [`packing`]).

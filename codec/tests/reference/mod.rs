@@ -45,8 +45,8 @@ fn bytes_for(count: usize, width: u32) -> usize {
 /// How a block packs its items (values, deltas or lagged deltas): base, width, and the
 /// exceptions (position, item) when patched. Brute force over FORMAT.md's rule: for every
 /// width below the items' own, the window `[a, a + 2^w)` with the most items (smallest `a`,
-/// an item), its outsiders as exceptions; the smallest total wins, wider on a tie, patched
-/// only when strictly smaller than unpatched.
+/// an item), its outsiders as exceptions if at most 64; the smallest total wins, wider on a
+/// tie, patched only when strictly smaller than unpatched.
 fn items_packing(items: &[i64]) -> (i64, u32, Option<Vec<(usize, i64)>>) {
     let min = items.iter().copied().min().unwrap_or(0);
     let max = items.iter().copied().max().unwrap_or(0);
@@ -66,6 +66,11 @@ fn items_packing(items: &[i64]) -> (i64, u32, Option<Vec<(usize, i64)>>) {
             }
         }
         let (_, a) = top.unwrap();
+        // only windows leaving at most MAX_EXCEPTIONS (64) items out are considered, and the
+        // best window leaves the fewest
+        if top.unwrap().0 + 64 < m {
+            continue;
+        }
         let inside = |x: i64| (x as i128) >= a as i128 && (x as i128) < a as i128 + (1i128 << w);
         let exceptions: Vec<(usize, i64)> = items.iter().copied().enumerate().filter(|&(_, x)| !inside(x)).collect();
         let emin = exceptions.iter().map(|e| e.1).min().unwrap();
