@@ -156,8 +156,9 @@ pub const MAX_EXCEPTIONS: usize = 64;
 /// Such a window starts at one of the `MAX_EXCEPTIONS + 1` smallest items and ends before one
 /// of the `MAX_EXCEPTIONS + 1` largest, so only those are sorted (after a selection that
 /// sets them apart, and only if [`may_patch`] allows a window at all); each width is then a
-/// pass over the smallest with a binary search among the largest. Widths are tried widest first, stopping once the exception section alone is
-/// at least the best total, since narrower windows only leave more items out.
+/// pass over the smallest with a binary search among the largest. Widths are tried widest
+/// first, stopping once the exception section alone is at least the best total, since
+/// narrower windows only leave more items out.
 fn packing(items: &[i64]) -> Packing {
     let (base, width) = min_and_width(items.iter().copied());
     let unpatched = Packing { base, width, patch: None };
