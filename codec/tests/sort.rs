@@ -131,6 +131,11 @@ const KINDS: [fn() -> Values; 5] = [
     || Values::Fixed { width: 4, data: Vec::new() },
 ];
 
+/// Equal cells, a NaN equal to any NaN.
+fn same_cell(a: &Cell, b: &Cell) -> bool {
+    a == b || matches!((a, b), (Cell::Float(x), Cell::Float(y)) if x.is_nan() && y.is_nan())
+}
+
 /// The reference: insert positions sorted by the key columns' cells, ties by position.
 fn reference_order(cells: &[Vec<Cell>], key: &[usize], rows: usize) -> Vec<u32> {
     let mut order: Vec<u32> = (0..rows as u32).collect();
@@ -208,7 +213,7 @@ fn format_1_stripes_read_back() {
         for (c, col) in stored.iter().enumerate() {
             for (s, cell) in col.iter().enumerate() {
                 let want = &cells[c][expected[s] as usize];
-                assert!(cell == want || matches!((cell, want), (Cell::Float(a), Cell::Float(b)) if a.is_nan() && b.is_nan()), "{name}: column {c} row {s}");
+                assert!(same_cell(cell, want), "{name}: column {c} row {s}");
             }
         }
     }
@@ -233,7 +238,7 @@ fn sorted_stripes_store_the_reference_order() {
             for (c, col) in stored.iter().enumerate() {
                 for (s, cell) in col.iter().enumerate() {
                     let want = &cells[c][order[s] as usize];
-                    assert!(cell == want || matches!((cell, want), (Cell::Float(a), Cell::Float(b)) if a.is_nan() && b.is_nan()), "column {c} row {s}");
+                    assert!(same_cell(cell, want), "column {c} row {s}");
                 }
             }
             // the inverse names each row's stored position

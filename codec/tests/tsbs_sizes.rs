@@ -44,6 +44,11 @@ fn stripe_bits(column: &Values) -> (f64, Vec<(String, usize)>) {
     ((bytes + stored.len()) as f64 * 8.0 / ROWS as f64, chosen.into_iter().collect())
 }
 
+/// Bytes a stripe column takes: its vectors and its stored contexts.
+fn stored_bytes(col: &pg_columnar_codec::stripe::ColumnDirectory) -> usize {
+    col.vectors.iter().map(|e| e.length).sum::<usize>() + col.fsst.map_or(0, |e| e.length) + col.dictionary.map_or(0, |e| e.length)
+}
+
 fn slice(v: &Values, a: usize, b: usize) -> Values {
     match v {
         Values::Int64(x) => Values::Int64(x[a..b].to_vec()),
@@ -88,10 +93,7 @@ fn stripe_writer_finds_the_host_period_and_uses_it() {
     stripe::write_stripe(&inputs, ROWS, &mut image).unwrap();
     let dir = StripeDirectory::parse(&image).unwrap();
     for ((name, column, target, helps), col) in columns.iter().zip(&dir.columns) {
-        let bytes: usize = col.vectors.iter().map(|e| e.length).sum::<usize>()
-            + col.fsst.map_or(0, |e| e.length)
-            + col.dictionary.map_or(0, |e| e.length);
-        let bits = bytes as f64 * 8.0 / ROWS as f64;
+        let bits = stored_bytes(col) as f64 * 8.0 / ROWS as f64;
         let (without, _) = stripe_bits(column);
         println!("{name:12} {bits:6.2} bits/value with the period, {without:6.2} without (target < {target})");
         assert!(bits < *target, "{name}: {bits:.2} bits per value, target < {target}");
@@ -121,12 +123,7 @@ fn a_stripe_sorted_by_host_is_smaller_than_time_major() {
         let per_column: Vec<f64> = dir
             .columns
             .iter()
-            .map(|c| {
-                let bytes = c.vectors.iter().map(|e| e.length).sum::<usize>()
-                    + c.fsst.map_or(0, |e| e.length)
-                    + c.dictionary.map_or(0, |e| e.length);
-                bytes as f64 * 8.0 / STRIPE as f64
-            })
+            .map(|c| stored_bytes(c) as f64 * 8.0 / STRIPE as f64)
             .collect();
         (per_column, image.len() as f64 * 8.0 / STRIPE as f64)
     };

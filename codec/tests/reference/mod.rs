@@ -73,9 +73,7 @@ fn items_packing(items: &[i64]) -> (i64, u32, Option<Vec<(usize, i64)>>) {
         }
         let inside = |x: i64| (x as i128) >= a as i128 && (x as i128) < a as i128 + (1i128 << w);
         let exceptions: Vec<(usize, i64)> = items.iter().copied().enumerate().filter(|&(_, x)| !inside(x)).collect();
-        let emin = exceptions.iter().map(|e| e.1).min().unwrap();
-        let emax = exceptions.iter().map(|e| e.1).max().unwrap();
-        let ew = width_of((emax as i128 - emin as i128) as u64);
+        let (_, ew) = exceptions_base_and_width(&exceptions);
         let e = exceptions.len();
         let total = bytes_for(m, w) + 11 + bytes_for(e, pw) + bytes_for(e, ew);
         if total < best.0 {
@@ -83,6 +81,13 @@ fn items_packing(items: &[i64]) -> (i64, u32, Option<Vec<(usize, i64)>>) {
         }
     }
     (best.1, best.2, best.3)
+}
+
+/// The smallest of the exceptions (position, item) and the width of their range.
+fn exceptions_base_and_width(exceptions: &[(usize, i64)]) -> (i64, u32) {
+    let emin = exceptions.iter().map(|e| e.1).min().unwrap();
+    let emax = exceptions.iter().map(|e| e.1).max().unwrap();
+    (emin, width_of((emax as i128 - emin as i128) as u64))
 }
 
 /// Packs the items as `items_packing` says, appends the exception section when patched, and
@@ -99,9 +104,7 @@ fn put_items(items: &[i64], out: &mut Vec<u8>, base_at: usize) {
     out.extend(bits.bytes());
     let Some(exceptions) = exceptions else { return };
     out[0] |= 0x80;
-    let emin = exceptions.iter().map(|e| e.1).min().unwrap();
-    let emax = exceptions.iter().map(|e| e.1).max().unwrap();
-    let ew = width_of((emax as i128 - emin as i128) as u64);
+    let (emin, ew) = exceptions_base_and_width(&exceptions);
     out.extend_from_slice(&(exceptions.len() as u16).to_le_bytes());
     out.push(ew as u8);
     out.extend_from_slice(&emin.to_le_bytes());
