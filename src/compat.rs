@@ -32,6 +32,30 @@ pub fn set_is_current_xact_tuple(ops: &mut pg_sys::TupleTableSlotOps, f: unsafe 
     }
 }
 
+/// `ConditionalLockTuple` (from 18 it takes whether to log a failure: no).
+pub unsafe fn conditional_lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, mode: pg_sys::LOCKMODE) -> bool {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        pg_sys::ConditionalLockTuple(rel, tid, mode)
+    }
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    {
+        pg_sys::ConditionalLockTuple(rel, tid, mode, false)
+    }
+}
+
+/// `ConditionalXactLockTableWait` (from 18 it takes whether to log a failure: no).
+pub unsafe fn conditional_xact_lock_table_wait(xid: pg_sys::TransactionId) -> bool {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        pg_sys::ConditionalXactLockTableWait(xid)
+    }
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    {
+        pg_sys::ConditionalXactLockTableWait(xid, false)
+    }
+}
+
 /// The relation's file number (15: `rd_node.relNode`; 16: `rd_locator.relNumber`).
 pub fn relfile_number(rel: pg_sys::Relation) -> u32 {
     unsafe {
@@ -351,30 +375,30 @@ unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: 
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_delete(
-    _rel: pg_sys::Relation,
-    _tid: pg_sys::ItemPointer,
-    _cid: pg_sys::CommandId,
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
     _snapshot: pg_sys::Snapshot,
-    _crosscheck: pg_sys::Snapshot,
-    _wait: bool,
-    _tmfd: *mut pg_sys::TM_FailureData,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
     _changing_part: bool,
 ) -> pg_sys::TM_Result::Type {
-    routine::not_supported("DELETE")
+    crate::am::modify::delete(rel, tid, cid, crosscheck, wait, tmfd)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_delete(
-    _rel: pg_sys::Relation,
-    _tid: pg_sys::ItemPointer,
-    _cid: pg_sys::CommandId,
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
     _options: u32,
     _snapshot: pg_sys::Snapshot,
-    _crosscheck: pg_sys::Snapshot,
-    _wait: bool,
-    _tmfd: *mut pg_sys::TM_FailureData,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    routine::not_supported("DELETE")
+    crate::am::modify::delete(rel, tid, cid, crosscheck, wait, tmfd)
 }
 
 #[cfg(feature = "pg15")]
@@ -507,20 +531,20 @@ unsafe extern "C-unwind" fn analyze_next_tuple(
     scan: pg_sys::TableScanDesc,
     _oldest_xmin: pg_sys::TransactionId,
     liverows: *mut f64,
-    _deadrows: *mut f64,
+    deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    routine::analyze_next_tuple(scan, liverows, slot)
+    routine::analyze_next_tuple(scan, liverows, deadrows, slot)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn analyze_next_tuple(
     scan: pg_sys::TableScanDesc,
     liverows: *mut f64,
-    _deadrows: *mut f64,
+    deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    routine::analyze_next_tuple(scan, liverows, slot)
+    routine::analyze_next_tuple(scan, liverows, deadrows, slot)
 }
 
 /// Bitmap heap scans, up to 17: the executor hands each TID-bitmap block, then asks for its

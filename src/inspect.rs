@@ -50,7 +50,8 @@ mod pgcol {
         }
     }
 
-    /// The stripes the current snapshot sees.
+    /// The stripes the current snapshot sees; `row_count` counts the rows stored,
+    /// `deleted_rows` those of them the snapshot finds deleted.
     #[pg_extern(strict, stable)]
     #[search_path(pg_catalog, pg_temp)]
     fn stripes(
@@ -60,18 +61,25 @@ mod pgcol {
         (
             name!(first_row, i64),
             name!(row_count, i64),
+            name!(deleted_rows, i64),
             name!(first_block, i64),
             name!(pages, i64),
             name!(byte_length, i64),
             name!(directory_length, i64),
         ),
     > {
-        let rows: Vec<_> = open(&rel)
+        let stripes = open(&rel);
+        let deleted = match crate::storage::meta::read(rel.as_ptr()) {
+            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot()),
+            _ => Vec::new(),
+        };
+        let rows: Vec<_> = stripes
             .into_iter()
             .map(|s| {
                 (
                     s.first_row as i64,
                     s.row_count as i64,
+                    crate::storage::marks::rows_in(&deleted, s.first_row, s.row_count).len() as i64,
                     s.first_block as i64,
                     pages::pages_for(s.byte_length as usize) as i64,
                     s.byte_length as i64,

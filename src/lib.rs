@@ -129,6 +129,17 @@ CREATE MATERIALIZED VIEW pgcol.stripe AS
     WITH DATA;
 CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);
 REVOKE ALL ON pgcol.stripe FROM PUBLIC;
+
+-- One row per mark on a row: a DELETE (mode 4) or a row lock (0 FOR KEY SHARE, 1 FOR SHARE,
+-- 2 FOR NO KEY UPDATE, 3 FOR UPDATE). MVCC on these rows decides which deletions a snapshot
+-- sees; writers of a row wait for the running transactions of conflicting marks. A
+-- materialized view for the same reasons as pgcol.stripe.
+CREATE MATERIALIZED VIEW pgcol.row_mark AS
+    SELECT NULL::bigint AS storage_id, NULL::bigint AS row_number, NULL::smallint AS mode
+    WHERE false
+    WITH DATA;
+CREATE INDEX row_mark_storage_row ON pgcol.row_mark (storage_id, row_number);
+REVOKE ALL ON pgcol.row_mark FROM PUBLIC;
 -- Anyone may call the inspection functions; each checks SELECT on the table it is given.
 GRANT USAGE ON SCHEMA pgcol TO PUBLIC;
 REVOKE ALL ON SEQUENCE pgcol.storage_id_seq FROM PUBLIC;

@@ -57,6 +57,10 @@ impl Selection {
         self.words[r / 64] |= 1 << (r % 64);
     }
 
+    pub fn unset(&mut self, r: usize) {
+        self.words[r / 64] &= !(1 << (r % 64));
+    }
+
     pub fn count(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }

@@ -131,6 +131,14 @@ pub unsafe fn check_utility(pstmt: *mut pg_sys::PlannedStmt) {
                     "Refreshing it would forget every stripe of every pg_columnar table."
                 );
             }
+            if relid != pg_sys::InvalidOid && Some(relid) == crate::storage::pgcol_relation(c"row_mark") {
+                pgrx::ereport!(
+                    ERROR,
+                    pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                    "pgcol.row_mark is pg_columnar's catalog of deleted and locked rows and cannot be refreshed",
+                    "Refreshing it would bring back every deleted row of every pg_columnar table."
+                );
+            }
         }
         _ => {}
     }

@@ -6,8 +6,9 @@
 use pgrx::pg_sys;
 
 use super::read::stripe_index_of;
-use super::scan::{visible_stripes, ScanState};
+use super::scan::ScanState;
 use super::tid;
+use crate::storage::{catalog, marks};
 
 /// Identity of a snapshot for cache purposes: a different command, xmin or xmax means a
 /// possibly different set of visible stripes.
@@ -59,15 +60,17 @@ pub unsafe fn end(data: *mut pg_sys::IndexFetchTableData) {
     drop_state(data as *mut std::ffi::c_void);
 }
 
-/// Stores row `row` into `slot` if the snapshot of `scan` sees it.
-fn fetch_into(scan: &mut ScanState, row: u64, slot: *mut pg_sys::TupleTableSlot) -> bool {
-    match stripe_index_of(&scan.stripes, row) {
-        Some(i) => {
+/// Stores row `row` into `slot` if `snapshot` (that of `scan`, a [`ScanState::for_fetch`])
+/// sees it: its stripe, and not its delete mark.
+fn fetch_into(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    match (stripe_index_of(&scan.stripes, row), scan.storage_id) {
+        (Some(_), Some(id)) if marks::is_deleted(id, row, snapshot) => false,
+        (Some(i), _) => {
             let first = scan.stripes[i].first_row;
             scan.store_offset(i, row - first, slot);
             true
         }
-        None => false,
+        (None, _) => false,
     }
 }
 
@@ -82,10 +85,10 @@ pub unsafe fn fetch(
     let Some(row) = tid::from_tid(&*tid) else { return false };
     let key = snapshot_key(snapshot);
     if st.key != Some(key) || st.scan.is_none() {
-        st.scan = Some(ScanState::new((*desc).base.rel, snapshot, std::ptr::null(), false));
+        st.scan = Some(ScanState::for_fetch((*desc).base.rel, snapshot));
         st.key = Some(key);
     }
-    fetch_into(st.scan.as_mut().unwrap(), row, slot)
+    fetch_into(st.scan.as_mut().unwrap(), row, snapshot, slot)
 }
 
 pub unsafe fn fetch_row_version(
@@ -95,8 +98,8 @@ pub unsafe fn fetch_row_version(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let Some(row) = tid::from_tid(&*tid) else { return false };
-    let mut scan = ScanState::new(rel, snapshot, std::ptr::null(), false);
-    if !fetch_into(&mut scan, row, slot) {
+    let mut scan = ScanState::for_fetch(rel, snapshot);
+    if !fetch_into(&mut scan, row, snapshot, slot) {
         return false;
     }
     // the slot points into the decoded vector, which goes away with `scan`: copy the values
@@ -114,10 +117,14 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
     }
 }
 
-pub unsafe fn satisfies_snapshot(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, snapshot: pg_sys::Snapshot) -> bool {
+/// Whether `snapshot` sees the row at `tid`: its stripe, and not its delete mark.
+pub fn row_visible(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
     super::write::flush_relation(rel);
-    match tid::from_tid(&(*slot).tts_tid) {
-        Some(row) => stripe_index_of(&visible_stripes(rel, snapshot), row).is_some(),
-        None => false,
-    }
+    let Some(row) = tid::from_tid(tid) else { return false };
+    let Some(m) = crate::storage::meta::read(rel) else { return false };
+    stripe_index_of(&catalog::stripes(m.storage_id, snapshot), row).is_some() && !marks::is_deleted(m.storage_id, row, snapshot)
+}
+
+pub unsafe fn satisfies_snapshot(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, snapshot: pg_sys::Snapshot) -> bool {
+    row_visible(rel, &(*slot).tts_tid, snapshot)
 }

@@ -6,13 +6,14 @@ use pgrx::pg_sys;
 use super::routine::not_supported;
 use super::scan::{self, ScanState};
 use super::{tid, write};
-use crate::storage::{catalog, meta, pages};
+use crate::storage::{catalog, marks, meta, pages};
 
-/// Deletes the catalog rows of the storage `rel` currently has, if it has any (whatever its
-/// block 0 holds: DROP and TRUNCATE work on a damaged table too).
+/// Deletes the catalog rows (stripes and row marks) of the storage `rel` currently has, if it
+/// has any (whatever its block 0 holds: DROP and TRUNCATE work on a damaged table too).
 unsafe fn forget_storage(rel: pg_sys::Relation) {
     if let Some(m) = meta::read_for_drop(rel) {
         catalog::delete_storage(m.storage_id);
+        marks::delete_storage(m.storage_id);
     }
 }
 

@@ -2,17 +2,16 @@
 //! whose signature is the same on every supported major are defined here; the ones that
 //! differ are installed by [`crate::compat::install`], which forwards to the functions here.
 //!
-//! What a columnar table refuses (with an ERROR naming the feature): UPDATE, DELETE, the
-//! exclusive row locks (SELECT FOR UPDATE / FOR NO KEY UPDATE), INSERT ... ON CONFLICT, unique
-//! and exclusion indexes, BRIN indexes, CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ...
-//! USING an index.
+//! What a columnar table refuses (with an ERROR naming the feature): UPDATE, INSERT ... ON
+//! CONFLICT, unique and exclusion indexes, BRIN indexes, CREATE INDEX CONCURRENTLY,
+//! TABLESAMPLE, CLUSTER ... USING an index.
 
 use std::sync::OnceLock;
 
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
 
-use super::{fetch, life, scan, write};
+use super::{fetch, life, modify, scan, write};
 
 pub fn not_supported(what: &str) -> ! {
     pgrx::ereport!(ERROR, ERRCODE_FEATURE_NOT_SUPPORTED, format!("pg_columnar tables do not support {what}"));
@@ -220,35 +219,21 @@ unsafe extern "C-unwind" fn tuple_complete_speculative(
     not_supported("INSERT ... ON CONFLICT")
 }
 
-/// Row locks. Rows are never updated or deleted, so the shared modes (FOR KEY SHARE, which
-/// every foreign-key check of a referenced table's UPDATE or DELETE takes on the referencing
-/// rows, and FOR SHARE) conflict with nothing that can happen to a row: they are granted by
-/// returning the row as it is. The exclusive modes (FOR UPDATE, FOR NO KEY UPDATE) promise to
-/// keep out other lockers, which would need a lock record per row: refused.
+/// Row locks, every mode: a mark on the row (`modify`).
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_lock(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
-    _cid: pg_sys::CommandId,
+    cid: pg_sys::CommandId,
     mode: pg_sys::LockTupleMode::Type,
-    _wait_policy: pg_sys::LockWaitPolicy::Type,
+    wait_policy: pg_sys::LockWaitPolicy::Type,
     _flags: u8,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    use pg_sys::LockTupleMode::*;
-    if mode != LockTupleKeyShare && mode != LockTupleShare {
-        not_supported("row locks FOR UPDATE or FOR NO KEY UPDATE (FOR SHARE and FOR KEY SHARE work)")
-    }
-    if fetch::fetch_row_version(rel, tid, snapshot, slot) {
-        pg_sys::TM_Result::TM_Ok
-    } else {
-        (*tmfd).ctid = *tid;
-        (*tmfd).xmax = pg_sys::InvalidTransactionId;
-        (*tmfd).cmax = pg_sys::InvalidCommandId;
-        pg_sys::TM_Result::TM_Invisible
-    }
+    // rows are never updated, so there is no later version to follow (the flags)
+    modify::lock(rel, tid, snapshot, slot, cid, mode, wait_policy, tmfd)
 }
 
 #[pgrx::pg_guard]
@@ -342,8 +327,8 @@ unsafe extern "C-unwind" fn scan_sample_next_tuple(
     not_supported("TABLESAMPLE")
 }
 
-pub unsafe fn analyze_next_tuple(s: pg_sys::TableScanDesc, liverows: *mut f64, slot: *mut pg_sys::TupleTableSlot) -> bool {
-    if scan::state(s).analyze_next(slot) {
+pub unsafe fn analyze_next_tuple(s: pg_sys::TableScanDesc, liverows: *mut f64, deadrows: *mut f64, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    if scan::state(s).analyze_next(slot, &mut *deadrows) {
         *liverows += 1.0;
         true
     } else {

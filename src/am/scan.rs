@@ -7,6 +7,11 @@
 //! memory does not grow with the table. Parallel workers share an atomic stripe counter and
 //! each takes whole stripes.
 //!
+//! Rows deleted for the scan's snapshot (`storage::marks::deleted_rows`, read once at the
+//! start) are left out by every path: row at a time, vector at a time (they are taken out
+//! of each vector's selection), bitmap, ANALYZE; and a stripe or vector holding one is never
+//! answered from its metadata.
+//!
 //! The custom scan reads vector at a time ([`ScanState::next_selected`]): a [`VectorSkip`]
 //! decides, per stripe from its catalog summary and then per vector from the directory,
 //! which vectors can hold a wanted row; a [`VectorFilter`] selects the rows of each vector
@@ -24,7 +29,7 @@ use super::datum::{column_types, ColumnBuffer, ColumnType};
 use super::read::{DecodedVector, LoadedStripe, RowOrder};
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow};
-use crate::storage::meta;
+use crate::storage::{marks, meta};
 use crate::storage::pages::PageReader;
 
 /// The shared state of a parallel scan, in dynamic shared memory.
@@ -120,6 +125,13 @@ pub struct ScanState {
     pub types: Vec<ColumnType>,
     types_of: pg_sys::TupleDesc,
     pub stripes: Vec<StripeRow>,
+    /// The storage id of the relation (`None`: it has no rows yet).
+    pub storage_id: Option<u64>,
+    /// The rows the snapshot finds deleted, ascending (empty for [`ScanState::for_fetch`]).
+    deleted: Vec<u64>,
+    /// The stored positions of the deleted rows of the loaded stripe, ascending, and the
+    /// first row of the stripe they are of.
+    deleted_positions: Option<(u64, Vec<u64>)>,
     /// Zone summaries of `stripes` (same order), if the scan asked for them
     /// ([`ScanState::with_summaries`]) and the catalog rows have them.
     summaries: Vec<Option<StripeSummary>>,
@@ -138,7 +150,7 @@ pub struct ScanState {
     analyze: Option<std::ops::Range<u64>>,
     /// Total rows of the visible stripes (ANALYZE spreads them over the blocks).
     pub total_rows: u64,
-    /// ANALYZE: ordinal (among visible rows) of each stripe's first row.
+    /// ANALYZE: ordinal (among the stored rows of visible stripes) of each stripe's first row.
     first_ordinals: Vec<u64>,
     /// Bitmap scan: visible rows of the current TID-bitmap block still to return, as stripe
     /// index and insert offset within the stripe.
@@ -215,23 +227,32 @@ pub fn current_snapshot() -> pg_sys::Snapshot {
 
 impl ScanState {
     pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
-        Self::build(rel, snapshot, parallel, bulk, false)
+        Self::build(rel, snapshot, parallel, bulk, false, true)
+    }
+
+    /// A scan that fetches single rows by number ([`store_offset`](Self::store_offset)) and
+    /// asks whether each is deleted itself (`storage::marks::is_deleted`, an index probe per
+    /// row) rather than reading the table's whole delete mask: it has none, and its other
+    /// paths must not be used.
+    pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
+        Self::build(rel, snapshot, std::ptr::null(), false, false, false)
     }
 
     /// A scan that also reads the stripes' zone summaries from the catalog, so that a
     /// [`VectorSkip`] can rule out whole stripes without reading their directories.
     pub fn with_summaries(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
-        Self::build(rel, snapshot, parallel, bulk, true)
+        Self::build(rel, snapshot, parallel, bulk, true, true)
     }
 
-    fn build(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool, summaries: bool) -> ScanState {
+    fn build(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool, summaries: bool, mask: bool) -> ScanState {
         if parallel.is_null() || unsafe { pg_sys::ParallelWorkerNumber < 0 } {
             write::flush_relation(rel);
         }
         let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };
+        let storage_id = meta::read(rel).map(|m| m.storage_id);
         let (stripes, summaries) = if summaries {
-            let rows = match meta::read(rel) {
-                Some(m) => catalog::stripes_with_zones(m.storage_id, snapshot),
+            let rows = match storage_id {
+                Some(id) => catalog::stripes_with_zones(id, snapshot),
                 None => Vec::new(),
             };
             rows.into_iter()
@@ -245,9 +266,13 @@ impl ScanState {
                 })
                 .unzip()
         } else {
-            let stripes = visible_stripes(rel, snapshot);
+            let stripes = storage_id.map_or_else(Vec::new, |id| catalog::stripes(id, snapshot));
             let none = vec![None; stripes.len()];
             (stripes, none)
+        };
+        let deleted = match storage_id {
+            Some(id) if mask && !stripes.is_empty() => marks::deleted_rows(id, snapshot),
+            _ => Vec::new(),
         };
         let types_of = unsafe { (*rel).rd_att };
         let types = column_types(types_of);
@@ -267,6 +292,9 @@ impl ScanState {
             types,
             types_of,
             stripes,
+            storage_id,
+            deleted,
+            deleted_positions: None,
             summaries,
             parallel,
             pos: None,
@@ -352,6 +380,63 @@ impl ScanState {
     pub fn stripe_facts(&self, i: usize, column: usize) -> Option<ColumnFacts<'_>> {
         let col = self.summaries.get(i)?.as_ref()?.columns.get(column)?;
         Some(ColumnFacts { nulls: col.null_count as usize, zone: col.zone.as_ref() })
+    }
+
+    /// Whether the snapshot finds row number `row` deleted.
+    pub fn is_deleted(&self, row: u64) -> bool {
+        self.deleted.binary_search(&row).is_ok()
+    }
+
+    /// The deleted rows of stripe `i`.
+    fn deleted_in(&self, i: usize) -> &[u64] {
+        marks::rows_in(&self.deleted, self.stripes[i].first_row, self.stripes[i].row_count)
+    }
+
+    /// The stored positions of the deleted rows of stripe `i`, ascending (loads the stripe if
+    /// it has any).
+    fn deleted_positions(&mut self, i: usize) -> &[u64] {
+        let first_row = self.stripes[i].first_row;
+        if self.deleted_positions.as_ref().map(|d| d.0) != Some(first_row) {
+            let offsets: Vec<u64> = self.deleted_in(i).iter().map(|r| r - first_row).collect();
+            let mut positions: Vec<u64> = offsets.into_iter().map(|o| self.position_of(i, o)).collect();
+            positions.sort_unstable();
+            self.deleted_positions = Some((first_row, positions));
+        }
+        &self.deleted_positions.as_ref().unwrap().1
+    }
+
+    /// Whether the row stripe `i` stores at `position` is deleted.
+    fn stored_row_deleted(&mut self, i: usize, position: u64) -> bool {
+        if self.deleted_in(i).is_empty() {
+            return false;
+        }
+        let row = self.stripes[i].first_row + self.offset_of(i, position);
+        self.is_deleted(row)
+    }
+
+    /// Whether vector `v` of stripe `i` holds a deleted row.
+    fn vector_has_deleted(&mut self, i: usize, v: usize) -> bool {
+        if self.deleted_in(i).is_empty() {
+            return false;
+        }
+        let lo = (v * pg_columnar_codec::MAX_ROWS) as u64;
+        let positions = self.deleted_positions(i);
+        let k = positions.partition_point(|&p| p < lo);
+        positions.get(k).is_some_and(|&p| p < lo + pg_columnar_codec::MAX_ROWS as u64)
+    }
+
+    /// Takes the deleted rows of vector `v` of stripe `i` out of `selection`.
+    fn remove_deleted(&mut self, i: usize, v: usize, selection: &mut Selection) {
+        if self.deleted_in(i).is_empty() {
+            return;
+        }
+        let lo = (v * pg_columnar_codec::MAX_ROWS) as u64;
+        let hi = lo + pg_columnar_codec::MAX_ROWS as u64;
+        let positions = self.deleted_positions(i);
+        let k = positions.partition_point(|&p| p < lo);
+        for &p in positions[k..].iter().take_while(|&&p| p < hi) {
+            selection.unset((p - lo) as usize);
+        }
     }
 
     /// Loads stripe `i` if it is not the one loaded.
@@ -476,6 +561,9 @@ impl ScanState {
                     continue;
                 }
             }
+            if self.stored_row_deleted(i, r) {
+                continue;
+            }
             return Some((i, r));
         }
     }
@@ -517,26 +605,20 @@ impl ScanState {
     /// quals select are offered to it first, and not read if it takes them.
     fn next_vector<'a>(&mut self, mut answer: Option<&mut (dyn MetadataAnswer + 'a)>) -> Option<(usize, usize)> {
         loop {
-            if let Some(c) = self.vector_cursor.as_mut() {
+            let next = self.vector_cursor.as_mut().and_then(|c| {
                 while c.next < c.survivors.len() {
-                    let v = c.next;
                     c.next += 1;
-                    if !c.survivors[v] {
-                        continue;
+                    if c.survivors[c.next - 1] {
+                        return Some((c.stripe, c.next - 1));
                     }
-                    if let Some(a) = answer.as_deref_mut() {
-                        let i = c.stripe;
-                        let stripe = self.stripe.as_ref().filter(|s| s.row.first_row == self.stripes[i].first_row);
-                        if let Some(dir) = stripe.map(|s| &s.dir) {
-                            let covered = self.skip.as_mut().is_none_or(|skip| skip.covers(dir, v));
-                            if covered && a.answer(dir.vector_rows(v), &|col| column_facts_of_vector(dir, v, col)) {
-                                self.counters.vectors_answered += 1;
-                                continue;
-                            }
-                        }
-                    }
-                    return Some((c.stripe, v));
                 }
+                None
+            });
+            if let Some((i, v)) = next {
+                if answer.as_deref_mut().is_some_and(|a| self.answer_vector(i, v, a)) {
+                    continue;
+                }
+                return Some((i, v));
             }
             let i = self.next_stripe(self.vector_cursor.as_ref().map(|c| c.stripe))?;
             if self.stripes[i].row_count == 0 {
@@ -558,9 +640,28 @@ impl ScanState {
         }
     }
 
+    /// Offers vector `v` of stripe `i` (the loaded one) to `answer` if its directory proves
+    /// that the quals select every row and none is deleted; true if it took the vector.
+    fn answer_vector(&mut self, i: usize, v: usize, answer: &mut dyn MetadataAnswer) -> bool {
+        let loaded = self.stripe.as_ref().is_some_and(|s| s.row.first_row == self.stripes[i].first_row);
+        if !loaded || self.vector_has_deleted(i, v) {
+            return false;
+        }
+        let dir = &self.stripe.as_ref().unwrap().dir;
+        let covered = self.skip.as_mut().is_none_or(|skip| skip.covers(dir, v));
+        if covered && answer.answer(dir.vector_rows(v), &|col| column_facts_of_vector(dir, v, col)) {
+            self.counters.vectors_answered += 1;
+            return true;
+        }
+        false
+    }
+
     /// Offers stripe `i` to `answer` if its catalog summary proves that the quals select
     /// every row (or there are none); true if it took the stripe.
     fn answer_stripe(&mut self, i: usize, answer: &mut dyn MetadataAnswer) -> bool {
+        if !self.deleted_in(i).is_empty() {
+            return false;
+        }
         let rows = self.stripes[i].row_count as usize;
         let summary = self.summaries.get(i).and_then(|s| s.as_ref());
         let covered = match (self.skip.as_mut(), summary) {
@@ -610,7 +711,11 @@ impl ScanState {
     fn filter_vector(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot) -> (Selection, Vec<(usize, Unpacked)>) {
         self.load(i);
         let rows = self.stripe.as_ref().unwrap().dir.vector_rows(v);
-        let Some(mut filter) = self.filter.take() else { return (Selection::all(rows), Vec::new()) };
+        let Some(mut filter) = self.filter.take() else {
+            let mut selection = Selection::all(rows);
+            self.remove_deleted(i, v, &mut selection);
+            return (selection, Vec::new());
+        };
         let mut unpacked = Vec::new();
         self.unpack_columns(i, v, slot, filter.columns(), &mut unpacked);
         let stripe: &LoadedStripe = self.stripe.as_ref().unwrap();
@@ -623,6 +728,8 @@ impl ScanState {
         if selection.is_empty() {
             self.counters.vectors_filtered += 1;
         }
+        let mut selection = selection;
+        self.remove_deleted(i, v, &mut selection);
         (selection, unpacked)
     }
 
@@ -799,7 +906,9 @@ impl ScanState {
         let mut push = |offset: u64| {
             let row = base + offset - 1;
             if let Some(i) = super::read::stripe_index_of(&self.stripes, row) {
-                self.bitmap_rows.push_back((i, row - self.stripes[i].first_row));
+                if !self.is_deleted(row) {
+                    self.bitmap_rows.push_back((i, row - self.stripes[i].first_row));
+                }
             }
         };
         match offsets {
@@ -824,18 +933,26 @@ impl ScanState {
         self.analyze = Some(lo..hi);
     }
 
-    /// ANALYZE: the next row of the current sample block (by ordinal among visible rows).
-    pub fn analyze_next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        let Some(range) = self.analyze.as_mut() else { return false };
-        let Some(ordinal) = range.next() else { return false };
-        if ordinal >= self.total_rows {
-            return false;
+    /// ANALYZE: the next row of the current sample block (by ordinal among stored rows).
+    /// Rows deleted for the snapshot are passed over (and counted in `dead`).
+    pub fn analyze_next(&mut self, slot: *mut pg_sys::TupleTableSlot, dead: &mut f64) -> bool {
+        loop {
+            let Some(range) = self.analyze.as_mut() else { return false };
+            let Some(ordinal) = range.next() else { return false };
+            if ordinal >= self.total_rows {
+                return false;
+            }
+            // the stripe holding the ordinal-th stored row: the last one starting at or before
+            // it (a stripe of no rows starts where the next does, and partition_point passes it)
+            let i = self.first_ordinals.partition_point(|&first| first <= ordinal) - 1;
+            let position = ordinal - self.first_ordinals[i];
+            if self.stored_row_deleted(i, position) {
+                *dead += 1.0;
+                continue;
+            }
+            self.store(i, position, slot);
+            return true;
         }
-        // the stripe holding the ordinal-th visible row: the last one starting at or before it
-        // (a stripe of no rows starts where the next does, and partition_point passes it)
-        let i = self.first_ordinals.partition_point(|&first| first <= ordinal) - 1;
-        self.store(i, ordinal - self.first_ordinals[i], slot);
-        true
     }
 }
 

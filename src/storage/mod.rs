@@ -6,11 +6,14 @@
 //!   WAL, and read back as byte ranges.
 //! * [`catalog`]: one row per stripe in `pgcol.stripe`, so PostgreSQL's MVCC decides which
 //!   stripes a snapshot sees.
+//! * [`marks`]: one row per deleted or locked row in `pgcol.row_mark`, so MVCC also decides
+//!   which deletions a snapshot sees.
 //!
 //! The byte layout of a stripe is the codec's (`pg_columnar_codec::stripe`); the layout of
 //! pages and metapage is specified in docs/FORMAT.md.
 
 pub mod catalog;
+pub mod marks;
 pub mod meta;
 pub mod pages;
 

@@ -55,8 +55,6 @@ ALTER TABLE c ADD PRIMARY KEY (id);
 INSERT INTO c VALUES (50000, 'no conflict', 0) ON CONFLICT DO NOTHING;
 -- what a pg_columnar table refuses, it refuses clearly
 UPDATE c SET m = 0 WHERE id = 1;
-DELETE FROM c WHERE id = 1;
-SELECT * FROM c WHERE id = 1 FOR UPDATE;
 SELECT count(*) FROM c TABLESAMPLE SYSTEM (10);
 CREATE INDEX CONCURRENTLY c_conc ON c (m);
 CLUSTER c USING c_id;

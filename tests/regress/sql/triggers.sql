@@ -82,7 +82,7 @@ DELETE FROM host WHERE id = 7;
 UPDATE host SET id = 2000 WHERE id = 8;
 UPDATE host SET name = 'renamed' WHERE id = 9;
 SELECT count(*) FROM m_col m JOIN host h ON h.id = m.host_id WHERE h.name = 'renamed';
--- shared row locks work, exclusive ones are refused
+-- row locks of every mode (tests/regress/sql/delete.sql and tests/isolation have more)
 SELECT count(*) FROM (SELECT * FROM m_col WHERE host_id = 3 FOR KEY SHARE) x;
 SELECT count(*) FROM (SELECT * FROM m_col WHERE host_id = 3 FOR SHARE) x;
 SELECT count(*) FROM (SELECT * FROM m_col WHERE host_id = 3 FOR UPDATE) x;

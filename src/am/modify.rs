@@ -1,0 +1,198 @@
+//! DELETE and row locks: marks on single rows in `pgcol.row_mark` (`storage::marks`).
+//!
+//! A writer of a row (a DELETE, a row lock) does what heap does with a tuple's xmax, with
+//! marks in its place:
+//!
+//! 1. It takes the row's heavyweight tuple lock (`LockTuple` on the row's TID), so that
+//!    writers of one row look at its marks and add theirs one at a time. The lock is held
+//!    while waiting, so waiters queue in order, and given back once the mark is written.
+//! 2. It reads the row's marks with a dirty snapshot. A committed delete mark: the row is
+//!    gone (`TM_Deleted`). A running transaction's mark in a conflicting mode: wait for that
+//!    transaction (or give up, by the wait policy), then look again. Its own marks: a row
+//!    this transaction deleted is gone for it (`TM_SelfModified` in the same or a later
+//!    command, `TM_Invisible` in an earlier one).
+//! 3. It inserts its mark, with the command id it was given.
+//!
+//! Writers of different rows take different tuple locks and never wait for each other.
+//! Whether a reader sees a deleted row is the reader's snapshot's business: it sees the
+//! delete mark or not (`marks::deleted_rows`).
+
+use pgrx::pg_sys;
+
+use super::{fetch, tid};
+use crate::storage::marks::{self, Holder, Mode};
+use crate::storage::meta;
+
+/// How to wait for a conflicting transaction.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    Block,
+    /// Give up with `TM_WouldBlock` (SKIP LOCKED; a DELETE called not to wait).
+    Skip,
+    /// Raise "could not obtain lock on row" (NOWAIT).
+    Error,
+}
+
+impl Wait {
+    pub fn of_policy(policy: pg_sys::LockWaitPolicy::Type) -> Wait {
+        match policy {
+            pg_sys::LockWaitPolicy::LockWaitSkip => Wait::Skip,
+            pg_sys::LockWaitPolicy::LockWaitError => Wait::Error,
+            _ => Wait::Block,
+        }
+    }
+}
+
+/// The tuple lock's mode: one lock mode for every writer, since it only makes looking at a
+/// row's marks and adding one a single step.
+const TUPLE_LOCK: pg_sys::LOCKMODE = pg_sys::ExclusiveLock as pg_sys::LOCKMODE;
+
+/// Heap's NOWAIT error, word for word.
+fn lock_not_available(rel: pg_sys::Relation) -> ! {
+    let name = unsafe { std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()) };
+    pgrx::ereport!(
+        ERROR,
+        pgrx::PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
+        format!("could not obtain lock on row in relation \"{}\"", name.to_string_lossy())
+    );
+}
+
+/// Takes the tuple lock of `tid`; false if `wait` says not to wait and it is taken.
+unsafe fn lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, wait: Wait) -> bool {
+    match wait {
+        Wait::Block => {
+            pg_sys::LockTuple(rel, tid, TUPLE_LOCK);
+            true
+        }
+        Wait::Skip => crate::compat::conditional_lock_tuple(rel, tid, TUPLE_LOCK),
+        Wait::Error => crate::compat::conditional_lock_tuple(rel, tid, TUPLE_LOCK) || lock_not_available(rel),
+    }
+}
+
+/// Places a mark of `mode` on the row at `tid` as command `cid`, by the steps of the module
+/// documentation; fills `tmfd` when it does not.
+pub unsafe fn mark_row(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    mode: Mode,
+    cid: pg_sys::CommandId,
+    wait: Wait,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    use pg_sys::TM_Result::*;
+    let Some(row) = tid::from_tid(&*tid) else { pgrx::error!("pg_columnar: invalid TID of a row to change") };
+    let Some(storage_id) = meta::read(rel).map(|m| m.storage_id) else {
+        pgrx::error!("pg_columnar: relation \"{}\" has no rows to change", crate::storage::relation_name(rel))
+    };
+    let row_tid = *tid;
+    let mut tid = row_tid;
+    let fail = move |result, xmax, cmax| {
+        (*tmfd).ctid = row_tid;
+        (*tmfd).xmax = xmax;
+        (*tmfd).cmax = cmax;
+        (*tmfd).traversed = false;
+        result
+    };
+    if !lock_tuple(rel, &mut tid, wait) {
+        return fail(TM_WouldBlock, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId);
+    }
+    let oper = if mode == Mode::Delete { pg_sys::XLTW_Oper::XLTW_Delete } else { pg_sys::XLTW_Oper::XLTW_Lock };
+    let result = loop {
+        // what the marks say: the row is gone (why, by whom), this transaction holds a mark
+        // at least as strong already, a running transaction's mark conflicts
+        let mut gone = None;
+        let mut held = false;
+        let mut blocker = None;
+        let mut finished_locks = Vec::new();
+        for m in marks::of_row(storage_id, row) {
+            match m.holder {
+                Holder::Mine { cmin } if m.mode == Mode::Delete => {
+                    let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
+                    gone = Some((result, pg_sys::GetCurrentTransactionIdIfAny(), cmin));
+                }
+                Holder::Mine { .. } => held |= m.mode >= mode,
+                Holder::Committed(xid) if m.mode == Mode::Delete => gone = Some((TM_Deleted, xid, pg_sys::InvalidCommandId)),
+                // the lock of a finished transaction holds nothing: not kept
+                Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
+                Holder::Committed(_) => {}
+                Holder::Running(xid) => {
+                    if m.mode.conflicts(mode) {
+                        blocker.get_or_insert(xid);
+                    }
+                }
+            }
+        }
+        if let Some((result, xmax, cmax)) = gone {
+            break fail(result, xmax, cmax);
+        }
+        if let Some(xid) = blocker {
+            if wait == Wait::Block {
+                pg_sys::XactLockTableWait(xid, rel, &mut tid, oper);
+            } else if !crate::compat::conditional_xact_lock_table_wait(xid) {
+                pg_sys::UnlockTuple(rel, &mut tid, TUPLE_LOCK);
+                if wait == Wait::Error {
+                    lock_not_available(rel);
+                }
+                return fail(TM_WouldBlock, xid, pg_sys::InvalidCommandId);
+            }
+            continue;
+        }
+        marks::forget(&finished_locks);
+        if !held {
+            marks::insert(storage_id, row, mode, cid);
+        }
+        break TM_Ok;
+    };
+    pg_sys::UnlockTuple(rel, &mut tid, TUPLE_LOCK);
+    result
+}
+
+/// `tuple_delete`. `crosscheck` (foreign-key checks under REPEATABLE READ or SERIALIZABLE):
+/// a row that snapshot does not see counts as changed concurrently, as heap does it.
+pub unsafe fn delete(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    let result = mark_row(rel, tid, Mode::Delete, cid, if wait { Wait::Block } else { Wait::Skip }, tmfd);
+    if result == pg_sys::TM_Result::TM_Ok && !crosscheck.is_null() && !fetch::row_visible(rel, &*tid, crosscheck) {
+        (*tmfd).ctid = *tid;
+        (*tmfd).xmax = pg_sys::InvalidTransactionId;
+        (*tmfd).cmax = pg_sys::InvalidCommandId;
+        (*tmfd).traversed = false;
+        return pg_sys::TM_Result::TM_Updated;
+    }
+    result
+}
+
+/// `tuple_lock`: the row as `snapshot` sees it into `slot`, locked in `mode`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn lock(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    mode: pg_sys::LockTupleMode::Type,
+    wait_policy: pg_sys::LockWaitPolicy::Type,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    use pg_sys::LockTupleMode as M;
+    (*tmfd).traversed = false;
+    if !fetch::fetch_row_version(rel, tid, snapshot, slot) {
+        (*tmfd).ctid = *tid;
+        (*tmfd).xmax = pg_sys::InvalidTransactionId;
+        (*tmfd).cmax = pg_sys::InvalidCommandId;
+        return pg_sys::TM_Result::TM_Invisible;
+    }
+    let mode = match mode {
+        M::LockTupleKeyShare => Mode::KeyShare,
+        M::LockTupleShare => Mode::Share,
+        M::LockTupleNoKeyExclusive => Mode::NoKeyUpdate,
+        _ => Mode::Update,
+    };
+    mark_row(rel, tid, mode, cid, Wait::of_policy(wait_policy), tmfd)
+}

@@ -1,0 +1,284 @@
+//! `pgcol.row_mark`: what happened to single rows after their stripe was written. One catalog
+//! row per mark, keyed by the relation's storage id and the row number: the mark of a DELETE,
+//! or of a row lock (`SELECT ... FOR KEY SHARE / SHARE / NO KEY UPDATE / UPDATE`, and the lock
+//! a BEFORE trigger takes on the row it is given).
+//!
+//! Marks are plain heap tuples, like `pgcol.stripe`'s rows, so PostgreSQL's MVCC decides what
+//! they mean: a row is deleted for a snapshot exactly when the snapshot sees its delete mark.
+//! A rolled-back DELETE (or savepoint) takes its marks with it, and a reader keeps its
+//! snapshot while a DELETE runs or commits. A lock mark matters only while its transaction
+//! runs: a writer of the row waits for the running transactions whose marks conflict with its
+//! own (`am::modify`), exactly as heap waits for a tuple's xmax. Marks are read with a dirty
+//! snapshot for that (every mark whose transaction has not aborted, with the running ones
+//! told apart), and under the reader's snapshot for the delete mask of a scan.
+//!
+//! Marks are written with `heap_insert` and an explicit command id, and never logically
+//! decoded (the catalog is this node's own, like the stripe catalog).
+
+use pgrx::pg_sys;
+
+/// What a mark does to its row, in the order of PostgreSQL's `LockTupleMode` (a DELETE locks
+/// as `FOR UPDATE` does, and deletes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    KeyShare = 0,
+    Share = 1,
+    NoKeyUpdate = 2,
+    Update = 3,
+    Delete = 4,
+}
+
+impl Mode {
+    fn from_stored(v: i16) -> Option<Mode> {
+        use Mode::*;
+        [KeyShare, Share, NoKeyUpdate, Update, Delete].into_iter().find(|m| *m as i16 == v)
+    }
+
+    /// Whether a running transaction's mark of mode `self` keeps out a mark of mode `other`
+    /// of another transaction: PostgreSQL's row-lock conflict table (a DELETE conflicts as
+    /// `FOR UPDATE` does).
+    pub fn conflicts(self, other: Mode) -> bool {
+        use Mode::*;
+        match (self.min(other), self.max(other)) {
+            (KeyShare, high) => high >= Update,
+            (Share, Share) => false,
+            _ => true,
+        }
+    }
+}
+
+/// Whose a mark is, as a dirty snapshot tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    /// This transaction (or one of its subtransactions) made it, as command `cmin`.
+    Mine { cmin: pg_sys::CommandId },
+    /// A transaction that is still running.
+    Running(pg_sys::TransactionId),
+    /// A transaction that committed.
+    Committed(pg_sys::TransactionId),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Mark {
+    pub mode: Mode,
+    pub holder: Holder,
+    /// The mark's TID in the catalog.
+    pub tid: pg_sys::ItemPointerData,
+    /// Someone is deleting the mark itself (see [`forget`]).
+    pub being_forgotten: bool,
+}
+
+const NATTS: usize = 3;
+
+struct Catalog {
+    table: pg_sys::Oid,
+    index: pg_sys::Oid,
+}
+
+fn catalog() -> Option<Catalog> {
+    Some(Catalog { table: super::pgcol_relation(c"row_mark")?, index: super::pgcol_relation(c"row_mark_storage_row")? })
+}
+
+fn required_catalog() -> Catalog {
+    Catalog { table: super::required_pgcol_relation(c"row_mark"), index: super::required_pgcol_relation(c"row_mark_storage_row") }
+}
+
+/// Inserts a mark of `mode` on row `row` of `storage_id` as command `cid` of the current
+/// transaction.
+pub fn insert(storage_id: u64, row: u64, mode: Mode, cid: pg_sys::CommandId) {
+    unsafe {
+        let c = required_catalog();
+        let rel = pg_sys::table_open(c.table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        let mut values: [pg_sys::Datum; NATTS] =
+            [pg_sys::Datum::from(storage_id as i64), pg_sys::Datum::from(row as i64), pg_sys::Datum::from(mode as i16)];
+        let mut nulls = [false; NATTS];
+        let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
+        let index = pg_sys::index_open(c.index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        let info = pg_sys::BuildIndexInfo(index);
+        let mut key_nulls = [false; 2];
+        pg_sys::index_insert(
+            index,
+            values.as_mut_ptr(),
+            key_nulls.as_mut_ptr(),
+            &mut (*tuple).t_self,
+            rel,
+            pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
+            false,
+            info,
+        );
+        pg_sys::index_close(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        pg_sys::heap_freetuple(tuple);
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    }
+}
+
+/// Calls `f` with the row number, mode and tuple of every mark of `storage_id` (of row `row`
+/// only, if given) that `snapshot` sees, in row order.
+fn scan(
+    c: &Catalog,
+    storage_id: u64,
+    row: Option<u64>,
+    snapshot: pg_sys::Snapshot,
+    mut f: impl FnMut(u64, Mode, pg_sys::HeapTuple),
+) {
+    unsafe {
+        let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
+        let bounds = [Some(storage_id), row];
+        let mut nkeys = 0;
+        for (k, value) in bounds.iter().enumerate() {
+            if let Some(value) = value {
+                pg_sys::ScanKeyInit(
+                    &mut keys[nkeys],
+                    (k + 1) as pg_sys::AttrNumber,
+                    pg_sys::BTEqualStrategyNumber as u16,
+                    pg_sys::F_INT8EQ.into(),
+                    pg_sys::Datum::from(*value as i64),
+                );
+                nkeys += 1;
+            }
+        }
+        let scan = pg_sys::systable_beginscan(rel, c.index, true, snapshot, nkeys as i32, keys.as_mut_ptr());
+        loop {
+            let tuple = pg_sys::systable_getnext(scan);
+            if tuple.is_null() {
+                break;
+            }
+            let mut values = [pg_sys::Datum::from(0); NATTS];
+            let mut nulls = [false; NATTS];
+            pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+            let mode = Mode::from_stored(values[2].value() as i16);
+            let (Some(mode), false) = (mode, nulls.iter().any(|&n| n)) else {
+                pgrx::error!("pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}");
+            };
+            f(values[1].value() as i64 as u64, mode, tuple);
+        }
+        pg_sys::systable_endscan(scan);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+}
+
+/// Every mark of row `row` of `storage_id` whose transaction has not aborted, each with its
+/// holder.
+pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
+    let c = required_catalog();
+    let mut marks = Vec::new();
+    unsafe {
+        let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
+        dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        let dirty_ptr: pg_sys::Snapshot = &mut dirty;
+        scan(&c, storage_id, Some(row), dirty_ptr, |_, mode, tuple| {
+            let header = (*tuple).t_data;
+            let raw_xmin = (*header).t_choice.t_heap.t_xmin;
+            // the dirty snapshot's check of this tuple left the running inserter and deleter
+            // in it
+            let holder = if pg_sys::TransactionIdIsCurrentTransactionId(raw_xmin) {
+                Holder::Mine { cmin: pg_sys::HeapTupleHeaderGetCmin(header) }
+            } else if (*dirty_ptr).xmin != pg_sys::InvalidTransactionId {
+                Holder::Running((*dirty_ptr).xmin)
+            } else {
+                Holder::Committed(raw_xmin)
+            };
+            let being_forgotten = (*dirty_ptr).xmax != pg_sys::InvalidTransactionId;
+            marks.push(Mark { mode, holder, tid: (*tuple).t_self, being_forgotten });
+        });
+    }
+    marks
+}
+
+/// The rows of `storage_id` that a reader under `snapshot` finds deleted, ascending. What
+/// each kind of snapshot means (as for stripes, `catalog::stripes`):
+///
+/// * MVCC, historic MVCC, SnapshotSelf: the delete marks the snapshot sees.
+/// * SnapshotAny (index builds, and the fetch of a row just deleted for `RETURNING` and AFTER
+///   triggers): none; every stored row is there.
+/// * SnapshotDirty, SnapshotNonVacuumable, SnapshotToast: the marks of committed
+///   transactions and of this one; a row that a running transaction is deleting is still
+///   there, as a dirty snapshot sees a heap tuple whose deleter runs.
+pub fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
+    deleted(storage_id, None, snapshot)
+}
+
+/// Whether a reader under `snapshot` finds row `row` of `storage_id` deleted
+/// ([`deleted_rows`] of one row: an index probe).
+pub fn is_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+    !deleted(storage_id, Some(row), snapshot).is_empty()
+}
+
+/// [`deleted_rows`], of row `row` only if given.
+fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec<u64> {
+    use pg_sys::SnapshotType::*;
+    let Some(c) = catalog() else { return Vec::new() };
+    let mut rows = Vec::new();
+    unsafe {
+        match (*snapshot).snapshot_type {
+            SNAPSHOT_ANY => {}
+            SNAPSHOT_MVCC => {
+                let registered = pg_sys::RegisterSnapshot(snapshot);
+                scan(&c, storage_id, row, registered, |row, mode, _| {
+                    if mode == Mode::Delete {
+                        rows.push(row)
+                    }
+                });
+                pg_sys::UnregisterSnapshot(registered);
+            }
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, row, snapshot, |row, mode, _| {
+                if mode == Mode::Delete {
+                    rows.push(row)
+                }
+            }),
+            _ => {
+                let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
+                dirty.snapshot_type = SNAPSHOT_DIRTY;
+                let dirty_ptr: pg_sys::Snapshot = &mut dirty;
+                scan(&c, storage_id, row, dirty_ptr, |row, mode, _| {
+                    if mode == Mode::Delete && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId {
+                        rows.push(row)
+                    }
+                });
+            }
+        }
+    }
+    // the index returns them in order; a row has one delete mark a snapshot can see, but
+    // the dirty reading may also meet a mark being replaced
+    rows.dedup();
+    rows
+}
+
+/// The rows of `deleted` (ascending) among the `count` rows from `first`.
+pub fn rows_in(deleted: &[u64], first: u64, count: u64) -> &[u64] {
+    let lo = deleted.partition_point(|&r| r < first);
+    let hi = deleted.partition_point(|&r| r < first + count);
+    &deleted[lo..hi]
+}
+
+/// Deletes the marks `tids` (transactionally). The caller holds what keeps every other
+/// deleter of them out.
+pub fn forget(tids: &[pg_sys::ItemPointerData]) {
+    if tids.is_empty() {
+        return;
+    }
+    unsafe {
+        let rel = pg_sys::table_open(required_catalog().table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        for tid in tids {
+            let mut tid = *tid;
+            pg_sys::simple_heap_delete(rel, &mut tid);
+        }
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    }
+}
+
+/// Deletes every mark of `storage_id` (transactionally), when the storage is dropped or
+/// truncated under a lock that excludes its writers. Nothing to do while DROP EXTENSION
+/// removes the catalog.
+pub fn delete_storage(storage_id: u64) {
+    let Some(c) = catalog() else { return };
+    let mut tids = Vec::new();
+    let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
+    scan(&c, storage_id, None, snapshot, |_, _, tuple| tids.push(unsafe { (*tuple).t_self }));
+    forget(&tids);
+    if !tids.is_empty() {
+        unsafe { pg_sys::CommandCounterIncrement() };
+    }
+}
