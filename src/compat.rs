@@ -401,43 +401,51 @@ unsafe extern "C-unwind" fn tuple_delete(
     crate::am::modify::delete(rel, tid, cid, crosscheck, wait, tmfd)
 }
 
+/// What `tuple_update` says of the indexes (15: whether to insert into them; from 16: which):
+/// the new version is a new row, so every index needs an entry for it.
 #[cfg(feature = "pg15")]
 type UpdateIndexes = bool;
+#[cfg(feature = "pg15")]
+const EVERY_INDEX: UpdateIndexes = true;
 #[cfg(not(feature = "pg15"))]
 type UpdateIndexes = pg_sys::TU_UpdateIndexes::Type;
+#[cfg(not(feature = "pg15"))]
+const EVERY_INDEX: UpdateIndexes = pg_sys::TU_UpdateIndexes::TU_All;
 
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_update(
-    _rel: pg_sys::Relation,
-    _otid: pg_sys::ItemPointer,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _cid: pg_sys::CommandId,
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
     _snapshot: pg_sys::Snapshot,
-    _crosscheck: pg_sys::Snapshot,
-    _wait: bool,
-    _tmfd: *mut pg_sys::TM_FailureData,
-    _lockmode: *mut pg_sys::LockTupleMode::Type,
-    _update_indexes: *mut UpdateIndexes,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    lockmode: *mut pg_sys::LockTupleMode::Type,
+    update_indexes: *mut UpdateIndexes,
 ) -> pg_sys::TM_Result::Type {
-    routine::not_supported("UPDATE")
+    *update_indexes = EVERY_INDEX;
+    crate::am::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_update(
-    _rel: pg_sys::Relation,
-    _otid: pg_sys::ItemPointer,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _cid: pg_sys::CommandId,
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
     _options: u32,
     _snapshot: pg_sys::Snapshot,
-    _crosscheck: pg_sys::Snapshot,
-    _wait: bool,
-    _tmfd: *mut pg_sys::TM_FailureData,
-    _lockmode: *mut pg_sys::LockTupleMode::Type,
-    _update_indexes: *mut UpdateIndexes,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    lockmode: *mut pg_sys::LockTupleMode::Type,
+    update_indexes: *mut UpdateIndexes,
 ) -> pg_sys::TM_Result::Type {
-    routine::not_supported("UPDATE")
+    *update_indexes = EVERY_INDEX;
+    crate::am::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
 }
 
 unsafe fn copy_for_cluster_common(

@@ -130,12 +130,15 @@ CREATE MATERIALIZED VIEW pgcol.stripe AS
 CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);
 REVOKE ALL ON pgcol.stripe FROM PUBLIC;
 
--- One row per mark on a row: a DELETE (mode 4) or a row lock (0 FOR KEY SHARE, 1 FOR SHARE,
--- 2 FOR NO KEY UPDATE, 3 FOR UPDATE). MVCC on these rows decides which deletions a snapshot
--- sees; writers of a row wait for the running transactions of conflicting marks. A
--- materialized view for the same reasons as pgcol.stripe.
+-- One row per mark on a row: a row lock (0 FOR KEY SHARE, 1 FOR SHARE, 2 FOR NO KEY UPDATE,
+-- 3 FOR UPDATE) or a deletion (4 by a DELETE or a key-changing UPDATE, 5 by another UPDATE;
+-- an UPDATE's mark names the row number of the new version in successor). MVCC on these
+-- rows decides which deletions a snapshot sees; writers of a row wait for the running
+-- transactions of conflicting marks. A materialized view for the same reasons as
+-- pgcol.stripe.
 CREATE MATERIALIZED VIEW pgcol.row_mark AS
-    SELECT NULL::bigint AS storage_id, NULL::bigint AS row_number, NULL::smallint AS mode
+    SELECT NULL::bigint AS storage_id, NULL::bigint AS row_number, NULL::smallint AS mode,
+           NULL::bigint AS successor
     WHERE false
     WITH DATA;
 CREATE INDEX row_mark_storage_row ON pgcol.row_mark (storage_id, row_number);

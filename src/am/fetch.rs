@@ -85,7 +85,7 @@ pub unsafe fn fetch(
     let Some(row) = tid::from_tid(&*tid) else { return false };
     let key = snapshot_key(snapshot);
     if st.key != Some(key) || st.scan.is_none() {
-        st.scan = Some(ScanState::for_fetch((*desc).base.rel, snapshot));
+        st.scan = Some(ScanState::for_fetch((*desc).base.rel, snapshot, None));
         st.key = Some(key);
     }
     fetch_into(st.scan.as_mut().unwrap(), row, snapshot, slot)
@@ -98,7 +98,7 @@ pub unsafe fn fetch_row_version(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let Some(row) = tid::from_tid(&*tid) else { return false };
-    let mut scan = ScanState::for_fetch(rel, snapshot);
+    let mut scan = ScanState::for_fetch(rel, snapshot, Some(row));
     if !fetch_into(&mut scan, row, snapshot, slot) {
         return false;
     }
@@ -119,8 +119,10 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
 
 /// Whether `snapshot` sees the row at `tid`: its stripe, and not its delete mark.
 pub fn row_visible(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
-    super::write::flush_relation(rel);
     let Some(row) = tid::from_tid(tid) else { return false };
+    if super::write::holds_row(rel, row) {
+        super::write::flush_relation(rel);
+    }
     let Some(m) = crate::storage::meta::read(rel) else { return false };
     stripe_index_of(&catalog::stripes(m.storage_id, snapshot), row).is_some() && !marks::is_deleted(m.storage_id, row, snapshot)
 }

@@ -1,4 +1,6 @@
-//! DELETE and row locks: marks on single rows in `pgcol.row_mark` (`storage::marks`).
+//! DELETE, UPDATE and row locks: marks on single rows in `pgcol.row_mark`
+//! (`storage::marks`). An UPDATE deletes the row and inserts its new version as a new row;
+//! its mark names the new version, as heap's `t_ctid` does.
 //!
 //! A writer of a row (a DELETE, a row lock) does what heap does with a tuple's xmax, with
 //! marks in its place:
@@ -11,7 +13,9 @@
 //!    transaction (or give up, by the wait policy), then look again. Its own marks: a row
 //!    this transaction deleted is gone for it (`TM_SelfModified` in the same or a later
 //!    command, `TM_Invisible` in an earlier one).
-//! 3. It inserts its mark, with the command id it was given.
+//! 3. It inserts its mark, with the command id it was given (an UPDATE first inserts the new
+//!    version, whose row number the mark names). A committed UPDATE's mark sends a later
+//!    writer to the new version (`TM_Updated`), which READ COMMITTED locks and rechecks.
 //!
 //! Writers of different rows take different tuple locks and never wait for each other.
 //! Whether a reader sees a deleted row is the reader's snapshot's business: it sees the
@@ -19,7 +23,7 @@
 
 use pgrx::pg_sys;
 
-use super::{fetch, tid};
+use super::{fetch, tid, write};
 use crate::storage::marks::{self, Holder, Mode};
 use crate::storage::meta;
 
@@ -70,48 +74,56 @@ unsafe fn lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, w
 }
 
 /// Places a mark of `mode` on the row at `tid` as command `cid`, by the steps of the module
-/// documentation; fills `tmfd` when it does not.
+/// documentation; fills `tmfd` when it does not. `before_mark` runs once the row is the
+/// caller's to change, still under the tuple lock: it gives the successor to name in the mark
+/// (an UPDATE inserts the new version there), or a result to return without a mark.
 pub unsafe fn mark_row(
     rel: pg_sys::Relation,
-    tid: pg_sys::ItemPointer,
+    tid: &pg_sys::ItemPointerData,
     mode: Mode,
     cid: pg_sys::CommandId,
     wait: Wait,
     tmfd: *mut pg_sys::TM_FailureData,
+    before_mark: impl FnOnce() -> Result<Option<u64>, pg_sys::TM_Result::Type>,
 ) -> pg_sys::TM_Result::Type {
     use pg_sys::TM_Result::*;
-    let Some(row) = tid::from_tid(&*tid) else { pgrx::error!("pg_columnar: invalid TID of a row to change") };
+    let Some(row) = tid::from_tid(tid) else { pgrx::error!("pg_columnar: invalid TID of a row to change") };
     let Some(storage_id) = meta::read(rel).map(|m| m.storage_id) else {
         pgrx::error!("pg_columnar: relation \"{}\" has no rows to change", crate::storage::relation_name(rel))
     };
     let row_tid = *tid;
     let mut tid = row_tid;
-    let fail = move |result, xmax, cmax| {
-        (*tmfd).ctid = row_tid;
+    // tmfd->ctid: the row itself, or the new version of an updated one
+    let fail = move |result, ctid, xmax, cmax| {
+        (*tmfd).ctid = ctid;
         (*tmfd).xmax = xmax;
         (*tmfd).cmax = cmax;
         (*tmfd).traversed = false;
         result
     };
     if !lock_tuple(rel, &mut tid, wait) {
-        return fail(TM_WouldBlock, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId);
+        return fail(TM_WouldBlock, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId);
     }
-    let oper = if mode == Mode::Delete { pg_sys::XLTW_Oper::XLTW_Delete } else { pg_sys::XLTW_Oper::XLTW_Lock };
+    let oper = if mode.deletes() { pg_sys::XLTW_Oper::XLTW_Delete } else { pg_sys::XLTW_Oper::XLTW_Lock };
     let result = loop {
-        // what the marks say: the row is gone (why, by whom), this transaction holds a mark
+        // what the marks say: the row is gone (why, by whom), this transaction holds a lock
         // at least as strong already, a running transaction's mark conflicts
         let mut gone = None;
         let mut held = false;
         let mut blocker = None;
         let mut finished_locks = Vec::new();
         for m in marks::of_row(storage_id, row) {
+            let successor_tid = m.successor.map_or(row_tid, tid::to_tid);
             match m.holder {
-                Holder::Mine { cmin } if m.mode == Mode::Delete => {
+                Holder::Mine { cmin } if m.mode.deletes() => {
                     let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
-                    gone = Some((result, pg_sys::GetCurrentTransactionIdIfAny(), cmin));
+                    gone = Some((result, successor_tid, pg_sys::GetCurrentTransactionIdIfAny(), cmin));
                 }
-                Holder::Mine { .. } => held |= m.mode >= mode,
-                Holder::Committed(xid) if m.mode == Mode::Delete => gone = Some((TM_Deleted, xid, pg_sys::InvalidCommandId)),
+                Holder::Mine { .. } => held |= !mode.deletes() && m.mode >= mode,
+                Holder::Committed(xid) if m.mode.deletes() => {
+                    let result = if m.successor.is_some() { TM_Updated } else { TM_Deleted };
+                    gone = Some((result, successor_tid, xid, pg_sys::InvalidCommandId));
+                }
                 // the lock of a finished transaction holds nothing: not kept
                 Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
                 Holder::Committed(_) => {}
@@ -122,8 +134,8 @@ pub unsafe fn mark_row(
                 }
             }
         }
-        if let Some((result, xmax, cmax)) = gone {
-            break fail(result, xmax, cmax);
+        if let Some((result, ctid, xmax, cmax)) = gone {
+            break fail(result, ctid, xmax, cmax);
         }
         if let Some(xid) = blocker {
             if wait == Wait::Block {
@@ -133,13 +145,17 @@ pub unsafe fn mark_row(
                 if wait == Wait::Error {
                     lock_not_available(rel);
                 }
-                return fail(TM_WouldBlock, xid, pg_sys::InvalidCommandId);
+                return fail(TM_WouldBlock, row_tid, xid, pg_sys::InvalidCommandId);
             }
             continue;
         }
         marks::forget(&finished_locks);
-        if !held {
-            marks::insert(storage_id, row, mode, cid);
+        if held {
+            break TM_Ok;
+        }
+        match before_mark() {
+            Ok(successor) => marks::insert(storage_id, row, mode, successor, cid),
+            Err(result) => break fail(result, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId),
         }
         break TM_Ok;
     };
@@ -147,8 +163,18 @@ pub unsafe fn mark_row(
     result
 }
 
-/// `tuple_delete`. `crosscheck` (foreign-key checks under REPEATABLE READ or SERIALIZABLE):
-/// a row that snapshot does not see counts as changed concurrently, as heap does it.
+/// What a foreign-key check under REPEATABLE READ or SERIALIZABLE (`crosscheck`) must find
+/// of the row at `tid` before changing it: a row that snapshot does not see counts as changed
+/// concurrently, as heap has it.
+fn crosschecked(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, crosscheck: pg_sys::Snapshot) -> Result<(), pg_sys::TM_Result::Type> {
+    if crosscheck.is_null() || fetch::row_visible(rel, tid, crosscheck) {
+        Ok(())
+    } else {
+        Err(pg_sys::TM_Result::TM_Updated)
+    }
+}
+
+/// `tuple_delete`.
 pub unsafe fn delete(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
@@ -157,18 +183,45 @@ pub unsafe fn delete(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    let result = mark_row(rel, tid, Mode::Delete, cid, if wait { Wait::Block } else { Wait::Skip }, tmfd);
-    if result == pg_sys::TM_Result::TM_Ok && !crosscheck.is_null() && !fetch::row_visible(rel, &*tid, crosscheck) {
-        (*tmfd).ctid = *tid;
-        (*tmfd).xmax = pg_sys::InvalidTransactionId;
-        (*tmfd).cmax = pg_sys::InvalidCommandId;
-        (*tmfd).traversed = false;
-        return pg_sys::TM_Result::TM_Updated;
-    }
-    result
+    let wait = if wait { Wait::Block } else { Wait::Skip };
+    mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| None))
 }
 
-/// `tuple_lock`: the row as `snapshot` sees it into `slot`, locked in `mode`.
+/// `tuple_update`: the row at `otid` is deleted and its new version, in `slot`, inserted as a
+/// new row (buffered like any insert; `slot` gets its TID), which the delete mark names. Every
+/// index needs an entry for the new row. Returns the row lock the update took in `lockmode`:
+/// `FOR NO KEY UPDATE`'s unless the table has key columns (a unique index's: pg_columnar has
+/// none yet), else `FOR UPDATE`'s, without comparing the values.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn update(
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    lockmode: *mut pg_sys::LockTupleMode::Type,
+) -> pg_sys::TM_Result::Type {
+    let keys = pg_sys::RelationGetIndexAttrBitmap(rel, pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY);
+    let (mode, lock) = if keys.is_null() {
+        (Mode::NoKeyDelete, pg_sys::LockTupleMode::LockTupleNoKeyExclusive)
+    } else {
+        (Mode::Delete, pg_sys::LockTupleMode::LockTupleExclusive)
+    };
+    *lockmode = lock;
+    let wait = if wait { Wait::Block } else { Wait::Skip };
+    mark_row(rel, &*otid, mode, cid, wait, tmfd, || {
+        crosschecked(rel, &*otid, crosscheck)?;
+        write::insert(rel, &[slot], cid);
+        Ok(tid::from_tid(&(*slot).tts_tid))
+    })
+}
+
+/// `tuple_lock`: the row as `snapshot` sees it into `slot`, locked in `mode`. With
+/// `TUPLE_LOCK_FLAG_FIND_LAST_VERSION`, a row updated by a committed transaction is followed
+/// to its newest version (`tmfd.traversed`, and `tid` set to it), which is locked and
+/// returned instead: READ COMMITTED then rechecks the query's quals on it.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn lock(
     rel: pg_sys::Relation,
@@ -178,21 +231,51 @@ pub unsafe fn lock(
     cid: pg_sys::CommandId,
     mode: pg_sys::LockTupleMode::Type,
     wait_policy: pg_sys::LockWaitPolicy::Type,
+    flags: u8,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     use pg_sys::LockTupleMode as M;
-    (*tmfd).traversed = false;
-    if !fetch::fetch_row_version(rel, tid, snapshot, slot) {
-        (*tmfd).ctid = *tid;
-        (*tmfd).xmax = pg_sys::InvalidTransactionId;
-        (*tmfd).cmax = pg_sys::InvalidCommandId;
-        return pg_sys::TM_Result::TM_Invisible;
-    }
     let mode = match mode {
         M::LockTupleKeyShare => Mode::KeyShare,
         M::LockTupleShare => Mode::Share,
         M::LockTupleNoKeyExclusive => Mode::NoKeyUpdate,
         _ => Mode::Update,
     };
-    mark_row(rel, tid, mode, cid, Wait::of_policy(wait_policy), tmfd)
+    let follow = flags as u32 & pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION != 0;
+    let mut snapshot = snapshot;
+    let mut traversed = false;
+    loop {
+        // a newer version is read whatever the snapshot: its marks decide what it is
+        if !fetch::fetch_row_version(rel, tid, snapshot, slot) {
+            (*tmfd).ctid = *tid;
+            (*tmfd).xmax = pg_sys::InvalidTransactionId;
+            (*tmfd).cmax = pg_sys::InvalidCommandId;
+            (*tmfd).traversed = traversed;
+            return pg_sys::TM_Result::TM_Invisible;
+        }
+        let result = mark_row(rel, &*tid, mode, cid, Wait::of_policy(wait_policy), tmfd, || Ok(None));
+        (*tmfd).traversed = traversed;
+        if result != pg_sys::TM_Result::TM_Updated || !follow {
+            return result;
+        }
+        *tid = (*tmfd).ctid;
+        snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+        traversed = true;
+    }
+}
+
+/// The newest version of the row at `tid`, written back into `tid`: follows the new versions
+/// named by the UPDATE marks of committed transactions and of this one.
+pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData) {
+    let Some(storage_id) = meta::read(rel).map(|m| m.storage_id) else { return };
+    while let Some(row) = tid::from_tid(tid) {
+        let next = marks::of_row(storage_id, row).into_iter().find_map(|m| match m.holder {
+            Holder::Committed(_) | Holder::Mine { .. } if m.mode.deletes() => m.successor,
+            _ => None,
+        });
+        match next {
+            Some(successor) => *tid = tid::to_tid(successor),
+            None => return,
+        }
+    }
 }

@@ -2,9 +2,9 @@
 //! whose signature is the same on every supported major are defined here; the ones that
 //! differ are installed by [`crate::compat::install`], which forwards to the functions here.
 //!
-//! What a columnar table refuses (with an ERROR naming the feature): UPDATE, INSERT ... ON
-//! CONFLICT, unique and exclusion indexes, BRIN indexes, CREATE INDEX CONCURRENTLY,
-//! TABLESAMPLE, CLUSTER ... USING an index.
+//! What a columnar table refuses (with an ERROR naming the feature): INSERT ... ON CONFLICT,
+//! unique and exclusion indexes, BRIN indexes, CREATE INDEX CONCURRENTLY, TABLESAMPLE,
+//! CLUSTER ... USING an index.
 
 use std::sync::OnceLock;
 
@@ -178,9 +178,12 @@ unsafe extern "C-unwind" fn tuple_tid_valid(s: pg_sys::TableScanDesc, tid: pg_sy
     fetch::tid_valid(s, tid)
 }
 
-/// Rows are never updated, so a row's latest version is itself.
+/// The newest version of the row at `tid` (`currtid_byrelname`, `WHERE CURRENT OF` through
+/// a TID scan): follows committed UPDATEs' marks.
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn tuple_get_latest_tid(_s: pg_sys::TableScanDesc, _tid: pg_sys::ItemPointer) {}
+unsafe extern "C-unwind" fn tuple_get_latest_tid(s: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) {
+    modify::latest_version((*s).rs_rd, &mut *tid)
+}
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
@@ -229,11 +232,10 @@ unsafe extern "C-unwind" fn tuple_lock(
     cid: pg_sys::CommandId,
     mode: pg_sys::LockTupleMode::Type,
     wait_policy: pg_sys::LockWaitPolicy::Type,
-    _flags: u8,
+    flags: u8,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    // rows are never updated, so there is no later version to follow (the flags)
-    modify::lock(rel, tid, snapshot, slot, cid, mode, wait_policy, tmfd)
+    modify::lock(rel, tid, snapshot, slot, cid, mode, wait_policy, flags, tmfd)
 }
 
 #[pgrx::pg_guard]

@@ -227,25 +227,35 @@ pub fn current_snapshot() -> pg_sys::Snapshot {
 
 impl ScanState {
     pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
-        Self::build(rel, snapshot, parallel, bulk, false, true)
+        Self::build(rel, snapshot, parallel, bulk, true, false, true)
     }
 
     /// A scan that fetches single rows by number ([`store_offset`](Self::store_offset)) and
     /// asks whether each is deleted itself (`storage::marks::is_deleted`, an index probe per
     /// row) rather than reading the table's whole delete mask: it has none, and its other
-    /// paths must not be used.
-    pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
-        Self::build(rel, snapshot, std::ptr::null(), false, false, false)
+    /// paths must not be used. `row`: the one row it fetches, if it fetches one; this
+    /// backend's unwritten rows are then written only if that row is one of them (a BEFORE
+    /// UPDATE trigger's fetch of each row would otherwise write the new versions buffered so
+    /// far as a stripe per row).
+    pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, row: Option<u64>) -> ScanState {
+        if let Some(row) = row {
+            if write::holds_row(rel, row) {
+                write::flush_relation(rel);
+            }
+        }
+        Self::build(rel, snapshot, std::ptr::null(), false, row.is_none(), false, false)
     }
 
     /// A scan that also reads the stripes' zone summaries from the catalog, so that a
     /// [`VectorSkip`] can rule out whole stripes without reading their directories.
     pub fn with_summaries(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
-        Self::build(rel, snapshot, parallel, bulk, true, true)
+        Self::build(rel, snapshot, parallel, bulk, true, true, true)
     }
 
-    fn build(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool, summaries: bool, mask: bool) -> ScanState {
-        if parallel.is_null() || unsafe { pg_sys::ParallelWorkerNumber < 0 } {
+    /// `flush`: write this backend's unwritten rows of `rel` first (not in a parallel
+    /// worker, whose leader did).
+    fn build(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool, flush: bool, summaries: bool, mask: bool) -> ScanState {
+        if flush && (parallel.is_null() || unsafe { pg_sys::ParallelWorkerNumber < 0 }) {
             write::flush_relation(rel);
         }
         let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };

@@ -468,6 +468,16 @@ pub fn discard_relation(relid: pg_sys::Oid) {
     ORPHANS.with(|o| o.borrow_mut().retain(|x| x.relid != relid));
 }
 
+/// Whether row `row` of `rel` is among this backend's rows not yet written (buffered, being
+/// encoded, or waiting for its catalog row), so a fetch of it must write them first.
+pub fn holds_row(rel: pg_sys::Relation, row: u64) -> bool {
+    let relid = unsafe { (*rel).rd_id };
+    let within = |first: u64, count: u64| first <= row && row < first + count;
+    BUFFERS.with(|b| b.borrow().iter().any(|w| w.origin.relid == relid && within(w.origin.first_row, w.origin.rows)))
+        || IN_FLIGHT.with(|v| v.borrow().iter().any(|f| f.origin.relid == relid && within(f.origin.first_row, f.origin.rows)))
+        || ORPHANS.with(|o| o.borrow().iter().any(|x| x.relid == relid && within(x.row.first_row, x.row.row_count)))
+}
+
 /// Buffered rows of `rel` not yet written (for size estimates).
 pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
     let relid = unsafe { (*rel).rd_id };

@@ -1,5 +1,6 @@
 //! `pgcol.row_mark`: what happened to single rows after their stripe was written. One catalog
-//! row per mark, keyed by the relation's storage id and the row number: the mark of a DELETE,
+//! row per mark, keyed by the relation's storage id and the row number: the mark of a DELETE
+//! or of an UPDATE (which deletes the row and names its new version, inserted as a new row),
 //! or of a row lock (`SELECT ... FOR KEY SHARE / SHARE / NO KEY UPDATE / UPDATE`, and the lock
 //! a BEFORE trigger takes on the row it is given).
 //!
@@ -17,29 +18,48 @@
 
 use pgrx::pg_sys;
 
-/// What a mark does to its row, in the order of PostgreSQL's `LockTupleMode` (a DELETE locks
-/// as `FOR UPDATE` does, and deletes).
+/// What a mark does to its row: the four row locks, in the order of PostgreSQL's
+/// `LockTupleMode`, and the two deletions, which lock as heap's do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
     KeyShare = 0,
     Share = 1,
     NoKeyUpdate = 2,
     Update = 3,
+    /// Deleted by a DELETE, or by an UPDATE that may change a key column: locks as `FOR
+    /// UPDATE`.
     Delete = 4,
+    /// Deleted by an UPDATE that changes no key column (a column of a unique index a foreign
+    /// key could reference): locks as `FOR NO KEY UPDATE`.
+    NoKeyDelete = 5,
 }
 
 impl Mode {
     fn from_stored(v: i16) -> Option<Mode> {
         use Mode::*;
-        [KeyShare, Share, NoKeyUpdate, Update, Delete].into_iter().find(|m| *m as i16 == v)
+        [KeyShare, Share, NoKeyUpdate, Update, Delete, NoKeyDelete].into_iter().find(|m| *m as i16 == v)
+    }
+
+    /// Whether the row is gone.
+    pub fn deletes(self) -> bool {
+        matches!(self, Mode::Delete | Mode::NoKeyDelete)
+    }
+
+    /// The row lock the mark holds.
+    pub fn strength(self) -> Mode {
+        match self {
+            Mode::Delete => Mode::Update,
+            Mode::NoKeyDelete => Mode::NoKeyUpdate,
+            m => m,
+        }
     }
 
     /// Whether a running transaction's mark of mode `self` keeps out a mark of mode `other`
-    /// of another transaction: PostgreSQL's row-lock conflict table (a DELETE conflicts as
-    /// `FOR UPDATE` does).
+    /// of another transaction: PostgreSQL's row-lock conflict table, by [`strength`](Self::strength).
     pub fn conflicts(self, other: Mode) -> bool {
         use Mode::*;
-        match (self.min(other), self.max(other)) {
+        let (a, b) = (self.strength(), other.strength());
+        match (a.min(b), a.max(b)) {
             (KeyShare, high) => high >= Update,
             (Share, Share) => false,
             _ => true,
@@ -66,32 +86,92 @@ pub struct Mark {
     pub tid: pg_sys::ItemPointerData,
     /// Someone is deleting the mark itself (see [`forget`]).
     pub being_forgotten: bool,
+    /// An UPDATE's mark: the row number of the new version.
+    pub successor: Option<u64>,
 }
 
-const NATTS: usize = 3;
+const NATTS: usize = 4;
 
+#[derive(Clone, Copy)]
 struct Catalog {
     table: pg_sys::Oid,
     index: pg_sys::Oid,
 }
 
+thread_local! {
+    /// The catalog's OIDs, looked up once per backend (a DELETE asks per row); forgotten on
+    /// any relcache invalidation of either, or of all relations (DROP EXTENSION and CREATE
+    /// EXTENSION make new ones).
+    static CATALOG: std::cell::Cell<Option<Catalog>> = const { std::cell::Cell::new(None) };
+    /// Memory for a mark's tuple and index insertion, reset after each: a DELETE of many rows
+    /// would otherwise keep every row's allocations until its statement ends.
+    static SCRATCH: std::cell::Cell<pg_sys::MemoryContext> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn forget_catalog(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    CATALOG.with(|c| {
+        if let Some(cat) = c.get() {
+            if relid == pg_sys::InvalidOid || relid == cat.table || relid == cat.index {
+                c.set(None);
+            }
+        }
+    });
+}
+
 fn catalog() -> Option<Catalog> {
-    Some(Catalog { table: super::pgcol_relation(c"row_mark")?, index: super::pgcol_relation(c"row_mark_storage_row")? })
+    if let Some(c) = CATALOG.with(|c| c.get()) {
+        return Some(c);
+    }
+    let c = Catalog { table: super::pgcol_relation(c"row_mark")?, index: super::pgcol_relation(c"row_mark_storage_row")? };
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget_catalog), pg_sys::Datum::from(0)) });
+    CATALOG.with(|cell| cell.set(Some(c)));
+    Some(c)
 }
 
 fn required_catalog() -> Catalog {
-    Catalog { table: super::required_pgcol_relation(c"row_mark"), index: super::required_pgcol_relation(c"row_mark_storage_row") }
+    catalog().unwrap_or_else(|| pgrx::error!("pg_columnar: pgcol.row_mark is missing; reinstall the extension"))
+}
+
+/// Runs `f` with the current memory context a scratch context, reset afterwards.
+fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
+    unsafe {
+        let mut cxt = SCRATCH.with(|s| s.get());
+        if cxt.is_null() {
+            cxt = pg_sys::AllocSetContextCreateExtended(
+                pg_sys::TopMemoryContext,
+                c"pg_columnar row marks".as_ptr(),
+                pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+                pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+                pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+            );
+            SCRATCH.with(|s| s.set(cxt));
+        }
+        let old = pg_sys::MemoryContextSwitchTo(cxt);
+        // an ERROR inside leaves the context switched: the transaction's abort switches it back,
+        // and the next call resets the scratch before use
+        pg_sys::MemoryContextReset(cxt);
+        let r = f();
+        pg_sys::MemoryContextSwitchTo(old);
+        pg_sys::MemoryContextReset(cxt);
+        r
+    }
 }
 
 /// Inserts a mark of `mode` on row `row` of `storage_id` as command `cid` of the current
-/// transaction.
-pub fn insert(storage_id: u64, row: u64, mode: Mode, cid: pg_sys::CommandId) {
-    unsafe {
-        let c = required_catalog();
+/// transaction; `successor`: an UPDATE's new version.
+pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid: pg_sys::CommandId) {
+    let c = required_catalog();
+    in_scratch(|| unsafe {
         let rel = pg_sys::table_open(c.table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        let mut values: [pg_sys::Datum; NATTS] =
-            [pg_sys::Datum::from(storage_id as i64), pg_sys::Datum::from(row as i64), pg_sys::Datum::from(mode as i16)];
-        let mut nulls = [false; NATTS];
+        let mut values: [pg_sys::Datum; NATTS] = [
+            pg_sys::Datum::from(storage_id as i64),
+            pg_sys::Datum::from(row as i64),
+            pg_sys::Datum::from(mode as i16),
+            pg_sys::Datum::from(successor.unwrap_or(0) as i64),
+        ];
+        let mut nulls = [false, false, false, successor.is_none()];
         let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
         pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
         let index = pg_sys::index_open(c.index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
@@ -108,19 +188,18 @@ pub fn insert(storage_id: u64, row: u64, mode: Mode, cid: pg_sys::CommandId) {
             info,
         );
         pg_sys::index_close(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        pg_sys::heap_freetuple(tuple);
         pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-    }
+    })
 }
 
-/// Calls `f` with the row number, mode and tuple of every mark of `storage_id` (of row `row`
-/// only, if given) that `snapshot` sees, in row order.
+/// Calls `f` with the row number, mode, successor and tuple of every mark of `storage_id` (of
+/// row `row` only, if given) that `snapshot` sees, in row order.
 fn scan(
     c: &Catalog,
     storage_id: u64,
     row: Option<u64>,
     snapshot: pg_sys::Snapshot,
-    mut f: impl FnMut(u64, Mode, pg_sys::HeapTuple),
+    mut f: impl FnMut(u64, Mode, Option<u64>, pg_sys::HeapTuple),
 ) {
     unsafe {
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
@@ -149,10 +228,11 @@ fn scan(
             let mut nulls = [false; NATTS];
             pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
             let mode = Mode::from_stored(values[2].value() as i16);
-            let (Some(mode), false) = (mode, nulls.iter().any(|&n| n)) else {
+            let (Some(mode), false) = (mode, nulls[..3].iter().any(|&n| n)) else {
                 pgrx::error!("pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}");
             };
-            f(values[1].value() as i64 as u64, mode, tuple);
+            let successor = (!nulls[3]).then(|| values[3].value() as i64 as u64);
+            f(values[1].value() as i64 as u64, mode, successor, tuple);
         }
         pg_sys::systable_endscan(scan);
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
@@ -164,11 +244,11 @@ fn scan(
 pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
     let c = required_catalog();
     let mut marks = Vec::new();
-    unsafe {
+    in_scratch(|| unsafe {
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        scan(&c, storage_id, Some(row), dirty_ptr, |_, mode, tuple| {
+        scan(&c, storage_id, Some(row), dirty_ptr, |_, mode, successor, tuple| {
             let header = (*tuple).t_data;
             let raw_xmin = (*header).t_choice.t_heap.t_xmin;
             // the dirty snapshot's check of this tuple left the running inserter and deleter
@@ -181,16 +261,17 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
                 Holder::Committed(raw_xmin)
             };
             let being_forgotten = (*dirty_ptr).xmax != pg_sys::InvalidTransactionId;
-            marks.push(Mark { mode, holder, tid: (*tuple).t_self, being_forgotten });
+            marks.push(Mark { mode, holder, tid: (*tuple).t_self, being_forgotten, successor });
         });
-    }
+    });
     marks
 }
 
 /// The rows of `storage_id` that a reader under `snapshot` finds deleted, ascending. What
 /// each kind of snapshot means (as for stripes, `catalog::stripes`):
 ///
-/// * MVCC, historic MVCC, SnapshotSelf: the delete marks the snapshot sees.
+/// * MVCC, historic MVCC, SnapshotSelf: the deleting marks (DELETE's and UPDATE's) the
+///   snapshot sees.
 /// * SnapshotAny (index builds, and the fetch of a row just deleted for `RETURNING` and AFTER
 ///   triggers): none; every stored row is there.
 /// * SnapshotDirty, SnapshotNonVacuumable, SnapshotToast: the marks of committed
@@ -216,15 +297,15 @@ fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec
             SNAPSHOT_ANY => {}
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(&c, storage_id, row, registered, |row, mode, _| {
-                    if mode == Mode::Delete {
+                scan(&c, storage_id, row, registered, |row, mode, _, _| {
+                    if mode.deletes() {
                         rows.push(row)
                     }
                 });
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, row, snapshot, |row, mode, _| {
-                if mode == Mode::Delete {
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, row, snapshot, |row, mode, _, _| {
+                if mode.deletes() {
                     rows.push(row)
                 }
             }),
@@ -232,8 +313,8 @@ fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-                scan(&c, storage_id, row, dirty_ptr, |row, mode, _| {
-                    if mode == Mode::Delete && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId {
+                scan(&c, storage_id, row, dirty_ptr, |row, mode, _, _| {
+                    if mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId {
                         rows.push(row)
                     }
                 });
@@ -276,7 +357,7 @@ pub fn delete_storage(storage_id: u64) {
     let Some(c) = catalog() else { return };
     let mut tids = Vec::new();
     let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
-    scan(&c, storage_id, None, snapshot, |_, _, tuple| tids.push(unsafe { (*tuple).t_self }));
+    scan(&c, storage_id, None, snapshot, |_, _, _, tuple| tids.push(unsafe { (*tuple).t_self }));
     forget(&tids);
     if !tids.is_empty() {
         unsafe { pg_sys::CommandCounterIncrement() };
