@@ -1,6 +1,7 @@
--- DELETE and row locks on pg_columnar tables: marks in pgcol.row_mark whose visibility
--- PostgreSQL's MVCC decides. Every result is compared with a heap twin's; concurrent
--- sessions are in tests/isolation.
+-- DELETE, UPDATE, MERGE and row locks on pg_columnar tables: marks in pgcol.row_mark whose
+-- visibility PostgreSQL's MVCC decides (an UPDATE deletes the row and inserts the new
+-- version). Every result is compared with a heap twin's; concurrent sessions are in
+-- tests/isolation.
 CREATE EXTENSION pg_columnar;
 SET pg_columnar.enable_custom_scan = on;
 -- three stripes of 10,000 rows (10 vectors each), an index made before any delete
@@ -233,12 +234,107 @@ INSERT INTO pgcol.row_mark VALUES (1, 1, 4);
 DELETE FROM pgcol.row_mark;
 REFRESH MATERIALIZED VIEW pgcol.row_mark;
 
--- UPDATE is still refused
-UPDATE d SET v = 0 WHERE id = 7;
+-- UPDATE, with RETURNING; the new version is a new row (a new TID) that every index finds
+UPDATE d SET v = v + 0.25, host = 'moved' WHERE id BETWEEN 3000 AND 3004 RETURNING id, host, v;
+UPDATE d_heap SET v = v + 0.25, host = 'moved' WHERE id BETWEEN 3000 AND 3004;
+SELECT (SELECT ctid FROM d WHERE id = 3000) <> '(10,90)' AS moved_tid;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT same('SELECT * FROM %s WHERE id BETWEEN 2990 AND 3010');
+SET enable_indexscan = off;
+SET enable_bitmapscan = on;
+SELECT same('SELECT * FROM %s WHERE id BETWEEN 2990 AND 3010');
+RESET enable_seqscan;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+-- by an index scan, twice in one transaction, a rolled-back savepoint, an exception block
+SET enable_seqscan = off;
+BEGIN;
+UPDATE d SET v = 1 WHERE id = 3100;
+UPDATE d SET v = v + 1 WHERE id = 3100;
+SAVEPOINT s;
+UPDATE d SET v = 100 WHERE id = 3100;
+ROLLBACK TO s;
+SELECT id, v FROM d WHERE id = 3100;
+COMMIT;
+RESET enable_seqscan;
+UPDATE d_heap SET v = 2 WHERE id = 3100;
+DO $$
+BEGIN
+  BEGIN
+    UPDATE d SET v = -1 WHERE id BETWEEN 3200 AND 3299;
+    PERFORM 1 / 0;
+  EXCEPTION WHEN division_by_zero THEN NULL;
+  END;
+  UPDATE d SET v = -2 WHERE id = 3300;
+END $$;
+UPDATE d_heap SET v = -2 WHERE id = 3300;
+SELECT same('SELECT * FROM %s WHERE id BETWEEN 3090 AND 3310');
+-- one statement meeting a row twice updates it once; UPDATE ... FROM
+WITH x AS (UPDATE d SET v = v + 1 FROM (VALUES (3400), (3400), (3401)) AS w(x) WHERE d.id = w.x RETURNING 1)
+  SELECT count(*) AS updated FROM x;
+UPDATE d_heap SET v = v + 1 WHERE id IN (3400, 3401);
+-- triggers: BEFORE UPDATE changes the new row, AFTER UPDATE sees OLD, NEW and the
+-- transition tables; the new versions still go into one stripe, not one per row
+CREATE FUNCTION before_upd() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN NEW.host := NEW.host || '+'; RETURN NEW; END $$;
+CREATE FUNCTION after_upd() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO log SELECT 'upd ' || o.v || '->' || n.v, n.id FROM old_rows o JOIN new_rows n USING (id);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER d_before_upd BEFORE UPDATE ON d FOR EACH ROW EXECUTE FUNCTION before_upd();
+CREATE TRIGGER d_after_upd AFTER UPDATE ON d REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION after_upd();
+TRUNCATE log;
+SELECT count(*) AS stripes_before FROM pgcol.stripes('d') \gset
+UPDATE d SET v = v * 2 WHERE id BETWEEN 3500 AND 3599;
+SELECT count(*) - :stripes_before AS new_stripes FROM pgcol.stripes('d');
+SELECT count(*), min(what), max(what) FROM log;
+SELECT DISTINCT host FROM d WHERE id BETWEEN 3500 AND 3599 ORDER BY host;
+DROP TRIGGER d_before_upd ON d;
+DROP TRIGGER d_after_upd ON d;
+UPDATE d_heap SET v = v * 2, host = host || '+' WHERE id BETWEEN 3500 AND 3599;
+SELECT same('SELECT * FROM %s WHERE id BETWEEN 3400 AND 3700');
+-- MERGE: update, delete and insert
+MERGE INTO d USING (SELECT g AS id FROM generate_series(3800, 3830) g UNION ALL SELECT 40000) AS src ON d.id = src.id
+  WHEN MATCHED AND d.id % 2 = 0 THEN UPDATE SET v = 0
+  WHEN MATCHED THEN DELETE
+  WHEN NOT MATCHED THEN INSERT VALUES (src.id, 'merged', 1, '2017-01-01 00:00+00');
+MERGE INTO d_heap AS d USING (SELECT g AS id FROM generate_series(3800, 3830) g UNION ALL SELECT 40000) AS src ON d.id = src.id
+  WHEN MATCHED AND d.id % 2 = 0 THEN UPDATE SET v = 0
+  WHEN MATCHED THEN DELETE
+  WHEN NOT MATCHED THEN INSERT VALUES (src.id, 'merged', 1, '2017-01-01 00:00+00');
+SELECT same('SELECT * FROM %s WHERE id BETWEEN 3790 AND 3840 OR id = 40000');
+-- ON UPDATE CASCADE from a heap table into a pg_columnar one
+CREATE TABLE uparent (id int PRIMARY KEY);
+INSERT INTO uparent SELECT g FROM generate_series(1, 5) g;
+CREATE TABLE uchild (pid int REFERENCES uparent ON UPDATE CASCADE, n int) USING pg_columnar;
+INSERT INTO uchild SELECT 1 + g % 5, g FROM generate_series(1, 100) g;
+UPDATE uparent SET id = 50 WHERE id = 5;
+SELECT pid, count(*) FROM uchild GROUP BY pid ORDER BY pid;
+-- an UPDATE that moves rows between pg_columnar partitions
+CREATE TABLE p (k int, v int) PARTITION BY RANGE (k);
+CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (100) USING pg_columnar;
+CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (100) TO (200) USING pg_columnar;
+INSERT INTO p SELECT g, g FROM generate_series(0, 199) g;
+UPDATE p SET k = k + 100 WHERE k BETWEEN 10 AND 19;
+SELECT tableoid::regclass, count(*), sum(v) FROM p GROUP BY 1 ORDER BY 1;
+-- a sorted table
+CREATE TABLE su (host text, t int, v int) USING pg_columnar WITH (pg_columnar.sort_key = 'host, t');
+INSERT INTO su SELECT 'h' || (g % 5), g, g FROM generate_series(1, 3000) g;
+CREATE INDEX su_v ON su (v);
+UPDATE su SET t = -t WHERE v % 7 = 0;
+SET enable_seqscan = off;
+SELECT count(*), sum(t) FROM su WHERE v BETWEEN 1 AND 3000;
+RESET enable_seqscan;
+SELECT count(*), sum(t) FROM su;
+SELECT count(*) FILTER (WHERE t < 0) AS negated, (SELECT count(*) FROM generate_series(1, 3000) g WHERE g % 7 = 0) AS expected FROM su;
 
--- randomized: deletes by random predicates, some rolled back, compared after every step
-CREATE FUNCTION random_deletes(n int) RETURNS TABLE (steps int, mismatches int) LANGUAGE plpgsql AS $$
-DECLARE pred text; r text; bad int := 0; lo int; roll boolean;
+-- randomized: deletes, updates and inserts by random predicates, some rolled back, compared
+-- after every step
+CREATE FUNCTION random_changes(n int) RETURNS TABLE (steps int, mismatches int) LANGUAGE plpgsql AS $$
+DECLARE pred text; stmt text; r text; bad int := 0; lo int; roll boolean;
 BEGIN
   PERFORM setseed(0.4242);
   FOR i IN 1 .. n LOOP
@@ -249,13 +345,16 @@ BEGIN
       format('host = ''host_%s'' AND id BETWEEN %s AND %s', floor(random() * 10)::int, lo, lo + 2000),
       format('v < %s AND id > %s', lo / 2, lo)])[1 + floor(random() * 4)::int];
     roll := random() < 0.3;
+    stmt := (ARRAY['DELETE FROM %s WHERE ', 'UPDATE %s SET v = v + 1, host = host || ''u'' WHERE ',
+                   'UPDATE %s SET id = id + 30000 WHERE ',
+                   'INSERT INTO %s SELECT id + 60000, host, v, t FROM %1$s WHERE '])[1 + floor(random() * 4)::int];
     BEGIN
-      EXECUTE 'DELETE FROM d WHERE ' || pred;
-      EXECUTE 'DELETE FROM d_heap WHERE ' || pred;
+      EXECUTE format(stmt, 'd') || pred;
+      EXECUTE format(stmt, 'd_heap') || pred;
       IF roll THEN RAISE SQLSTATE 'P0002'; END IF;
     EXCEPTION WHEN no_data_found THEN NULL;
     END;
-    r := same('SELECT count(*), sum(id), sum(v) FROM %s');
+    r := same('SELECT count(*), sum(id), sum(v), count(DISTINCT host) FROM %s');
     IF r LIKE 'MISMATCH%' THEN bad := bad + 1; RAISE WARNING 'step % (%): %', i, pred, r; END IF;
     IF i % 10 = 0 THEN
       r := same('SELECT id FROM %s WHERE ' || replace(pred, '%', '%%'));
@@ -264,7 +363,7 @@ BEGIN
   END LOOP;
   RETURN QUERY SELECT n, bad;
 END $$;
-SELECT * FROM random_deletes(60);
+SELECT * FROM random_changes(80);
 SELECT count(*) AS rows_left FROM d;
 SELECT same('SELECT * FROM %s');
 SET enable_seqscan = off;
