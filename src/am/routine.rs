@@ -194,7 +194,8 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
     fetch::satisfies_snapshot(rel, slot, snapshot)
 }
 
-/// Rows are never deleted, so no index entry can be removed on their account.
+/// Whether a deleted row is dead to every snapshot is not tracked (VACUUM does not reclaim
+/// deleted rows yet), so no index entry is removed on a row's account.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn index_delete_tuples(_rel: pg_sys::Relation, delstate: *mut pg_sys::TM_IndexDeleteOp) -> pg_sys::TransactionId {
     for i in 0..(*delstate).ndeltids as usize {
