@@ -1,5 +1,5 @@
 //! Utility commands a pg_columnar table refuses, refused before they create anything; and
-//! REFRESH of the stripe catalog, which would empty it.
+//! REFRESH of the extension's catalogs (stripes, row marks), which would empty them.
 //!
 //! `CREATE INDEX CONCURRENTLY` and `REINDEX ... CONCURRENTLY` commit a new, invalid index
 //! before they validate it, and validation is what a pg_columnar table cannot do (it has no
@@ -123,21 +123,18 @@ pub unsafe fn check_utility(pstmt: *mut pg_sys::PlannedStmt) {
         pg_sys::NodeTag::T_RefreshMatViewStmt => {
             let s = stmt as *mut pg_sys::RefreshMatViewStmt;
             let relid = pg_sys::RangeVarGetRelidExtended((*s).relation, pg_sys::NoLock as pg_sys::LOCKMODE, pg_sys::RVROption::RVR_MISSING_OK, None, std::ptr::null_mut());
-            if relid != pg_sys::InvalidOid && Some(relid) == crate::storage::pgcol_relation(c"stripe") {
-                pgrx::ereport!(
-                    ERROR,
-                    pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-                    "pgcol.stripe is pg_columnar's stripe catalog and cannot be refreshed",
-                    "Refreshing it would forget every stripe of every pg_columnar table."
-                );
-            }
-            if relid != pg_sys::InvalidOid && Some(relid) == crate::storage::pgcol_relation(c"row_mark") {
-                pgrx::ereport!(
-                    ERROR,
-                    pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-                    "pgcol.row_mark is pg_columnar's catalog of deleted and locked rows and cannot be refreshed",
-                    "Refreshing it would bring back every deleted row of every pg_columnar table."
-                );
+            let catalogs = [
+                (c"stripe", "pgcol.stripe is pg_columnar's stripe catalog", "Refreshing it would forget every stripe of every pg_columnar table."),
+                (
+                    c"row_mark",
+                    "pgcol.row_mark is pg_columnar's catalog of deleted and locked rows",
+                    "Refreshing it would bring back every deleted row of every pg_columnar table.",
+                ),
+            ];
+            for (name, what, detail) in catalogs {
+                if relid != pg_sys::InvalidOid && Some(relid) == crate::storage::pgcol_relation(name) {
+                    pgrx::ereport!(ERROR, pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED, format!("{what} and cannot be refreshed"), detail);
+                }
             }
         }
         _ => {}

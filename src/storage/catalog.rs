@@ -51,44 +51,20 @@ fn catalog() -> Catalog {
 /// buffered are flushed when a later SELECT of the same transaction starts, and must be
 /// visible to that SELECT's snapshot.
 pub fn insert(row: &StripeRow, zones: &[u8], cid: pg_sys::CommandId) {
-    unsafe {
-        let zones = pgrx::rust_byte_slice_to_bytea(zones).into_pg();
-        let c = catalog();
-        let rel = pg_sys::table_open(c.table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        let mut values: [pg_sys::Datum; NATTS] = [
-            pg_sys::Datum::from(row.storage_id as i64),
-            pg_sys::Datum::from(row.first_row as i64),
-            pg_sys::Datum::from(row.row_count as i64),
-            pg_sys::Datum::from(row.first_block as i64),
-            pg_sys::Datum::from(row.byte_length as i64),
-            pg_sys::Datum::from(row.prefix_length as i64),
-            pg_sys::Datum::from(row.prefix_checksum as i64),
-            pg_sys::Datum::from(zones),
-        ];
-        let mut nulls = [false; NATTS];
-        let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        // not logically decoded: the catalog is this node's own (its storage ids mean nothing
-        // to a subscriber); what a subscriber gets of the table itself is the table's business
-        pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
-
-        let index = pg_sys::index_open(c.index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        let info = pg_sys::BuildIndexInfo(index);
-        let mut key = [values[0], values[1]];
-        let mut key_nulls = [false; 2];
-        pg_sys::index_insert(
-            index,
-            key.as_mut_ptr(),
-            key_nulls.as_mut_ptr(),
-            &mut (*tuple).t_self,
-            rel,
-            pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
-            false,
-            info,
-        );
-        pg_sys::index_close(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        pg_sys::heap_freetuple(tuple);
-        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-    }
+    let zones = pgrx::rust_byte_slice_to_bytea(zones).into_pg();
+    let c = catalog();
+    let mut values: [pg_sys::Datum; NATTS] = [
+        pg_sys::Datum::from(row.storage_id as i64),
+        pg_sys::Datum::from(row.first_row as i64),
+        pg_sys::Datum::from(row.row_count as i64),
+        pg_sys::Datum::from(row.first_block as i64),
+        pg_sys::Datum::from(row.byte_length as i64),
+        pg_sys::Datum::from(row.prefix_length as i64),
+        pg_sys::Datum::from(row.prefix_checksum as i64),
+        pg_sys::Datum::from(zones),
+    ];
+    let mut nulls = [false; NATTS];
+    super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
 }
 
 /// Calls `f` with every row of `storage_id` that `snapshot` sees (and its TID in the

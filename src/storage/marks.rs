@@ -163,32 +163,15 @@ fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
 /// transaction; `successor`: an UPDATE's new version.
 pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid: pg_sys::CommandId) {
     let c = required_catalog();
-    in_scratch(|| unsafe {
-        let rel = pg_sys::table_open(c.table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        let mut values: [pg_sys::Datum; NATTS] = [
+    in_scratch(|| {
+        let mut values = [
             pg_sys::Datum::from(storage_id as i64),
             pg_sys::Datum::from(row as i64),
             pg_sys::Datum::from(mode as i16),
             pg_sys::Datum::from(successor.unwrap_or(0) as i64),
         ];
         let mut nulls = [false, false, false, successor.is_none()];
-        let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
-        let index = pg_sys::index_open(c.index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        let info = pg_sys::BuildIndexInfo(index);
-        let mut key_nulls = [false; 2];
-        pg_sys::index_insert(
-            index,
-            values.as_mut_ptr(),
-            key_nulls.as_mut_ptr(),
-            &mut (*tuple).t_self,
-            rel,
-            pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
-            false,
-            info,
-        );
-        pg_sys::index_close(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
     })
 }
 

@@ -39,6 +39,38 @@ pub fn required_pgcol_relation(name: &std::ffi::CStr) -> pg_sys::Oid {
     })
 }
 
+/// Inserts a row of `values` and `nulls` into the extension's catalog `table` as command
+/// `cid`, and its entry into `index`, whose key is the row's first two columns (storage id
+/// and a row number; never NULL). Not logically decoded: the catalogs are this node's own
+/// (their storage ids mean nothing to a subscriber); what a subscriber gets of a table itself
+/// is the table's business.
+pub fn insert_catalog_row(table: pg_sys::Oid, index: pg_sys::Oid, values: &mut [pg_sys::Datum], nulls: &mut [bool], cid: pg_sys::CommandId) {
+    unsafe {
+        let rel = pg_sys::table_open(table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        let natts = (*(*rel).rd_att).natts as usize;
+        assert!(values.len() == natts && nulls.len() == natts, "pg_columnar: catalog row of the wrong width");
+        let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
+        let index = pg_sys::index_open(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        let info = pg_sys::BuildIndexInfo(index);
+        let mut key = [values[0], values[1]];
+        let mut key_nulls = [false; 2];
+        pg_sys::index_insert(
+            index,
+            key.as_mut_ptr(),
+            key_nulls.as_mut_ptr(),
+            &mut (*tuple).t_self,
+            rel,
+            pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
+            false,
+            info,
+        );
+        pg_sys::index_close(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        pg_sys::heap_freetuple(tuple);
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    }
+}
+
 /// Name of a relation for error messages: `schema.name`.
 pub fn relation_name(rel: pg_sys::Relation) -> String {
     unsafe {
