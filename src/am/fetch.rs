@@ -91,6 +91,25 @@ pub unsafe fn fetch(
     fetch_into(st.scan.as_mut().unwrap(), row, snapshot, slot)
 }
 
+/// What a cached SnapshotAny fetch is valid for: the relation (its relcache entry, OID and
+/// file), the command and the transaction nesting level.
+type AnyFetchKey = (usize, pg_sys::Oid, u32, pg_sys::CommandId, i32);
+
+thread_local! {
+    /// The scan of the last SnapshotAny fetch by TID, kept for the next one of the same
+    /// relation in the same command: an UPDATE fetches every old row this way (to build the
+    /// new version), as do RETURNING and AFTER triggers, and a scan per row would read the
+    /// stripe catalog and parse a stripe directory per row. Rows never change and SnapshotAny
+    /// masks none, so only a stripe written since can be missing: a row not found rebuilds it.
+    /// Forgotten at the end of every (sub)transaction ([`forget_cached_fetch`]).
+    static ANY_FETCH: std::cell::RefCell<Option<(AnyFetchKey, ScanState)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Forgets the cached SnapshotAny fetch (transaction and subtransaction ends).
+pub fn forget_cached_fetch() {
+    ANY_FETCH.with(|c| c.borrow_mut().take());
+}
+
 pub unsafe fn fetch_row_version(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
@@ -98,12 +117,34 @@ pub unsafe fn fetch_row_version(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let Some(row) = tid::from_tid(&*tid) else { return false };
-    let mut scan = ScanState::for_fetch(rel, snapshot, Some(row));
-    if !fetch_into(&mut scan, row, snapshot, slot) {
+    if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
+        let key = (rel as usize, (*rel).rd_id, crate::compat::relfile_number(rel), pg_sys::GetCurrentCommandId(false), pg_sys::GetCurrentTransactionNestLevel());
+        ANY_FETCH.with(|c| {
+            let mut cache = c.borrow_mut();
+            let fresh = super::write::holds_row(rel, row) || !cache.as_ref().is_some_and(|(k, _)| *k == key);
+            if !fresh {
+                if let Some((_, scan)) = cache.as_mut() {
+                    if fetch_copied(scan, row, snapshot, slot) {
+                        return true;
+                    }
+                }
+            }
+            let mut scan = ScanState::for_fetch(rel, snapshot, Some(row));
+            let found = fetch_copied(&mut scan, row, snapshot, slot);
+            *cache = Some((key, scan));
+            found
+        })
+    } else {
+        fetch_copied(&mut ScanState::for_fetch(rel, snapshot, Some(row)), row, snapshot, slot)
+    }
+}
+
+/// [`fetch_into`], then the values copied into the slot's own memory: they point into the
+/// scan's decoded vector, which the next fetch reuses or the scan's end frees.
+unsafe fn fetch_copied(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    if !fetch_into(scan, row, snapshot, slot) {
         return false;
     }
-    // the slot points into the decoded vector, which goes away with `scan`: copy the values
-    // into the slot's own memory
     if let Some(materialize) = (*(*slot).tts_ops).materialize {
         materialize(slot);
     }

@@ -576,6 +576,7 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
         XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT
         | XACT_EVENT_PREPARE => {
             discard_all();
+            super::fetch::forget_cached_fetch();
             meta::forget_reserved_ids();
         }
         _ => {}
@@ -595,5 +596,8 @@ pub unsafe extern "C-unwind" fn subxact_callback(
         SUBXACT_EVENT_COMMIT_SUB => end_subtransaction(level, true),
         SUBXACT_EVENT_ABORT_SUB => end_subtransaction(level, false),
         _ => {}
+    }
+    if matches!(event, SUBXACT_EVENT_COMMIT_SUB | SUBXACT_EVENT_ABORT_SUB) {
+        super::fetch::forget_cached_fetch();
     }
 }
