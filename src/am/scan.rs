@@ -393,7 +393,7 @@ impl ScanState {
     }
 
     /// Whether the snapshot finds row number `row` deleted.
-    pub fn is_deleted(&self, row: u64) -> bool {
+    fn is_deleted(&self, row: u64) -> bool {
         self.deleted.binary_search(&row).is_ok()
     }
 
