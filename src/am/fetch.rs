@@ -121,7 +121,7 @@ pub unsafe fn fetch_row_version(
         let key = (rel as usize, (*rel).rd_id, crate::compat::relfile_number(rel), pg_sys::GetCurrentCommandId(false), pg_sys::GetCurrentTransactionNestLevel());
         ANY_FETCH.with(|c| {
             let mut cache = c.borrow_mut();
-            let fresh = super::write::holds_row(rel, row) || !cache.as_ref().is_some_and(|(k, _)| *k == key);
+            let fresh = super::write::flush_if_holding(rel, row) || !cache.as_ref().is_some_and(|(k, _)| *k == key);
             if !fresh {
                 if let Some((_, scan)) = cache.as_mut() {
                     if fetch_copied(scan, row, snapshot, slot) {
@@ -161,9 +161,7 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
 /// Whether `snapshot` sees the row at `tid`: its stripe, and not its delete mark.
 pub fn row_visible(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
     let Some(row) = tid::from_tid(tid) else { return false };
-    if super::write::holds_row(rel, row) {
-        super::write::flush_relation(rel);
-    }
+    super::write::flush_if_holding(rel, row);
     let Some(m) = crate::storage::meta::read(rel) else { return false };
     stripe_index_of(&catalog::stripes(m.storage_id, snapshot), row).is_some() && !marks::is_deleted(m.storage_id, row, snapshot)
 }

@@ -93,14 +93,7 @@ pub unsafe fn mark_row(
     };
     let row_tid = *tid;
     let mut tid = row_tid;
-    // tmfd->ctid: the row itself, or the new version of an updated one
-    let fail = move |result, ctid, xmax, cmax| {
-        (*tmfd).ctid = ctid;
-        (*tmfd).xmax = xmax;
-        (*tmfd).cmax = cmax;
-        (*tmfd).traversed = false;
-        result
-    };
+    let fail = |result, ctid, xmax, cmax| failed(tmfd, result, ctid, xmax, cmax);
     if !lock_tuple(rel, &mut tid, wait) {
         return fail(TM_WouldBlock, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId);
     }
@@ -163,6 +156,22 @@ pub unsafe fn mark_row(
     result
 }
 
+/// Fills `tmfd` for a change that did not happen and returns `result`: `ctid` is the row
+/// itself, or the new version of an updated one; `xmax` and `cmax` who changed it.
+unsafe fn failed(
+    tmfd: *mut pg_sys::TM_FailureData,
+    result: pg_sys::TM_Result::Type,
+    ctid: pg_sys::ItemPointerData,
+    xmax: pg_sys::TransactionId,
+    cmax: pg_sys::CommandId,
+) -> pg_sys::TM_Result::Type {
+    (*tmfd).ctid = ctid;
+    (*tmfd).xmax = xmax;
+    (*tmfd).cmax = cmax;
+    (*tmfd).traversed = false;
+    result
+}
+
 /// What a foreign-key check under REPEATABLE READ or SERIALIZABLE (`crosscheck`) must find
 /// of the row at `tid` before changing it: a row that snapshot does not see counts as changed
 /// concurrently, as heap has it.
@@ -204,7 +213,9 @@ pub unsafe fn update(
     lockmode: *mut pg_sys::LockTupleMode::Type,
 ) -> pg_sys::TM_Result::Type {
     let keys = pg_sys::RelationGetIndexAttrBitmap(rel, pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY);
-    let (mode, lock) = if keys.is_null() {
+    let no_keys = keys.is_null();
+    pg_sys::bms_free(keys);
+    let (mode, lock) = if no_keys {
         (Mode::NoKeyDelete, pg_sys::LockTupleMode::LockTupleNoKeyExclusive)
     } else {
         (Mode::Delete, pg_sys::LockTupleMode::LockTupleExclusive)
@@ -246,14 +257,11 @@ pub unsafe fn lock(
     let mut traversed = false;
     loop {
         // a newer version is read whatever the snapshot: its marks decide what it is
-        if !fetch::fetch_row_version(rel, tid, snapshot, slot) {
-            (*tmfd).ctid = *tid;
-            (*tmfd).xmax = pg_sys::InvalidTransactionId;
-            (*tmfd).cmax = pg_sys::InvalidCommandId;
-            (*tmfd).traversed = traversed;
-            return pg_sys::TM_Result::TM_Invisible;
-        }
-        let result = mark_row(rel, &*tid, mode, cid, Wait::of_policy(wait_policy), tmfd, || Ok(None));
+        let result = if fetch::fetch_row_version(rel, tid, snapshot, slot) {
+            mark_row(rel, &*tid, mode, cid, Wait::of_policy(wait_policy), tmfd, || Ok(None))
+        } else {
+            failed(tmfd, pg_sys::TM_Result::TM_Invisible, *tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId)
+        };
         (*tmfd).traversed = traversed;
         if result != pg_sys::TM_Result::TM_Updated || !follow {
             return result;

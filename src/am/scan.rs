@@ -239,9 +239,7 @@ impl ScanState {
     /// far as a stripe per row).
     pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, row: Option<u64>) -> ScanState {
         if let Some(row) = row {
-            if write::holds_row(rel, row) {
-                write::flush_relation(rel);
-            }
+            write::flush_if_holding(rel, row);
         }
         Self::build(rel, snapshot, std::ptr::null(), false, row.is_none(), false, false)
     }
@@ -424,29 +422,24 @@ impl ScanState {
         self.is_deleted(row)
     }
 
+    /// The rows of vector `v` of stripe `i` that are deleted, as their positions within the
+    /// vector, ascending (stripe `i` is loaded only if it has any).
+    fn deleted_in_vector(&mut self, i: usize, v: usize) -> impl Iterator<Item = usize> + '_ {
+        let lo = (v * pg_columnar_codec::MAX_ROWS) as u64;
+        let hi = lo + pg_columnar_codec::MAX_ROWS as u64;
+        let positions: &[u64] = if self.deleted_in(i).is_empty() { &[] } else { self.deleted_positions(i) };
+        let k = positions.partition_point(|&p| p < lo);
+        positions[k..].iter().take_while(move |&&p| p < hi).map(move |&p| (p - lo) as usize)
+    }
+
     /// Whether vector `v` of stripe `i` holds a deleted row.
     fn vector_has_deleted(&mut self, i: usize, v: usize) -> bool {
-        if self.deleted_in(i).is_empty() {
-            return false;
-        }
-        let lo = (v * pg_columnar_codec::MAX_ROWS) as u64;
-        let positions = self.deleted_positions(i);
-        let k = positions.partition_point(|&p| p < lo);
-        positions.get(k).is_some_and(|&p| p < lo + pg_columnar_codec::MAX_ROWS as u64)
+        self.deleted_in_vector(i, v).next().is_some()
     }
 
     /// Takes the deleted rows of vector `v` of stripe `i` out of `selection`.
     fn remove_deleted(&mut self, i: usize, v: usize, selection: &mut Selection) {
-        if self.deleted_in(i).is_empty() {
-            return;
-        }
-        let lo = (v * pg_columnar_codec::MAX_ROWS) as u64;
-        let hi = lo + pg_columnar_codec::MAX_ROWS as u64;
-        let positions = self.deleted_positions(i);
-        let k = positions.partition_point(|&p| p < lo);
-        for &p in positions[k..].iter().take_while(|&&p| p < hi) {
-            selection.unset((p - lo) as usize);
-        }
+        self.deleted_in_vector(i, v).for_each(|r| selection.unset(r));
     }
 
     /// Loads stripe `i` if it is not the one loaded.

@@ -468,9 +468,18 @@ pub fn discard_relation(relid: pg_sys::Oid) {
     ORPHANS.with(|o| o.borrow_mut().retain(|x| x.relid != relid));
 }
 
-/// Whether row `row` of `rel` is among this backend's rows not yet written (buffered, being
-/// encoded, or waiting for its catalog row), so a fetch of it must write them first.
-pub fn holds_row(rel: pg_sys::Relation, row: u64) -> bool {
+/// Writes out this backend's unwritten rows of `rel` (buffered, being encoded, or waiting for
+/// their catalog row) if row `row` is among them, so a fetch of it finds it; true if it did.
+pub fn flush_if_holding(rel: pg_sys::Relation, row: u64) -> bool {
+    let holds = holds_row(rel, row);
+    if holds {
+        flush_relation(rel);
+    }
+    holds
+}
+
+/// Whether row `row` of `rel` is among this backend's rows not yet written.
+fn holds_row(rel: pg_sys::Relation, row: u64) -> bool {
     let relid = unsafe { (*rel).rd_id };
     let within = |first: u64, count: u64| first <= row && row < first + count;
     BUFFERS.with(|b| b.borrow().iter().any(|w| w.origin.relid == relid && within(w.origin.first_row, w.origin.rows)))
@@ -593,11 +602,14 @@ pub unsafe extern "C-unwind" fn subxact_callback(
     use pg_sys::SubXactEvent::*;
     let level = pg_sys::GetCurrentTransactionNestLevel();
     match event {
-        SUBXACT_EVENT_COMMIT_SUB => end_subtransaction(level, true),
-        SUBXACT_EVENT_ABORT_SUB => end_subtransaction(level, false),
+        SUBXACT_EVENT_COMMIT_SUB => {
+            end_subtransaction(level, true);
+            super::fetch::forget_cached_fetch();
+        }
+        SUBXACT_EVENT_ABORT_SUB => {
+            end_subtransaction(level, false);
+            super::fetch::forget_cached_fetch();
+        }
         _ => {}
-    }
-    if matches!(event, SUBXACT_EVENT_COMMIT_SUB | SUBXACT_EVENT_ABORT_SUB) {
-        super::fetch::forget_cached_fetch();
     }
 }
