@@ -343,14 +343,15 @@ unsafe extern "C-unwind" fn tuple_insert(
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_insert_speculative(
-    _rel: pg_sys::Relation,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _cid: pg_sys::CommandId,
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
     _options: InsertOptions,
     _bistate: *mut pg_sys::BulkInsertStateData,
     _token: u32,
 ) {
-    routine::not_supported("INSERT ... ON CONFLICT")
+    // inserted as any row; the token is not kept (see `am::modify::complete_speculative`)
+    routine::tuple_insert(rel, slot, cid)
 }
 
 #[pgrx::pg_guard]

@@ -131,8 +131,9 @@ CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);
 REVOKE ALL ON pgcol.stripe FROM PUBLIC;
 
 -- One row per mark on a row: a row lock (0 FOR KEY SHARE, 1 FOR SHARE, 2 FOR NO KEY UPDATE,
--- 3 FOR UPDATE) or a deletion (4 by a DELETE or a key-changing UPDATE, 5 by another UPDATE;
--- an UPDATE's mark names the row number of the new version in successor). MVCC on these
+-- 3 FOR UPDATE) or a deletion (4 by a DELETE or a key-changing UPDATE, 5 by another UPDATE,
+-- 6 an INSERT ... ON CONFLICT's row taken back after a conflict; an UPDATE's mark names the
+-- row number of the new version in successor). MVCC on these
 -- rows decides which deletions a snapshot sees; writers of a row wait for the running
 -- transactions of conflicting marks. A materialized view for the same reasons as
 -- pgcol.stripe.
@@ -143,6 +144,19 @@ CREATE MATERIALIZED VIEW pgcol.row_mark AS
     WITH DATA;
 CREATE INDEX row_mark_storage_row ON pgcol.row_mark (storage_id, row_number);
 REVOKE ALL ON pgcol.row_mark FROM PUBLIC;
+
+-- One row per range of row numbers a running transaction has taken for rows it has not
+-- written as a stripe yet, kept only for tables with a unique index: a unique check of
+-- another session that meets one of those rows' index entries finds the range and waits for
+-- its transaction, as it waits for a heap tuple whose inserter runs. Each transaction
+-- deletes its own ranges when it commits (its stripes then cover the rows). A materialized
+-- view for the same reasons as pgcol.stripe.
+CREATE MATERIALIZED VIEW pgcol.row_reservation AS
+    SELECT NULL::bigint AS storage_id, NULL::bigint AS first_row, NULL::bigint AS row_count
+    WHERE false
+    WITH DATA;
+CREATE INDEX row_reservation_storage_first_row ON pgcol.row_reservation (storage_id, first_row);
+REVOKE ALL ON pgcol.row_reservation FROM PUBLIC;
 -- Anyone may call the inspection functions; each checks SELECT on the table it is given.
 GRANT USAGE ON SCHEMA pgcol TO PUBLIC;
 REVOKE ALL ON SEQUENCE pgcol.storage_id_seq FROM PUBLIC;

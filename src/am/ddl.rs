@@ -1,5 +1,5 @@
 //! Utility commands a pg_columnar table refuses, refused before they create anything; and
-//! REFRESH of the extension's catalogs (stripes, row marks), which would empty them.
+//! REFRESH of the extension's catalogs (stripes, row marks, row reservations), which would empty them.
 //!
 //! `CREATE INDEX CONCURRENTLY` and `REINDEX ... CONCURRENTLY` commit a new, invalid index
 //! before they validate it, and validation is what a pg_columnar table cannot do (it has no
@@ -129,6 +129,11 @@ pub unsafe fn check_utility(pstmt: *mut pg_sys::PlannedStmt) {
                     c"row_mark",
                     "pgcol.row_mark is pg_columnar's catalog of deleted and locked rows",
                     "Refreshing it would bring back every deleted row of every pg_columnar table.",
+                ),
+                (
+                    c"row_reservation",
+                    "pgcol.row_reservation is pg_columnar's catalog of row numbers taken by running transactions",
+                    "Refreshing it would let unique checks miss rows that are being inserted.",
                 ),
             ];
             for (name, what, detail) in catalogs {

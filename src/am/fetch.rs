@@ -83,6 +83,9 @@ pub unsafe fn fetch(
     let desc = data as *mut FetchDesc;
     let st = &mut *(*desc).state;
     let Some(row) = tid::from_tid(&*tid) else { return false };
+    if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+        return fetch_dirty((*desc).base.rel, row, snapshot, slot);
+    }
     let key = snapshot_key(snapshot);
     if st.key != Some(key) || st.scan.is_none() {
         st.scan = Some(ScanState::for_fetch((*desc).base.rel, snapshot, None));
@@ -118,24 +121,133 @@ pub unsafe fn fetch_row_version(
 ) -> bool {
     let Some(row) = tid::from_tid(&*tid) else { return false };
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
-        let key = (rel as usize, (*rel).rd_id, crate::compat::relfile_number(rel), pg_sys::GetCurrentCommandId(false), pg_sys::GetCurrentTransactionNestLevel());
-        ANY_FETCH.with(|c| {
-            let mut cache = c.borrow_mut();
-            let fresh = super::write::flush_if_holding(rel, row) || !cache.as_ref().is_some_and(|(k, _)| *k == key);
-            if !fresh {
-                if let Some((_, scan)) = cache.as_mut() {
-                    if fetch_copied(scan, row, snapshot, slot) {
-                        return true;
-                    }
-                }
-            }
-            let mut scan = ScanState::for_fetch(rel, snapshot, Some(row));
-            let found = fetch_copied(&mut scan, row, snapshot, slot);
-            *cache = Some((key, scan));
-            found
-        })
+        let fresh = super::write::flush_if_holding(rel, row);
+        // a row not among the cached scan's stripes may be in a stripe written since
+        with_latest_scan(rel, row, fresh, |scan| fetch_copied(scan, row, snapshot, slot))
+            || with_latest_scan(rel, row, true, |scan| fetch_copied(scan, row, snapshot, slot))
     } else {
         fetch_copied(&mut ScanState::for_fetch(rel, snapshot, Some(row)), row, snapshot, slot)
+    }
+}
+
+/// Runs `f` on the cached SnapshotAny scan of `rel` ([`ANY_FETCH`]), made first (for a fetch
+/// of `row`) if there is none for this relation and command, or if `fresh`.
+fn with_latest_scan<R>(rel: pg_sys::Relation, row: u64, fresh: bool, f: impl FnOnce(&mut ScanState) -> R) -> R {
+    let key = unsafe {
+        (rel as usize, (*rel).rd_id, crate::compat::relfile_number(rel), pg_sys::GetCurrentCommandId(false), pg_sys::GetCurrentTransactionNestLevel())
+    };
+    ANY_FETCH.with(|c| {
+        let mut cache = c.borrow_mut();
+        if fresh || !cache.as_ref().is_some_and(|(k, _)| *k == key) {
+            let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+            *cache = Some((key, ScanState::for_fetch(rel, any, Some(row))));
+        }
+        f(&mut cache.as_mut().expect("just made").1)
+    })
+}
+
+/// Where a dirty snapshot finds a row: in a stripe (whose inserter may still run), or only
+/// in a range of row numbers a running transaction reserved (the row is in its memory).
+enum DirtyPlace {
+    Stripe { running_inserter: Option<pg_sys::TransactionId> },
+    Reserved(pg_sys::TransactionId),
+}
+
+/// Whether `scan` has row `row` in a stripe whose inserter has not aborted, and that
+/// inserter if it still runs (the stripe catalog's dirty reading said so; it may have ended
+/// since).
+fn dirty_stripe_of(scan: &ScanState, row: u64) -> Option<DirtyPlace> {
+    let i = stripe_index_of(&scan.stripes, row)?;
+    let running_inserter = match scan.stripes[i].running_inserter {
+        None => None,
+        Some(xid) if unsafe { pg_sys::TransactionIdIsInProgress(xid) } => Some(xid),
+        Some(xid) if unsafe { pg_sys::TransactionIdDidCommit(xid) } => None,
+        Some(_) => return None,
+    };
+    Some(DirtyPlace::Stripe { running_inserter })
+}
+
+/// What a writer (a row lock, and the UPDATE or DELETE it precedes) finds at a TID.
+pub enum ForChange {
+    /// A row a committed transaction inserted, or this one in an earlier command.
+    Found,
+    /// A row another transaction is inserting, or this command inserted (heap's
+    /// `TM_Invisible`); the slot has it all the same, for its `xmin`.
+    Invisible,
+    Missing,
+}
+
+/// The row at `tid` into `slot` for a writer of command `cid`, whatever a snapshot sees:
+/// heap locks the latest state of a tuple the same way (`HeapTupleSatisfiesUpdate` on its
+/// inserter), so ON CONFLICT DO UPDATE can lock a row its statement's snapshot cannot see.
+/// Deletions and locks are the row's marks, for the caller to read.
+pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, cid: pg_sys::CommandId, slot: *mut pg_sys::TupleTableSlot) -> ForChange {
+    let Some(row) = tid::from_tid(tid) else { return ForChange::Missing };
+    let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+    let look = |scan: &mut ScanState| {
+        let i = stripe_index_of(&scan.stripes, row)?;
+        let place = dirty_stripe_of(scan, row)?;
+        let (xmin, cmin) = (scan.stripes[i].xmin, scan.stripes[i].cmin);
+        fetch_copied(scan, row, any, slot);
+        Some(match place {
+            DirtyPlace::Stripe { running_inserter: Some(_) } => ForChange::Invisible,
+            _ if pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid => ForChange::Invisible,
+            _ => ForChange::Found,
+        })
+    };
+    let fresh = super::write::flush_if_holding(rel, row);
+    with_latest_scan(rel, row, fresh, look)
+        .or_else(|| with_latest_scan(rel, row, true, look))
+        .unwrap_or(ForChange::Missing)
+}
+
+/// An index fetch under a dirty snapshot: unique checks, and ON CONFLICT's look for a
+/// conflicting row. As heap's `HeapTupleSatisfiesDirty`, the row is returned if no aborted
+/// transaction inserted it and no committed one (nor this one) deleted it, and the snapshot
+/// says which running transaction inserts (`xmin`) or deletes (`xmax`) it: the caller waits
+/// for that transaction and looks again. A row another transaction still holds in memory
+/// is found through its reservation (`storage::reservations`) and returned with every value
+/// NULL: its inserter is running, so every caller waits before it uses the values. Rows of
+/// this backend are written first, as they are when a fetch meets them.
+unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    (*snapshot).xmin = pg_sys::InvalidTransactionId;
+    (*snapshot).xmax = pg_sys::InvalidTransactionId;
+    (*snapshot).speculativeToken = 0;
+    let Some(storage_id) = crate::storage::meta::read(rel).map(|m| m.storage_id) else { return false };
+    let fresh = super::write::flush_if_holding(rel, row);
+    let mut place = with_latest_scan(rel, row, fresh, |scan| dirty_stripe_of(scan, row));
+    if place.is_none() {
+        // the reservation first, then the stripes again: a transaction that commits in
+        // between has written its stripes before, so the row is in one or the other
+        place = match crate::storage::reservations::running_holder(storage_id, row) {
+            Some(xid) => Some(DirtyPlace::Reserved(xid)),
+            None => with_latest_scan(rel, row, true, |scan| dirty_stripe_of(scan, row)),
+        };
+    }
+    let Some(place) = place else { return false };
+    for m in marks::of_row(storage_id, row) {
+        match m.holder {
+            _ if m.mode == marks::Mode::Killed => return false,
+            marks::Holder::Mine { .. } | marks::Holder::Committed(_) if m.mode.deletes() => return false,
+            marks::Holder::Running(xid) if m.mode.deletes() => (*snapshot).xmax = xid,
+            _ => {}
+        }
+    }
+    match place {
+        DirtyPlace::Stripe { running_inserter } => {
+            if let Some(xid) = running_inserter {
+                (*snapshot).xmin = xid;
+            }
+            // copied: the cached scan's next fetch may reuse the vector the values are in
+            with_latest_scan(rel, row, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot))
+        }
+        DirtyPlace::Reserved(xid) => {
+            (*snapshot).xmin = xid;
+            pg_sys::ExecStoreAllNullTuple(slot);
+            (*slot).tts_tid = tid::to_tid(row);
+            (*slot).tts_tableOid = (*rel).rd_id;
+            true
+        }
     }
 }
 

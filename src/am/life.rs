@@ -6,14 +6,15 @@ use pgrx::pg_sys;
 use super::routine::not_supported;
 use super::scan::{self, ScanState};
 use super::{tid, write};
-use crate::storage::{catalog, marks, meta, pages};
+use crate::storage::{catalog, marks, meta, pages, reservations};
 
-/// Deletes the catalog rows (stripes and row marks) of the storage `rel` currently has, if it
+/// Deletes the catalog rows (stripes, row marks, row reservations) of the storage `rel` currently has, if it
 /// has any (whatever its block 0 holds: DROP and TRUNCATE work on a damaged table too).
 unsafe fn forget_storage(rel: pg_sys::Relation) {
     if let Some(m) = meta::read_for_drop(rel) {
         catalog::delete_storage(m.storage_id);
         marks::delete_storage(m.storage_id);
+        reservations::delete_storage(m.storage_id);
     }
 }
 
@@ -115,8 +116,10 @@ pub unsafe fn index_build(
     callback_state: *mut std::ffi::c_void,
     parallel_scan: pg_sys::TableScanDesc,
 ) -> f64 {
-    if (*info).ii_Unique || !(*info).ii_ExclusionOps.is_null() {
-        not_supported("unique or exclusion indexes (so no PRIMARY KEY, UNIQUE or EXCLUDE constraints)");
+    if !(*info).ii_ExclusionOps.is_null() {
+        // a check meets rows other sessions still hold in memory with no values (see
+        // `fetch::fetch_dirty`); an exclusion check compares values before it waits
+        not_supported("exclusion constraints (EXCLUDE); unique indexes, PRIMARY KEY and UNIQUE constraints work");
     }
     // BRIN summarises ranges of the table's blocks up to its size in blocks, and a pg_columnar
     // table's rows live in virtual blocks far past its (compressed) file, which that size must
@@ -133,15 +136,26 @@ pub unsafe fn index_build(
     let mut values = [pg_sys::Datum::from(0); pg_sys::INDEX_MAX_KEYS as usize];
     let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
 
-    // our own scan over the latest committed state (the table is locked against writers),
-    // or the parallel scan a parallel build hands us
-    let mut snapshot = std::ptr::null_mut();
+    // Every stored row of a stripe no aborted transaction wrote: our own scan under
+    // SnapshotAny, or the parallel scan a parallel build hands us (heap's uses SnapshotAny
+    // too). A deleted row is indexed as dead, as heap indexes a recently dead tuple: a
+    // snapshot older than the deletion may still read it through the index, and a unique
+    // index leaves it out of its check. The table is locked against writers, so deletions
+    // are those of committed transactions and this one, as a dirty snapshot reads them (no
+    // new snapshot can be taken in a parallel build).
     let mut own_scan = None;
     let st: &mut ScanState = if parallel_scan.is_null() {
-        snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-        own_scan.insert(ScanState::new(table, snapshot, std::ptr::null(), true))
+        own_scan.insert(ScanState::new(table, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), std::ptr::null(), true))
     } else {
         scan::state(parallel_scan)
+    };
+    let deleted = match st.storage_id {
+        Some(id) => {
+            let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
+            dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+            marks::deleted_rows(id, &mut dirty)
+        }
+        None => Vec::new(),
     };
     let range = (numblocks != pg_sys::InvalidBlockNumber).then(|| start_blockno as u64..start_blockno as u64 + numblocks as u64);
     let mut count = 0.0;
@@ -153,17 +167,17 @@ pub unsafe fn index_build(
                 continue;
             }
         }
-        count += 1.0;
+        let alive = tid::from_tid(&t).is_some_and(|row| deleted.binary_search(&row).is_err());
+        if alive {
+            count += 1.0;
+        }
         if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
             continue;
         }
         pg_sys::FormIndexDatum(info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
-        callback(index, &mut t, values.as_mut_ptr(), isnull.as_mut_ptr(), true, callback_state);
+        callback(index, &mut t, values.as_mut_ptr(), isnull.as_mut_ptr(), alive, callback_state);
     }
     drop(own_scan);
-    if !snapshot.is_null() {
-        pg_sys::UnregisterSnapshot(snapshot);
-    }
     pg_sys::ExecDropSingleTupleTableSlot(slot);
     pg_sys::FreeExecutorState(estate);
     count

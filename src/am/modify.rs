@@ -120,6 +120,10 @@ pub unsafe fn mark_row(
                 // the lock of a finished transaction holds nothing: not kept
                 Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
                 Holder::Committed(_) => {}
+                // an ON CONFLICT's row taken back never existed, whoever took it back
+                Holder::Running(xid) if m.mode == Mode::Killed => {
+                    gone = Some((TM_Deleted, row_tid, xid, pg_sys::InvalidCommandId));
+                }
                 Holder::Running(xid) => {
                     if m.mode.conflicts(mode) {
                         blocker.get_or_insert(xid);
@@ -196,11 +200,52 @@ pub unsafe fn delete(
     mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| None))
 }
 
+/// Whether the new version in `slot` of the row at `otid` changes a column of `keys` (a
+/// relation's key-column bitmap: attribute numbers offset by
+/// `FirstLowInvalidHeapAttributeNumber`). Values are compared by their bytes, as heap does; a
+/// row that cannot be read counts as changed.
+unsafe fn changes_key(rel: pg_sys::Relation, otid: pg_sys::ItemPointer, slot: *mut pg_sys::TupleTableSlot, keys: *mut pg_sys::Bitmapset) -> bool {
+    let old = pg_sys::table_slot_create(rel, std::ptr::null_mut());
+    let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+    let mut changed = !fetch::fetch_row_version(rel, otid, any, old);
+    if !changed {
+        pg_sys::slot_getallattrs(old);
+        pg_sys::slot_getallattrs(slot);
+        let mut member = -1;
+        loop {
+            member = pg_sys::bms_next_member(keys, member);
+            if member < 0 {
+                break;
+            }
+            let attno = member + pg_sys::FirstLowInvalidHeapAttributeNumber;
+            if attno <= 0 {
+                changed = true;
+                break;
+            }
+            let i = attno as usize - 1;
+            let (a_null, b_null) = (*(*old).tts_isnull.add(i), *(*slot).tts_isnull.add(i));
+            let attr = &*crate::compat::tuple_desc_attr((*rel).rd_att, i);
+            let same = match (a_null, b_null) {
+                (true, true) => true,
+                (false, false) => pg_sys::datumIsEqual(*(*old).tts_values.add(i), *(*slot).tts_values.add(i), attr.attbyval, attr.attlen.into()),
+                _ => false,
+            };
+            if !same {
+                changed = true;
+                break;
+            }
+        }
+    }
+    pg_sys::ExecDropSingleTupleTableSlot(old);
+    changed
+}
+
 /// `tuple_update`: the row at `otid` is deleted and its new version, in `slot`, inserted as a
 /// new row (buffered like any insert; `slot` gets its TID), which the delete mark names. Every
-/// index needs an entry for the new row. Returns the row lock the update took in `lockmode`:
-/// `FOR NO KEY UPDATE`'s unless the table has key columns (a unique index's: pg_columnar has
-/// none yet), else `FOR UPDATE`'s, without comparing the values.
+/// index needs an entry for the new row. Returns the row lock the update took in `lockmode`,
+/// as heap's: `FOR UPDATE`'s if it changes a key column (one of a unique index a foreign key
+/// could reference), else `FOR NO KEY UPDATE`'s, which does not keep out `FOR KEY SHARE`
+/// (a foreign-key check).
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn update(
     rel: pg_sys::Relation,
@@ -213,12 +258,12 @@ pub unsafe fn update(
     lockmode: *mut pg_sys::LockTupleMode::Type,
 ) -> pg_sys::TM_Result::Type {
     let keys = pg_sys::RelationGetIndexAttrBitmap(rel, pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY);
-    let no_keys = keys.is_null();
+    let key_changed = !keys.is_null() && changes_key(rel, otid, slot, keys);
     pg_sys::bms_free(keys);
-    let (mode, lock) = if no_keys {
-        (Mode::NoKeyDelete, pg_sys::LockTupleMode::LockTupleNoKeyExclusive)
-    } else {
+    let (mode, lock) = if key_changed {
         (Mode::Delete, pg_sys::LockTupleMode::LockTupleExclusive)
+    } else {
+        (Mode::NoKeyDelete, pg_sys::LockTupleMode::LockTupleNoKeyExclusive)
     };
     *lockmode = lock;
     let wait = if wait { Wait::Block } else { Wait::Skip };
@@ -229,7 +274,8 @@ pub unsafe fn update(
     })
 }
 
-/// `tuple_lock`: the row as `snapshot` sees it into `slot`, locked in `mode`. With
+/// `tuple_lock`: the row at `tid` into `slot`, locked in `mode`. The row's latest state
+/// decides, not the snapshot, as in heap (see [`fetch::fetch_for_change`]). With
 /// `TUPLE_LOCK_FLAG_FIND_LAST_VERSION`, a row updated by a committed transaction is followed
 /// to its newest version (`tmfd.traversed`, and `tid` set to it), which is locked and
 /// returned instead: READ COMMITTED then rechecks the query's quals on it.
@@ -237,7 +283,6 @@ pub unsafe fn update(
 pub unsafe fn lock(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
-    snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
     mode: pg_sys::LockTupleMode::Type,
@@ -253,21 +298,19 @@ pub unsafe fn lock(
         _ => Mode::Update,
     };
     let follow = flags as u32 & pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION != 0;
-    let mut snapshot = snapshot;
     let mut traversed = false;
     loop {
-        // a newer version is read whatever the snapshot: its marks decide what it is
-        let result = if fetch::fetch_row_version(rel, tid, snapshot, slot) {
-            mark_row(rel, &*tid, mode, cid, Wait::of_policy(wait_policy), tmfd, || Ok(None))
-        } else {
-            failed(tmfd, pg_sys::TM_Result::TM_Invisible, *tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId)
+        let result = match fetch::fetch_for_change(rel, &*tid, cid, slot) {
+            fetch::ForChange::Found => mark_row(rel, &*tid, mode, cid, Wait::of_policy(wait_policy), tmfd, || Ok(None)),
+            fetch::ForChange::Invisible | fetch::ForChange::Missing => {
+                failed(tmfd, pg_sys::TM_Result::TM_Invisible, *tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId)
+            }
         };
         (*tmfd).traversed = traversed;
         if result != pg_sys::TM_Result::TM_Updated || !follow {
             return result;
         }
         *tid = (*tmfd).ctid;
-        snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
         traversed = true;
     }
 }
@@ -286,4 +329,21 @@ pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointe
             None => return,
         }
     }
+}
+
+/// `tuple_complete_speculative`: the row an `INSERT ... ON CONFLICT` inserted stays if its
+/// index entries met no conflict; if they met one, the executor looks for the conflicting row
+/// again and the row is taken back, for every snapshot at once (a [`Mode::Killed`] mark, heap's
+/// super-deletion). No tuple lock: no one else can have found the row yet. The speculative
+/// token is not kept, so another session whose unique check meets the row before it is
+/// taken back waits for this transaction, where heap would let it go once the row is: the
+/// same outcome, possibly later.
+pub unsafe fn complete_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, succeeded: bool) {
+    if succeeded {
+        return;
+    }
+    let (Some(row), Some(m)) = (tid::from_tid(&(*slot).tts_tid), meta::read(rel)) else {
+        pgrx::error!("pg_columnar: an INSERT ... ON CONFLICT into \"{}\" took back a row it did not insert", crate::storage::relation_name(rel))
+    };
+    marks::insert(m.storage_id, row, Mode::Killed, None, pg_sys::GetCurrentCommandId(true));
 }

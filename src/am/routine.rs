@@ -2,9 +2,8 @@
 //! whose signature is the same on every supported major are defined here; the ones that
 //! differ are installed by [`crate::compat::install`], which forwards to the functions here.
 //!
-//! What a columnar table refuses (with an ERROR naming the feature): INSERT ... ON CONFLICT,
-//! unique and exclusion indexes, BRIN indexes, CREATE INDEX CONCURRENTLY, TABLESAMPLE,
-//! CLUSTER ... USING an index.
+//! What a columnar table refuses (with an ERROR naming the feature): exclusion constraints,
+//! BRIN indexes, CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index.
 
 use std::sync::OnceLock;
 
@@ -215,12 +214,12 @@ pub unsafe fn multi_insert(rel: pg_sys::Relation, slots: *mut *mut pg_sys::Tuple
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_complete_speculative(
-    _rel: pg_sys::Relation,
-    _slot: *mut pg_sys::TupleTableSlot,
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
     _token: u32,
-    _succeeded: bool,
+    succeeded: bool,
 ) {
-    not_supported("INSERT ... ON CONFLICT")
+    modify::complete_speculative(rel, slot, succeeded)
 }
 
 /// Row locks, every mode: a mark on the row (`modify`).
@@ -228,7 +227,7 @@ unsafe extern "C-unwind" fn tuple_complete_speculative(
 unsafe extern "C-unwind" fn tuple_lock(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
-    snapshot: pg_sys::Snapshot,
+    _snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
     mode: pg_sys::LockTupleMode::Type,
@@ -236,7 +235,7 @@ unsafe extern "C-unwind" fn tuple_lock(
     flags: u8,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    modify::lock(rel, tid, snapshot, slot, cid, mode, wait_policy, flags, tmfd)
+    modify::lock(rel, tid, slot, cid, mode, wait_policy, flags, tmfd)
 }
 
 #[pgrx::pg_guard]

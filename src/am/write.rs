@@ -35,7 +35,9 @@
 //! transaction wastes none and a bulk load updates the metapage a few dozen times per stripe.
 //! A stripe covers one contiguous range of row numbers: if another writer (or another
 //! buffer of this backend) took the numbers after ours, the buffer is written out and a new
-//! stripe starts.
+//! stripe starts. On a table with a unique index every reservation is also recorded in
+//! `pgcol.row_reservation` (`storage::reservations`), so that another session's unique check
+//! that meets the index entry of a row still buffered here waits for this transaction.
 
 use std::cell::RefCell;
 
@@ -43,7 +45,7 @@ use pg_columnar_codec::stripe::{self, ColumnInput};
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnBuffer};
-use crate::storage::{self, catalog, meta, pages};
+use crate::storage::{self, catalog, meta, pages, reservations};
 
 /// Rows per stripe (the setting `pg_columnar.stripe_row_limit`).
 pub static STRIPE_ROW_LIMIT: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::new(131_072);
@@ -64,6 +66,9 @@ struct WriteBuffer {
     reserved_end: u64,
     /// Size of the last reservation (the next one doubles it).
     last_chunk: u64,
+    /// The relation has a unique index: reservations are recorded in
+    /// `pgcol.row_reservation`, so other sessions' unique checks can wait for these rows.
+    announce: bool,
     bytes: usize,
     columns: Vec<ColumnBuffer>,
     /// Scratch memory context for detoasted copies, reset after every row; deleted with the
@@ -202,6 +207,7 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
         prefix_checksum: xxhash_rust::xxh3::xxh3_64(&image[..prefix_length]),
         xmin: pg_sys::InvalidTransactionId,
         cmin: origin.cid,
+        running_inserter: None,
     };
     publish(Deep { relid: origin.relid, relfile: origin.relfile, row, zones, cid: origin.cid, owner: origin.level, writer: 0 });
 }
@@ -344,6 +350,28 @@ fn stripe_row_limit() -> u64 {
     STRIPE_ROW_LIMIT.get().max(1) as u64
 }
 
+/// Whether `rel` has a unique index (other sessions' checks of it must find the rows this
+/// backend holds in memory: `storage::reservations`).
+fn has_unique_index(rel: pg_sys::Relation) -> bool {
+    unsafe {
+        if !(*(*rel).rd_rel).relhasindex {
+            return false;
+        }
+        let list = pgrx::PgList::<pg_sys::Oid>::from_pg(pg_sys::RelationGetIndexList(rel));
+        let found = list.iter_oid().any(|oid| {
+            // the executor holds the table's indexes open and locked while it inserts
+            let index = pg_sys::RelationIdGetRelation(oid);
+            if index.is_null() {
+                return false;
+            }
+            let unique = (*(*index).rd_index).indisunique;
+            pg_sys::RelationClose(index);
+            unique
+        });
+        found
+    }
+}
+
 fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
     let columns = column_types(unsafe { (*rel).rd_att }).into_iter().map(ColumnBuffer::new).collect();
     let scratch = unsafe {
@@ -367,6 +395,7 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
         },
         reserved_end: 0,
         last_chunk: 0,
+        announce: has_unique_index(rel),
         bytes: 0,
         columns,
         scratch,
@@ -391,6 +420,9 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
         meta::reserve_rows(rel, ROW_NUMBER_GAP.get() as u64);
     }
     let (m, start) = meta::reserve_rows(rel, chunk);
+    if w.announce {
+        reservations::insert(m.storage_id, start, chunk, w.origin.cid);
+    }
     if w.origin.rows > 0 && start != w.reserved_end {
         let cid = w.origin.cid;
         queue_stripe(rel, w, 1);
@@ -581,10 +613,14 @@ pub fn end_subtransaction(level: i32, committed: bool) {
 pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
     use pg_sys::XactEvent::*;
     match event {
-        XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => flush_all(),
+        XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
+            flush_all();
+            reservations::forget_mine();
+        }
         XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT
         | XACT_EVENT_PREPARE => {
             discard_all();
+            reservations::forget_reserved();
             super::fetch::forget_cached_fetch();
             meta::forget_reserved_ids();
         }

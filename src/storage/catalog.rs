@@ -28,6 +28,9 @@ pub struct StripeRow {
     /// [`insert`].
     pub xmin: pg_sys::TransactionId,
     pub cmin: pg_sys::CommandId,
+    /// Read with a dirty snapshot (see [`stripes`]): the inserting transaction, if another
+    /// transaction that was still running then.
+    pub running_inserter: Option<pg_sys::TransactionId>,
 }
 
 /// Columns of a catalog row: the seven of [`StripeRow`], then the stripe's zone summary
@@ -109,6 +112,10 @@ fn scan(
                 prefix_checksum: v(6) as u64,
                 xmin: (*(*tuple).t_data).t_choice.t_heap.t_xmin,
                 cmin: (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid,
+                // a dirty snapshot's check of the tuple leaves a running inserter in it
+                running_inserter: ((*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY
+                    && (*snapshot).xmin != pg_sys::InvalidTransactionId)
+                    .then_some((*snapshot).xmin),
             };
             let zones = (!nulls[7]).then(|| {
                 pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))

@@ -32,23 +32,27 @@ pub enum Mode {
     /// Deleted by an UPDATE that changes no key column (a column of a unique index a foreign
     /// key could reference): locks as `FOR NO KEY UPDATE`.
     NoKeyDelete = 5,
+    /// Taken back by the `INSERT ... ON CONFLICT` that inserted it, after its index entries
+    /// met a conflict (heap's "super-deletion"): the row never existed, for every snapshot,
+    /// including a dirty one while the transaction runs.
+    Killed = 6,
 }
 
 impl Mode {
     fn from_stored(v: i16) -> Option<Mode> {
         use Mode::*;
-        [KeyShare, Share, NoKeyUpdate, Update, Delete, NoKeyDelete].into_iter().find(|m| *m as i16 == v)
+        [KeyShare, Share, NoKeyUpdate, Update, Delete, NoKeyDelete, Killed].into_iter().find(|m| *m as i16 == v)
     }
 
     /// Whether the row is gone.
     pub fn deletes(self) -> bool {
-        matches!(self, Mode::Delete | Mode::NoKeyDelete)
+        matches!(self, Mode::Delete | Mode::NoKeyDelete | Mode::Killed)
     }
 
     /// The row lock the mark holds.
     pub fn strength(self) -> Mode {
         match self {
-            Mode::Delete => Mode::Update,
+            Mode::Delete | Mode::Killed => Mode::Update,
             Mode::NoKeyDelete => Mode::NoKeyUpdate,
             m => m,
         }
@@ -259,7 +263,8 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
 ///   triggers): none; every stored row is there.
 /// * SnapshotDirty, SnapshotNonVacuumable, SnapshotToast: the marks of committed
 ///   transactions and of this one; a row that a running transaction is deleting is still
-///   there, as a dirty snapshot sees a heap tuple whose deleter runs.
+///   there, as a dirty snapshot sees a heap tuple whose deleter runs; a row an ON CONFLICT
+///   took back is gone whoever took it back (heap's super-deleted tuple).
 pub fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
     deleted(storage_id, None, snapshot)
 }
@@ -297,7 +302,7 @@ fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let dirty_ptr: pg_sys::Snapshot = &mut dirty;
                 scan(&c, storage_id, row, dirty_ptr, |row, mode, _, _| {
-                    if mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId {
+                    if mode == Mode::Killed || (mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId) {
                         rows.push(row)
                     }
                 });

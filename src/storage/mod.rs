@@ -8,6 +8,8 @@
 //!   stripes a snapshot sees.
 //! * [`marks`]: one row per deleted or locked row in `pgcol.row_mark`, so MVCC also decides
 //!   which deletions a snapshot sees.
+//! * [`reservations`]: the row numbers running transactions hold in memory, in
+//!   `pgcol.row_reservation`, so other sessions' unique checks can wait for them.
 //!
 //! The byte layout of a stripe is the codec's (`pg_columnar_codec::stripe`); the layout of
 //! pages and metapage is specified in docs/FORMAT.md.
@@ -16,6 +18,7 @@ pub mod catalog;
 pub mod marks;
 pub mod meta;
 pub mod pages;
+pub mod reservations;
 
 use pgrx::pg_sys;
 

@@ -94,6 +94,3 @@ INSERT INTO late_col VALUES (77, 3);
 ALTER TABLE late_col DROP CONSTRAINT late_col_host_id_fkey;
 INSERT INTO late_col VALUES (77, 3);
 ALTER TABLE late_col ADD FOREIGN KEY (host_id) REFERENCES host (id);
--- a foreign key to a pg_columnar table needs a unique index, which is refused
-CREATE TABLE ref_col (id int) USING pg_columnar;
-ALTER TABLE ref_col ADD PRIMARY KEY (id);

@@ -1,0 +1,145 @@
+//! `pgcol.row_reservation`: the ranges of row numbers that running transactions have taken
+//! for rows they have not written as stripes yet, kept for tables with a unique index.
+//!
+//! A row is buffered in its backend's memory until its stripe is written, but its index
+//! entries are inserted at once, so another session's unique check can meet the entry of a
+//! row no catalog row describes yet. Heap's check finds such a row's tuple with a running
+//! inserter and waits for it; here the check finds the range that holds the row number, whose
+//! catalog row a dirty snapshot sees as the running transaction's, and waits for that
+//! transaction (`am::fetch`). Ranges are plain heap tuples, like the other catalogs' rows, so
+//! a rolled-back (sub)transaction takes its ranges with it, and a transaction deletes its own
+//! at commit ([`forget_mine`]): by then its stripes cover every row it kept, and a committed
+//! range would only be clutter.
+
+use pgrx::pg_sys;
+
+use super::required_pgcol_relation;
+
+const NATTS: usize = 3;
+
+fn table() -> pg_sys::Oid {
+    required_pgcol_relation(c"row_reservation")
+}
+
+fn index() -> pg_sys::Oid {
+    required_pgcol_relation(c"row_reservation_storage_first_row")
+}
+
+thread_local! {
+    /// Storage ids this transaction has reserved row numbers of (forgotten at its end).
+    static RESERVED_IN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records that this transaction took rows `first_row..first_row + row_count` of
+/// `storage_id`, as command `cid`.
+pub fn insert(storage_id: u64, first_row: u64, row_count: u64, cid: pg_sys::CommandId) {
+    let mut values = [
+        pg_sys::Datum::from(storage_id as i64),
+        pg_sys::Datum::from(first_row as i64),
+        pg_sys::Datum::from(row_count as i64),
+    ];
+    let mut nulls = [false; NATTS];
+    super::insert_catalog_row(table(), index(), &mut values, &mut nulls, cid);
+    RESERVED_IN.with(|r| {
+        let mut r = r.borrow_mut();
+        if !r.contains(&storage_id) {
+            r.push(storage_id);
+        }
+    });
+}
+
+/// The running transaction (not this one) that holds row `row` of `storage_id` in a range it
+/// reserved, if any.
+pub fn running_holder(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId> {
+    unsafe {
+        let rel = pg_sys::table_open(table(), pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let idx = pg_sys::index_open(index(), pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
+        let bounds = [(pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id), (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row)];
+        for (k, (strategy, proc_, value)) in bounds.into_iter().enumerate() {
+            pg_sys::ScanKeyInit(&mut keys[k], (k + 1) as pg_sys::AttrNumber, strategy as u16, proc_.into(), pg_sys::Datum::from(value as i64));
+        }
+        let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
+        dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        let dirty_ptr: pg_sys::Snapshot = &mut dirty;
+        let scan = pg_sys::systable_beginscan_ordered(rel, idx, dirty_ptr, 2, keys.as_mut_ptr());
+        // ranges never overlap: the one starting last at or before `row` is the only one that
+        // can hold it
+        let tuple = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
+        let mut holder = None;
+        if !tuple.is_null() {
+            let mut values = [pg_sys::Datum::from(0); NATTS];
+            let mut nulls = [false; NATTS];
+            pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+            if nulls.iter().any(|&n| n) {
+                pgrx::error!("pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}");
+            }
+            let (first, count) = (values[1].value() as i64 as u64, values[2].value() as i64 as u64);
+            // the dirty snapshot's check of this tuple left a running inserter in it
+            if row < first.saturating_add(count) && (*dirty_ptr).xmin != pg_sys::InvalidTransactionId {
+                holder = Some((*dirty_ptr).xmin);
+            }
+        }
+        pg_sys::systable_endscan_ordered(scan);
+        pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        holder
+    }
+}
+
+/// Deletes the ranges of `storage_id` that `keep` rejects, among those SnapshotSelf sees
+/// (transactionally).
+fn delete_where(storage_id: u64, keep: impl Fn(pg_sys::HeapTuple) -> bool) {
+    unsafe {
+        let rel = pg_sys::table_open(table(), pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+        pg_sys::ScanKeyInit(&mut key, 1, pg_sys::BTEqualStrategyNumber as u16, pg_sys::F_INT8EQ.into(), pg_sys::Datum::from(storage_id as i64));
+        let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
+        let scan = pg_sys::systable_beginscan(rel, index(), true, snapshot, 1, &mut key);
+        let mut tids = Vec::new();
+        loop {
+            let tuple = pg_sys::systable_getnext(scan);
+            if tuple.is_null() {
+                break;
+            }
+            if !keep(tuple) {
+                tids.push((*tuple).t_self);
+            }
+        }
+        pg_sys::systable_endscan(scan);
+        for mut tid in tids {
+            pg_sys::simple_heap_delete(rel, &mut tid);
+        }
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    }
+}
+
+/// Deletes this transaction's ranges (before it commits or prepares, once its stripes are
+/// written: they cover the rows now).
+pub fn forget_mine() {
+    let ids = RESERVED_IN.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    if ids.is_empty() || super::pgcol_relation(c"row_reservation").is_none() {
+        return;
+    }
+    // the last command's own ranges are deletable only by a later command
+    unsafe { pg_sys::CommandCounterIncrement() };
+    for id in ids {
+        delete_where(id, |tuple| unsafe {
+            !pg_sys::TransactionIdIsCurrentTransactionId((*(*tuple).t_data).t_choice.t_heap.t_xmin)
+        });
+    }
+}
+
+/// Forgets which storages this transaction reserved rows of (its end).
+pub fn forget_reserved() {
+    RESERVED_IN.with(|r| r.borrow_mut().clear());
+}
+
+/// Deletes every range of `storage_id` (transactionally), when the storage is dropped or
+/// truncated under a lock that excludes its writers. Nothing to do while DROP EXTENSION
+/// removes the catalog.
+pub fn delete_storage(storage_id: u64) {
+    if super::pgcol_relation(c"row_reservation").is_some() {
+        delete_where(storage_id, |_| false);
+    }
+}
