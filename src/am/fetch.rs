@@ -11,11 +11,12 @@ use super::tid;
 use crate::storage::{catalog, marks};
 
 /// Identity of a snapshot for cache purposes: a different command, xmin or xmax means a
-/// possibly different set of visible stripes.
-type SnapshotKey = (usize, u32, u32, u32);
+/// possibly different set of visible stripes, as does a stripe this backend has made visible
+/// since (`write::published_stripes`).
+type SnapshotKey = (usize, u32, u32, u32, u64);
 
 fn snapshot_key(s: pg_sys::Snapshot) -> SnapshotKey {
-    unsafe { (s as usize, (*s).curcid, (*s).xmin.into_inner(), (*s).xmax.into_inner()) }
+    unsafe { (s as usize, (*s).curcid, (*s).xmin.into_inner(), (*s).xmax.into_inner(), super::write::published_stripes()) }
 }
 
 #[repr(C)]
@@ -27,6 +28,9 @@ pub struct FetchDesc {
 struct FetchState {
     key: Option<SnapshotKey>,
     scan: Option<ScanState>,
+    /// A rescan happened: a scan under a snapshot other than MVCC is made again (what it sees
+    /// can change while the snapshot stays the same).
+    rescanned: bool,
 }
 
 unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
@@ -40,7 +44,7 @@ unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
 pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
     let desc = pg_sys::palloc0(std::mem::size_of::<FetchDesc>()) as *mut FetchDesc;
     (*desc).base.rel = rel;
-    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None }));
+    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None, rescanned: false }));
     let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
     (*cb).func = Some(drop_state);
     (*cb).arg = desc as *mut std::ffi::c_void;
@@ -51,8 +55,9 @@ pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
 pub unsafe fn reset(data: *mut pg_sys::IndexFetchTableData) {
     let st = (*(data as *mut FetchDesc)).state;
     if !st.is_null() {
-        (*st).key = None;
-        (*st).scan = None;
+        // kept: an index scan rescanned per outer row of a nested loop would otherwise read
+        // the stripe catalog per row
+        (*st).rescanned = true;
     }
 }
 
@@ -86,17 +91,21 @@ pub unsafe fn fetch(
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
         return fetch_dirty((*desc).base.rel, row, snapshot, slot);
     }
+    let rel = (*desc).base.rel;
+    super::write::flush_for_snapshot(rel, snapshot);
     let key = snapshot_key(snapshot);
-    if st.key != Some(key) || st.scan.is_none() {
-        st.scan = Some(ScanState::for_fetch((*desc).base.rel, snapshot, None));
+    let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
+    if st.key != Some(key) || st.scan.is_none() || (st.rescanned && !mvcc) {
+        st.scan = Some(ScanState::for_fetch(rel, snapshot));
         st.key = Some(key);
     }
+    st.rescanned = false;
     fetch_into(st.scan.as_mut().unwrap(), row, snapshot, slot)
 }
 
 /// What a cached SnapshotAny fetch is valid for: the relation (its relcache entry, OID and
 /// file), the command and the transaction nesting level.
-type AnyFetchKey = (usize, pg_sys::Oid, u32, pg_sys::CommandId, i32);
+type AnyFetchKey = (usize, pg_sys::Oid, u32, pg_sys::CommandId, i32, u64);
 
 thread_local! {
     /// The scan of the last SnapshotAny fetch by TID, kept for the next one of the same
@@ -123,24 +132,33 @@ pub unsafe fn fetch_row_version(
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
         let fresh = super::write::flush_if_holding(rel, row);
         // a row not among the cached scan's stripes may be in a stripe written since
-        with_latest_scan(rel, row, fresh, |scan| fetch_copied(scan, row, snapshot, slot))
-            || with_latest_scan(rel, row, true, |scan| fetch_copied(scan, row, snapshot, slot))
+        with_latest_scan(rel, fresh, |scan| fetch_copied(scan, row, snapshot, slot))
+            || with_latest_scan(rel, true, |scan| fetch_copied(scan, row, snapshot, slot))
     } else {
-        fetch_copied(&mut ScanState::for_fetch(rel, snapshot, Some(row)), row, snapshot, slot)
+        super::write::flush_if_holding(rel, row);
+        fetch_copied(&mut ScanState::for_fetch(rel, snapshot), row, snapshot, slot)
     }
 }
 
-/// Runs `f` on the cached SnapshotAny scan of `rel` ([`ANY_FETCH`]), made first (for a fetch
-/// of `row`) if there is none for this relation and command, or if `fresh`.
-fn with_latest_scan<R>(rel: pg_sys::Relation, row: u64, fresh: bool, f: impl FnOnce(&mut ScanState) -> R) -> R {
+/// Runs `f` on the cached SnapshotAny scan of `rel` ([`ANY_FETCH`]), made first if there is
+/// none for this relation and command, or if `fresh`. The caller has written this backend's
+/// rows of `rel` that it needs.
+fn with_latest_scan<R>(rel: pg_sys::Relation, fresh: bool, f: impl FnOnce(&mut ScanState) -> R) -> R {
     let key = unsafe {
-        (rel as usize, (*rel).rd_id, crate::compat::relfile_number(rel), pg_sys::GetCurrentCommandId(false), pg_sys::GetCurrentTransactionNestLevel())
+        (
+            rel as usize,
+            (*rel).rd_id,
+            crate::compat::relfile_number(rel),
+            pg_sys::GetCurrentCommandId(false),
+            pg_sys::GetCurrentTransactionNestLevel(),
+            super::write::published_stripes(),
+        )
     };
     ANY_FETCH.with(|c| {
         let mut cache = c.borrow_mut();
         if fresh || !cache.as_ref().is_some_and(|(k, _)| *k == key) {
             let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-            *cache = Some((key, ScanState::for_fetch(rel, any, Some(row))));
+            *cache = Some((key, ScanState::for_fetch(rel, any)));
         }
         f(&mut cache.as_mut().expect("just made").1)
     })
@@ -196,8 +214,8 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
         })
     };
     let fresh = super::write::flush_if_holding(rel, row);
-    with_latest_scan(rel, row, fresh, look)
-        .or_else(|| with_latest_scan(rel, row, true, look))
+    with_latest_scan(rel, fresh, look)
+        .or_else(|| with_latest_scan(rel, true, look))
         .unwrap_or(ForChange::Missing)
 }
 
@@ -215,13 +233,13 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
     (*snapshot).speculativeToken = 0;
     let Some(storage_id) = crate::storage::meta::read(rel).map(|m| m.storage_id) else { return false };
     let fresh = super::write::flush_if_holding(rel, row);
-    let mut place = with_latest_scan(rel, row, fresh, |scan| dirty_stripe_of(scan, row));
+    let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(scan, row));
     if place.is_none() {
         // the reservation first, then the stripes again: a transaction that commits in
         // between has written its stripes before, so the row is in one or the other
         place = match crate::storage::reservations::running_holder(storage_id, row) {
             Some(xid) => Some(DirtyPlace::Reserved(xid)),
-            None => with_latest_scan(rel, row, true, |scan| dirty_stripe_of(scan, row)),
+            None => with_latest_scan(rel, true, |scan| dirty_stripe_of(scan, row)),
         };
     }
     let Some(place) = place else { return false };
@@ -239,7 +257,7 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
                 (*snapshot).xmin = xid;
             }
             // copied: the cached scan's next fetch may reuse the vector the values are in
-            with_latest_scan(rel, row, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot))
+            with_latest_scan(rel, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot))
         }
         DirtyPlace::Reserved(xid) => {
             (*snapshot).xmin = xid;

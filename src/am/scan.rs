@@ -233,15 +233,12 @@ impl ScanState {
     /// A scan that fetches single rows by number ([`store_offset`](Self::store_offset)) and
     /// asks whether each is deleted itself (`storage::marks::is_deleted`, an index probe per
     /// row) rather than reading the table's whole delete mask: it has none, and its other
-    /// paths must not be used. `row`: the one row it fetches, if it fetches one; this
-    /// backend's unwritten rows are then written only if that row is one of them (a BEFORE
-    /// UPDATE trigger's fetch of each row would otherwise write the new versions buffered so
-    /// far as a stripe per row).
-    pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, row: Option<u64>) -> ScanState {
-        if let Some(row) = row {
-            write::flush_if_holding(rel, row);
-        }
-        Self::build(rel, snapshot, std::ptr::null(), false, row.is_none(), false, false)
+    /// paths must not be used. It writes none of this backend's rows first: its caller
+    /// writes those it needs (`write::flush_if_holding`, `write::flush_for_snapshot`); a
+    /// BEFORE UPDATE trigger's fetch of each row would otherwise write the new versions
+    /// buffered so far as a stripe per row.
+    pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
+        Self::build(rel, snapshot, std::ptr::null(), false, false, false, false)
     }
 
     /// A scan that also reads the stripes' zone summaries from the catalog, so that a

@@ -96,6 +96,9 @@ struct StripeOrigin {
     /// one does (every read writes the buffer first, so no statement's snapshot falls between
     /// two commands of one buffer).
     cid: pg_sys::CommandId,
+    /// The first command that buffered rows into it (commands only grow, so every row's is
+    /// `first_cid..=cid`).
+    first_cid: pg_sys::CommandId,
     storage_id: u64,
     first_row: u64,
     rows: u64,
@@ -135,6 +138,8 @@ thread_local! {
     static IN_FLIGHT: RefCell<Vec<InFlight>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static DEEP: RefCell<Vec<Deep>> = const { RefCell::new(Vec::new()) };
+    /// Catalog rows of stripes this backend has inserted so far (see [`published_stripes`]).
+    static PUBLISHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// Stripes of `DEEP` whose writer rolled back while their owner goes on: their catalog
     /// rows must be inserted again.
     static ORPHANS: RefCell<Vec<Deep>> = const { RefCell::new(Vec::new()) };
@@ -216,6 +221,7 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
 /// that is deeper than the level its rows belong to.
 fn publish(mut stripe: Deep) {
     catalog::insert(&stripe.row, &stripe.zones, stripe.cid);
+    PUBLISHED.with(|p| p.set(p.get() + 1));
     stripe.writer = current_level();
     if stripe.owner < stripe.writer {
         DEEP.with(|d| d.borrow_mut().push(stripe));
@@ -389,6 +395,7 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
             relfile: relfile_of(rel),
             level: current_level(),
             cid,
+            first_cid: cid,
             storage_id: 0,
             first_row: 0,
             rows: 0,
@@ -489,6 +496,29 @@ fn write_relation(rel: pg_sys::Relation, matches: &dyn Fn(&StripeOrigin) -> bool
 /// sees them.
 pub fn flush_relation(rel: pg_sys::Relation) {
     write_relation(rel, &|_| true);
+}
+
+/// Counts the stripes this backend has made visible (inserted a catalog row for), in any
+/// relation: a cached list of a relation's stripes under a fixed snapshot is complete while
+/// this count stays the same, since other transactions' stripes that such a snapshot sees
+/// were all there when it was taken.
+pub fn published_stripes() -> u64 {
+    PUBLISHED.with(|p| p.get())
+}
+
+/// Writes out this backend's rows of `rel` that a read under `snapshot` must see: under an
+/// MVCC snapshot, those buffered by commands before the snapshot's (rows of its own command
+/// and later ones stay buffered: it cannot see them, and a nested loop that scans a table
+/// it updates would otherwise write a stripe per outer row); under any other kind, all.
+pub fn flush_for_snapshot(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
+    unsafe {
+        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC {
+            let curcid = (*snapshot).curcid;
+            write_relation(rel, &|o| o.first_cid < curcid);
+        } else {
+            flush_relation(rel);
+        }
+    }
 }
 
 /// Drops this backend's buffered rows of relation `relid` (it is being truncated or dropped).

@@ -95,7 +95,16 @@ SELECT same('SELECT * FROM %s');
 SET enable_seqscan = off;
 SELECT same('SELECT * FROM %s WHERE id BETWEEN 9000 AND 11000');
 SELECT same($$SELECT * FROM %s WHERE k IN ('k5', 'b6000', 'k40003', 'zzz')$$);
-RESET enable_seqscan;
+-- an UPDATE through a nested loop over the primary key (the index scan rescanned per outer
+-- row) keeps its new versions buffered until it ends: one new stripe, not one per row
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) UPDATE u SET v = v + 1 WHERE id IN (SELECT g * 7 FROM generate_series(1, 300) g);
+SELECT count(*) AS stripes_before FROM pgcol.stripes('u') \gset
+SELECT on_both($$UPDATE %s SET v = v + 1 WHERE id IN (SELECT g * 7 FROM generate_series(1, 300) g)$$);
+SELECT count(*) - :stripes_before AS new_stripes FROM pgcol.stripes('u');
+SELECT same('SELECT * FROM %s');
+RESET ALL;
 -- a unique index built over a table with deleted duplicates: a deleted row does not count
 CREATE TABLE dups (a int) USING pg_columnar;
 INSERT INTO dups SELECT g % 1000 FROM generate_series(1, 2000) g;
