@@ -668,3 +668,28 @@ pub fn collation_orders_bytewise(collation: pg_sys::Oid) -> bool {
         (*pg_sys::pg_newlocale_from_collation(collation)).collate_is_c
     }
 }
+
+/// SQL over a `pg_publication_rel` row `r`: whether it puts its table into the publication.
+/// From 19 a row can instead leave a table out of a publication of all tables
+/// (`FOR ALL TABLES EXCEPT (TABLE ...)`, `prexcept`).
+#[cfg(not(feature = "pg19"))]
+pub const PUBLICATION_REL_MEMBER: &str = "true";
+#[cfg(feature = "pg19")]
+pub const PUBLICATION_REL_MEMBER: &str = "NOT r.prexcept";
+
+/// SQL over a publication `p` of all tables: whether it covers the table whose own oid and
+/// ancestors' the subquery `lineage` lists (from 19 it may leave it out with EXCEPT).
+pub fn all_tables_cover(lineage: &str) -> String {
+    #[cfg(not(feature = "pg19"))]
+    {
+        let _ = lineage;
+        "p.puballtables".to_string()
+    }
+    #[cfg(feature = "pg19")]
+    {
+        format!(
+            "(p.puballtables AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_publication_rel x \
+              WHERE x.prpubid = p.oid AND x.prexcept AND x.prrelid IN {lineage}))"
+        )
+    }
+}

@@ -104,6 +104,18 @@ mod pgcol {
         unsafe { crate::am::options::event_trigger(fcinfo) };
         pgrx::datum::Internal::from(None)
     }
+
+    /// The event trigger that refuses a statement which put a pg_columnar table into a
+    /// publication by name, and warns of a publication of all tables or schemas that covers
+    /// one (see `am::publication`).
+    #[pg_extern(sql = "
+    CREATE FUNCTION pgcol.check_publications() RETURNS event_trigger
+        LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
+    ")]
+    fn check_publications(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::datum::Internal {
+        unsafe { crate::am::publication::event_trigger(fcinfo) };
+        pgrx::datum::Internal::from(None)
+    }
 }
 
 extension_sql!(
@@ -177,7 +189,14 @@ CREATE EVENT TRIGGER pgcol_table_options_start ON ddl_command_start
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION pgcol.table_options();
 CREATE EVENT TRIGGER pgcol_table_options_end ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION pgcol.table_options();
+
+-- Logical decoding does not see a pg_columnar table's changes: a statement that puts one
+-- into a publication by name is refused when it ends (see also the write callbacks, which
+-- refuse a write any publication would publish).
+CREATE EVENT TRIGGER pgcol_check_publications ON ddl_command_end
+    WHEN TAG IN ('CREATE PUBLICATION', 'ALTER PUBLICATION', 'CREATE TABLE', 'ALTER TABLE')
+    EXECUTE FUNCTION pgcol.check_publications();
 "#,
     name = "access_method",
-    requires = [pgcol::handler, pgcol::version, pgcol::table_options]
+    requires = [pgcol::handler, pgcol::version, pgcol::table_options, pgcol::check_publications]
 );

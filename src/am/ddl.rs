@@ -69,6 +69,12 @@ fn has_concurrently(params: *mut pg_sys::List) -> bool {
     found
 }
 
+/// The data of an event trigger's call, if `fcinfo` is one.
+pub unsafe fn event_trigger_data(fcinfo: pg_sys::FunctionCallInfo) -> Option<*mut pg_sys::EventTriggerData> {
+    let context = (*fcinfo).context;
+    (!context.is_null() && (*context).type_ == pg_sys::NodeTag::T_EventTriggerData).then_some(context as *mut pg_sys::EventTriggerData)
+}
+
 /// Refuses, before it runs, a utility command that a pg_columnar table cannot carry out.
 pub unsafe fn check_utility(pstmt: *mut pg_sys::PlannedStmt) {
     let stmt = (*pstmt).utilityStmt;

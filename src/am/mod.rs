@@ -7,6 +7,7 @@ pub mod fetch;
 pub mod life;
 pub mod modify;
 pub mod options;
+pub mod publication;
 pub mod read;
 pub mod routine;
 pub mod scan;

@@ -23,6 +23,7 @@
 
 use pgrx::pg_sys;
 
+use super::publication::{self, Change};
 use super::{fetch, tid, write};
 use crate::storage::marks::{self, Holder, Mode};
 use crate::storage::meta;
@@ -196,6 +197,7 @@ pub unsafe fn delete(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
+    publication::check_write(rel, Change::Delete);
     let wait = if wait { Wait::Block } else { Wait::Skip };
     mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| None))
 }
@@ -257,6 +259,7 @@ pub unsafe fn update(
     tmfd: *mut pg_sys::TM_FailureData,
     lockmode: *mut pg_sys::LockTupleMode::Type,
 ) -> pg_sys::TM_Result::Type {
+    publication::check_write(rel, Change::Update);
     let keys = pg_sys::RelationGetIndexAttrBitmap(rel, pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY);
     let key_changed = !keys.is_null() && changes_key(rel, otid, slot, keys);
     pg_sys::bms_free(keys);

@@ -497,11 +497,10 @@ impl Drop for HookActive {
 /// utility hook did not see. The parse tree it is given is the statement's own copy, which
 /// PostgreSQL goes on to run.
 pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
-    let context = (*fcinfo).context;
-    if context.is_null() || (*context).type_ != pg_sys::NodeTag::T_EventTriggerData || HOOK_DEPTH.with(|d| d.get()) > 0 {
+    let Some(data) = super::ddl::event_trigger_data(fcinfo) else { return };
+    if HOOK_DEPTH.with(|d| d.get()) > 0 {
         return;
     }
-    let data = context as *mut pg_sys::EventTriggerData;
     let tree = (*data).parsetree;
     match CStr::from_ptr((*data).event).to_bytes() {
         b"ddl_command_start" => {

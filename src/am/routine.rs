@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
 
+use super::publication::{self, Change};
 use super::{fetch, life, modify, scan, write};
 
 pub fn not_supported(what: &str) -> ! {
@@ -205,10 +206,12 @@ unsafe extern "C-unwind" fn index_delete_tuples(_rel: pg_sys::Relation, delstate
 }
 
 pub unsafe fn tuple_insert(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, cid: pg_sys::CommandId) {
+    publication::check_write(rel, Change::Insert);
     write::insert(rel, &[slot], cid);
 }
 
 pub unsafe fn multi_insert(rel: pg_sys::Relation, slots: *mut *mut pg_sys::TupleTableSlot, nslots: i32, cid: pg_sys::CommandId) {
+    publication::check_write(rel, Change::Insert);
     write::insert(rel, std::slice::from_raw_parts(slots, nslots.max(0) as usize), cid);
 }
 
