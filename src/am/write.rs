@@ -644,8 +644,19 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
     use pg_sys::XactEvent::*;
     match event {
         XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
+            // Rows can still be buffered here when no statement's end wrote them: a logical
+            // replication apply worker inserts without an executor and commits without a
+            // snapshot. Writing them inserts catalog rows, which (having a TOAST table) want
+            // an active snapshot (PostgreSQL 18 asserts it), so one is taken for the writing.
+            let pushed = !pg_sys::ActiveSnapshotSet();
+            if pushed {
+                pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+            }
             flush_all();
             reservations::forget_mine();
+            if pushed {
+                pg_sys::PopActiveSnapshot();
+            }
         }
         XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT
         | XACT_EVENT_PREPARE => {
