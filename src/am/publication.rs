@@ -17,10 +17,10 @@
 //!   TRUNCATE is not refused: PostgreSQL logs it for decoding whatever the access method.
 //! * **Adding a pg_columnar table to a publication by name is refused** when it happens
 //!   (CREATE / ALTER PUBLICATION, ATTACH PARTITION or CREATE TABLE ... PARTITION OF under a
-//!   published partitioned table, SET ACCESS METHOD of a published table): [`event_trigger`], at
-//!   `ddl_command_end`, so it runs whether or not the statement loaded the
-//!   library. A publication of all tables or of a schema is not refused (it may be meant for
-//!   the heap tables); it warns, naming the pg_columnar tables whose writes it stops.
+//!   published partitioned table, SET ACCESS METHOD of a published table): [`event_trigger`],
+//!   at `ddl_command_end`, so it runs whether or not the statement loaded the library. A
+//!   publication of all tables or of a schema is not refused (it may be meant for the heap
+//!   tables); it warns, naming the pg_columnar tables whose writes it stops.
 //!
 //! A pg_columnar table can be a subscription's target: the apply worker's inserts, updates and
 //! deletes are ordinary writes (tests/replication).
@@ -28,7 +28,6 @@
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
 use std::ffi::CStr;
-
 
 /// A kind of change a publication may publish.
 #[derive(Clone, Copy)]
@@ -190,7 +189,7 @@ fn listed_columnar(filter: &str, arg: pgrx::datum::DatumWithOid) -> Option<(Stri
         return None;
     }
     let query = format!(
-        "SELECT ns.nspname || '.' || t.relname || '|' || p.pubname \
+        "SELECT ns.nspname || '.' || t.relname, p.pubname::text \
          FROM pg_catalog.pg_publication_rel r \
          JOIN pg_catalog.pg_publication p ON p.oid = r.prpubid \
          CROSS JOIN LATERAL (SELECT r.prrelid AS relid UNION SELECT relid FROM pg_catalog.pg_partition_tree(r.prrelid)) tree \
@@ -199,9 +198,10 @@ fn listed_columnar(filter: &str, arg: pgrx::datum::DatumWithOid) -> Option<(Stri
          WHERE t.relam = $1 AND {filter} AND {} ORDER BY 1 LIMIT 1",
         crate::compat::PUBLICATION_REL_MEMBER
     );
-    let found = pgrx::Spi::get_one_with_args::<String>(&query, &[am.into(), arg]).ok().flatten()?;
-    let (table, publication) = found.split_once('|')?;
-    Some((table.to_string(), publication.to_string()))
+    match pgrx::Spi::get_two_with_args::<String, String>(&query, &[am.into(), arg]) {
+        Ok((Some(table), Some(publication))) => Some((table, publication)),
+        _ => None,
+    }
 }
 
 fn refuse_member((table, publication): (String, String)) -> ! {
