@@ -2,7 +2,9 @@
 //! `pgcol.columns`, `pgcol.vectors`, `pgcol.encoder_report`, `pgcol.image_hash` and
 //! `pgcol.verify`. Each checks that the caller may SELECT from the whole table (column
 //! privileges alone do not do) and that no row-level security policy applies to the caller
-//! (what is stored describes every row), and sets its own `search_path`.
+//! (what is stored describes every row), and sets its own `search_path`. Besides them,
+//! `pgcol.kept_stripes` shows the calling backend's cache of stripes for row fetches (no
+//! table's contents).
 
 #[pgrx::pg_schema]
 mod pgcol {
@@ -227,6 +229,18 @@ mod pgcol {
     /// stored in insert order) and how many of its rows are stored elsewhere than their
     /// insert position (a sorted load that came in key order moves none, and is stored
     /// without row positions: NULL key).
+    /// The stripes this backend keeps for its row fetches (index and TID lookups), across
+    /// statements, so that a lookup does not read and parse a stripe's directory and
+    /// dictionaries again: how many, about how much memory they hold (at most 16 MB), and
+    /// how many of the fetches' stripe loads so far found their stripe kept and how many did
+    /// not. Shows no table's contents.
+    #[pg_extern(volatile)]
+    #[search_path(pg_catalog, pg_temp)]
+    fn kept_stripes() -> TableIterator<'static, (name!(stripes, i64), name!(approx_bytes, i64), name!(hits, i64), name!(misses, i64))> {
+        let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
+        TableIterator::once((stripes as i64, bytes as i64, hits as i64, misses as i64))
+    }
+
     #[pg_extern(strict, stable)]
     #[search_path(pg_catalog, pg_temp)]
     fn sort_order(rel: PgRelation) -> TableIterator<'static, (name!(first_row, i64), name!(sort_key, Option<String>), name!(rows_moved, i64))> {

@@ -163,7 +163,8 @@ fn distinct_by(
     hash: impl Fn(usize) -> u64,
     same: impl Fn(usize, usize) -> bool,
 ) -> Option<(Vec<u32>, Vec<i64>)> {
-    let mut index = CodeIndex::for_entries(cap);
+    // (at most `n` items can be distinct: the table need not be larger)
+    let mut index = CodeIndex::for_entries(cap.min(n));
     let mut first: Vec<u32> = Vec::new();
     let mut codes = Vec::with_capacity(n);
     for i in 0..n {
@@ -298,8 +299,11 @@ impl SharedDictionary {
             return None;
         }
         let items = Items::new(&entries.as_ref());
-        // one pass builds the lookup index and proves the entries distinct
-        let mut index = CodeIndex::for_entries(SHARED_MAX_ENTRIES);
+        // one pass builds the lookup index and proves the entries distinct; sized for these
+        // entries (a dictionary never grows), not for the most a dictionary may hold: a
+        // table for 16,384 entries is 256 kB to allocate and fill for every stripe a reader
+        // loads, which was a third of a point lookup's time
+        let mut index = CodeIndex::for_entries(n);
         for i in 0..n {
             let slot = index.probe(items.hash(i), |c| items.same(c as usize, &items, i)).err()?;
             index.slots[slot] = i as u32;

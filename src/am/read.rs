@@ -23,6 +23,8 @@ pub struct LoadedStripe {
     contexts: Vec<Option<(Option<SymbolTable>, Option<SharedDictionary>)>>,
     /// A sorted stripe's row order once read ([`row_order`](Self::row_order)).
     order: Option<RowOrder>,
+    /// Stored bytes of the contexts read so far (for [`approx_bytes`](Self::approx_bytes)).
+    context_bytes: usize,
 }
 
 /// Where the rows of a sorted stripe are (`pg_columnar.sort_key`): a row keeps the row
@@ -64,6 +66,97 @@ fn read_directory(pages: &mut PageReader, row: &StripeRow, buf: &mut Vec<u8>) {
     if xxhash_rust::xxh3::xxh3_64(buf) != row.prefix_checksum {
         stripe_error(pages, row, "directory checksum mismatch");
     }
+}
+
+/// What a loaded stripe is the load of: its storage and catalog row's place and directory.
+/// A stripe's bytes never change once written, and its directory (whose checksum is part of
+/// the key) holds a checksum of every vector and context, so two stripes with one key have
+/// the same directory and contexts, whatever happened to the file in between.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct StripeKey {
+    storage_id: u64,
+    first_row: u64,
+    row_count: u64,
+    first_block: u32,
+    byte_length: u64,
+    prefix_length: u64,
+    prefix_checksum: u64,
+}
+
+impl StripeKey {
+    pub fn of(row: &StripeRow) -> StripeKey {
+        StripeKey {
+            storage_id: row.storage_id,
+            first_row: row.first_row,
+            row_count: row.row_count,
+            first_block: row.first_block,
+            byte_length: row.byte_length,
+            prefix_length: row.prefix_length,
+            prefix_checksum: row.prefix_checksum,
+        }
+    }
+}
+
+/// How much memory (as [`LoadedStripe::approx_bytes`] counts it) the kept stripes may hold
+/// in one backend.
+const KEPT_BYTES: usize = 16 << 20;
+
+thread_local! {
+    /// Stripes that row fetches (index scans, TID lookups) loaded, kept for later fetches of
+    /// this backend, most recently used last: a point lookup per statement would otherwise
+    /// read and parse a stripe directory and its dictionaries for every row (most of a
+    /// lookup's time). Bounded by [`KEPT_BYTES`].
+    static KEPT: std::cell::RefCell<(Vec<(StripeKey, LoadedStripe)>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
+    /// Fetch scans' stripe loads so far that found their stripe kept, and that did not.
+    static KEPT_HITS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// What this backend keeps (`pgcol.kept_stripes`): stripes, their approximate bytes, and the
+/// fetch scans' stripe loads that found their stripe kept and that did not.
+pub fn kept_stats() -> (usize, usize, u64, u64) {
+    let (stripes, bytes) = KEPT.with(|k| {
+        let k = k.borrow();
+        (k.0.len(), k.1)
+    });
+    let (hits, misses) = KEPT_HITS.with(|h| h.get());
+    (stripes, bytes, hits, misses)
+}
+
+/// The kept load of the stripe of catalog row `row`, if there is one (taken out of the
+/// cache: give it back with [`keep`]), with `row` as its catalog row.
+pub fn take_kept(row: &StripeRow) -> Option<LoadedStripe> {
+    let key = StripeKey::of(row);
+    let found = KEPT.with(|k| {
+        let (kept, bytes) = &mut *k.borrow_mut();
+        let i = kept.iter().position(|(k, _)| *k == key)?;
+        let (_, mut stripe) = kept.remove(i);
+        *bytes -= stripe.approx_bytes();
+        stripe.row = *row;
+        Some(stripe)
+    });
+    KEPT_HITS.with(|h| {
+        let (hits, misses) = h.get();
+        h.set(if found.is_some() { (hits + 1, misses) } else { (hits, misses + 1) });
+    });
+    found
+}
+
+/// Keeps `stripe` for a later [`take_kept`], forgetting the least recently used ones past
+/// [`KEPT_BYTES`].
+pub fn keep(stripe: LoadedStripe) {
+    let size = stripe.approx_bytes();
+    if size > KEPT_BYTES / 4 {
+        return;
+    }
+    KEPT.with(|k| {
+        let (kept, bytes) = &mut *k.borrow_mut();
+        while *bytes + size > KEPT_BYTES && !kept.is_empty() {
+            let (_, old) = kept.remove(0);
+            *bytes -= old.approx_bytes();
+        }
+        *bytes += size;
+        kept.push((StripeKey::of(&stripe.row), stripe));
+    });
 }
 
 /// Names a load of stripe data, unique in this process (see [`LoadedStripe::serial`]).
@@ -113,7 +206,7 @@ impl LoadedStripe {
             );
         }
         let contexts = vec![None; dir.columns.len()];
-        LoadedStripe { serial: next_serial(), row, dir, contexts, order: None }
+        LoadedStripe { serial: next_serial(), row, dir, contexts, order: None, context_bytes: 0 }
     }
 
     /// The row order of a sorted stripe (`None`: its rows are stored in insert order), read
@@ -143,8 +236,15 @@ impl LoadedStripe {
         self.dir.vector_count()
     }
 
+    /// About the memory this load holds: the parsed directory (a few times its stored size),
+    /// the contexts read (likewise) and a sorted stripe's row order.
+    fn approx_bytes(&self) -> usize {
+        4 * (self.row.prefix_length as usize + self.context_bytes) + self.order.as_ref().map_or(0, |o| 8 * o.position.len())
+    }
+
     /// Reads and checks one item of a column context (FSST table or dictionary).
-    fn read_context_item(&self, pages: &mut PageReader, entry: stripe::ContextEntry, column: usize, what: &str, buf: &mut Vec<u8>) {
+    fn read_context_item(&mut self, pages: &mut PageReader, entry: stripe::ContextEntry, column: usize, what: &str, buf: &mut Vec<u8>) {
+        self.context_bytes += entry.length;
         pages.read(self.row.first_block, entry.offset, entry.length, buf);
         if stripe::checksum32(buf) != entry.checksum {
             stripe_error(pages, &self.row, format!("column {} {what} checksum mismatch", column + 1));

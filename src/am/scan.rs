@@ -26,7 +26,7 @@ use pg_columnar_codec::{ColumnContext, Form, Unpacked, Vector};
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnBuffer, ColumnType};
-use super::read::{DecodedVector, LoadedStripe, RowOrder};
+use super::read::{self, DecodedVector, LoadedStripe, RowOrder};
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow};
 use crate::storage::{marks, meta};
@@ -141,6 +141,9 @@ pub struct ScanState {
     /// before the first row.
     pos: Option<(usize, u64)>,
     stripe: Option<LoadedStripe>,
+    /// A fetch scan ([`ScanState::for_fetch`]): loaded stripes come from, and go back to,
+    /// the ones this backend keeps across scans (`read::keep`).
+    keep_stripes: bool,
     decoded: DecodedVector,
     pub pages: PageReader,
     buf: Vec<u8>,
@@ -225,6 +228,17 @@ pub fn current_snapshot() -> pg_sys::Snapshot {
     }
 }
 
+impl Drop for ScanState {
+    /// A fetch scan gives the stripe it holds back to the kept ones, for the next fetch.
+    fn drop(&mut self) {
+        if self.keep_stripes {
+            if let Some(stripe) = self.stripe.take() {
+                read::keep(stripe);
+            }
+        }
+    }
+}
+
 impl ScanState {
     pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
         Self::build(rel, snapshot, parallel, bulk, true, false, true)
@@ -238,7 +252,9 @@ impl ScanState {
     /// BEFORE UPDATE trigger's fetch of each row would otherwise write the new versions
     /// buffered so far as a stripe per row.
     pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
-        Self::build(rel, snapshot, std::ptr::null(), false, false, false, false)
+        let mut scan = Self::build(rel, snapshot, std::ptr::null(), false, false, false, false);
+        scan.keep_stripes = true;
+        scan
     }
 
     /// A scan that also reads the stripes' zone summaries from the catalog, so that a
@@ -320,6 +336,7 @@ impl ScanState {
             row_cursor: None,
             cursor_ids: 0,
             counters: ScanCounters::default(),
+            keep_stripes: false,
         }
     }
 
@@ -439,10 +456,20 @@ impl ScanState {
         self.deleted_in_vector(i, v).for_each(|r| selection.unset(r));
     }
 
-    /// Loads stripe `i` if it is not the one loaded.
+    /// Loads stripe `i` if it is not the one loaded. A fetch scan takes it from the stripes
+    /// kept by earlier fetches and keeps the one it leaves (`read::keep`).
     fn load(&mut self, i: usize) {
         let row = self.stripes[i];
         if self.stripe.as_ref().map(|s| s.row.first_row) != Some(row.first_row) {
+            if self.keep_stripes {
+                if let Some(old) = self.stripe.take() {
+                    read::keep(old);
+                }
+                if let Some(kept) = read::take_kept(&row) {
+                    self.stripe = Some(kept);
+                    return;
+                }
+            }
             self.stripe = Some(LoadedStripe::load(&mut self.pages, row, &mut self.buf));
         }
     }
