@@ -13,6 +13,7 @@ use crate::storage::corrupt;
 use crate::storage::pages::PageReader;
 
 /// A stripe whose directory has been read and checked.
+#[derive(Clone)]
 pub struct LoadedStripe {
     /// Unique among the stripes this process loads: names what was read with this load (a
     /// shared dictionary laid out as Datums, `datum::DictionaryKey`).
@@ -30,6 +31,7 @@ pub struct LoadedStripe {
 /// Where the rows of a sorted stripe are (`pg_columnar.sort_key`): a row keeps the row
 /// number (hence TID) it was given at insert time, its *insert offset* within the stripe,
 /// while it is stored at another *position*.
+#[derive(Clone)]
 pub struct RowOrder {
     /// Per insert offset, the stored position.
     position: Vec<u32>,
@@ -103,7 +105,7 @@ const KEPT_BYTES: usize = 16 << 20;
 
 thread_local! {
     /// Stripes that row fetches (index scans, TID lookups) loaded, kept for later fetches of
-    /// this backend, most recently used last: a point lookup per statement would otherwise
+    /// this backend, most recently used last, one load per stripe: a point lookup per statement would otherwise
     /// read and parse a stripe directory and its dictionaries for every row (most of a
     /// lookup's time). Bounded by [`KEPT_BYTES`].
     static KEPT: std::cell::RefCell<(Vec<(StripeKey, LoadedStripe)>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
@@ -122,15 +124,19 @@ pub fn kept_stats() -> (usize, usize, u64, u64) {
     (stripes, bytes, hits, misses)
 }
 
-/// The kept load of the stripe of catalog row `row`, if there is one (taken out of the
-/// cache: give it back with [`keep`]), with `row` as its catalog row.
-pub fn take_kept(row: &StripeRow) -> Option<LoadedStripe> {
+/// A copy of the kept load of the stripe of catalog row `row`, if there is one, with `row`
+/// as its catalog row. A copy, not the kept one: two scans of one statement (an UPDATE's
+/// index scan and its fetch of each old row) read the same stripes at once, and copying a
+/// parsed directory costs a small part of parsing it again.
+pub fn kept(row: &StripeRow) -> Option<LoadedStripe> {
     let key = StripeKey::of(row);
     let found = KEPT.with(|k| {
-        let (kept, bytes) = &mut *k.borrow_mut();
+        let (kept, _) = &mut *k.borrow_mut();
         let i = kept.iter().position(|(k, _)| *k == key)?;
-        let (_, mut stripe) = kept.remove(i);
-        *bytes -= stripe.approx_bytes();
+        // the most recently used last
+        let entry = kept.remove(i);
+        let mut stripe = entry.1.clone();
+        kept.push(entry);
         stripe.row = *row;
         Some(stripe)
     });
@@ -141,21 +147,30 @@ pub fn take_kept(row: &StripeRow) -> Option<LoadedStripe> {
     found
 }
 
-/// Keeps `stripe` for a later [`take_kept`], forgetting the least recently used ones past
-/// [`KEPT_BYTES`].
+/// Keeps `stripe` for a later [`kept`] (unless a kept load of the same stripe has read as
+/// much of it), forgetting the least recently used ones past [`KEPT_BYTES`].
 pub fn keep(stripe: LoadedStripe) {
     let size = stripe.approx_bytes();
     if size > KEPT_BYTES / 4 {
         return;
     }
+    let key = StripeKey::of(&stripe.row);
     KEPT.with(|k| {
         let (kept, bytes) = &mut *k.borrow_mut();
+        if let Some(i) = kept.iter().position(|(k, _)| *k == key) {
+            // one load per stripe: the one that has read more of it (contexts, row order)
+            if kept[i].1.approx_bytes() >= size {
+                return;
+            }
+            let (_, old) = kept.remove(i);
+            *bytes -= old.approx_bytes();
+        }
         while *bytes + size > KEPT_BYTES && !kept.is_empty() {
             let (_, old) = kept.remove(0);
             *bytes -= old.approx_bytes();
         }
         *bytes += size;
-        kept.push((StripeKey::of(&stripe.row), stripe));
+        kept.push((key, stripe));
     });
 }
 

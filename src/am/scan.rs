@@ -456,8 +456,8 @@ impl ScanState {
         self.deleted_in_vector(i, v).for_each(|r| selection.unset(r));
     }
 
-    /// Loads stripe `i` if it is not the one loaded. A fetch scan takes it from the stripes
-    /// kept by earlier fetches and keeps the one it leaves (`read::keep`).
+    /// Loads stripe `i` if it is not the one loaded. A fetch scan copies it from the stripes
+    /// kept by earlier fetches, and keeps the one it leaves (`read::keep`).
     fn load(&mut self, i: usize) {
         let row = self.stripes[i];
         if self.stripe.as_ref().map(|s| s.row.first_row) != Some(row.first_row) {
@@ -465,7 +465,7 @@ impl ScanState {
                 if let Some(old) = self.stripe.take() {
                     read::keep(old);
                 }
-                if let Some(kept) = read::take_kept(&row) {
+                if let Some(kept) = read::kept(&row) {
                     self.stripe = Some(kept);
                     return;
                 }
