@@ -224,11 +224,6 @@ mod pgcol {
         TableIterator::once((stripes.len() as i64, vectors, rows))
     }
 
-    /// How each stripe the current snapshot sees is ordered: the sort key it was written
-    /// with (`pg_columnar.sort_key`; its columns by their current names, NULL for a stripe
-    /// stored in insert order) and how many of its rows are stored elsewhere than their
-    /// insert position (a sorted load that came in key order moves none, and is stored
-    /// without row positions: NULL key).
     /// The stripes this backend keeps for its row fetches (index and TID lookups), across
     /// statements, so that a lookup does not read and parse a stripe's directory and
     /// dictionaries again: how many, about how much memory they hold (at most 16 MB), and
@@ -241,6 +236,11 @@ mod pgcol {
         TableIterator::once((stripes as i64, bytes as i64, hits as i64, misses as i64))
     }
 
+    /// How each stripe the current snapshot sees is ordered: the sort key it was written
+    /// with (`pg_columnar.sort_key`; its columns by their current names, NULL for a stripe
+    /// stored in insert order) and how many of its rows are stored elsewhere than their
+    /// insert position (a sorted load that came in key order moves none, and is stored
+    /// without row positions: NULL key).
     #[pg_extern(strict, stable)]
     #[search_path(pg_catalog, pg_temp)]
     fn sort_order(rel: PgRelation) -> TableIterator<'static, (name!(first_row, i64), name!(sort_key, Option<String>), name!(rows_moved, i64))> {

@@ -75,7 +75,7 @@ fn read_directory(pages: &mut PageReader, row: &StripeRow, buf: &mut Vec<u8>) {
 /// the key) holds a checksum of every vector and context, so two stripes with one key have
 /// the same directory and contexts, whatever happened to the file in between.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct StripeKey {
+struct StripeKey {
     storage_id: u64,
     first_row: u64,
     row_count: u64,
@@ -86,7 +86,7 @@ pub struct StripeKey {
 }
 
 impl StripeKey {
-    pub fn of(row: &StripeRow) -> StripeKey {
+    fn of(row: &StripeRow) -> StripeKey {
         StripeKey {
             storage_id: row.storage_id,
             first_row: row.first_row,
@@ -105,9 +105,9 @@ const KEPT_BYTES: usize = 16 << 20;
 
 thread_local! {
     /// Stripes that row fetches (index scans, TID lookups) loaded, kept for later fetches of
-    /// this backend, most recently used last, one load per stripe: a point lookup per statement would otherwise
-    /// read and parse a stripe directory and its dictionaries for every row (most of a
-    /// lookup's time). Bounded by [`KEPT_BYTES`].
+    /// this backend, most recently used last, one load per stripe: a point lookup per
+    /// statement would otherwise read and parse a stripe directory and its dictionaries for
+    /// every row (most of a lookup's time). Bounded by [`KEPT_BYTES`].
     static KEPT: std::cell::RefCell<(Vec<(StripeKey, LoadedStripe)>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
     /// Fetch scans' stripe loads so far that found their stripe kept, and that did not.
     static KEPT_HITS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
