@@ -79,17 +79,21 @@ fn fetch_into(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapshot, slot: 
     }
 }
 
+/// An index fetch. `all_dead` is set when the row is known to be dead to every transaction
+/// (so the index may mark its entry dead and skip it from then on); it is known only to a
+/// fetch under a dirty snapshot ([`fetch_dirty`]).
 pub unsafe fn fetch(
     data: *mut pg_sys::IndexFetchTableData,
     tid: pg_sys::ItemPointer,
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
+    all_dead: &mut bool,
 ) -> bool {
     let desc = data as *mut FetchDesc;
     let st = &mut *(*desc).state;
     let Some(row) = tid::from_tid(&*tid) else { return false };
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-        return fetch_dirty((*desc).base.rel, row, snapshot, slot);
+        return fetch_dirty((*desc).base.rel, row, snapshot, slot, all_dead);
     }
     let rel = (*desc).base.rel;
     super::write::flush_for_snapshot(rel, snapshot);
@@ -227,7 +231,16 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
 /// is found through its reservation (`storage::reservations`) and returned with every value
 /// NULL: its inserter is running, so every caller waits before it uses the values. Rows of
 /// this backend are written first, as they are when a fetch meets them.
-unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
+///
+/// A row in no stripe that a running or committed transaction wrote, and in no running
+/// transaction's reservation, is dead to every transaction (`all_dead`): its inserter
+/// aborted (a rolled-back load's rows keep their index entries). Nothing can bring it back:
+/// row numbers are not handed out twice, and a row that is still to be written has a
+/// reservation (a table with a unique index, the only kind that checks with a dirty
+/// snapshot) or is this backend's, written above. The unique check then marks the entry dead
+/// (as it does for a heap tuple dead to all), instead of coming back to it at every insert of
+/// the key, each time reading the stripe catalog again.
+unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot, all_dead: &mut bool) -> bool {
     (*snapshot).xmin = pg_sys::InvalidTransactionId;
     (*snapshot).xmax = pg_sys::InvalidTransactionId;
     (*snapshot).speculativeToken = 0;
@@ -242,7 +255,10 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
             None => with_latest_scan(rel, true, |scan| dirty_stripe_of(scan, row)),
         };
     }
-    let Some(place) = place else { return false };
+    let Some(place) = place else {
+        *all_dead = true;
+        return false;
+    };
     for m in marks::of_row(storage_id, row) {
         match m.holder {
             _ if m.mode == marks::Mode::Killed => return false,

@@ -2,6 +2,8 @@
 //! functions: load a stripe's directory (checked against the catalog's checksum), then decode
 //! vectors (each checked against its directory checksum) into Datums.
 
+use std::rc::Rc;
+
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{self, StripeDirectory};
 use pg_columnar_codec::{unpack_vector, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector, MAX_ROWS};
@@ -12,18 +14,20 @@ use crate::storage::catalog::StripeRow;
 use crate::storage::corrupt;
 use crate::storage::pages::PageReader;
 
-/// A stripe whose directory has been read and checked.
+/// A stripe whose directory has been read and checked. What it has read is immutable and
+/// shared (`Rc`), so a copy is cheap: the stripes kept for row fetches hand out copies
+/// ([`kept`]).
 #[derive(Clone)]
 pub struct LoadedStripe {
     /// Unique among the stripes this process loads: names what was read with this load (a
     /// shared dictionary laid out as Datums, `datum::DictionaryKey`).
     pub serial: u64,
     pub row: StripeRow,
-    pub dir: StripeDirectory,
+    pub dir: Rc<StripeDirectory>,
     /// Per column, its FSST table and shared dictionary once read.
-    contexts: Vec<Option<(Option<SymbolTable>, Option<SharedDictionary>)>>,
+    contexts: Vec<Option<Rc<(Option<SymbolTable>, Option<SharedDictionary>)>>>,
     /// A sorted stripe's row order once read ([`row_order`](Self::row_order)).
-    order: Option<RowOrder>,
+    order: Option<Rc<RowOrder>>,
     /// Stored bytes of the contexts read so far (for [`approx_bytes`](Self::approx_bytes)).
     context_bytes: usize,
 }
@@ -31,7 +35,6 @@ pub struct LoadedStripe {
 /// Where the rows of a sorted stripe are (`pg_columnar.sort_key`): a row keeps the row
 /// number (hence TID) it was given at insert time, its *insert offset* within the stripe,
 /// while it is stored at another *position*.
-#[derive(Clone)]
 pub struct RowOrder {
     /// Per insert offset, the stored position.
     position: Vec<u32>,
@@ -125,9 +128,9 @@ pub fn kept_stats() -> (usize, usize, u64, u64) {
 }
 
 /// A copy of the kept load of the stripe of catalog row `row`, if there is one, with `row`
-/// as its catalog row. A copy, not the kept one: two scans of one statement (an UPDATE's
-/// index scan and its fetch of each old row) read the same stripes at once, and copying a
-/// parsed directory costs a small part of parsing it again.
+/// as its catalog row. A copy (sharing what was read), not the kept one: two scans of one
+/// statement (an UPDATE's index scan and its fetch of each old row) read the same stripes at
+/// once.
 pub fn kept(row: &StripeRow) -> Option<LoadedStripe> {
     let key = StripeKey::of(row);
     let found = KEPT.with(|k| {
@@ -221,7 +224,7 @@ impl LoadedStripe {
             );
         }
         let contexts = vec![None; dir.columns.len()];
-        LoadedStripe { serial: next_serial(), row, dir, contexts, order: None, context_bytes: 0 }
+        LoadedStripe { serial: next_serial(), row, dir: Rc::new(dir), contexts, order: None, context_bytes: 0 }
     }
 
     /// The row order of a sorted stripe (`None`: its rows are stored in insert order), read
@@ -242,9 +245,9 @@ impl LoadedStripe {
             let Some((position, offset)) = positions.orders(values) else {
                 stripe_error(pages, &self.row, "row positions name one row twice");
             };
-            self.order = Some(RowOrder { position, offset });
+            self.order = Some(Rc::new(RowOrder { position, offset }));
         }
-        self.order.as_ref()
+        self.order.as_deref()
     }
 
     pub fn vector_count(&self) -> usize {
@@ -286,14 +289,14 @@ impl LoadedStripe {
                 SharedDictionary::deserialize(buf)
                     .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} dictionary: {err}", column + 1)))
             });
-            self.contexts[column] = Some((fsst, dict));
+            self.contexts[column] = Some(Rc::new((fsst, dict)));
         }
     }
 
     /// The context of `column` that [`unpack`](Self::unpack) read (none before): what an
     /// unpacked vector of it is materialized and filtered with.
     pub fn loaded_context(&self, column: usize) -> ColumnContext<'_> {
-        match self.contexts[column].as_ref() {
+        match self.contexts[column].as_deref() {
             Some((f, d)) => ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref(), stride: None },
             None => ColumnContext::default(),
         }

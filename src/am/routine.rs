@@ -157,10 +157,12 @@ unsafe extern "C-unwind" fn index_fetch_tuple(
     all_dead: *mut bool,
 ) -> bool {
     *call_again = false;
+    let mut dead = false;
+    let found = fetch::fetch(data, tid, snapshot, slot, &mut dead);
     if !all_dead.is_null() {
-        *all_dead = false;
+        *all_dead = dead;
     }
-    fetch::fetch(data, tid, snapshot, slot)
+    found
 }
 
 #[pgrx::pg_guard]
