@@ -196,14 +196,18 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
     fetch::satisfies_snapshot(rel, slot, snapshot)
 }
 
-/// Whether a deleted row is dead to every snapshot is not tracked (VACUUM does not reclaim
-/// deleted rows yet), so no index entry is removed on a row's account.
+/// Which of an index page's entries may be removed. The index's own dead marks (`LP_DEAD`,
+/// `knowndeletable` here) are kept: an entry is marked only when a fetch reported its row
+/// dead to all, a row whose inserter aborted (`fetch::fetch_dirty`), so no snapshot, here or
+/// on a standby, can see it (no conflict horizon: `InvalidTransactionId`). Other entries are
+/// not looked into: whether a deleted row is dead to every snapshot is not tracked (VACUUM
+/// does not reclaim deleted rows yet), so a bottom-up deletion, which asks the table for
+/// such rows, gets none.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn index_delete_tuples(_rel: pg_sys::Relation, delstate: *mut pg_sys::TM_IndexDeleteOp) -> pg_sys::TransactionId {
-    for i in 0..(*delstate).ndeltids as usize {
-        (*(*delstate).status.add(i)).knowndeletable = false;
+    if (*delstate).bottomup {
+        (*delstate).ndeltids = 0;
     }
-    (*delstate).ndeltids = 0;
     pg_sys::InvalidTransactionId
 }
 
