@@ -28,9 +28,9 @@ marks in pgcol.row_mark); a database-wide VACUUM runs before each operation's ro
     (wall clock from start to both finished, measured here), against the same two deletes one
     after the other in one session.
 """
-import argparse, random, statistics, subprocess, sys, time
+import random, subprocess, sys, time
 
-from tsbs_bench import psql, scalar, median
+from tsbs_bench import cpu_schema, median, parse_args, psql, scalar
 
 ENGINES = ["heap", "pg_columnar"]
 
@@ -121,19 +121,8 @@ def concurrent_deletes(args, t):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--psql", required=True)
-    ap.add_argument("--db", default="bench")
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--tsbs-gen", required=True)
-    ap.add_argument("--rows", type=int, required=True)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--markdown", required=True)
-    args = ap.parse_args()
-    args.psql = args.psql.split()
-    schema = subprocess.run([args.tsbs_gen, "--schema"], capture_output=True, text=True, check=True).stdout
-    schema = "\n".join(l for l in schema.splitlines() if l.startswith("CREATE TABLE cpu ")) + "\n"
-    setup(args, schema)
+    args = parse_args()
+    setup(args, cpu_schema(args))
 
     rows = []
     for name, op in operations(args):

@@ -147,7 +147,8 @@ def interleaved(args, name, per):
     selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in ENGINES}
     return med, selfcheck
 
-def main():
+def parse_args(extra=lambda ap: None):
+    """The arguments benches/run passes (`extra` adds a script's own), psql split into words."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--psql", required=True)
     ap.add_argument("--db", default="bench")
@@ -155,12 +156,20 @@ def main():
     ap.add_argument("--tsbs-gen", required=True)
     ap.add_argument("--rows", type=int, required=True)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--load-runs", type=int, default=5)
     ap.add_argument("--markdown", required=True)
+    extra(ap)
     args = ap.parse_args()
     args.psql = args.psql.split()
+    return args
+
+def cpu_schema(args):
+    """tsbs-gen's CREATE TABLE cpu statement."""
     schema = subprocess.run([args.tsbs_gen, "--schema"], capture_output=True, text=True, check=True).stdout
-    schema = "\n".join(l for l in schema.splitlines() if l.startswith("CREATE TABLE cpu ")) + "\n"
+    return "\n".join(l for l in schema.splitlines() if l.startswith("CREATE TABLE cpu ")) + "\n"
+
+def main():
+    args = parse_args(lambda ap: ap.add_argument("--load-runs", type=int, default=5))
+    schema = cpu_schema(args)
 
     loads = {e: [] for e in ENGINES}
     for r in range(args.load_runs):
