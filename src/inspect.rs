@@ -228,12 +228,17 @@ mod pgcol {
     /// statements, so that a lookup does not read and parse a stripe's directory and
     /// dictionaries again: how many, about how much memory they hold (at most 16 MB), and
     /// how many of the fetches' stripe loads so far found their stripe kept and how many did
-    /// not. Shows no table's contents.
+    /// not; and how many fetches of a row's old version (an UPDATE's, by TID) were read from
+    /// the index fetch that had just returned the row, with its vector decoded. Shows no
+    /// table's contents.
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
-    fn kept_stripes() -> TableIterator<'static, (name!(stripes, i64), name!(approx_bytes, i64), name!(hits, i64), name!(misses, i64))> {
+    #[allow(clippy::type_complexity)]
+    fn kept_stripes(
+    ) -> TableIterator<'static, (name!(stripes, i64), name!(approx_bytes, i64), name!(hits, i64), name!(misses, i64), name!(old_versions_reused, i64))> {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
-        TableIterator::once((stripes as i64, bytes as i64, hits as i64, misses as i64))
+        let reused = crate::am::fetch::refetched_from_index_fetch();
+        TableIterator::once((stripes as i64, bytes as i64, hits as i64, misses as i64, reused as i64))
     }
 
     /// How each stripe the current snapshot sees is ordered: the sort key it was written

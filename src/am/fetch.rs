@@ -36,9 +36,39 @@ struct FetchState {
 unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
     let desc = arg as *mut FetchDesc;
     if !(*desc).state.is_null() {
+        LAST_FETCH.with(|l| {
+            if l.get().is_some_and(|last| last.state == (*desc).state as usize) {
+                l.set(None);
+            }
+        });
         drop(Box::from_raw((*desc).state));
         (*desc).state = std::ptr::null_mut();
     }
+}
+
+/// The row an index fetch under an MVCC snapshot returned last, and the fetch's state (alive
+/// while this is set: [`drop_state`] clears it).
+#[derive(Clone, Copy)]
+struct LastFetch {
+    state: usize,
+    relid: pg_sys::Oid,
+    relfile: u32,
+    row: u64,
+}
+
+thread_local! {
+    /// An UPDATE (or DELETE ... RETURNING, or a row lock) finds each row by an index scan and
+    /// then fetches it again by TID with SnapshotAny for its old version; the second fetch
+    /// reads it from the index fetch's scan, whose decoded vector holds it, instead of
+    /// decoding the vector of every column once more.
+    static LAST_FETCH: std::cell::Cell<Option<LastFetch>> = const { std::cell::Cell::new(None) };
+    /// Fetches of an old version served that way, so far (`pgcol.kept_stripes`).
+    static REFETCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Fetches of a row's old version read from the index fetch that had just returned it.
+pub fn refetched_from_index_fetch() -> u64 {
+    REFETCHED.with(|r| r.get())
 }
 
 pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
@@ -104,7 +134,12 @@ pub unsafe fn fetch(
         st.key = Some(key);
     }
     st.rescanned = false;
-    fetch_into(st.scan.as_mut().unwrap(), row, snapshot, slot)
+    let found = fetch_into(st.scan.as_mut().unwrap(), row, snapshot, slot);
+    if found && mvcc {
+        let last = LastFetch { state: st as *mut FetchState as usize, relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
+        LAST_FETCH.with(|l| l.set(Some(last)));
+    }
+    found
 }
 
 /// What a cached SnapshotAny fetch is valid for: the relation (its relcache entry, OID and
@@ -135,6 +170,18 @@ pub unsafe fn fetch_row_version(
     let Some(row) = tid::from_tid(&*tid) else { return false };
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
         let fresh = super::write::flush_if_holding(rel, row);
+        // the row an index fetch just returned: read from that fetch's scan, which has it
+        // (in one of its stripes, decoded); SnapshotAny masks no row there either
+        let last = LAST_FETCH.with(|l| l.get());
+        if let Some(last) = last.filter(|l| !fresh && l.row == row && l.relid == (*rel).rd_id && l.relfile == crate::compat::relfile_number(rel)) {
+            let st = &mut *(last.state as *mut FetchState);
+            if let Some(scan) = st.scan.as_mut() {
+                if fetch_copied(scan, row, snapshot, slot) {
+                    REFETCHED.with(|r| r.set(r.get() + 1));
+                    return true;
+                }
+            }
+        }
         // a row not among the cached scan's stripes may be in a stripe written since
         with_latest_scan(rel, fresh, |scan| fetch_copied(scan, row, snapshot, slot))
             || with_latest_scan(rel, true, |scan| fetch_copied(scan, row, snapshot, slot))

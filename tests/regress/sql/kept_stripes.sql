@@ -24,6 +24,21 @@ EXECUTE l(2047);
 EXECUTE l(3000);
 EXECUTE l(3001);
 SELECT s.hits - b.hits AS hits, s.misses - b.misses AS misses, s.stripes > 0 AS kept FROM pgcol.kept_stripes() s, base b;
+-- an UPDATE found by an index scan reads each old version from that scan (reused), one
+-- found by a sequential scan fetches it by TID (the control)
+CREATE TEMP TABLE base2 AS SELECT * FROM pgcol.kept_stripes();
+UPDATE k SET v = v + 1 WHERE id IN (10, 20, 3010);
+UPDATE kh SET v = v + 1 WHERE id IN (10, 20, 3010);
+SELECT s.old_versions_reused - b.old_versions_reused AS reused FROM pgcol.kept_stripes() s, base2 b;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+UPDATE k SET v = v + 1 WHERE id IN (11, 21);
+UPDATE kh SET v = v + 1 WHERE id IN (11, 21);
+SELECT s.old_versions_reused - b.old_versions_reused AS reused FROM pgcol.kept_stripes() s, base2 b;
+RESET enable_indexscan;
+SET enable_seqscan = off;
+SELECT (SELECT string_agg(k::text, ' ' ORDER BY id) FROM k WHERE id IN (10, 11, 20, 21, 3010))
+     = (SELECT string_agg(kh::text, ' ' ORDER BY id) FROM kh WHERE id IN (10, 11, 20, 21, 3010)) AS same_as_heap;
 -- deleted and updated rows: the marks, not the kept stripe, decide
 DELETE FROM k WHERE id = 2;
 DELETE FROM kh WHERE id = 2;
