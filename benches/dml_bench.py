@@ -30,7 +30,7 @@ marks in pgcol.row_mark); a database-wide VACUUM runs before each operation's ro
 """
 import random, subprocess, sys, time
 
-from tsbs_bench import cpu_schema, median, parse_args, psql, scalar
+from tsbs_bench import cpu_schema, median, parse_args, psql, scalar, write_markdown
 
 ENGINES = ["heap", "pg_columnar"]
 
@@ -157,9 +157,7 @@ def main():
     for e in ENGINES:
         t, a = median(conc[e][0]), median(conc[e][1])
         md.append(f"| {e} | {t:.1f} | {a:.1f} | {t / a:.2f} |")
-    with open(args.markdown, "w") as f:
-        f.write("\n".join(md) + "\n")
-    print("\n".join(md))
+    write_markdown(args, md)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,12 @@ def cpu_schema(args):
     schema = subprocess.run([args.tsbs_gen, "--schema"], capture_output=True, text=True, check=True).stdout
     return "\n".join(l for l in schema.splitlines() if l.startswith("CREATE TABLE cpu ")) + "\n"
 
+def write_markdown(args, md):
+    """Writes the table lines `md` to --markdown (for benches/run --write) and prints them."""
+    with open(args.markdown, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
 def main():
     args = parse_args(lambda ap: ap.add_argument("--load-runs", type=int, default=5))
     schema = cpu_schema(args)
@@ -229,9 +235,7 @@ def main():
     for name, med, sc in rows_s:
         rate = lambda e: args.rows / med[e] / 1000
         md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['heap'] / med['pg_columnar']:.1f}× | {med['sorted']:.1f} | {med['heap'] / med['sorted']:.1f}× | {rate('heap'):.0f} / {rate('pg_columnar'):.0f} / {rate('sorted'):.0f} | {' / '.join(f'{sc[e]:.2f}' for e in ENGINES)} |")
-    with open(args.markdown, "w") as f:
-        f.write("\n".join(md) + "\n")
-    print("\n".join(md))
+    write_markdown(args, md)
 
 if __name__ == "__main__":
     main()

@@ -52,10 +52,7 @@ unsafe fn rel_name(relid: pg_sys::Oid) -> String {
 
 /// A pg_columnar table with indexes in namespace `nsp` (any namespace if invalid).
 fn columnar_with_indexes(nsp: pg_sys::Oid) -> Option<String> {
-    let am = unsafe { pg_sys::get_am_oid(c"pg_columnar".as_ptr(), true) };
-    if am == pg_sys::InvalidOid {
-        return None;
-    }
+    let am = super::routine::am_oid()?;
     let query = "SELECT c.oid::regclass::text FROM pg_catalog.pg_class c \
                  WHERE c.relam = $1 AND c.relhasindex AND ($2 = 0 OR c.relnamespace = $2) ORDER BY c.oid LIMIT 1";
     pgrx::Spi::get_one_with_args::<String>(query, &[am.into(), nsp.into()]).ok().flatten()

@@ -28,6 +28,13 @@ pub fn routine() -> *const pg_sys::TableAmRoutine {
     &ROUTINE.get_or_init(|| Routine(build())).0
 }
 
+/// The OID of the access method `pg_columnar` in this database (`None`: the extension is
+/// not created here), for catalog queries that look for its tables.
+pub fn am_oid() -> Option<pg_sys::Oid> {
+    let am = unsafe { pg_sys::get_am_oid(c"pg_columnar".as_ptr(), true) };
+    (am != pg_sys::InvalidOid).then_some(am)
+}
+
 /// Whether `rel` is a pg_columnar table.
 pub fn is_columnar(rel: pg_sys::Relation) -> bool {
     unsafe { !rel.is_null() && std::ptr::eq((*rel).rd_tableam, routine()) }
