@@ -506,8 +506,41 @@ type VacuumParamsPtr = *mut pg_sys::VacuumParams;
 type VacuumParamsPtr = *const pg_sys::VacuumParams;
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, _params: VacuumParamsPtr, _strategy: pg_sys::BufferAccessStrategy) {
-    life::vacuum(rel)
+unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, _params: VacuumParamsPtr, strategy: pg_sys::BufferAccessStrategy) {
+    super::am::vacuum::vacuum(rel, strategy)
+}
+
+/// What an index's bulk deletion and cleanup are told (16 adds the table).
+pub unsafe fn index_vacuum_info(index: pg_sys::Relation, table: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy, rows: f64) -> pg_sys::IndexVacuumInfo {
+    let mut info: pg_sys::IndexVacuumInfo = std::mem::zeroed();
+    info.index = index;
+    #[cfg(not(feature = "pg15"))]
+    {
+        info.heaprel = table;
+    }
+    #[cfg(feature = "pg15")]
+    let _ = table;
+    info.analyze_only = false;
+    info.estimated_count = true;
+    info.message_level = pg_sys::DEBUG2 as i32;
+    info.num_heap_tuples = rows;
+    info.strategy = strategy;
+    info
+}
+
+/// Makes this backend's lazy VACUUM an ordinary transaction for other backends' snapshots.
+/// A lazy VACUUM's transaction is left out of their snapshots (`PROC_IN_VACUUM`): one that
+/// took a transaction ID would have its writes read as already committed, or as aborted,
+/// while it runs. pg_columnar's VACUUM writes catalog rows, so it clears the flag first, as
+/// VACUUM FULL never sets it; its snapshot then holds back other VACUUMs' horizons, as any
+/// transaction's does. The same in 15 to 19.
+pub unsafe fn leave_lazy_vacuum_mode() {
+    let proc_array_lock = std::ptr::addr_of_mut!((*pg_sys::MainLWLockArray.add(4)).lock);
+    pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+    let proc = pg_sys::MyProc;
+    (*proc).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
+    *(*pg_sys::ProcGlobal).statusFlags.add((*proc).pgxactoff as usize) = (*proc).statusFlags;
+    pg_sys::LWLockRelease(proc_array_lock);
 }
 
 #[cfg(any(feature = "pg15", feature = "pg16"))]

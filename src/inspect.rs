@@ -52,8 +52,9 @@ mod pgcol {
         }
     }
 
-    /// The stripes the current snapshot sees; `row_count` counts the rows stored,
-    /// `deleted_rows` those of them the snapshot finds deleted.
+    /// The stripes the current snapshot sees; `row_count` counts the row numbers of each
+    /// stripe's range, `deleted_rows` those the snapshot finds deleted, `absent_rows` those
+    /// that hold no row (removed by VACUUM, or never given to a row).
     #[pg_extern(strict, stable)]
     #[search_path(pg_catalog, pg_temp)]
     fn stripes(
@@ -64,6 +65,7 @@ mod pgcol {
             name!(first_row, i64),
             name!(row_count, i64),
             name!(deleted_rows, i64),
+            name!(absent_rows, i64),
             name!(first_block, i64),
             name!(pages, i64),
             name!(byte_length, i64),
@@ -82,6 +84,7 @@ mod pgcol {
                     s.first_row as i64,
                     s.row_count as i64,
                     crate::storage::marks::rows_in(&deleted, s.first_row, s.row_count).len() as i64,
+                    crate::storage::catalog::absent_count(&s) as i64,
                     s.first_block as i64,
                     pages::pages_for(s.byte_length as usize) as i64,
                     s.byte_length as i64,
@@ -173,7 +176,7 @@ mod pgcol {
         let mut buf = Vec::new();
         for row in stripes {
             // loading checks the directory against the catalog's checksum
-            LoadedStripe::load(&mut pages, row, &mut buf);
+            LoadedStripe::load(&mut pages, row.clone(), &mut buf);
             pages.read(row.first_block, 0, row.byte_length as usize, &mut buf);
             hasher.update(&row.byte_length.to_le_bytes());
             hasher.update(&buf);
@@ -201,7 +204,7 @@ mod pgcol {
             }
             last_row_end = row.first_row + row.row_count;
             blocks.push((row.first_block, row.first_block + pages::pages_for(row.byte_length as usize)));
-            let mut stripe = LoadedStripe::load(&mut pages, *row, &mut buf);
+            let mut stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
             for (c, ty) in types.iter().enumerate().take(stripe.dir.columns.len()) {
                 for v in 0..stripe.vector_count() {
                     stripe.decode(&mut pages, c, v, *ty, &mut buf);
@@ -210,7 +213,7 @@ mod pgcol {
             }
             // a sorted stripe's row positions are checked to be a permutation of its rows
             stripe.row_order(&mut pages, &mut buf);
-            rows += row.row_count as i64;
+            rows += (row.row_count - crate::storage::catalog::absent_count(row)) as i64;
         }
         blocks.sort();
         if blocks.first().is_some_and(|b| b.0 == 0) {
@@ -257,7 +260,7 @@ mod pgcol {
         let out: Vec<_> = stripes
             .into_iter()
             .map(|row| {
-                let mut stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+                let mut stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
                 let key = stripe.dir.row_positions.as_ref().map(|p| {
                     p.key.iter().map(|&c| names.get(c).cloned().unwrap_or_else(|| format!("column {}", c + 1))).collect::<Vec<_>>().join(", ")
                 });
@@ -300,7 +303,7 @@ mod pgcol {
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
         let mut out = Vec::new();
         for row in stripes {
-            let stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+            let stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
             for (c, col) in stripe.dir.columns.iter().enumerate() {
                 for (v, e) in col.vectors.iter().enumerate() {
                     let (min, max, truncated) = match &e.zone {
@@ -366,7 +369,7 @@ mod pgcol {
         let mut buf = Vec::new();
         let mut out = Vec::new();
         for row in stripes {
-            let mut stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+            let mut stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
             // each stored column, decoded whole: null bitmap over the stripe and its values
             let mut columns: Vec<(Vec<u8>, bool, Values)> = Vec::new();
             for c in 0..stripe.dir.columns.len() {

@@ -136,7 +136,8 @@ CREATE SEQUENCE pgcol.storage_id_seq;
 CREATE MATERIALIZED VIEW pgcol.stripe AS
     SELECT NULL::bigint AS storage_id, NULL::bigint AS first_row, NULL::bigint AS row_count,
            NULL::bigint AS first_block, NULL::bigint AS byte_length, NULL::bigint AS prefix_length,
-           NULL::bigint AS prefix_checksum, NULL::bytea AS zones
+           NULL::bigint AS prefix_checksum, NULL::bytea AS zones, NULL::boolean AS vacuumed,
+           NULL::bytea AS absent
     WHERE false
     WITH DATA;
 CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);

@@ -6,7 +6,7 @@ use pgrx::pg_sys;
 use super::routine::not_supported;
 use super::scan::{self, ScanState};
 use super::{tid, write};
-use crate::storage::{catalog, marks, meta, pages, reservations};
+use crate::storage::{catalog, marks, meta, reservations};
 
 /// Deletes the catalog rows (stripes, row marks, row reservations) of the storage `rel` currently has, if it
 /// has any (whatever its block 0 holds: DROP and TRUNCATE work on a damaged table too).
@@ -71,35 +71,11 @@ pub unsafe fn copy_for_cluster(old: pg_sys::Relation, new: pg_sys::Relation, old
     *num_tuples = count;
 }
 
-/// VACUUM: returns to the file system the pages past the last committed stripe (left by
-/// aborted loads), when no one else is writing; then updates the planner's statistics.
-pub unsafe fn vacuum(rel: pg_sys::Relation) {
-    if pg_sys::ConditionalLockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE) {
-        // every writer of this table has finished: the latest snapshot sees every stripe
-        // that will ever be visible
-        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-        let stripes = scan::visible_stripes(rel, snapshot);
-        pg_sys::UnregisterSnapshot(snapshot);
-        let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
-        let used = stripes
-            .iter()
-            .map(|s| s.first_block + pages::pages_for(s.byte_length as usize))
-            .max()
-            .unwrap_or(if nblocks > 0 { 1 } else { 0 });
-        if used < nblocks {
-            pg_sys::RelationTruncate(rel, used);
-        }
-        pg_sys::UnlockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE);
-    }
-    let (pages, tuples) = estimate_size(rel);
-    crate::compat::update_relstats(rel, pages, tuples);
-}
-
 /// Pages of the relation, and rows the current snapshot sees (plus rows this backend has
 /// buffered).
 pub unsafe fn estimate_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
     let pages = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
-    let rows: u64 = scan::visible_stripes(rel, scan::current_snapshot()).iter().map(|s| s.row_count).sum();
+    let rows: u64 = scan::visible_stripes(rel, scan::current_snapshot()).iter().map(|s| s.row_count - catalog::absent_count(s)).sum();
     (pages, (rows + write::pending_rows(rel)) as f64)
 }
 

@@ -13,4 +13,5 @@ pub mod routine;
 pub mod scan;
 pub mod slot;
 pub mod tid;
+pub mod vacuum;
 pub mod write;

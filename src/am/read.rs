@@ -140,7 +140,7 @@ pub fn kept(row: &StripeRow) -> Option<LoadedStripe> {
         let entry = kept.remove(i);
         let mut stripe = entry.1.clone();
         kept.push(entry);
-        stripe.row = *row;
+        stripe.row = row.clone();
         Some(stripe)
     });
     KEPT_HITS.with(|h| {
@@ -306,7 +306,7 @@ impl LoadedStripe {
     /// kind and row count.
     pub fn unpack(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Unpacked {
         let entry = self.dir.columns[column].vectors[v].clone();
-        let row = self.row;
+        let row = self.row.clone();
         let rows = self.dir.vector_rows(v);
         let mut ctx_buf = Vec::new();
         let ctx = self.context(pages, column, &mut ctx_buf);
@@ -495,9 +495,19 @@ impl DecodedVector {
     }
 }
 
-/// Finds the stripe holding `row_number` in `stripes` (sorted by first row).
+/// Finds the stripe holding `row_number` in `stripes` (sorted by first row); `None` also
+/// for a row number in a stripe's range that holds no row (`StripeRow::absent`).
 pub fn stripe_index_of(stripes: &[StripeRow], row_number: u64) -> Option<usize> {
     let i = stripes.partition_point(|s| s.first_row <= row_number);
     let s = stripes.get(i.checked_sub(1)?)?;
-    (row_number < s.first_row + s.row_count).then_some(i - 1)
+    if row_number >= s.first_row + s.row_count {
+        return None;
+    }
+    let offset = row_number - s.first_row;
+    let run = s.absent.partition_point(|&(o, _)| o as u64 <= offset);
+    let absent = run > 0 && {
+        let (o, n) = s.absent[run - 1];
+        offset < o as u64 + n as u64
+    };
+    (!absent).then_some(i - 1)
 }

@@ -291,10 +291,37 @@ impl ScanState {
             let none = vec![None; stripes.len()];
             (stripes, none)
         };
-        let deleted = match storage_id {
+        let mut deleted = match storage_id {
             Some(id) if mask && !stripes.is_empty() => marks::deleted_rows(id, snapshot),
             _ => Vec::new(),
         };
+        // rows VACUUM removed are left out like deleted ones, for every kind of snapshot
+        if mask && stripes.iter().any(|s| !s.absent.is_empty()) {
+            deleted.extend(stripes.iter().flat_map(catalog::absent_rows));
+            deleted.sort_unstable();
+            deleted.dedup();
+        }
+        Self::assemble(rel, stripes, summaries, storage_id, deleted, parallel, bulk)
+    }
+
+    /// A scan of exactly `stripes` (of `rel`'s storage, sorted by first row) that leaves out
+    /// the rows of `removed` (ascending) and no others, whatever the marks say: VACUUM's read
+    /// of the stripes it writes again (`am::vacuum`). It writes none of this backend's rows.
+    pub fn over(rel: pg_sys::Relation, stripes: Vec<StripeRow>, removed: Vec<u64>) -> ScanState {
+        let storage_id = meta::read(rel).map(|m| m.storage_id);
+        let none = vec![None; stripes.len()];
+        Self::assemble(rel, stripes, none, storage_id, removed, std::ptr::null(), true)
+    }
+
+    fn assemble(
+        rel: pg_sys::Relation,
+        stripes: Vec<StripeRow>,
+        summaries: Vec<Option<StripeSummary>>,
+        storage_id: Option<u64>,
+        deleted: Vec<u64>,
+        parallel: *const AtomicU64,
+        bulk: bool,
+    ) -> ScanState {
         let types_of = unsafe { (*rel).rd_att };
         let types = column_types(types_of);
         let natts = types.len();
@@ -459,7 +486,7 @@ impl ScanState {
     /// Loads stripe `i` if it is not the one loaded. A fetch scan copies it from the stripes
     /// kept by earlier fetches, and keeps the one it leaves (`read::keep`).
     fn load(&mut self, i: usize) {
-        let row = self.stripes[i];
+        let row = self.stripes[i].clone();
         if self.stripe.as_ref().map(|s| s.row.first_row) != Some(row.first_row) {
             if self.keep_stripes {
                 if let Some(old) = self.stripe.take() {
@@ -574,7 +601,7 @@ impl ScanState {
                 continue;
             }
             if let Some((lo, hi)) = self.range {
-                let s = self.stripes[i];
+                let s = self.stripes[i].clone();
                 // skip whole stripes outside the range
                 if s.first_row + s.row_count <= lo || s.first_row > hi {
                     self.pos = Some((i, if forward { s.row_count - 1 } else { 0 }));
@@ -841,7 +868,7 @@ impl ScanState {
     /// and the serial number that names the dictionary. A stripe other than the loaded one
     /// is not loaded: its directory is walked only as far as the column.
     pub fn with_stripe_dictionary<R>(&mut self, i: usize, c: usize, f: impl FnOnce(&ColumnContext<'_>, bool, u64) -> R) -> R {
-        let row = self.stripes[i];
+        let row = self.stripes[i].clone();
         if let Some(stripe) = self.stripe.as_mut().filter(|s| s.row.first_row == row.first_row) {
             let Some(column) = stripe.dir.columns.get(c) else { return f(&ColumnContext::default(), true, stripe.serial) };
             let nulls = column.vectors.iter().any(|v| v.null_count > 0);

@@ -195,26 +195,71 @@ fn encode_error(rel: pg_sys::Relation, e: impl std::fmt::Display) -> ! {
     pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel))
 }
 
-/// Writes an encoded stripe's pages and inserts its catalog row; a stripe written below its
-/// rows' level is remembered (see the module comment).
-fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
+/// The catalog row of stripe image `image` holding rows `first_row..first_row + row_count`
+/// of storage `storage_id`, written at `first_block`, and its zone summary.
+pub fn catalog_row(image: &[u8], storage_id: u64, first_row: u64, row_count: u64, first_block: u32) -> (catalog::StripeRow, std::rc::Rc<[u8]>) {
     let prefix_length = stripe::StripeDirectory::prefix_len(image).expect("a stripe just written parses");
     let dir = stripe::StripeDirectory::parse(&image[..prefix_length]).expect("a stripe just written parses");
     let zones: std::rc::Rc<[u8]> = stripe::StripeSummary::of(&dir).to_bytes().into();
-    let first_block = pages::append(rel, image);
     let row = catalog::StripeRow {
-        storage_id: origin.storage_id,
-        first_row: origin.first_row,
-        row_count: origin.rows,
+        storage_id,
+        first_row,
+        row_count,
         first_block,
         byte_length: image.len() as u64,
         prefix_length: prefix_length as u64,
         prefix_checksum: xxhash_rust::xxh3::xxh3_64(&image[..prefix_length]),
         xmin: pg_sys::InvalidTransactionId,
-        cmin: origin.cid,
+        cmin: pg_sys::FirstCommandId,
         running_inserter: None,
+        vacuumed: false,
+        absent: catalog::Absent::from([]),
     };
+    (row, zones)
+}
+
+/// Writes an encoded stripe's pages and inserts its catalog row; a stripe written below its
+/// rows' level is remembered (see the module comment).
+fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
+    let first_block = pages::append(rel, image);
+    let (mut row, zones) = catalog_row(image, origin.storage_id, origin.first_row, origin.rows, first_block);
+    row.cmin = origin.cid;
     publish(Deep { relid: origin.relid, relfile: origin.relfile, row, zones, cid: origin.cid, owner: origin.level, writer: 0 });
+}
+
+/// Rows gathered into a stripe image of a relation outside the insert path (VACUUM's
+/// rewrites, `am::vacuum`), encoded in the backend with the relation's options.
+pub struct ImageBuilder {
+    desc: pg_sys::TupleDesc,
+    columns: Vec<ColumnBuffer>,
+    rows: usize,
+}
+
+impl ImageBuilder {
+    pub fn new(rel: pg_sys::Relation) -> ImageBuilder {
+        let desc = unsafe { (*rel).rd_att };
+        ImageBuilder { desc, columns: column_types(desc).into_iter().map(ColumnBuffer::new).collect(), rows: 0 }
+    }
+
+    /// Appends the row `tuple` (of the relation's row type). Detoasted copies are made in the
+    /// current memory context.
+    ///
+    /// # Safety
+    /// `tuple` must be a valid heap tuple of the relation's descriptor.
+    pub unsafe fn push_tuple(&mut self, tuple: pg_sys::HeapTuple) {
+        let natts = self.columns.len();
+        let mut values = vec![pg_sys::Datum::from(0); natts];
+        let mut nulls = vec![true; natts];
+        pg_sys::heap_deform_tuple(tuple, self.desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+        for (c, column) in self.columns.iter_mut().enumerate() {
+            column.push(values[c], nulls[c]);
+        }
+        self.rows += 1;
+    }
+
+    pub fn encode(self, rel: pg_sys::Relation) -> Vec<u8> {
+        encode_columns(&self.columns, self.rows, write_options(rel)).unwrap_or_else(|e| encode_error(rel, e))
+    }
 }
 
 /// Inserts the catalog row of `stripe` as the current (sub)transaction, and remembers it if
@@ -352,7 +397,7 @@ fn put_buffer(w: WriteBuffer) {
     BUFFERS.with(|b| b.borrow_mut().push(w));
 }
 
-fn stripe_row_limit() -> u64 {
+pub fn stripe_row_limit() -> u64 {
     STRIPE_ROW_LIMIT.get().max(1) as u64
 }
 

@@ -11,7 +11,7 @@
 use pgrx::pg_sys;
 
 /// One stripe's catalog row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StripeRow {
     pub storage_id: u64,
     /// Row number of the stripe's first row; its rows are `first_row..first_row + row_count`.
@@ -31,11 +31,59 @@ pub struct StripeRow {
     /// Read with a dirty snapshot (see [`stripes`]): the inserting transaction, if another
     /// transaction that was still running then.
     pub running_inserter: Option<pg_sys::TransactionId>,
+    /// Written by VACUUM (`am::vacuum`) from rows every snapshot already saw: its rows report
+    /// `xmin` FrozenTransactionId and `cmin` 0, and a dirty read never finds them being
+    /// inserted.
+    pub vacuumed: bool,
+    /// Row offsets (from `first_row`) in the stripe's range that hold no row, as ascending,
+    /// disjoint `(offset, count)` runs: rows VACUUM removed, and row numbers no row ever had.
+    /// The image stores a placeholder there (a copy of a neighbouring row) that no reader
+    /// returns. Empty for a stripe written by its inserter.
+    pub absent: Absent,
+}
+
+/// A stripe's absent rows ([`StripeRow::absent`]).
+pub type Absent = std::rc::Rc<[(u32, u32)]>;
+
+/// The absent rows of `row` as row numbers, ascending.
+pub fn absent_rows(row: &StripeRow) -> impl Iterator<Item = u64> + '_ {
+    row.absent.iter().flat_map(move |&(o, n)| (row.first_row + o as u64)..(row.first_row + o as u64 + n as u64))
+}
+
+/// How many rows of `row`'s range hold no row.
+pub fn absent_count(row: &StripeRow) -> u64 {
+    row.absent.iter().map(|&(_, n)| n as u64).sum()
+}
+
+/// The stored form of an absent list: `(offset: u32 LE, count: u32 LE)` per run.
+fn absent_to_bytes(absent: &[(u32, u32)]) -> Vec<u8> {
+    absent.iter().flat_map(|&(o, n)| o.to_le_bytes().into_iter().chain(n.to_le_bytes())).collect()
+}
+
+/// Parses a stored absent list, checked against the stripe's row count (runs ascending,
+/// disjoint, non-empty and inside the stripe); `None` if it is not one.
+fn absent_from_bytes(bytes: &[u8], row_count: u64) -> Option<Absent> {
+    if bytes.len() % 8 != 0 {
+        return None;
+    }
+    let mut runs = Vec::with_capacity(bytes.len() / 8);
+    let mut end = 0u64;
+    for chunk in bytes.chunks_exact(8) {
+        let o = u32::from_le_bytes(chunk[..4].try_into().ok()?);
+        let n = u32::from_le_bytes(chunk[4..].try_into().ok()?);
+        if n == 0 || (o as u64) < end || o as u64 + n as u64 > row_count {
+            return None;
+        }
+        end = o as u64 + n as u64;
+        runs.push((o, n));
+    }
+    Some(runs.into())
 }
 
 /// Columns of a catalog row: the seven of [`StripeRow`], then the stripe's zone summary
-/// (`codec::stripe::StripeSummary`, bytea; NULL: none).
-const NATTS: usize = 8;
+/// (`codec::stripe::StripeSummary`, bytea; NULL: none), then `vacuumed` (boolean) and the
+/// absent rows (bytea, [`absent_to_bytes`]; NULL: none).
+const NATTS: usize = 10;
 
 struct Catalog {
     table: pg_sys::Oid,
@@ -65,8 +113,15 @@ pub fn insert(row: &StripeRow, zones: &[u8], cid: pg_sys::CommandId) {
         pg_sys::Datum::from(row.prefix_length as i64),
         pg_sys::Datum::from(row.prefix_checksum as i64),
         pg_sys::Datum::from(zones),
+        pg_sys::Datum::from(row.vacuumed),
+        pg_sys::Datum::from(0),
     ];
     let mut nulls = [false; NATTS];
+    if row.absent.is_empty() {
+        nulls[9] = true;
+    } else {
+        values[9] = pg_sys::Datum::from(pgrx::rust_byte_slice_to_bytea(&absent_to_bytes(&row.absent)).into_pg());
+    }
     super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
 }
 
@@ -76,7 +131,7 @@ fn scan(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     lockmode: u32,
-    mut f: impl FnMut(pg_sys::Relation, &pg_sys::ItemPointerData, StripeRow, Option<&[u8]>),
+    mut f: impl FnMut(pg_sys::HeapTuple, StripeRow, Option<&[u8]>, bool),
 ) {
     unsafe {
         let c = catalog();
@@ -102,25 +157,39 @@ fn scan(
                 pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
             }
             let v = |i: usize| values[i].value() as i64;
+            let vacuumed = !nulls[8] && values[8].value() != 0;
+            let dirty = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+            let row_count = v(2) as u64;
+            let absent = if nulls[9] {
+                Absent::from([])
+            } else {
+                let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[9].cast_mut_ptr()));
+                absent_from_bytes(bytes, row_count).unwrap_or_else(|| {
+                    pgrx::error!("pg_columnar: catalog pgcol.stripe has an invalid absent-row list for storage {storage_id} at row {}", v(1))
+                })
+            };
             let row = StripeRow {
                 storage_id: v(0) as u64,
                 first_row: v(1) as u64,
-                row_count: v(2) as u64,
+                row_count,
                 first_block: v(3) as u32,
                 byte_length: v(4) as u64,
                 prefix_length: v(5) as u64,
                 prefix_checksum: v(6) as u64,
-                xmin: (*(*tuple).t_data).t_choice.t_heap.t_xmin,
-                cmin: (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid,
+                // rows VACUUM wrote again were visible to every snapshot: frozen, as heap
+                // reports a frozen tuple's inserter to those who ask what it means
+                xmin: if vacuumed { pg_sys::FrozenTransactionId } else { (*(*tuple).t_data).t_choice.t_heap.t_xmin },
+                cmin: if vacuumed { pg_sys::FirstCommandId } else { (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid },
                 // a dirty snapshot's check of the tuple leaves a running inserter in it
-                running_inserter: ((*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY
-                    && (*snapshot).xmin != pg_sys::InvalidTransactionId)
-                    .then_some((*snapshot).xmin),
+                running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId).then_some((*snapshot).xmin),
+                vacuumed,
+                absent,
             };
+            let being_deleted = dirty && (*snapshot).xmax != pg_sys::InvalidTransactionId;
             let zones = (!nulls[7]).then(|| {
                 pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))
             });
-            f(rel, &(*tuple).t_self, row, zones);
+            f(tuple, row, zones, being_deleted);
         }
         pg_sys::systable_endscan(scan);
         pg_sys::table_close(rel, lockmode as pg_sys::LOCKMODE);
@@ -160,35 +229,107 @@ fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, mut f: impl FnMut(Stripe
         match (*snapshot).snapshot_type {
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(storage_id, registered, pg_sys::AccessShareLock, |_, _, row, z| f(row, z));
+                scan(storage_id, registered, pg_sys::AccessShareLock, |_, row, z, _| f(row, z));
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, _, row, z| f(row, z)),
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, row, z, _| f(row, z)),
             _ => {
+                // While a VACUUM that rewrites stripes runs, a dirty read sees both the rows it
+                // is deleting and the ones it is inserting for the same rows (`am::vacuum`):
+                // the new one has every row any snapshot can see, so the old one is left out.
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
-                scan(storage_id, &mut dirty, pg_sys::AccessShareLock, |_, _, row, z| f(row, z));
+                let mut rows: Vec<(StripeRow, Option<Vec<u8>>, bool)> = Vec::new();
+                scan(storage_id, &mut dirty, pg_sys::AccessShareLock, |_, row, z, being_deleted| {
+                    rows.push((row, z.map(<[u8]>::to_vec), being_deleted))
+                });
+                let replaced = |r: &StripeRow| {
+                    rows.iter().any(|(o, _, d)| !d && o.first_row < r.first_row + r.row_count && r.first_row < o.first_row + o.row_count)
+                };
+                let keep: Vec<bool> = rows.iter().map(|(r, _, being_deleted)| !being_deleted || !replaced(r)).collect();
+                for ((row, zones, _), keep) in rows.into_iter().zip(keep) {
+                    if keep {
+                        f(row, zones.as_deref());
+                    }
+                }
             }
         }
+    }
+}
+
+/// A stripe's catalog row as VACUUM reads it ([`for_vacuum`]).
+pub struct VacuumRow {
+    pub row: StripeRow,
+    pub zones: Option<Vec<u8>>,
+    /// The row's TID in the catalog (to delete it).
+    pub tid: pg_sys::ItemPointerData,
+    /// Every snapshot, now and later, sees the stripe: its inserter committed before any
+    /// running transaction's snapshot.
+    pub settled: bool,
+}
+
+/// Every stripe of `storage_id` that `snapshot` (MVCC) sees, in row order, with what VACUUM
+/// needs to replace it.
+pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumRow> {
+    let mut rows = Vec::new();
+    unsafe {
+        let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let vistest = pg_sys::GlobalVisTestFor(rel);
+        scan(storage_id, snapshot, pg_sys::AccessShareLock, |tuple, row, zones, _| {
+            let settled = super::inserter_settled(tuple, vistest);
+            rows.push(VacuumRow { row, zones: zones.map(<[u8]>::to_vec), tid: (*tuple).t_self, settled })
+        });
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    rows.sort_by_key(|r| r.row.first_row);
+    rows
+}
+
+/// The page ranges (first block, pages) of every stripe of `storage_id` that some snapshot,
+/// now or later, may still read: the catalog rows VACUUM cannot remove yet (live ones,
+/// those deleted recently, and those of running transactions). The other blocks of the file
+/// hold nothing anyone reads, provided no writer is between writing a stripe's pages and
+/// inserting its catalog row (see `am::vacuum`).
+pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
+    let mut ranges = Vec::new();
+    unsafe {
+        let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let mut snapshot: pg_sys::SnapshotData = std::mem::zeroed();
+        snapshot.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_NON_VACUUMABLE;
+        snapshot.vistest = pg_sys::GlobalVisTestFor(rel);
+        scan(storage_id, &mut snapshot, pg_sys::AccessShareLock, |_, row, _, _| {
+            ranges.push((row.first_block, super::pages::pages_for(row.byte_length as usize)))
+        });
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    ranges.sort_unstable();
+    ranges
+}
+
+/// Deletes the catalog rows `tids` (transactionally), as VACUUM replaces their stripes.
+pub fn delete_rows(tids: &[pg_sys::ItemPointerData]) {
+    if tids.is_empty() {
+        return;
+    }
+    unsafe {
+        let rel = pg_sys::table_open(catalog().table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        for tid in tids {
+            let mut tid = *tid;
+            pg_sys::simple_heap_delete(rel, &mut tid);
+        }
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
     }
 }
 
 /// Deletes every row of `storage_id` (transactionally: a rollback brings them back). Used
 /// when a storage is dropped or truncated, under a lock that excludes its writers.
 pub fn delete_storage(storage_id: u64) {
-    unsafe {
-        let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
-        let mut tids = Vec::new();
-        scan(storage_id, snapshot, pg_sys::RowExclusiveLock, |_, tid, _, _| tids.push(*tid));
-        if tids.is_empty() {
-            return;
-        }
-        let rel = pg_sys::table_open(catalog().table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        for mut tid in tids {
-            pg_sys::simple_heap_delete(rel, &mut tid);
-        }
-        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        pg_sys::CommandCounterIncrement();
+    let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
+    let mut tids = Vec::new();
+    scan(storage_id, snapshot, pg_sys::RowExclusiveLock, |tuple, _, _, _| tids.push(unsafe { (*tuple).t_self }));
+    if !tids.is_empty() {
+        delete_rows(&tids);
+        unsafe { pg_sys::CommandCounterIncrement() };
     }
 }
 

@@ -315,6 +315,31 @@ fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec
     rows
 }
 
+/// A mark as VACUUM reads it ([`for_vacuum`]).
+pub struct VacuumMark {
+    pub row: u64,
+    pub mode: Mode,
+    /// The mark's TID in the catalog (to delete it).
+    pub tid: pg_sys::ItemPointerData,
+    /// Every snapshot, now and later, sees the mark.
+    pub settled: bool,
+}
+
+/// Every mark of `storage_id` that `snapshot` (MVCC) sees, in row order.
+pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumMark> {
+    let Some(c) = catalog() else { return Vec::new() };
+    let mut marks = Vec::new();
+    unsafe {
+        let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let vistest = pg_sys::GlobalVisTestFor(rel);
+        scan(&c, storage_id, None, snapshot, |row, mode, _, tuple| {
+            marks.push(VacuumMark { row, mode, tid: (*tuple).t_self, settled: super::inserter_settled(tuple, vistest) })
+        });
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    marks
+}
+
 /// The rows of `deleted` (ascending) among the `count` rows from `first`.
 pub fn rows_in(deleted: &[u64], first: u64, count: u64) -> &[u64] {
     let lo = deleted.partition_point(|&r| r < first);

@@ -74,6 +74,25 @@ pub fn insert_catalog_row(table: pg_sys::Oid, index: pg_sys::Oid, values: &mut [
     }
 }
 
+/// Whether every snapshot, now and later, sees catalog tuple `tuple` as inserted: its
+/// inserter committed (the caller read it with an MVCC snapshot of another transaction's
+/// view, or it is frozen) before any running transaction's snapshot was taken (`vistest`, of
+/// the tuple's catalog).
+pub fn inserter_settled(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVisState) -> bool {
+    unsafe {
+        let header = (*tuple).t_data;
+        let infomask = (*header).t_infomask;
+        let frozen = pg_sys::HEAP_XMIN_FROZEN as u16;
+        if infomask & frozen == frozen {
+            return true;
+        }
+        let xmin = (*header).t_choice.t_heap.t_xmin;
+        !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+            && pg_sys::TransactionIdDidCommit(xmin)
+            && pg_sys::GlobalVisTestIsRemovableXid(vistest, xmin)
+    }
+}
+
 /// Name of a relation for error messages: `schema.name`.
 pub fn relation_name(rel: pg_sys::Relation) -> String {
     unsafe {

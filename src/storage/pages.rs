@@ -45,18 +45,41 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
                 first = Some(block);
             }
             expected += 1;
-            let state = pg_sys::GenericXLogStart(rel);
-            let page = pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
-            pg_sys::PageInit(page, BLCKSZ, 0);
-            let base = page as *mut u8;
-            std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(PAGE_HEADER), chunk.len());
-            (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + chunk.len()) as u16;
-            pg_sys::GenericXLogFinish(state);
-            pg_sys::UnlockReleaseBuffer(buffer);
+            fill_page(rel, buffer, chunk);
         }
         pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
         pg_sys::FreeAccessStrategy(strategy);
         first.expect("at least one page")
+    }
+}
+
+/// Writes `chunk` as the whole content of the exclusively locked `buffer` (a new page header,
+/// then the bytes; generic WAL logs the full image), and releases it.
+unsafe fn fill_page(rel: pg_sys::Relation, buffer: pg_sys::Buffer, chunk: &[u8]) {
+    let state = pg_sys::GenericXLogStart(rel);
+    let page = pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
+    pg_sys::PageInit(page, BLCKSZ, 0);
+    let base = page as *mut u8;
+    std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(PAGE_HEADER), chunk.len());
+    (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + chunk.len()) as u16;
+    pg_sys::GenericXLogFinish(state);
+    pg_sys::UnlockReleaseBuffer(buffer);
+}
+
+/// Writes `bytes` over the existing pages `first_block..` (VACUUM fills pages no snapshot
+/// reads any more: `am::vacuum`). Their old contents are not read.
+pub fn write_at(rel: pg_sys::Relation, first_block: u32, bytes: &[u8]) {
+    unsafe {
+        for (k, chunk) in bytes.chunks(PAYLOAD).chain(bytes.is_empty().then_some(&[][..])).enumerate() {
+            let buffer = pg_sys::ReadBufferExtended(
+                rel,
+                pg_sys::ForkNumber::MAIN_FORKNUM,
+                first_block + k as u32,
+                pg_sys::ReadBufferMode::RBM_ZERO_AND_LOCK,
+                std::ptr::null_mut(),
+            );
+            fill_page(rel, buffer, chunk);
+        }
     }
 }
 

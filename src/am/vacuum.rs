@@ -1,0 +1,428 @@
+//! VACUUM of a pg_columnar table (not VACUUM FULL, which rewrites the whole table: `life`).
+//!
+//! 1. **Rewriting stripes.** A stripe whose rows every snapshot sees as inserted (its catalog
+//!    row is *settled*) is written again when at least [`REMOVED_FRACTION`] of its rows are
+//!    deleted for every snapshot (their delete marks are settled), or, with its settled
+//!    neighbours, when it is small (fewer than a quarter of `pg_columnar.stripe_row_limit`
+//!    rows): a run of such stripes becomes one stripe of at most `stripe_row_limit` row
+//!    numbers. Rows keep their numbers, so index entries stay right: the new stripe covers
+//!    the same range of row numbers, and the numbers in it that hold no row (removed rows,
+//!    and the numbers between merged stripes that no committed row has) are listed in its
+//!    catalog row as *absent*; the image stores a copy of a neighbouring row there, which no
+//!    reader returns. The removed rows' delete marks are deleted, and their index entries
+//!    (with those of rolled-back inserts between merged stripes) are removed by the indexes'
+//!    bulk deletion. Old catalog rows are deleted and new ones inserted in VACUUM's own
+//!    transaction, so MVCC decides which version a snapshot reads; an old stripe's pages
+//!    stay until no snapshot can see its catalog row.
+//! 2. **Reusing space.** Pages that no catalog row a snapshot may still read points at are
+//!    free. New stripes of step 1 go into the lowest free run of pages that holds them, and
+//!    settled stripes near the end of the file are moved down into free pages, so that a
+//!    later VACUUM can give the end back.
+//! 3. **Truncating.** The pages after the last one any snapshot may read are given back to
+//!    the file system, when no one else is using the table.
+//!
+//! Which pages are free can only be known while no writer is between writing a stripe's
+//! pages and inserting its catalog row (or holds the pages of a stripe whose catalog row a
+//! rolled-back subtransaction took along, `write`). So steps 2 and 3, and merging across row
+//! numbers no stripe has (which a running writer might still fill), happen only when VACUUM
+//! gets a lock that excludes writers for a moment (`ShareLock`, without waiting; readers are
+//! not excluded). Writers only ever append pages, so the free pages found then stay free.
+
+use pgrx::pg_sys;
+
+use super::scan::ScanState;
+use super::{tid, write};
+use crate::storage::catalog::{self, StripeRow, VacuumRow};
+use crate::storage::{marks, meta, pages};
+
+/// A stripe is written again once this fraction of its rows is deleted for every snapshot.
+pub const REMOVED_FRACTION: f64 = 0.2;
+
+/// What one VACUUM did (`pgcol.last_vacuum()`, and the server log at DEBUG1).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct VacuumReport {
+    /// Whether it could tell free pages and dead row numbers (no writer was running).
+    pub quiet: bool,
+    /// Stripes written again, and the stripes they replaced.
+    pub stripes_written: u64,
+    pub stripes_replaced: u64,
+    /// Rows removed (deleted for every snapshot), and row numbers between merged stripes.
+    pub rows_removed: u64,
+    pub gap_rows: u64,
+    /// Stripes moved down into free pages.
+    pub stripes_moved: u64,
+    /// Pages given back to the file system.
+    pub pages_truncated: u64,
+}
+
+thread_local! {
+    static LAST: std::cell::Cell<VacuumReport> = const { std::cell::Cell::new(VacuumReport {
+        quiet: false, stripes_written: 0, stripes_replaced: 0, rows_removed: 0, gap_rows: 0, stripes_moved: 0, pages_truncated: 0,
+    }) };
+}
+
+/// What the last VACUUM of a pg_columnar table in this backend did.
+pub fn last_report() -> VacuumReport {
+    LAST.with(|l| l.get())
+}
+
+/// Free pages: ascending, disjoint runs `(first_block, pages)`.
+struct FreePages(Vec<(u32, u32)>);
+
+impl FreePages {
+    /// The blocks `1..nblocks` that no range of `occupied` covers.
+    fn between(occupied: &[(u32, u32)], nblocks: u32) -> FreePages {
+        let mut runs = Vec::new();
+        let mut next = 1u32.min(nblocks);
+        for &(first, count) in occupied {
+            if first > next {
+                runs.push((next, first.min(nblocks) - next));
+            }
+            next = next.max(first + count);
+        }
+        if next < nblocks {
+            runs.push((next, nblocks - next));
+        }
+        FreePages(runs)
+    }
+
+    /// Takes the lowest run of `count` free pages that starts below `below`.
+    fn take(&mut self, count: u32, below: u32) -> Option<u32> {
+        let i = self.0.iter().position(|&(first, n)| n >= count && first < below)?;
+        let (first, n) = self.0[i];
+        if n == count {
+            self.0.remove(i);
+        } else {
+            self.0[i] = (first + count, n - count);
+        }
+        Some(first)
+    }
+
+    fn pages(&self) -> u64 {
+        self.0.iter().map(|&(_, n)| n as u64).sum()
+    }
+}
+
+/// `relation_vacuum`.
+pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) {
+    let mut report = VacuumReport::default();
+    if let Some(m) = meta::read(rel) {
+        rewrite(rel, m.storage_id, strategy, &mut report);
+    }
+    report.pages_truncated = truncate(rel);
+    LAST.with(|l| l.set(report));
+    pgrx::debug1!("pg_columnar: VACUUM of \"{}\": {report:?}", crate::storage::relation_name(rel));
+    let (pages, tuples) = super::life::estimate_size(rel);
+    crate::compat::update_relstats(rel, pages, tuples);
+}
+
+/// A run of stripes (indexes into the list) written again as one.
+struct Group {
+    members: std::ops::Range<usize>,
+}
+
+/// Steps 1 and 2 of the module comment.
+unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::BufferAccessStrategy, report: &mut VacuumReport) {
+    // A moment without writers: every row number below `next_row` is in a committed stripe
+    // or dead, and no page off the catalog is being filled.
+    let mut free = None;
+    if pg_sys::ConditionalLockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) {
+        let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+        free = Some(FreePages::between(&catalog::occupied(storage_id), nblocks));
+        pg_sys::UnlockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE);
+    }
+    report.quiet = free.is_some();
+    crate::compat::leave_lazy_vacuum_mode();
+    let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+    let stripes = catalog::for_vacuum(storage_id, snapshot);
+    let marks = marks::for_vacuum(storage_id, snapshot);
+    // rows deleted for every snapshot, and the marks that say so
+    let mut removable: Vec<(u64, pg_sys::ItemPointerData)> =
+        marks.iter().filter(|m| m.settled && m.mode.deletes()).map(|m| (m.row, m.tid)).collect();
+    removable.sort_by_key(|r| r.0);
+    let removable_rows: Vec<u64> = removable.iter().map(|r| r.0).collect();
+
+    let groups = plan(&stripes, &removable_rows, free.is_some());
+    let mut dead: Vec<(u64, u64)> = Vec::new();
+    let cid = pg_sys::GetCurrentCommandId(true);
+    let context = pg_sys::AllocSetContextCreateExtended(
+        pg_sys::CurrentMemoryContext,
+        c"pg_columnar vacuum".as_ptr(),
+        pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+        pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+        pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+    );
+    for group in &groups {
+        let old = pg_sys::MemoryContextSwitchTo(context);
+        write_group(rel, storage_id, &stripes[group.members.clone()], &removable, free.as_mut(), cid, &mut dead, report);
+        pg_sys::MemoryContextSwitchTo(old);
+        pg_sys::MemoryContextReset(context);
+    }
+    if let Some(free) = free.as_mut() {
+        let rewritten: Vec<bool> = (0..stripes.len()).map(|i| groups.iter().any(|g| g.members.contains(&i))).collect();
+        move_down(rel, &stripes, &rewritten, free, cid, report);
+    }
+    pg_sys::MemoryContextDelete(context);
+    pg_sys::UnregisterSnapshot(snapshot);
+    if report.stripes_written + report.stripes_replaced + report.stripes_moved > 0 {
+        pg_sys::CommandCounterIncrement();
+    }
+    dead.sort_unstable();
+    remove_index_entries(rel, &dead, strategy);
+}
+
+/// The runs of stripes to write again (see the module comment). `quiet`: row numbers between
+/// stripes are dead, so stripes with a gap between them may be merged.
+fn plan(stripes: &[VacuumRow], removable: &[u64], quiet: bool) -> Vec<Group> {
+    let limit = write::stripe_row_limit();
+    let small = (limit / 4).max(1);
+    let removed_in = |s: &StripeRow| {
+        marks::rows_in(removable, s.first_row, s.row_count).iter().filter(|&&r| super::read::stripe_index_of(std::slice::from_ref(s), r).is_some()).count() as u64
+    };
+    let live = |s: &StripeRow| s.row_count - catalog::absent_count(s) - removed_in(s);
+    let worth_alone = |s: &StripeRow| {
+        let removed = removed_in(s);
+        let stored = s.row_count - catalog::absent_count(s);
+        removed > 0 && (removed == stored || removed as f64 >= REMOVED_FRACTION * stored as f64)
+    };
+    let mut groups = Vec::new();
+    let mut i = 0;
+    while i < stripes.len() {
+        let s = &stripes[i];
+        if !s.settled {
+            i += 1;
+            continue;
+        }
+        // a run of small settled stripes, each following the last without a gap (or with a
+        // dead one), within one stripe's row numbers
+        let mut end = i + 1;
+        if live(&s.row) < small {
+            while end < stripes.len() {
+                let (prev, next) = (&stripes[end - 1].row, &stripes[end]);
+                let follows = next.row.first_row == prev.first_row + prev.row_count || quiet;
+                let span = next.row.first_row + next.row.row_count - s.row.first_row;
+                if !next.settled || !follows || live(&next.row) >= small || span > limit {
+                    break;
+                }
+                end += 1;
+            }
+        }
+        if end - i > 1 || worth_alone(&s.row) {
+            groups.push(Group { members: i..end });
+        }
+        i = end;
+    }
+    groups
+}
+
+/// Writes the stripes `old` (settled, consecutive) again as one, without the rows of
+/// `removable` and the row numbers between them; records the row numbers that became
+/// absent in `dead`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn write_group(
+    rel: pg_sys::Relation,
+    storage_id: u64,
+    old: &[VacuumRow],
+    removable: &[(u64, pg_sys::ItemPointerData)],
+    free: Option<&mut FreePages>,
+    cid: pg_sys::CommandId,
+    dead: &mut Vec<(u64, u64)>,
+    report: &mut VacuumReport,
+) {
+    let first_row = old[0].row.first_row;
+    let last = &old[old.len() - 1].row;
+    let span = last.first_row + last.row_count - first_row;
+    let lo = removable.partition_point(|r| r.0 < first_row);
+    let hi = removable.partition_point(|r| r.0 < first_row + span);
+    let removed: Vec<u64> = removable[lo..hi].iter().map(|r| r.0).collect();
+    let forget: Vec<pg_sys::ItemPointerData> = removable[lo..hi].iter().map(|r| r.1).collect();
+
+    // every live row, as a heap tuple in the current (per-group) memory context, by number
+    let stripes: Vec<StripeRow> = old.iter().map(|v| v.row.clone()).collect();
+    let mut scan = ScanState::over(rel, stripes.clone(), removed.clone());
+    let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsVirtual);
+    let mut rows: Vec<(u64, pg_sys::HeapTuple)> = Vec::new();
+    while scan.next(true, slot) {
+        let row = tid::from_tid(&(*slot).tts_tid).expect("a scanned row has a row number");
+        rows.push((row, pg_sys::ExecCopySlotHeapTuple(slot)));
+    }
+    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    drop(scan);
+    rows.sort_unstable_by_key(|r| r.0);
+
+    // the row numbers that hold no row from now on (absent), and those of them that were
+    // not absent in an old stripe already (dead: their index entries go)
+    let in_old_range = |r: u64| {
+        let i = stripes.partition_point(|s| s.first_row <= r);
+        i > 0 && r < stripes[i - 1].first_row + stripes[i - 1].row_count
+    };
+    let mut absent: Vec<(u32, u32)> = Vec::new();
+    let (mut absent_from, mut dead_from) = (None, None);
+    let mut next = 0usize;
+    for offset in 0..=span {
+        let row = first_row + offset;
+        let (gone, newly) = if offset < span {
+            let present = next < rows.len() && rows[next].0 == row;
+            if present {
+                next += 1;
+            }
+            let was_absent = in_old_range(row) && super::read::stripe_index_of(&stripes, row).is_none();
+            (!present, !present && !was_absent)
+        } else {
+            (false, false)
+        };
+        if newly {
+            if in_old_range(row) {
+                report.rows_removed += 1;
+            } else {
+                report.gap_rows += 1;
+            }
+        }
+        match (gone, absent_from) {
+            (true, None) => absent_from = Some(offset),
+            (false, Some(from)) => {
+                absent.push((from as u32, (offset - from) as u32));
+                absent_from = None;
+            }
+            _ => {}
+        }
+        match (newly, dead_from) {
+            (true, None) => dead_from = Some(row),
+            (false, Some(from)) => {
+                dead.push((from, row));
+                dead_from = None;
+            }
+            _ => {}
+        }
+    }
+
+    let old_tids: Vec<pg_sys::ItemPointerData> = old.iter().map(|v| v.tid).collect();
+    if !rows.is_empty() {
+        let mut builder = write::ImageBuilder::new(rel);
+        let mut next = 0usize;
+        for offset in 0..span {
+            let row = first_row + offset;
+            if next < rows.len() && rows[next].0 == row {
+                builder.push_tuple(rows[next].1);
+                next += 1;
+            } else {
+                // a placeholder: the nearest row in the same vector of 1024 row numbers if
+                // there is one after it and none before, else the last row before it
+                let before = next.checked_sub(1).map(|i| rows[i]);
+                let after = rows.get(next).copied();
+                let vector = |r: u64| (r - first_row) / pg_columnar_codec::MAX_ROWS as u64;
+                let source = match (before, after) {
+                    (Some(b), Some(a)) if vector(b.0) != vector(row) && vector(a.0) == vector(row) => a,
+                    (Some(b), _) => b,
+                    (None, Some(a)) => a,
+                    (None, None) => unreachable!("rows is not empty"),
+                };
+                builder.push_tuple(source.1);
+            }
+        }
+        let image = builder.encode(rel);
+        let pages_needed = pages::pages_for(image.len());
+        let first_block = match free.and_then(|f| f.take(pages_needed, u32::MAX)) {
+            Some(block) => {
+                pages::write_at(rel, block, &image);
+                block
+            }
+            None => pages::append(rel, &image),
+        };
+        let (mut row, zones) = write::catalog_row(&image, storage_id, first_row, span, first_block);
+        row.vacuumed = true;
+        row.absent = absent.into();
+        catalog::insert(&row, &zones, cid);
+        report.stripes_written += 1;
+    }
+    catalog::delete_rows(&old_tids);
+    marks::forget(&forget);
+    report.stripes_replaced += old.len() as u64;
+}
+
+/// Moves settled stripes from the end of the file into free pages below them (copying their
+/// images as they are), when at least a quarter of the file is free: a later VACUUM can then
+/// give the end back.
+unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[bool], free: &mut FreePages, cid: pg_sys::CommandId, report: &mut VacuumReport) {
+    let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+    if free.pages() < 8 || free.pages() * 4 < nblocks as u64 {
+        return;
+    }
+    let mut order: Vec<usize> = (0..stripes.len()).filter(|&i| stripes[i].settled && !rewritten[i]).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(stripes[i].row.first_block));
+    let mut reader = pages::PageReader::new(rel, true);
+    let mut image = Vec::new();
+    for i in order {
+        let v = &stripes[i];
+        let count = pages::pages_for(v.row.byte_length as usize);
+        let Some(block) = free.take(count, v.row.first_block) else { continue };
+        if block + count > v.row.first_block {
+            // overlapping its own pages: they are still read by other snapshots
+            free.0.push((block, count));
+            free.0.sort_unstable();
+            continue;
+        }
+        reader.read(v.row.first_block, 0, v.row.byte_length as usize, &mut image);
+        if xxhash_rust::xxh3::xxh3_64(&image[..v.row.prefix_length as usize]) != v.row.prefix_checksum {
+            crate::storage::corrupt(rel, format!("stripe at row {} (block {}): directory checksum mismatch", v.row.first_row, v.row.first_block));
+        }
+        pages::write_at(rel, block, &image);
+        let mut row = v.row.clone();
+        row.first_block = block;
+        row.vacuumed = true;
+        let zones = v.zones.clone().unwrap_or_default();
+        catalog::insert(&row, &zones, cid);
+        catalog::delete_rows(&[v.tid]);
+        report.stripes_moved += 1;
+    }
+}
+
+/// Bulk deletion of the index entries of the row-number ranges `dead` (ascending,
+/// half-open), then each index's cleanup.
+unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strategy: pg_sys::BufferAccessStrategy) {
+    if dead.is_empty() || !(*(*rel).rd_rel).relhasindex {
+        return;
+    }
+    unsafe extern "C-unwind" fn is_dead(tid: pg_sys::ItemPointer, state: *mut std::ffi::c_void) -> bool {
+        let dead = &*(state as *const Vec<(u64, u64)>);
+        let Some(row) = tid::from_tid(&*tid) else { return false };
+        let i = dead.partition_point(|&(a, _)| a <= row);
+        i > 0 && row < dead[i - 1].1
+    }
+    let dead: Vec<(u64, u64)> = dead.to_vec();
+    let mut nindexes = 0;
+    let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
+    pg_sys::vac_open_indexes(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE, &mut nindexes, &mut indexes);
+    let (_, rows) = super::life::estimate_size(rel);
+    for k in 0..nindexes as usize {
+        let index = *indexes.add(k);
+        let mut info = crate::compat::index_vacuum_info(index, rel, strategy, rows);
+        let stats = pg_sys::index_bulk_delete(&mut info, std::ptr::null_mut(), Some(is_dead), &dead as *const _ as *mut std::ffi::c_void);
+        let stats = pg_sys::index_vacuum_cleanup(&mut info, stats);
+        if !stats.is_null() {
+            pg_sys::pfree(stats.cast());
+        }
+    }
+    pg_sys::vac_close_indexes(nindexes, indexes, pg_sys::NoLock as pg_sys::LOCKMODE);
+}
+
+/// Step 3: gives back the pages after the last one a snapshot may read, when no one else is
+/// using the table; returns how many.
+unsafe fn truncate(rel: pg_sys::Relation) -> u64 {
+    if !pg_sys::ConditionalLockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE) {
+        return 0;
+    }
+    let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+    let used = match meta::read(rel) {
+        Some(m) => catalog::occupied(m.storage_id).iter().map(|&(first, count)| first + count).max().unwrap_or(1),
+        None => nblocks.min(1),
+    };
+    let truncated = if used < nblocks {
+        pg_sys::RelationTruncate(rel, used);
+        (nblocks - used) as u64
+    } else {
+        0
+    };
+    pg_sys::UnlockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE);
+    truncated
+}
