@@ -244,6 +244,41 @@ mod pgcol {
         TableIterator::once((stripes as i64, bytes as i64, hits as i64, misses as i64, reused as i64))
     }
 
+    /// What the last VACUUM of a pg_columnar table in this session did (`am::vacuum`):
+    /// whether it found a moment without writers (`quiet`: only then does it merge across
+    /// row numbers no stripe holds, fill free pages and give back the end of the file),
+    /// stripes written and the stripes they replaced, rows removed (deleted for every
+    /// snapshot) and row numbers between merged stripes made absent, stripes moved down into
+    /// free pages, pages given back, and index entries removed. Shows no table's contents.
+    #[pg_extern(volatile)]
+    #[search_path(pg_catalog, pg_temp)]
+    #[allow(clippy::type_complexity)]
+    fn last_vacuum() -> TableIterator<
+        'static,
+        (
+            name!(quiet, bool),
+            name!(stripes_written, i64),
+            name!(stripes_replaced, i64),
+            name!(rows_removed, i64),
+            name!(gap_rows, i64),
+            name!(stripes_moved, i64),
+            name!(pages_truncated, i64),
+            name!(index_entries_removed, i64),
+        ),
+    > {
+        let r = crate::am::vacuum::last_report();
+        TableIterator::once((
+            r.quiet,
+            r.stripes_written as i64,
+            r.stripes_replaced as i64,
+            r.rows_removed as i64,
+            r.gap_rows as i64,
+            r.stripes_moved as i64,
+            r.pages_truncated as i64,
+            r.index_entries_removed as i64,
+        ))
+    }
+
     /// How each stripe the current snapshot sees is ordered: the sort key it was written
     /// with (`pg_columnar.sort_key`; its columns by their current names, NULL for a stripe
     /// stored in insert order) and how many of its rows are stored elsewhere than their

@@ -239,6 +239,16 @@ impl Drop for ScanState {
     }
 }
 
+/// Adds the absent rows of `stripes` (`StripeRow::absent`) to `deleted` (ascending): every
+/// read leaves them out like deleted rows, whatever its snapshot.
+fn with_absent_rows(deleted: &mut Vec<u64>, stripes: &[StripeRow]) {
+    if stripes.iter().any(|s| !s.absent.is_empty()) {
+        deleted.extend(stripes.iter().flat_map(catalog::absent_rows));
+        deleted.sort_unstable();
+        deleted.dedup();
+    }
+}
+
 impl ScanState {
     pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
         Self::build(rel, snapshot, parallel, bulk, true, false, true)
@@ -295,11 +305,8 @@ impl ScanState {
             Some(id) if mask && !stripes.is_empty() => marks::deleted_rows(id, snapshot),
             _ => Vec::new(),
         };
-        // rows VACUUM removed are left out like deleted ones, for every kind of snapshot
-        if mask && stripes.iter().any(|s| !s.absent.is_empty()) {
-            deleted.extend(stripes.iter().flat_map(catalog::absent_rows));
-            deleted.sort_unstable();
-            deleted.dedup();
+        if mask {
+            with_absent_rows(&mut deleted, &stripes);
         }
         Self::assemble(rel, stripes, summaries, storage_id, deleted, parallel, bulk)
     }
@@ -307,7 +314,8 @@ impl ScanState {
     /// A scan of exactly `stripes` (of `rel`'s storage, sorted by first row) that leaves out
     /// the rows of `removed` (ascending) and no others, whatever the marks say: VACUUM's read
     /// of the stripes it writes again (`am::vacuum`). It writes none of this backend's rows.
-    pub fn over(rel: pg_sys::Relation, stripes: Vec<StripeRow>, removed: Vec<u64>) -> ScanState {
+    pub fn over(rel: pg_sys::Relation, stripes: Vec<StripeRow>, mut removed: Vec<u64>) -> ScanState {
+        with_absent_rows(&mut removed, &stripes);
         let storage_id = meta::read(rel).map(|m| m.storage_id);
         let none = vec![None; stripes.len()];
         Self::assemble(rel, stripes, none, storage_id, removed, std::ptr::null(), true)

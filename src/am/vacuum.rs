@@ -53,11 +53,14 @@ pub struct VacuumReport {
     pub stripes_moved: u64,
     /// Pages given back to the file system.
     pub pages_truncated: u64,
+    /// Index entries the indexes' bulk deletion removed (all indexes together).
+    pub index_entries_removed: u64,
 }
 
 thread_local! {
     static LAST: std::cell::Cell<VacuumReport> = const { std::cell::Cell::new(VacuumReport {
         quiet: false, stripes_written: 0, stripes_replaced: 0, rows_removed: 0, gap_rows: 0, stripes_moved: 0, pages_truncated: 0,
+        index_entries_removed: 0,
     }) };
 }
 
@@ -136,12 +139,17 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::Buff
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
     let stripes = catalog::for_vacuum(storage_id, snapshot);
     let marks = marks::for_vacuum(storage_id, snapshot);
-    // rows deleted for every snapshot, and the marks that say so
-    let mut removable: Vec<(u64, pg_sys::ItemPointerData)> =
-        marks.iter().filter(|m| m.settled && m.mode.deletes()).map(|m| (m.row, m.tid)).collect();
+    // rows deleted for every snapshot, and every settled mark on them (a lock mark there is
+    // met by no writer: no snapshot sees the row)
+    let mut removable_rows: Vec<u64> = marks.iter().filter(|m| m.settled && m.mode.deletes()).map(|m| m.row).collect();
+    removable_rows.sort_unstable();
+    removable_rows.dedup();
+    let mut removable: Vec<(u64, pg_sys::ItemPointerData)> = marks
+        .iter()
+        .filter(|m| m.settled && removable_rows.binary_search(&m.row).is_ok())
+        .map(|m| (m.row, m.tid))
+        .collect();
     removable.sort_by_key(|r| r.0);
-    let removable_rows: Vec<u64> = removable.iter().map(|r| r.0).collect();
-
     let groups = plan(&stripes, &removable_rows, free.is_some());
     let mut dead: Vec<(u64, u64)> = Vec::new();
     let cid = pg_sys::GetCurrentCommandId(true);
@@ -168,7 +176,7 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::Buff
         pg_sys::CommandCounterIncrement();
     }
     dead.sort_unstable();
-    remove_index_entries(rel, &dead, strategy);
+    report.index_entries_removed = remove_index_entries(rel, &dead, strategy);
 }
 
 /// The runs of stripes to write again (see the module comment). `quiet`: row numbers between
@@ -216,8 +224,8 @@ fn plan(stripes: &[VacuumRow], removable: &[u64], quiet: bool) -> Vec<Group> {
 }
 
 /// Writes the stripes `old` (settled, consecutive) again as one, without the rows of
-/// `removable` and the row numbers between them; records the row numbers that became
-/// absent in `dead`.
+/// `removable` (each with a mark's TID: the marks go too) and the row numbers between them;
+/// records the row numbers that became absent in `dead`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn write_group(
     rel: pg_sys::Relation,
@@ -234,7 +242,8 @@ unsafe fn write_group(
     let span = last.first_row + last.row_count - first_row;
     let lo = removable.partition_point(|r| r.0 < first_row);
     let hi = removable.partition_point(|r| r.0 < first_row + span);
-    let removed: Vec<u64> = removable[lo..hi].iter().map(|r| r.0).collect();
+    let mut removed: Vec<u64> = removable[lo..hi].iter().map(|r| r.0).collect();
+    removed.dedup();
     let forget: Vec<pg_sys::ItemPointerData> = removable[lo..hi].iter().map(|r| r.1).collect();
 
     // every live row, as a heap tuple in the current (per-group) memory context, by number
@@ -378,10 +387,10 @@ unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[b
 }
 
 /// Bulk deletion of the index entries of the row-number ranges `dead` (ascending,
-/// half-open), then each index's cleanup.
-unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strategy: pg_sys::BufferAccessStrategy) {
+/// half-open), then each index's cleanup; returns how many entries went.
+unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strategy: pg_sys::BufferAccessStrategy) -> u64 {
     if dead.is_empty() || !(*(*rel).rd_rel).relhasindex {
-        return;
+        return 0;
     }
     unsafe extern "C-unwind" fn is_dead(tid: pg_sys::ItemPointer, state: *mut std::ffi::c_void) -> bool {
         let dead = &*(state as *const Vec<(u64, u64)>);
@@ -394,16 +403,21 @@ unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strat
     let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
     pg_sys::vac_open_indexes(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE, &mut nindexes, &mut indexes);
     let (_, rows) = super::life::estimate_size(rel);
+    let mut removed = 0.0;
     for k in 0..nindexes as usize {
         let index = *indexes.add(k);
         let mut info = crate::compat::index_vacuum_info(index, rel, strategy, rows);
         let stats = pg_sys::index_bulk_delete(&mut info, std::ptr::null_mut(), Some(is_dead), &dead as *const _ as *mut std::ffi::c_void);
+        if !stats.is_null() {
+            removed += (*stats).tuples_removed;
+        }
         let stats = pg_sys::index_vacuum_cleanup(&mut info, stats);
         if !stats.is_null() {
             pg_sys::pfree(stats.cast());
         }
     }
     pg_sys::vac_close_indexes(nindexes, indexes, pg_sys::NoLock as pg_sys::LOCKMODE);
+    removed as u64
 }
 
 /// Step 3: gives back the pages after the last one a snapshot may read, when no one else is
