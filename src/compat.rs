@@ -510,6 +510,24 @@ unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, _params: VacuumParamsP
     super::am::vacuum::vacuum(rel, strategy)
 }
 
+/// Whether `xid` is older than every snapshot that may still be taken into account (19 asks
+/// whether the horizon may be computed again to tell; it may).
+pub unsafe fn xid_removable(vistest: *mut pg_sys::GlobalVisState, xid: pg_sys::TransactionId) -> bool {
+    #[cfg(not(feature = "pg19"))]
+    return pg_sys::GlobalVisTestIsRemovableXid(vistest, xid);
+    #[cfg(feature = "pg19")]
+    return pg_sys::GlobalVisTestIsRemovableXid(vistest, xid, true);
+}
+
+/// Counts an UPDATE of one row in the table's statistics, as heap's (never a HOT update; 16
+/// adds whether the new version went to another page), so that autovacuum visits the table.
+pub unsafe fn count_update(rel: pg_sys::Relation) {
+    #[cfg(feature = "pg15")]
+    pg_sys::pgstat_count_heap_update(rel, false);
+    #[cfg(not(feature = "pg15"))]
+    pg_sys::pgstat_count_heap_update(rel, false, true);
+}
+
 /// What an index's bulk deletion and cleanup are told (16 adds the table).
 pub unsafe fn index_vacuum_info(index: pg_sys::Relation, table: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy, rows: f64) -> pg_sys::IndexVacuumInfo {
     let mut info: pg_sys::IndexVacuumInfo = std::mem::zeroed();

@@ -199,7 +199,12 @@ pub unsafe fn delete(
 ) -> pg_sys::TM_Result::Type {
     publication::check_write(rel, Change::Delete);
     let wait = if wait { Wait::Block } else { Wait::Skip };
-    mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| None))
+    let result = mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| None));
+    if result == pg_sys::TM_Result::TM_Ok {
+        // counted as heap's deletes are: autovacuum visits the table after enough of them
+        pg_sys::pgstat_count_heap_delete(rel);
+    }
+    result
 }
 
 /// Whether the new version in `slot` of the row at `otid` changes a column of `keys` (a
@@ -270,11 +275,15 @@ pub unsafe fn update(
     };
     *lockmode = lock;
     let wait = if wait { Wait::Block } else { Wait::Skip };
-    mark_row(rel, &*otid, mode, cid, wait, tmfd, || {
+    let result = mark_row(rel, &*otid, mode, cid, wait, tmfd, || {
         crosschecked(rel, &*otid, crosscheck)?;
         write::insert(rel, &[slot], cid);
         Ok(tid::from_tid(&(*slot).tts_tid))
-    })
+    });
+    if result == pg_sys::TM_Result::TM_Ok {
+        crate::compat::count_update(rel);
+    }
+    result
 }
 
 /// `tuple_lock`: the row at `tid` into `slot`, locked in `mode`. The row's latest state

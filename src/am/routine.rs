@@ -218,14 +218,18 @@ unsafe extern "C-unwind" fn index_delete_tuples(_rel: pg_sys::Relation, delstate
     pg_sys::InvalidTransactionId
 }
 
+/// Inserts count in the table's statistics as heap's do (autovacuum visits a table after
+/// enough of them, and VACUUM merges small stripes: `am::vacuum`).
 pub unsafe fn tuple_insert(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, cid: pg_sys::CommandId) {
     publication::check_write(rel, Change::Insert);
     write::insert(rel, &[slot], cid);
+    pg_sys::pgstat_count_heap_insert(rel, 1);
 }
 
 pub unsafe fn multi_insert(rel: pg_sys::Relation, slots: *mut *mut pg_sys::TupleTableSlot, nslots: i32, cid: pg_sys::CommandId) {
     publication::check_write(rel, Change::Insert);
     write::insert(rel, std::slice::from_raw_parts(slots, nslots.max(0) as usize), cid);
+    pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64);
 }
 
 #[pgrx::pg_guard]

@@ -3,10 +3,10 @@
 //! 1. **Rewriting stripes.** A stripe whose rows every snapshot sees as inserted (its catalog
 //!    row is *settled*) is written again when at least [`REMOVED_FRACTION`] of its rows are
 //!    deleted for every snapshot (their delete marks are settled), or, with its settled
-//!    neighbours, when it is small (fewer than a quarter of `pg_columnar.stripe_row_limit`
-//!    rows): a run of such stripes becomes one stripe of at most `stripe_row_limit` row
-//!    numbers. Rows keep their numbers, so index entries stay right: the new stripe covers
-//!    the same range of row numbers, and the numbers in it that hold no row (removed rows,
+//!    neighbours, when it is small (fewer live rows than [`SMALL_STRIPE_ROWS`]): a run of
+//!    such stripes becomes one stripe of at most `pg_columnar.stripe_row_limit` row numbers.
+//!    Rows keep their numbers, so index entries stay right: the new stripe covers the same
+//!    range of row numbers, and the numbers in it that hold no row (removed rows,
 //!    and the numbers between merged stripes that no committed row has) are listed in its
 //!    catalog row as *absent*; the image stores a copy of a neighbouring row there, which no
 //!    reader returns. The removed rows' delete marks are deleted, and their index entries
@@ -37,6 +37,12 @@ use crate::storage::{marks, meta, pages};
 
 /// A stripe is written again once this fraction of its rows is deleted for every snapshot.
 pub const REMOVED_FRACTION: f64 = 0.2;
+
+/// A stripe with fewer live rows than this (less than one full vector: each stripe costs a
+/// directory and a partial vector per column) is merged with its small neighbours. A fixed
+/// number, not a fraction of `pg_columnar.stripe_row_limit`: autovacuum runs with the
+/// server's setting, and stripes a load made smaller on purpose are not small.
+pub const SMALL_STRIPE_ROWS: u64 = pg_columnar_codec::MAX_ROWS as u64;
 
 /// What one VACUUM did (`pgcol.last_vacuum()`, and the server log at DEBUG1).
 #[derive(Clone, Copy, Default, Debug)]
@@ -127,11 +133,14 @@ struct Group {
 /// Steps 1 and 2 of the module comment.
 unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::BufferAccessStrategy, report: &mut VacuumReport) {
     // A moment without writers: every row number below `next_row` is in a committed stripe
-    // or dead, and no page off the catalog is being filled.
+    // or dead, and no page off the catalog is being filled. Writers that start later only
+    // append pages and take row numbers from `next_row` on.
     let mut free = None;
+    let mut dead_below = None;
     if pg_sys::ConditionalLockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) {
         let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
         free = Some(FreePages::between(&catalog::occupied(storage_id), nblocks));
+        dead_below = meta::read(rel).map(|m| m.next_row);
         pg_sys::UnlockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE);
     }
     report.quiet = free.is_some();
@@ -150,7 +159,7 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::Buff
         .map(|m| (m.row, m.tid))
         .collect();
     removable.sort_by_key(|r| r.0);
-    let groups = plan(&stripes, &removable_rows, free.is_some());
+    let groups = plan(&stripes, &removable_rows, dead_below);
     let mut dead: Vec<(u64, u64)> = Vec::new();
     let cid = pg_sys::GetCurrentCommandId(true);
     let context = pg_sys::AllocSetContextCreateExtended(
@@ -179,11 +188,12 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::Buff
     report.index_entries_removed = remove_index_entries(rel, &dead, strategy);
 }
 
-/// The runs of stripes to write again (see the module comment). `quiet`: row numbers between
-/// stripes are dead, so stripes with a gap between them may be merged.
-fn plan(stripes: &[VacuumRow], removable: &[u64], quiet: bool) -> Vec<Group> {
+/// The runs of stripes to write again (see the module comment). `dead_below`: row numbers
+/// below it that no stripe holds are dead (no writer can still fill them), so stripes with
+/// such a gap between them may be merged.
+fn plan(stripes: &[VacuumRow], removable: &[u64], dead_below: Option<u64>) -> Vec<Group> {
     let limit = write::stripe_row_limit();
-    let small = (limit / 4).max(1);
+    let small = SMALL_STRIPE_ROWS;
     let removed_in = |s: &StripeRow| {
         marks::rows_in(removable, s.first_row, s.row_count).iter().filter(|&&r| super::read::stripe_index_of(std::slice::from_ref(s), r).is_some()).count() as u64
     };
@@ -207,7 +217,8 @@ fn plan(stripes: &[VacuumRow], removable: &[u64], quiet: bool) -> Vec<Group> {
         if live(&s.row) < small {
             while end < stripes.len() {
                 let (prev, next) = (&stripes[end - 1].row, &stripes[end]);
-                let follows = next.row.first_row == prev.first_row + prev.row_count || quiet;
+                let follows = next.row.first_row == prev.first_row + prev.row_count
+                    || dead_below.is_some_and(|n| next.row.first_row <= n);
                 let span = next.row.first_row + next.row.row_count - s.row.first_row;
                 if !next.settled || !follows || live(&next.row) >= small || span > limit {
                     break;

@@ -89,7 +89,7 @@ pub fn inserter_settled(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVi
         let xmin = (*header).t_choice.t_heap.t_xmin;
         !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             && pg_sys::TransactionIdDidCommit(xmin)
-            && pg_sys::GlobalVisTestIsRemovableXid(vistest, xmin)
+            && crate::compat::xid_removable(vistest, xmin)
     }
 }
 
