@@ -551,11 +551,15 @@ pub unsafe fn index_vacuum_info(index: pg_sys::Relation, table: pg_sys::Relation
 /// took a transaction ID would have its writes read as already committed, or as aborted,
 /// while it runs. pg_columnar's VACUUM writes catalog rows, so it clears the flag first, as
 /// VACUUM FULL never sets it; its snapshot then holds back other VACUUMs' horizons, as any
-/// transaction's does. The same in 15 to 19.
+/// transaction's does. Nothing if this backend is not in a lazy VACUUM (any more). The same in
+/// 15 to 19.
 pub unsafe fn leave_lazy_vacuum_mode() {
+    let proc = pg_sys::MyProc;
+    if (*proc).statusFlags & pg_sys::PROC_IN_VACUUM as u8 == 0 {
+        return;
+    }
     let proc_array_lock = std::ptr::addr_of_mut!((*pg_sys::MainLWLockArray.add(4)).lock);
     pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
-    let proc = pg_sys::MyProc;
     (*proc).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
     *(*pg_sys::ProcGlobal).statusFlags.add((*proc).pgxactoff as usize) = (*proc).statusFlags;
     pg_sys::LWLockRelease(proc_array_lock);

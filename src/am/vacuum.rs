@@ -144,7 +144,10 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::Buff
         pg_sys::UnlockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE);
     }
     report.quiet = free.is_some();
-    crate::compat::leave_lazy_vacuum_mode();
+    // Reading under the lazy VACUUM's flag is safe: the catalog rows this reads are deleted
+    // only by VACUUM (this one) and by TRUNCATE and DROP (kept out by its lock), so no other
+    // backend's pruning can take one that this snapshot still sees. The flag goes before the
+    // first write (`write_group`, `move_down`), and only if there is one.
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
     let stripes = catalog::for_vacuum(storage_id, snapshot);
     let marks = marks::for_vacuum(storage_id, snapshot);
@@ -316,6 +319,7 @@ unsafe fn write_group(
         }
     }
 
+    crate::compat::leave_lazy_vacuum_mode();
     let old_tids: Vec<pg_sys::ItemPointerData> = old.iter().map(|v| v.tid).collect();
     if !rows.is_empty() {
         let mut builder = write::ImageBuilder::new(rel);
@@ -386,6 +390,7 @@ unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[b
         if xxhash_rust::xxh3::xxh3_64(&image[..v.row.prefix_length as usize]) != v.row.prefix_checksum {
             crate::storage::corrupt(rel, format!("stripe at row {} (block {}): directory checksum mismatch", v.row.first_row, v.row.first_block));
         }
+        crate::compat::leave_lazy_vacuum_mode();
         pages::write_at(rel, block, &image);
         let mut row = v.row.clone();
         row.first_block = block;
