@@ -247,7 +247,8 @@ mod pgcol {
     /// What the last VACUUM of a pg_columnar table in this session did (`am::vacuum`):
     /// whether it found a moment without writers (`quiet`: only then does it merge across
     /// row numbers no stripe holds, fill free pages and give back the end of the file),
-    /// stripes written and the stripes they replaced, rows removed (deleted for every
+    /// stripes written and the stripes they replaced, images encoded for them (merges; a
+    /// stripe that only loses rows keeps its image), rows removed (deleted for every
     /// snapshot) and row numbers between merged stripes made absent, stripes moved down into
     /// free pages, pages given back, and index entries removed. Shows no table's contents.
     #[pg_extern(volatile)]
@@ -259,6 +260,7 @@ mod pgcol {
             name!(quiet, bool),
             name!(stripes_written, i64),
             name!(stripes_replaced, i64),
+            name!(images_encoded, i64),
             name!(rows_removed, i64),
             name!(gap_rows, i64),
             name!(stripes_moved, i64),
@@ -271,6 +273,7 @@ mod pgcol {
             r.quiet,
             r.stripes_written as i64,
             r.stripes_replaced as i64,
+            r.images_encoded as i64,
             r.rows_removed as i64,
             r.gap_rows as i64,
             r.stripes_moved as i64,

@@ -311,14 +311,13 @@ impl ScanState {
         Self::assemble(rel, stripes, summaries, storage_id, deleted, parallel, bulk)
     }
 
-    /// A scan of exactly `stripes` (of `rel`'s storage, sorted by first row) that leaves out
-    /// the rows of `removed` (ascending) and no others, whatever the marks say: VACUUM's read
-    /// of the stripes it writes again (`am::vacuum`). It writes none of this backend's rows.
-    pub fn over(rel: pg_sys::Relation, stripes: Vec<StripeRow>, mut removed: Vec<u64>) -> ScanState {
-        with_absent_rows(&mut removed, &stripes);
+    /// A scan of every row `stripes` (of `rel`'s storage, sorted by first row) store, deleted
+    /// and absent ones too: VACUUM's read of the stripes it merges (`am::vacuum`). It writes
+    /// none of this backend's rows.
+    pub fn every_stored_row(rel: pg_sys::Relation, stripes: Vec<StripeRow>) -> ScanState {
         let storage_id = meta::read(rel).map(|m| m.storage_id);
         let none = vec![None; stripes.len()];
-        Self::assemble(rel, stripes, none, storage_id, removed, std::ptr::null(), true)
+        Self::assemble(rel, stripes, none, storage_id, Vec::new(), std::ptr::null(), true)
     }
 
     fn assemble(

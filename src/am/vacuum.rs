@@ -1,18 +1,18 @@
 //! VACUUM of a pg_columnar table (not VACUUM FULL, which rewrites the whole table: `life`).
 //!
-//! 1. **Rewriting stripes.** A stripe whose rows every snapshot sees as inserted (its catalog
-//!    row is *settled*) is written again when at least [`REMOVED_FRACTION`] of its rows are
-//!    deleted for every snapshot (their delete marks are settled), or, with its settled
-//!    neighbours, when it is small (fewer live rows than [`SMALL_STRIPE_ROWS`]): a run of
-//!    such stripes becomes one stripe of at most `pg_columnar.stripe_row_limit` row numbers.
-//!    Rows keep their numbers, so index entries stay right: the new stripe covers the same
-//!    range of row numbers, and the numbers in it that hold no row (removed rows,
-//!    and the numbers between merged stripes that no committed row has) are listed in its
-//!    catalog row as *absent*; the image stores a copy of a neighbouring row there, which no
-//!    reader returns. The removed rows' delete marks are deleted, and their index entries
-//!    (with those of rolled-back inserts between merged stripes) are removed by the indexes'
-//!    bulk deletion. Old catalog rows are deleted and new ones inserted in VACUUM's own
-//!    transaction, so MVCC decides which version a snapshot reads; an old stripe's pages
+//! 1. **Removing rows and merging stripes.** Only stripes whose catalog rows every snapshot
+//!    sees (*settled*) are touched, and only rows whose deletion every snapshot sees (their
+//!    delete marks are settled) are removed. A stripe with such rows gets a new catalog row
+//!    that lists them as *absent* (docs/FORMAT.md), over the same image and pages; a run of
+//!    small stripes (fewer live rows than [`SMALL_STRIPE_ROWS`] each) is encoded again as one
+//!    stripe of at most `pg_columnar.stripe_row_limit` row numbers, and the numbers between
+//!    them that no committed row has are absent too. Rows keep their numbers, so index
+//!    entries stay right; a removed row keeps its values in the image (masked: no reader
+//!    returns it, and the image packs as before), a number between merged stripes holds a
+//!    copy of a neighbouring row. The removed rows' marks are deleted, and their index
+//!    entries (with those of rolled-back inserts between merged stripes) are removed by the
+//!    indexes' bulk deletion. Old catalog rows are deleted and new ones inserted in VACUUM's
+//!    own transaction, so MVCC decides which version a snapshot reads; an old stripe's pages
 //!    stay until no snapshot can see its catalog row.
 //! 2. **Reusing space.** Pages that no catalog row a snapshot may still read points at are
 //!    free. New stripes of step 1 go into the lowest free run of pages that holds them, and
@@ -35,9 +35,6 @@ use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow, VacuumRow};
 use crate::storage::{marks, meta, pages};
 
-/// A stripe is written again once this fraction of its rows is deleted for every snapshot.
-pub const REMOVED_FRACTION: f64 = 0.2;
-
 /// A stripe with fewer live rows than this (less than one full vector: each stripe costs a
 /// directory and a partial vector per column) is merged with its small neighbours. A fixed
 /// number, not a fraction of `pg_columnar.stripe_row_limit`: autovacuum runs with the
@@ -49,9 +46,11 @@ pub const SMALL_STRIPE_ROWS: u64 = pg_columnar_codec::MAX_ROWS as u64;
 pub struct VacuumReport {
     /// Whether it could tell free pages and dead row numbers (no writer was running).
     pub quiet: bool,
-    /// Stripes written again, and the stripes they replaced.
+    /// Stripes written again (new catalog rows), the stripes they replaced, and the images
+    /// encoded for them (a merge; a single stripe keeps its image).
     pub stripes_written: u64,
     pub stripes_replaced: u64,
+    pub images_encoded: u64,
     /// Rows removed (deleted for every snapshot), and row numbers between merged stripes.
     pub rows_removed: u64,
     pub gap_rows: u64,
@@ -65,7 +64,7 @@ pub struct VacuumReport {
 
 thread_local! {
     static LAST: std::cell::Cell<VacuumReport> = const { std::cell::Cell::new(VacuumReport {
-        quiet: false, stripes_written: 0, stripes_replaced: 0, rows_removed: 0, gap_rows: 0, stripes_moved: 0, pages_truncated: 0,
+        quiet: false, stripes_written: 0, stripes_replaced: 0, images_encoded: 0, rows_removed: 0, gap_rows: 0, stripes_moved: 0, pages_truncated: 0,
         index_entries_removed: 0,
     }) };
 }
@@ -201,11 +200,8 @@ fn plan(stripes: &[VacuumRow], removable: &[u64], dead_below: Option<u64>) -> Ve
         marks::rows_in(removable, s.first_row, s.row_count).iter().filter(|&&r| super::read::stripe_index_of(std::slice::from_ref(s), r).is_some()).count() as u64
     };
     let live = |s: &StripeRow| s.row_count - catalog::absent_count(s) - removed_in(s);
-    let worth_alone = |s: &StripeRow| {
-        let removed = removed_in(s);
-        let stored = s.row_count - catalog::absent_count(s);
-        removed > 0 && (removed == stored || removed as f64 >= REMOVED_FRACTION * stored as f64)
-    };
+    // its catalog row gets the removed rows as absent, its marks go
+    let worth_alone = |s: &StripeRow| removed_in(s) > 0;
     let mut groups = Vec::new();
     let mut i = 0;
     while i < stripes.len() {
@@ -237,9 +233,12 @@ fn plan(stripes: &[VacuumRow], removable: &[u64], dead_below: Option<u64>) -> Ve
     groups
 }
 
-/// Writes the stripes `old` (settled, consecutive) again as one, without the rows of
-/// `removable` (each with a mark's TID: the marks go too) and the row numbers between them;
-/// records the row numbers that became absent in `dead`.
+/// Replaces the stripes `old` (settled, consecutive) by one whose absent rows are theirs,
+/// the rows of `removable` (each with a mark's TID: the marks go too) and the row numbers
+/// between them; records the row numbers that became absent in `dead`. One stripe keeps its
+/// image and pages (only its catalog row changes); several are encoded again as one, every
+/// stored row as it was (a removed row keeps its values, so the image packs as before) and a
+/// placeholder at each number between them.
 #[allow(clippy::too_many_arguments)]
 unsafe fn write_group(
     rel: pg_sys::Relation,
@@ -254,46 +253,35 @@ unsafe fn write_group(
     let first_row = old[0].row.first_row;
     let last = &old[old.len() - 1].row;
     let span = last.first_row + last.row_count - first_row;
+    let stripes: Vec<StripeRow> = old.iter().map(|v| v.row.clone()).collect();
     let lo = removable.partition_point(|r| r.0 < first_row);
     let hi = removable.partition_point(|r| r.0 < first_row + span);
     let mut removed: Vec<u64> = removable[lo..hi].iter().map(|r| r.0).collect();
     removed.dedup();
     let forget: Vec<pg_sys::ItemPointerData> = removable[lo..hi].iter().map(|r| r.1).collect();
 
-    // every live row, as a heap tuple in the current (per-group) memory context, by number
-    let stripes: Vec<StripeRow> = old.iter().map(|v| v.row.clone()).collect();
-    let mut scan = ScanState::over(rel, stripes.clone(), removed.clone());
-    let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsVirtual);
-    let mut rows: Vec<(u64, pg_sys::HeapTuple)> = Vec::new();
-    while scan.next(true, slot) {
-        let row = tid::from_tid(&(*slot).tts_tid).expect("a scanned row has a row number");
-        rows.push((row, pg_sys::ExecCopySlotHeapTuple(slot)));
-    }
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
-    drop(scan);
-    rows.sort_unstable_by_key(|r| r.0);
-
-    // the row numbers that hold no row from now on (absent), and those of them that were
-    // not absent in an old stripe already (dead: their index entries go)
+    // the row numbers that hold no row from now on (absent), and those of them that held one
+    // or were between the old stripes (dead: their index entries go)
     let in_old_range = |r: u64| {
         let i = stripes.partition_point(|s| s.first_row <= r);
         i > 0 && r < stripes[i - 1].first_row + stripes[i - 1].row_count
     };
     let mut absent: Vec<(u32, u32)> = Vec::new();
     let (mut absent_from, mut dead_from) = (None, None);
-    let mut next = 0usize;
+    let mut absent_total = 0;
     for offset in 0..=span {
         let row = first_row + offset;
         let (gone, newly) = if offset < span {
-            let present = next < rows.len() && rows[next].0 == row;
-            if present {
-                next += 1;
-            }
-            let was_absent = in_old_range(row) && super::read::stripe_index_of(&stripes, row).is_none();
-            (!present, !present && !was_absent)
+            let held = super::read::stripe_index_of(&stripes, row).is_some();
+            let between = !in_old_range(row);
+            let removed_now = held && removed.binary_search(&row).is_ok();
+            (!held || removed_now, removed_now || between)
         } else {
             (false, false)
         };
+        if gone {
+            absent_total += 1;
+        }
         if newly {
             if in_old_range(row) {
                 report.rows_removed += 1;
@@ -321,39 +309,23 @@ unsafe fn write_group(
 
     crate::compat::leave_lazy_vacuum_mode();
     let old_tids: Vec<pg_sys::ItemPointerData> = old.iter().map(|v| v.tid).collect();
-    if !rows.is_empty() {
-        let mut builder = write::ImageBuilder::new(rel);
-        let mut next = 0usize;
-        for offset in 0..span {
-            let row = first_row + offset;
-            if next < rows.len() && rows[next].0 == row {
-                builder.push_tuple(rows[next].1);
-                next += 1;
-            } else {
-                // a placeholder: the nearest row in the same vector of 1024 row numbers if
-                // there is one after it and none before, else the last row before it
-                let before = next.checked_sub(1).map(|i| rows[i]);
-                let after = rows.get(next).copied();
-                let vector = |r: u64| (r - first_row) / pg_columnar_codec::MAX_ROWS as u64;
-                let source = match (before, after) {
-                    (Some(b), Some(a)) if vector(b.0) != vector(row) && vector(a.0) == vector(row) => a,
-                    (Some(b), _) => b,
-                    (None, Some(a)) => a,
-                    (None, None) => unreachable!("rows is not empty"),
-                };
-                builder.push_tuple(source.1);
-            }
-        }
-        let image = builder.encode(rel);
-        let pages_needed = pages::pages_for(image.len());
-        let first_block = match free.and_then(|f| f.take(pages_needed, u32::MAX)) {
-            Some(block) => {
-                pages::write_at(rel, block, &image);
-                block
-            }
-            None => pages::append(rel, &image),
+    if absent_total < span {
+        let (mut row, zones) = if let [only] = old {
+            // the same image and pages under a new catalog row: its zone summary may cover
+            // values of rows now absent, which only makes it looser
+            (only.row.clone(), only.zones.clone().unwrap_or_default().into())
+        } else {
+            let image = merged_image(rel, &stripes, first_row, span);
+            report.images_encoded += 1;
+            let first_block = match free.and_then(|f| f.take(pages::pages_for(image.len()), u32::MAX)) {
+                Some(block) => {
+                    pages::write_at(rel, block, &image);
+                    block
+                }
+                None => pages::append(rel, &image),
+            };
+            write::catalog_row(&image, storage_id, first_row, span, first_block)
         };
-        let (mut row, zones) = write::catalog_row(&image, storage_id, first_row, span, first_block);
         row.vacuumed = true;
         row.absent = absent.into();
         catalog::insert(&row, &zones, cid);
@@ -362,6 +334,46 @@ unsafe fn write_group(
     catalog::delete_rows(&old_tids);
     marks::forget(&forget);
     report.stripes_replaced += old.len() as u64;
+}
+
+/// The image of one stripe over row numbers `first_row..first_row + span` holding every
+/// stored row of `stripes` (consecutive, of `rel`) at its number, and at each number between
+/// them a copy of a neighbouring row: the next one if it lies in the same vector of 1024
+/// numbers and the previous one does not, else the previous one. Rows are copied as heap
+/// tuples into the current memory context.
+unsafe fn merged_image(rel: pg_sys::Relation, stripes: &[StripeRow], first_row: u64, span: u64) -> Vec<u8> {
+    let mut scan = ScanState::every_stored_row(rel, stripes.to_vec());
+    let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsVirtual);
+    let mut rows: Vec<(u64, pg_sys::HeapTuple)> = Vec::new();
+    while scan.next(true, slot) {
+        let row = tid::from_tid(&(*slot).tts_tid).expect("a scanned row has a row number");
+        rows.push((row, pg_sys::ExecCopySlotHeapTuple(slot)));
+    }
+    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    drop(scan);
+    // a sorted stripe gives its rows in stored order
+    rows.sort_unstable_by_key(|r| r.0);
+    let mut builder = write::ImageBuilder::new(rel);
+    let vector = |r: u64| (r - first_row) / pg_columnar_codec::MAX_ROWS as u64;
+    let mut next = 0usize;
+    for offset in 0..span {
+        let row = first_row + offset;
+        if next < rows.len() && rows[next].0 == row {
+            builder.push_tuple(rows[next].1);
+            next += 1;
+            continue;
+        }
+        let before = next.checked_sub(1).map(|i| rows[i]);
+        let after = rows.get(next).copied();
+        let source = match (before, after) {
+            (Some(b), Some(a)) if vector(b.0) != vector(row) && vector(a.0) == vector(row) => a,
+            (Some(b), _) => b,
+            (None, Some(a)) => a,
+            (None, None) => unreachable!("the stripes store rows"),
+        };
+        builder.push_tuple(source.1);
+    }
+    builder.encode(rel)
 }
 
 /// Moves settled stripes from the end of the file into free pages below them (copying their
