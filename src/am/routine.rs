@@ -207,9 +207,8 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
 /// `knowndeletable` here) are kept: an entry is marked only when a fetch reported its row
 /// dead to all, a row whose inserter aborted (`fetch::fetch_dirty`), so no snapshot, here or
 /// on a standby, can see it (no conflict horizon: `InvalidTransactionId`). Other entries are
-/// not looked into: whether a deleted row is dead to every snapshot is not tracked (VACUUM
-/// does not reclaim deleted rows yet), so a bottom-up deletion, which asks the table for
-/// such rows, gets none.
+/// not looked into, so a bottom-up deletion, which asks the table for rows dead to every
+/// snapshot, gets none: VACUUM removes the entries of such rows (`am::vacuum`).
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn index_delete_tuples(_rel: pg_sys::Relation, delstate: *mut pg_sys::TM_IndexDeleteOp) -> pg_sys::TransactionId {
     if (*delstate).bottomup {

@@ -37,8 +37,8 @@ pub struct StripeRow {
     pub vacuumed: bool,
     /// Row offsets (from `first_row`) in the stripe's range that hold no row, as ascending,
     /// disjoint `(offset, count)` runs: rows VACUUM removed, and row numbers no row ever had.
-    /// The image stores a placeholder there (a copy of a neighbouring row) that no reader
-    /// returns. Empty for a stripe written by its inserter.
+    /// The image stores a row there (the removed row's values, or a copy of a neighbouring
+    /// row) that no reader returns. Empty for a stripe written by its inserter.
     pub absent: Absent,
 }
 
@@ -243,8 +243,16 @@ fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, mut f: impl FnMut(Stripe
                 scan(storage_id, &mut dirty, pg_sys::AccessShareLock, |_, row, z, being_deleted| {
                     rows.push((row, z.map(<[u8]>::to_vec), being_deleted))
                 });
+                // (the ranges of the rows not being deleted, by first row: they do not overlap)
+                let mut kept: Vec<(u64, u64)> = Vec::new();
+                if rows.iter().any(|(_, _, being_deleted)| *being_deleted) {
+                    kept = rows.iter().filter(|(_, _, d)| !d).map(|(r, _, _)| (r.first_row, r.first_row + r.row_count)).collect();
+                    kept.sort_unstable();
+                }
                 let replaced = |r: &StripeRow| {
-                    rows.iter().any(|(o, _, d)| !d && o.first_row < r.first_row + r.row_count && r.first_row < o.first_row + o.row_count)
+                    // the last kept range starting before `r` ends, and whether it reaches `r`
+                    let i = kept.partition_point(|&(first, _)| first < r.first_row + r.row_count);
+                    i > 0 && kept[i - 1].1 > r.first_row
                 };
                 let keep: Vec<bool> = rows.iter().map(|(r, _, being_deleted)| !being_deleted || !replaced(r)).collect();
                 for ((row, zones, _), keep) in rows.into_iter().zip(keep) {
@@ -308,17 +316,7 @@ pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
 
 /// Deletes the catalog rows `tids` (transactionally), as VACUUM replaces their stripes.
 pub fn delete_rows(tids: &[pg_sys::ItemPointerData]) {
-    if tids.is_empty() {
-        return;
-    }
-    unsafe {
-        let rel = pg_sys::table_open(catalog().table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        for tid in tids {
-            let mut tid = *tid;
-            pg_sys::simple_heap_delete(rel, &mut tid);
-        }
-        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-    }
+    super::delete_catalog_rows(catalog().table, tids);
 }
 
 /// Deletes every row of `storage_id` (transactionally: a rollback brings them back). Used

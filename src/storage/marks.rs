@@ -350,16 +350,8 @@ pub fn rows_in(deleted: &[u64], first: u64, count: u64) -> &[u64] {
 /// Deletes the marks `tids` (transactionally). The caller holds what keeps every other
 /// deleter of them out.
 pub fn forget(tids: &[pg_sys::ItemPointerData]) {
-    if tids.is_empty() {
-        return;
-    }
-    unsafe {
-        let rel = pg_sys::table_open(required_catalog().table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-        for tid in tids {
-            let mut tid = *tid;
-            pg_sys::simple_heap_delete(rel, &mut tid);
-        }
-        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    if !tids.is_empty() {
+        super::delete_catalog_rows(required_catalog().table, tids);
     }
 }
 

@@ -93,6 +93,22 @@ pub fn inserter_settled(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVi
     }
 }
 
+/// Deletes the rows `tids` of the extension's catalog `table` (transactionally). The caller
+/// holds what keeps every other deleter of them out.
+pub fn delete_catalog_rows(table: pg_sys::Oid, tids: &[pg_sys::ItemPointerData]) {
+    if tids.is_empty() {
+        return;
+    }
+    unsafe {
+        let rel = pg_sys::table_open(table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        for tid in tids {
+            let mut tid = *tid;
+            pg_sys::simple_heap_delete(rel, &mut tid);
+        }
+        pg_sys::table_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+    }
+}
+
 /// Name of a relation for error messages: `schema.name`.
 pub fn relation_name(rel: pg_sys::Relation) -> String {
     unsafe {
