@@ -29,6 +29,16 @@ pub extern "C-unwind" fn _PG_init() {
         pgrx::GucContext::Userset,
         pgrx::GucFlags::default(),
     );
+    pgrx::GucRegistry::define_int_guc(
+        c"pg_columnar.write_buffer_memory",
+        c"Memory for rows inserted but not yet written as stripes, all pg_columnar tables of a session together.",
+        c"Past it, the largest buffer is written as a stripe early (a load into many partitions at once would otherwise hold a stripe's worth of rows per partition). Counts the bytes of the values.",
+        &am::write::WRITE_BUFFER_MEMORY,
+        1024,
+        i32::MAX,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::UNIT_KB,
+    );
     pgrx::GucRegistry::define_bool_guc(
         c"pg_columnar.encode_in_background",
         c"Encode full stripes on a helper thread while the statement goes on inserting.",

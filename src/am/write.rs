@@ -54,6 +54,11 @@ pub static ENCODE_IN_BACKGROUND: pgrx::GucSetting<bool> = pgrx::GucSetting::<boo
 /// A stripe is written early once its buffered values reach this many bytes, so a load of
 /// wide or huge values holds at most about this much (plus one value) in memory.
 pub const STRIPE_BYTE_LIMIT: usize = 256 << 20;
+/// Bytes of buffered values, all relations and levels of this backend together, past which
+/// the largest buffer is written early (the setting `pg_columnar.write_buffer_memory`, in
+/// kB): a load into many partitions at once would otherwise hold a stripe's worth of rows
+/// per partition.
+pub static WRITE_BUFFER_MEMORY: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::new(128 * 1024);
 /// Largest row-number chunk reserved at once.
 const MAX_RESERVATION: u64 = 16_384;
 
@@ -116,6 +121,9 @@ struct InFlight {
     id: u64,
     origin: StripeOrigin,
     image: Image,
+    /// Bytes of values the stripe's buffer held (counted against
+    /// `pg_columnar.write_buffer_memory` until the stripe is written).
+    bytes: usize,
 }
 
 /// A stripe whose catalog row was inserted by a deeper (sub)transaction (`writer`) than the
@@ -347,6 +355,7 @@ fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
         return;
     }
     let origin = w.origin;
+    let bytes = w.bytes;
     let rows = origin.rows as usize;
     let columns = std::mem::take(&mut w.columns);
     drop(w);
@@ -374,7 +383,7 @@ fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
         n.set(n.get() + 1);
         n.get()
     });
-    IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { id, origin, image }));
+    IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { id, origin, image, bytes }));
     while in_flight_count(origin.relid) > keep {
         write_oldest(rel, &|_| true);
     }
@@ -520,6 +529,54 @@ pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid:
         w.origin.rows += 1;
     }
     put_buffer(w);
+    keep_within_memory();
+}
+
+/// Bytes of values this backend holds for rows not yet written: in buffers, and in stripes
+/// being encoded or waiting for their pages.
+fn buffered_bytes() -> usize {
+    BUFFERS.with(|b| b.borrow().iter().map(|w| w.bytes).sum::<usize>())
+        + IN_FLIGHT.with(|v| v.borrow().iter().map(|f| f.bytes).sum::<usize>())
+}
+
+/// Writes stripes early while the rows held in memory pass `pg_columnar.write_buffer_memory`:
+/// first the stripes being encoded (waiting for them), then the largest buffer, of whatever
+/// relation. A buffer written early becomes a stripe as a full one does.
+fn keep_within_memory() {
+    let budget = (WRITE_BUFFER_MEMORY.get().max(1) as usize).saturating_mul(1024);
+    while buffered_bytes() > budget {
+        let in_flight = IN_FLIGHT.with(|v| v.borrow().first().map(|f| f.origin.relid));
+        let largest = || {
+            BUFFERS.with(|b| b.borrow().iter().filter(|w| w.origin.rows > 0).max_by_key(|w| w.bytes).map(|w| (w.origin.relid, w.origin.level)))
+        };
+        let wrote = match (in_flight, largest()) {
+            (Some(relid), _) => with_relation(relid, |rel| {
+                write_oldest(rel, &|_| true);
+            }),
+            (None, Some((relid, level))) => with_relation(relid, |rel| {
+                if let Some(w) = take_buffer(relid, &|o| o.level == level) {
+                    queue_stripe(rel, w, 0);
+                }
+            }),
+            (None, None) => break,
+        };
+        if !wrote {
+            discard_relation(in_flight.or(largest().map(|l| l.0)).expect("a relation was chosen"));
+        }
+    }
+}
+
+/// Runs `f` with relation `relid` open (its writer holds its lock); false if it is gone.
+fn with_relation(relid: pg_sys::Oid, f: impl FnOnce(pg_sys::Relation)) -> bool {
+    unsafe {
+        let rel = pg_sys::try_table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
+        if rel.is_null() {
+            return false;
+        }
+        f(rel);
+        pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        true
+    }
 }
 
 /// Writes this backend's rows of `rel` that `matches`: buffers become stripes, and stripes in
@@ -621,14 +678,8 @@ fn next_relation(matches: &dyn Fn(&StripeOrigin) -> bool) -> Option<pg_sys::Oid>
 /// Writes every relation's rows that `matches`.
 fn write_matching(matches: &dyn Fn(&StripeOrigin) -> bool) {
     while let Some(relid) = next_relation(matches) {
-        unsafe {
-            let rel = pg_sys::try_table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
-            if rel.is_null() {
-                discard_relation(relid);
-                continue;
-            }
-            write_relation(rel, matches);
-            pg_sys::table_close(rel, pg_sys::NoLock as pg_sys::LOCKMODE);
+        if !with_relation(relid, |rel| write_relation(rel, matches)) {
+            discard_relation(relid);
         }
     }
 }
