@@ -367,10 +367,15 @@ unsafe extern "C-unwind" fn multi_insert(
 }
 
 /// End of a bulk insert (COPY, CREATE TABLE AS, a table rewrite): write the buffered rows
-/// now. A rewrite drops its transient relation before the statement ends.
+/// now, since a rewrite drops its transient relation before the statement ends. Not for a
+/// partition: COPY into a partitioned table ends the bulk insert of a partition whenever it
+/// sets aside that partition's batch for others (past 32 partitions at once), which would
+/// write a stripe of a few dozen rows each time; the statement's end writes them.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: InsertOptions) {
-    crate::am::write::flush_relation(rel)
+    if !(*(*rel).rd_rel).relispartition {
+        crate::am::write::flush_relation(rel)
+    }
 }
 
 #[cfg(not(feature = "pg19"))]

@@ -2,7 +2,8 @@
 -- pg_columnar tables together: past it the largest buffer is written as a stripe early. A
 -- load into many partitions at once then writes more, smaller stripes (the control: with
 -- the default, one stripe per partition), and every row arrives, also when a subtransaction
--- writes an enclosing level's buffer and rolls back. Against a heap twin.
+-- writes an enclosing level's buffer and rolls back. Against a heap twin. And COPY into
+-- more than 32 partitions writes a stripe per partition, not per batch.
 CREATE EXTENSION pg_columnar;
 CREATE TABLE p (part int, id int, v text, f float8) PARTITION BY LIST (part);
 DO $$ BEGIN
@@ -54,6 +55,19 @@ SELECT part, count(*) FROM p GROUP BY part ORDER BY part;
 SELECT count(*) AS stripes FROM pgcol.stripes('p_0');
 SELECT same();
 RESET pg_columnar.write_buffer_memory;
+-- COPY into more than 32 partitions at once sets partitions' batches aside in turn; each
+-- partition's rows still become one stripe (they were a stripe per batch set aside)
+CREATE TABLE q (part int, id int) PARTITION BY LIST (part);
+DO $$ BEGIN
+  FOR i IN 0..39 LOOP
+    EXECUTE format('CREATE TABLE q_%s PARTITION OF q FOR VALUES IN (%s) USING pg_columnar', i, i);
+  END LOOP;
+END $$;
+COPY (SELECT g % 40, g FROM generate_series(1, 40000) g) TO '/tmp/pg_columnar_write_memory.copy';
+COPY q FROM '/tmp/pg_columnar_write_memory.copy';
+SELECT count(*) AS stripes, sum(row_count) AS row_numbers FROM pg_class c, pgcol.stripes(c.oid) WHERE c.relname LIKE 'q\_%';
+SELECT count(*), count(DISTINCT id), sum(id) FROM q;
+DROP TABLE q;
 DROP TABLE p, ph;
 DROP FUNCTION stripes(), same(), side(int);
 DROP EXTENSION pg_columnar;
