@@ -15,9 +15,10 @@
 //!    own transaction, so MVCC decides which version a snapshot reads; an old stripe's pages
 //!    stay until no snapshot can see its catalog row.
 //! 2. **Reusing space.** Pages that no catalog row a snapshot may still read points at are
-//!    free. New stripes of step 1 go into the lowest free run of pages that holds them, and
-//!    settled stripes near the end of the file are moved down into free pages, so that a
-//!    later VACUUM can give the end back.
+//!    free (left by replaced stripes, and by aborted loads anywhere in the file). New stripes
+//!    of step 1 go into the lowest free run of pages that holds them, and the stripes at the
+//!    end of the file are moved down into free pages, so that a later VACUUM can give the end
+//!    back.
 //! 3. **Truncating.** The pages after the last one any snapshot may read are given back to
 //!    the file system, when no one else is using the table.
 //!
@@ -376,28 +377,27 @@ unsafe fn merged_image(rel: pg_sys::Relation, stripes: &[StripeRow], first_row: 
     builder.encode(rel)
 }
 
-/// Moves settled stripes from the end of the file into free pages below them (copying their
-/// images as they are), when at least a quarter of the file is free: a later VACUUM can then
-/// give the end back.
+/// Moves stripes from the end of the file into free pages below them (copying their images
+/// as they are), from the last one down, as long as the last one can move (it is settled and
+/// a free run below it holds it): a later VACUUM can then give the end back. Only when at
+/// least a sixteenth of the file (and 8 pages) is free, as heap's truncation asks.
 unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[bool], free: &mut FreePages, cid: pg_sys::CommandId, report: &mut VacuumReport) {
     let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
-    if free.pages() < 8 || free.pages() * 4 < nblocks as u64 {
+    if free.pages() < 8 || free.pages() * 16 < nblocks as u64 {
         return;
     }
-    let mut order: Vec<usize> = (0..stripes.len()).filter(|&i| stripes[i].settled && !rewritten[i]).collect();
+    let mut order: Vec<usize> = (0..stripes.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(stripes[i].row.first_block));
     let mut reader = pages::PageReader::new(rel, true);
     let mut image = Vec::new();
     for i in order {
         let v = &stripes[i];
-        let count = pages::pages_for(v.row.byte_length as usize);
-        let Some(block) = free.take(count, v.row.first_block) else { continue };
-        if block + count > v.row.first_block {
-            // overlapping its own pages: they are still read by other snapshots
-            free.0.push((block, count));
-            free.0.sort_unstable();
-            continue;
+        if !v.settled || rewritten[i] {
+            break;
         }
+        let count = pages::pages_for(v.row.byte_length as usize);
+        // a free run holds it only below its own pages, which are occupied
+        let Some(block) = free.take(count, v.row.first_block) else { break };
         reader.read(v.row.first_block, 0, v.row.byte_length as usize, &mut image);
         if xxhash_rust::xxh3::xxh3_64(&image[..v.row.prefix_length as usize]) != v.row.prefix_checksum {
             crate::storage::corrupt(rel, format!("stripe at row {} (block {}): directory checksum mismatch", v.row.first_row, v.row.first_block));

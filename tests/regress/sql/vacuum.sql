@@ -139,5 +139,21 @@ SELECT first_row, row_count, deleted_rows, absent_rows, first_block FROM pgcol.s
 SELECT count(*) AS marks FROM pgcol.row_mark;
 SELECT count(*), sum(id) FROM big;
 SELECT count(*), sum(id) FROM generate_series(1, 200000) id WHERE id > 100000 OR id % 10 <> 0;
-DROP TABLE t, h, s, sh, big;
+-- the pages of a load that rolled back, in the middle of the file: the stripes after it
+-- move down into them, and the end of the file goes back
+CREATE TABLE a (id int, v text) USING pg_columnar;
+INSERT INTO a SELECT g, md5(g::text) FROM generate_series(1, 20000) g;
+BEGIN;
+INSERT INTO a SELECT g, md5(g::text) FROM generate_series(20001, 120000) g;
+ROLLBACK;
+INSERT INTO a SELECT g, md5(g::text) FROM generate_series(120001, 140000) g;
+SELECT pg_relation_size('a') / 8192 AS pages;
+VACUUM a;
+SELECT stripes_moved, pages_truncated FROM pgcol.last_vacuum();
+VACUUM a;
+SELECT stripes_moved, pages_truncated > 0 AS end_given_back FROM pgcol.last_vacuum();
+SELECT pg_relation_size('a') / 8192 AS pages;
+SELECT count(*), sum(id), count(DISTINCT v) FROM a;
+SELECT * FROM pgcol.verify('a');
+DROP TABLE t, h, s, sh, big, a;
 DROP EXTENSION pg_columnar;
