@@ -27,7 +27,8 @@
 //! codec is pure Rust and touches nothing of PostgreSQL), so on a bulk load encoding one
 //! stripe overlaps parsing the next; the backend itself writes the encoded stripe's pages and
 //! catalog row before it writes the next stripe of that relation, and at every flush point
-//! above. `pg_columnar.encode_in_background = off` encodes in the backend instead.
+//! above. `pg_columnar.encode_in_background = off` encodes in the backend instead, and so
+//! does a stripe of fewer than [`BACKGROUND_MIN_ROWS`] rows (a thread costs more than it).
 //!
 //! Row numbers (hence TIDs) are handed out at insert time, because the executor inserts index
 //! entries right after `tuple_insert` returns. A buffer reserves them from the metapage in
@@ -59,6 +60,8 @@ pub const STRIPE_BYTE_LIMIT: usize = 256 << 20;
 /// kB): a load into many partitions at once would otherwise hold a stripe's worth of rows
 /// per partition.
 pub static WRITE_BUFFER_MEMORY: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::new(128 * 1024);
+/// Stripes of fewer rows are encoded in the backend even with `encode_in_background` on.
+const BACKGROUND_MIN_ROWS: usize = 4 * pg_columnar_codec::MAX_ROWS;
 /// Largest row-number chunk reserved at once.
 const MAX_RESERVATION: u64 = 16_384;
 
@@ -360,7 +363,9 @@ fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
     let columns = std::mem::take(&mut w.columns);
     drop(w);
     let options = write_options(rel);
-    let image = if ENCODE_IN_BACKGROUND.get() {
+    // a small stripe is encoded here: starting a thread costs more than encoding it (a
+    // single-row INSERT's stripe spent most of its time creating and switching to a thread)
+    let image = if ENCODE_IN_BACKGROUND.get() && rows >= BACKGROUND_MIN_ROWS {
         // the columns move to the thread; if none can be started, encode here
         let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(columns)));
         let for_thread = shared.clone();
