@@ -511,8 +511,13 @@ type VacuumParamsPtr = *mut pg_sys::VacuumParams;
 type VacuumParamsPtr = *const pg_sys::VacuumParams;
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, _params: VacuumParamsPtr, strategy: pg_sys::BufferAccessStrategy) {
-    super::am::vacuum::vacuum(rel, strategy)
+unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, params: VacuumParamsPtr, strategy: pg_sys::BufferAccessStrategy) {
+    use pg_sys::VacOptValue::VACOPTVALUE_DISABLED;
+    let options = super::am::vacuum::Options {
+        index_cleanup: (*params).index_cleanup != VACOPTVALUE_DISABLED,
+        truncate: (*params).truncate != VACOPTVALUE_DISABLED,
+    };
+    super::am::vacuum::vacuum(rel, options, strategy)
 }
 
 /// Whether `xid` is older than every snapshot that may still be taken into account (19 asks

@@ -112,13 +112,26 @@ impl FreePages {
     }
 }
 
+/// What VACUUM was asked to do.
+#[derive(Clone, Copy)]
+pub struct Options {
+    /// `INDEX_CLEANUP` not off: rows whose index entries must go may be removed (deleted
+    /// rows, numbers between merged stripes). Off: only stripes whose row numbers follow on
+    /// are merged, and nothing is removed.
+    pub index_cleanup: bool,
+    /// `TRUNCATE` not off: the end of the file may be given back.
+    pub truncate: bool,
+}
+
 /// `relation_vacuum`.
-pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) {
+pub unsafe fn vacuum(rel: pg_sys::Relation, options: Options, strategy: pg_sys::BufferAccessStrategy) {
     let mut report = VacuumReport::default();
     if let Some(m) = meta::read(rel) {
-        rewrite(rel, m.storage_id, strategy, &mut report);
+        rewrite(rel, m.storage_id, options, strategy, &mut report);
     }
-    report.pages_truncated = truncate(rel);
+    if options.truncate {
+        report.pages_truncated = truncate(rel);
+    }
     LAST.with(|l| l.set(report));
     pgrx::debug1!("pg_columnar: VACUUM of \"{}\": {report:?}", crate::storage::relation_name(rel));
     let (pages, tuples) = super::life::estimate_size(rel);
@@ -131,7 +144,7 @@ struct Group {
 }
 
 /// Steps 1 and 2 of the module comment.
-unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::BufferAccessStrategy, report: &mut VacuumReport) {
+unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, strategy: pg_sys::BufferAccessStrategy, report: &mut VacuumReport) {
     // A moment without writers: every row number below `next_row` is in a committed stripe
     // or dead, and no page off the catalog is being filled. Writers that start later only
     // append pages and take row numbers from `next_row` on.
@@ -140,7 +153,7 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::Buff
     if pg_sys::ConditionalLockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) {
         let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
         free = Some(FreePages::between(&catalog::occupied(storage_id), nblocks));
-        dead_below = meta::read(rel).map(|m| m.next_row);
+        dead_below = meta::read(rel).map(|m| m.next_row).filter(|_| options.index_cleanup);
         pg_sys::UnlockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE);
     }
     report.quiet = free.is_some();
@@ -153,7 +166,8 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, strategy: pg_sys::Buff
     let marks = marks::for_vacuum(storage_id, snapshot);
     // rows deleted for every snapshot, and every settled mark on them (a lock mark there is
     // met by no writer: no snapshot sees the row)
-    let mut removable_rows: Vec<u64> = marks.iter().filter(|m| m.settled && m.mode.deletes()).map(|m| m.row).collect();
+    let mut removable_rows: Vec<u64> =
+        marks.iter().filter(|m| options.index_cleanup && m.settled && m.mode.deletes()).map(|m| m.row).collect();
     removable_rows.sort_unstable();
     removable_rows.dedup();
     let mut removable: Vec<(u64, pg_sys::ItemPointerData)> = marks

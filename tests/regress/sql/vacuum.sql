@@ -133,6 +133,10 @@ INSERT INTO big SELECT generate_series(100001, 200000);
 VACUUM big;
 SELECT stripes_written, stripes_replaced FROM pgcol.last_vacuum();
 DELETE FROM big WHERE id <= 100000 AND id % 10 = 0;
+-- INDEX_CLEANUP off: nothing whose index entries would have to go is removed
+VACUUM (INDEX_CLEANUP off) big;
+SELECT stripes_written, rows_removed FROM pgcol.last_vacuum();
+SELECT count(*) AS marks FROM pgcol.row_mark;
 VACUUM big;
 SELECT stripes_written, stripes_replaced, images_encoded, rows_removed FROM pgcol.last_vacuum();
 SELECT first_row, row_count, deleted_rows, absent_rows, first_block FROM pgcol.stripes('big');
@@ -150,6 +154,10 @@ INSERT INTO a SELECT g, md5(g::text) FROM generate_series(120001, 140000) g;
 SELECT pg_relation_size('a') / 8192 AS pages;
 VACUUM a;
 SELECT stripes_moved, pages_truncated FROM pgcol.last_vacuum();
+-- TRUNCATE off: the end stays
+VACUUM (TRUNCATE off) a;
+SELECT stripes_moved, pages_truncated FROM pgcol.last_vacuum();
+SELECT pg_relation_size('a') / 8192 AS pages;
 VACUUM a;
 SELECT stripes_moved, pages_truncated > 0 AS end_given_back FROM pgcol.last_vacuum();
 SELECT pg_relation_size('a') / 8192 AS pages;
