@@ -95,6 +95,18 @@ pub struct ColumnBuffer {
     pub rows: usize,
 }
 
+/// Makes room for `more` items in `v`, growing it by doubling as `Vec` does, with PostgreSQL's
+/// "out of memory" ERROR if that allocation fails (`storage::out_of_memory`): the buffers of
+/// a load are the large and growing allocations, so they ask first.
+pub fn room<T>(v: &mut Vec<T>, more: usize) {
+    if v.capacity() - v.len() >= more {
+        return;
+    }
+    if v.try_reserve(more.max(v.len())).is_err() && v.try_reserve_exact(more).is_err() {
+        crate::storage::out_of_memory((v.len() + more).saturating_mul(std::mem::size_of::<T>()), "for buffered rows");
+    }
+}
+
 impl ColumnBuffer {
     pub fn new(ty: ColumnType) -> ColumnBuffer {
         ColumnBuffer { ty, nulls: Vec::new(), has_nulls: false, values: ty.empty_values(), rows: 0 }
@@ -107,10 +119,11 @@ impl ColumnBuffer {
     /// `datum` must be a valid Datum of this column's type unless `is_null`.
     pub unsafe fn push(&mut self, datum: pg_sys::Datum, is_null: bool) -> usize {
         let row = self.rows;
-        self.rows += 1;
         if row.is_multiple_of(8) {
+            room(&mut self.nulls, 1);
             self.nulls.push(0);
         }
+        self.rows += 1;
         if is_null || self.ty == ColumnType::Dropped {
             self.nulls[row / 8] |= 1 << (row % 8);
             self.has_nulls = true;
@@ -118,14 +131,33 @@ impl ColumnBuffer {
         }
         let raw = datum.value();
         match &mut self.values {
-            Values::Int8(v) => v.push(raw as u8 as i8),
-            Values::Int16(v) => v.push(raw as u16 as i16),
-            Values::Int32(v) => v.push(raw as u32 as i32),
-            Values::Int64(v) => v.push(raw as u64 as i64),
-            Values::Float32(v) => v.push(f32::from_bits(raw as u32)),
-            Values::Float64(v) => v.push(f64::from_bits(raw as u64)),
+            Values::Int8(v) => {
+                room(v, 1);
+                v.push(raw as u8 as i8)
+            }
+            Values::Int16(v) => {
+                room(v, 1);
+                v.push(raw as u16 as i16)
+            }
+            Values::Int32(v) => {
+                room(v, 1);
+                v.push(raw as u32 as i32)
+            }
+            Values::Int64(v) => {
+                room(v, 1);
+                v.push(raw as u64 as i64)
+            }
+            Values::Float32(v) => {
+                room(v, 1);
+                v.push(f32::from_bits(raw as u32))
+            }
+            Values::Float64(v) => {
+                room(v, 1);
+                v.push(f64::from_bits(raw as u64))
+            }
             Values::Fixed { width, data } => {
                 let w = *width as usize;
+                room(data, w);
                 data.extend_from_slice(std::slice::from_raw_parts(datum.cast_mut_ptr::<u8>(), w));
                 return w;
             }
@@ -141,6 +173,8 @@ impl ColumnBuffer {
                         pgrx::varlena::varsize_any_exhdr(v),
                     )
                 };
+                room(&mut b.data, bytes.len());
+                room(&mut b.offsets, 1);
                 b.push(bytes);
                 return bytes.len();
             }

@@ -363,6 +363,7 @@ fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
     let columns = std::mem::take(&mut w.columns);
     drop(w);
     let options = write_options(rel);
+    encoding_memory_available(bytes);
     // a small stripe is encoded here: starting a thread costs more than encoding it (a
     // single-row INSERT's stripe spent most of its time creating and switching to a thread)
     let image = if ENCODE_IN_BACKGROUND.get() && rows >= BACKGROUND_MIN_ROWS {
@@ -392,6 +393,23 @@ fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
     while in_flight_count(origin.relid) > keep {
         write_oldest(rel, &|_| true);
     }
+}
+
+/// Raises PostgreSQL's "out of memory" ERROR unless the memory that encoding a stripe of
+/// `bytes` bytes of values may take (twice that: the image and one column's working copies)
+/// can be allocated now. The codec's own allocations are not fallible, and one that fails
+/// aborts the process (on the helper thread too), so the backend asks first; under strict
+/// overcommit (`vm.overcommit_memory = 2`, as PostgreSQL's documentation advises) or an
+/// address-space limit that is where an allocation fails. Memory taken by others between
+/// the question and the encoding can still make it fail.
+fn encoding_memory_available(bytes: usize) {
+    let want = bytes.saturating_mul(2).saturating_add(1 << 20);
+    let mut probe: Vec<u8> = Vec::new();
+    if probe.try_reserve_exact(want).is_err() {
+        storage::out_of_memory(want, "to encode a stripe");
+    }
+    // the allocation itself is the question: kept from being optimised away
+    std::hint::black_box(&mut probe);
 }
 
 fn relfile_of(rel: pg_sys::Relation) -> u32 {

@@ -123,6 +123,18 @@ pub fn relation_name(rel: pg_sys::Relation) -> String {
     }
 }
 
+/// Raises PostgreSQL's "out of memory" ERROR for a Rust allocation of `bytes` that failed
+/// (asked for with `try_reserve`): a failed allocation would otherwise abort the process, and
+/// the postmaster then restarts every session.
+pub fn out_of_memory(bytes: usize, what: &str) -> ! {
+    pgrx::ereport!(
+        ERROR,
+        pgrx::PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY,
+        "out of memory",
+        format!("pg_columnar failed to allocate {bytes} bytes {what}.")
+    );
+}
+
 /// Reports stored bytes that fail a check: an ERROR naming the relation, never a panic.
 pub fn corrupt(rel: pg_sys::Relation, detail: impl std::fmt::Display) -> ! {
     pgrx::ereport!(

@@ -113,7 +113,9 @@ impl PageReader {
 
     pub fn read(&mut self, first_block: u32, offset: usize, len: usize, out: &mut Vec<u8>) {
         out.clear();
-        out.reserve(len);
+        if out.try_reserve(len).is_err() {
+            super::out_of_memory(len, "to read a stripe");
+        }
         self.bytes_read += len as u64;
         let mut pos = offset;
         let end = offset + len;
