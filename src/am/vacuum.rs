@@ -328,7 +328,7 @@ unsafe fn write_group(
         let (mut row, zones) = if let [only] = old {
             // the same image and pages under a new catalog row: its zone summary may cover
             // values of rows now absent, which only makes it looser
-            (only.row.clone(), only.zones.clone().unwrap_or_default().into())
+            (only.row.clone(), only.zones.as_deref().map(std::rc::Rc::<[u8]>::from))
         } else {
             let image = merged_image(rel, &stripes, first_row, span);
             report.images_encoded += 1;
@@ -339,11 +339,12 @@ unsafe fn write_group(
                 }
                 None => pages::append(rel, &image),
             };
-            write::catalog_row(&image, storage_id, first_row, span, first_block)
+            let (row, zones) = write::catalog_row(&image, storage_id, first_row, span, first_block);
+            (row, Some(zones))
         };
         row.vacuumed = true;
         row.absent = absent.into();
-        catalog::insert(&row, &zones, cid);
+        catalog::insert(&row, zones.as_deref(), cid);
         report.stripes_written += 1;
     }
     catalog::delete_rows(&old_tids);
@@ -421,8 +422,7 @@ unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[b
         let mut row = v.row.clone();
         row.first_block = block;
         row.vacuumed = true;
-        let zones = v.zones.clone().unwrap_or_default();
-        catalog::insert(&row, &zones, cid);
+        catalog::insert(&row, v.zones.as_deref(), cid);
         catalog::delete_rows(&[v.tid]);
         report.stripes_moved += 1;
     }

@@ -276,7 +276,7 @@ impl ImageBuilder {
 /// Inserts the catalog row of `stripe` as the current (sub)transaction, and remembers it if
 /// that is deeper than the level its rows belong to.
 fn publish(mut stripe: Deep) {
-    catalog::insert(&stripe.row, &stripe.zones, stripe.cid);
+    catalog::insert(&stripe.row, Some(&stripe.zones), stripe.cid);
     PUBLISHED.with(|p| p.set(p.get() + 1));
     stripe.writer = current_level();
     if stripe.owner < stripe.writer {

@@ -97,12 +97,12 @@ fn catalog() -> Catalog {
     }
 }
 
-/// Inserts a stripe row as command `cid` of the current transaction. The writer passes the
-/// command that buffered the rows, which can be older than the current one: rows an INSERT
-/// buffered are flushed when a later SELECT of the same transaction starts, and must be
-/// visible to that SELECT's snapshot.
-pub fn insert(row: &StripeRow, zones: &[u8], cid: pg_sys::CommandId) {
-    let zones = pgrx::rust_byte_slice_to_bytea(zones).into_pg();
+/// Inserts a stripe row, with its zone summary (`None`: a stripe written before summaries
+/// were, which VACUUM carries over as it is), as command `cid` of the current transaction.
+/// The writer passes the command that buffered the rows, which can be older than the current
+/// one: rows an INSERT buffered are flushed when a later SELECT of the same transaction
+/// starts, and must be visible to that SELECT's snapshot.
+pub fn insert(row: &StripeRow, zones: Option<&[u8]>, cid: pg_sys::CommandId) {
     let c = catalog();
     let mut values: [pg_sys::Datum; NATTS] = [
         pg_sys::Datum::from(row.storage_id as i64),
@@ -112,11 +112,15 @@ pub fn insert(row: &StripeRow, zones: &[u8], cid: pg_sys::CommandId) {
         pg_sys::Datum::from(row.byte_length as i64),
         pg_sys::Datum::from(row.prefix_length as i64),
         pg_sys::Datum::from(row.prefix_checksum as i64),
-        pg_sys::Datum::from(zones),
+        pg_sys::Datum::from(0),
         pg_sys::Datum::from(row.vacuumed),
         pg_sys::Datum::from(0),
     ];
     let mut nulls = [false; NATTS];
+    match zones {
+        Some(zones) => values[7] = pg_sys::Datum::from(pgrx::rust_byte_slice_to_bytea(zones).into_pg()),
+        None => nulls[7] = true,
+    }
     if row.absent.is_empty() {
         nulls[9] = true;
     } else {
