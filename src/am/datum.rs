@@ -107,6 +107,12 @@ pub fn room<T>(v: &mut Vec<T>, more: usize) {
     }
 }
 
+/// Appends `x` to `v`, with [`room`] for it first.
+fn push<T>(v: &mut Vec<T>, x: T) {
+    room(v, 1);
+    v.push(x)
+}
+
 impl ColumnBuffer {
     pub fn new(ty: ColumnType) -> ColumnBuffer {
         ColumnBuffer { ty, nulls: Vec::new(), has_nulls: false, values: ty.empty_values(), rows: 0 }
@@ -120,8 +126,7 @@ impl ColumnBuffer {
     pub unsafe fn push(&mut self, datum: pg_sys::Datum, is_null: bool) -> usize {
         let row = self.rows;
         if row.is_multiple_of(8) {
-            room(&mut self.nulls, 1);
-            self.nulls.push(0);
+            push(&mut self.nulls, 0);
         }
         self.rows += 1;
         if is_null || self.ty == ColumnType::Dropped {
@@ -131,30 +136,12 @@ impl ColumnBuffer {
         }
         let raw = datum.value();
         match &mut self.values {
-            Values::Int8(v) => {
-                room(v, 1);
-                v.push(raw as u8 as i8)
-            }
-            Values::Int16(v) => {
-                room(v, 1);
-                v.push(raw as u16 as i16)
-            }
-            Values::Int32(v) => {
-                room(v, 1);
-                v.push(raw as u32 as i32)
-            }
-            Values::Int64(v) => {
-                room(v, 1);
-                v.push(raw as u64 as i64)
-            }
-            Values::Float32(v) => {
-                room(v, 1);
-                v.push(f32::from_bits(raw as u32))
-            }
-            Values::Float64(v) => {
-                room(v, 1);
-                v.push(f64::from_bits(raw as u64))
-            }
+            Values::Int8(v) => push(v, raw as u8 as i8),
+            Values::Int16(v) => push(v, raw as u16 as i16),
+            Values::Int32(v) => push(v, raw as u32 as i32),
+            Values::Int64(v) => push(v, raw as u64 as i64),
+            Values::Float32(v) => push(v, f32::from_bits(raw as u32)),
+            Values::Float64(v) => push(v, f64::from_bits(raw as u64)),
             Values::Fixed { width, data } => {
                 let w = *width as usize;
                 room(data, w);

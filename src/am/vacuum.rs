@@ -126,15 +126,17 @@ pub struct Options {
 /// `relation_vacuum`.
 pub unsafe fn vacuum(rel: pg_sys::Relation, options: Options, strategy: pg_sys::BufferAccessStrategy) {
     let mut report = VacuumReport::default();
-    if let Some(m) = meta::read(rel) {
-        rewrite(rel, m.storage_id, options, strategy, &mut report);
-    }
+    let dead = match meta::read(rel) {
+        Some(m) => rewrite(rel, m.storage_id, options, &mut report),
+        None => Vec::new(),
+    };
     if options.truncate {
         report.pages_truncated = truncate(rel);
     }
+    let (pages, tuples) = super::life::estimate_size(rel);
+    report.index_entries_removed = remove_index_entries(rel, &dead, strategy, tuples);
     LAST.with(|l| l.set(report));
     pgrx::debug1!("pg_columnar: VACUUM of \"{}\": {report:?}", crate::storage::relation_name(rel));
-    let (pages, tuples) = super::life::estimate_size(rel);
     crate::compat::update_relstats(rel, pages, tuples);
 }
 
@@ -143,8 +145,9 @@ struct Group {
     members: std::ops::Range<usize>,
 }
 
-/// Steps 1 and 2 of the module comment.
-unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, strategy: pg_sys::BufferAccessStrategy, report: &mut VacuumReport) {
+/// Steps 1 and 2 of the module comment; returns the row-number ranges (ascending,
+/// half-open) whose index entries must go.
+unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, report: &mut VacuumReport) -> Vec<(u64, u64)> {
     // A moment without writers: every row number below `next_row` is in a committed stripe
     // or dead, and no page off the catalog is being filled. Writers that start later only
     // append pages and take row numbers from `next_row` on.
@@ -193,7 +196,8 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, stra
         pg_sys::MemoryContextReset(context);
     }
     if let Some(free) = free.as_mut() {
-        let rewritten: Vec<bool> = (0..stripes.len()).map(|i| groups.iter().any(|g| g.members.contains(&i))).collect();
+        let mut rewritten = vec![false; stripes.len()];
+        groups.iter().flat_map(|g| g.members.clone()).for_each(|i| rewritten[i] = true);
         move_down(rel, &stripes, &rewritten, free, cid, report);
     }
     pg_sys::MemoryContextDelete(context);
@@ -202,7 +206,7 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, stra
         pg_sys::CommandCounterIncrement();
     }
     dead.sort_unstable();
-    report.index_entries_removed = remove_index_entries(rel, &dead, strategy);
+    dead
 }
 
 /// The runs of stripes to write again (see the module comment). `dead_below`: row numbers
@@ -288,21 +292,16 @@ unsafe fn write_group(
         let row = first_row + offset;
         let (gone, newly) = if offset < span {
             let held = super::read::stripe_index_of(&stripes, row).is_some();
-            let between = !in_old_range(row);
             let removed_now = held && removed.binary_search(&row).is_ok();
+            let between = !in_old_range(row);
+            report.rows_removed += removed_now as u64;
+            report.gap_rows += between as u64;
             (!held || removed_now, removed_now || between)
         } else {
             (false, false)
         };
         if gone {
             absent_total += 1;
-        }
-        if newly {
-            if in_old_range(row) {
-                report.rows_removed += 1;
-            } else {
-                report.gap_rows += 1;
-            }
         }
         match (gone, absent_from) {
             (true, None) => absent_from = Some(offset),
@@ -429,8 +428,9 @@ unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[b
 }
 
 /// Bulk deletion of the index entries of the row-number ranges `dead` (ascending,
-/// half-open), then each index's cleanup; returns how many entries went.
-unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strategy: pg_sys::BufferAccessStrategy) -> u64 {
+/// half-open), then each index's cleanup, told the table's `rows`; returns how many entries
+/// went.
+unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strategy: pg_sys::BufferAccessStrategy, rows: f64) -> u64 {
     if dead.is_empty() || !(*(*rel).rd_rel).relhasindex {
         return 0;
     }
@@ -444,7 +444,6 @@ unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strat
     let mut nindexes = 0;
     let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
     pg_sys::vac_open_indexes(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE, &mut nindexes, &mut indexes);
-    let (_, rows) = super::life::estimate_size(rel);
     let mut removed = 0.0;
     for k in 0..nindexes as usize {
         let index = *indexes.add(k);
