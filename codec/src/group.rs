@@ -288,26 +288,43 @@ const LOCAL_PARTS: usize = 64;
 const LOCAL_COMBINATIONS: usize = 1 << 14;
 
 /// How one part of a key is coded locally (see `GroupTable::assign_local`): by a
-/// dictionary's codes (NULL after the entries), or by the distinct plain parts in order of
-/// appearance.
+/// dictionary's distinct parts (each entry's code found once per dictionary: entries of one
+/// part, such as the timestamps of one time bucket, share a code; NULL after them), or by
+/// the distinct plain parts in order of appearance.
 #[derive(Debug)]
 enum LocalColumn {
-    Coded(Rc<[i64]>),
+    Coded { entries: Rc<[i64]>, entry_codes: Vec<u32>, parts: Vec<i64> },
     Plain(Vec<Option<i64>>),
 }
 
 impl LocalColumn {
+    /// The coding of a dictionary's entries by their distinct parts.
+    fn coded(entries: &Rc<[i64]>) -> LocalColumn {
+        let mut code_of: HashMap<i64, u32, FxBuild> = HashMap::default();
+        let mut parts = Vec::new();
+        let entry_codes = entries
+            .iter()
+            .map(|&e| {
+                *code_of.entry(e).or_insert_with(|| {
+                    parts.push(e);
+                    parts.len() as u32 - 1
+                })
+            })
+            .collect();
+        LocalColumn::Coded { entries: entries.clone(), entry_codes, parts }
+    }
+
     /// How many codes the column may have while it stays as it is.
     fn capacity(&self) -> usize {
         match self {
-            LocalColumn::Coded(entries) => entries.len() + 1,
+            LocalColumn::Coded { parts, .. } => parts.len() + 1,
             LocalColumn::Plain(_) => LOCAL_PARTS,
         }
     }
 
     fn part(&self, code: u32) -> Option<i64> {
         match self {
-            LocalColumn::Coded(entries) => entries.get(code as usize).copied(),
+            LocalColumn::Coded { parts, .. } => parts.get(code as usize).copied(),
             LocalColumn::Plain(parts) => parts[code as usize],
         }
     }
@@ -316,10 +333,17 @@ impl LocalColumn {
     /// capacity (its parts are then as they were plus some).
     fn code(&mut self, c: &KeyColumn, selection: &Selection, codes: &mut [u32]) -> Option<()> {
         match (self, &c.parts) {
-            (LocalColumn::Coded(entries), KeyParts::Coded { codes: row_codes, .. }) => {
-                let null = entries.len() as u32;
+            (LocalColumn::Coded { entry_codes, parts, .. }, KeyParts::Coded { codes: row_codes, .. }) => {
+                if c.nulls.is_none() && selection.count() == selection.rows() {
+                    // every row, none NULL: straight over the codes
+                    for (code, &e) in codes.iter_mut().zip(row_codes) {
+                        *code = entry_codes[e as usize];
+                    }
+                    return Some(());
+                }
+                let null = parts.len() as u32;
                 for r in selection.iter() {
-                    codes[r] = if c.is_null(r) { null } else { row_codes[r] };
+                    codes[r] = if c.is_null(r) { null } else { entry_codes[row_codes[r] as usize] };
                 }
             }
             (LocalColumn::Plain(parts), column_parts) => {
@@ -336,6 +360,17 @@ impl LocalColumn {
                 if let KeyParts::Coded { codes: row_codes, entries } = column_parts {
                     // each entry's code found once (only entries of selected rows take one)
                     let mut remap = vec![u32::MAX; entries.len()];
+                    if c.nulls.is_none() && selection.count() == selection.rows() {
+                        // every row, none NULL: straight over the codes
+                        for (code, &e) in codes.iter_mut().zip(row_codes) {
+                            let e = e as usize;
+                            if remap[e] == u32::MAX {
+                                remap[e] = code_of(Some(entries[e]))?;
+                            }
+                            *code = remap[e];
+                        }
+                        return Some(());
+                    }
                     let mut null_code = None;
                     for r in selection.iter() {
                         codes[r] = if c.is_null(r) {
@@ -364,7 +399,7 @@ impl LocalColumn {
                     codes[r] = code;
                 }
             }
-            (LocalColumn::Coded(_), _) => unreachable!("a coded local column for plain parts"),
+            (LocalColumn::Coded { .. }, _) => unreachable!("a coded local column for plain parts"),
         }
         Some(())
     }
@@ -379,6 +414,8 @@ struct LocalCoding {
     table: Vec<u32>,
     /// The parts' codes of the vector being assigned, per part.
     codes: Vec<Vec<u32>>,
+    /// Each row's combination of codes (an index of `table`), when every row is selected.
+    index: Vec<u32>,
 }
 
 /// The groups seen so far, numbered from 0 in the order they were first seen.
@@ -395,6 +432,9 @@ pub struct GroupTable {
     entry_groups: Option<(Rc<[i64]>, Vec<u32>)>,
     /// For a key of several parts: their local coding (see `assign_local`).
     local: LocalCoding,
+    /// Rows of keys of several parts numbered one by one through the hash table, not by
+    /// local codes (for the tests that show which path ran).
+    pub rows_hashed: u64,
 }
 
 impl GroupTable {
@@ -531,18 +571,18 @@ impl GroupTable {
         // the same coding as the last vector's, unless a dictionary changed
         let same = local.columns.len() == columns.len()
             && local.columns.iter().zip(columns).all(|(l, c)| match (l, &c.parts) {
-                (LocalColumn::Coded(a), KeyParts::Coded { entries, .. }) => Rc::ptr_eq(a, entries),
-                (LocalColumn::Coded(_), KeyParts::Rows(_)) => false,
+                (LocalColumn::Coded { entries: a, .. }, KeyParts::Coded { entries, .. }) => Rc::ptr_eq(a, entries),
+                (LocalColumn::Coded { .. }, KeyParts::Rows(_)) => false,
                 (LocalColumn::Plain(_), _) => true,
             });
         if !same {
-            // a dictionary of more entries than a plain column may code is coded by its own
-            // codes (until it changes); a smaller one, which may change every vector (an
-            // inline dictionary), by its parts
+            // a dictionary of more entries than a plain column may code is coded by its
+            // distinct parts once (until it changes); a smaller one, which may change every
+            // vector (an inline dictionary), by the parts of its rows
             local.columns = columns
                 .iter()
                 .map(|c| match &c.parts {
-                    KeyParts::Coded { entries, .. } if (LOCAL_PARTS..LOCAL_COMBINATIONS).contains(&entries.len()) => LocalColumn::Coded(entries.clone()),
+                    KeyParts::Coded { entries, .. } if (LOCAL_PARTS..LOCAL_COMBINATIONS).contains(&entries.len()) => LocalColumn::coded(entries),
                     _ => LocalColumn::Plain(Vec::new()),
                 })
                 .collect();
@@ -567,11 +607,7 @@ impl GroupTable {
             return false;
         };
         local.table.resize(combinations, u32::MAX);
-        for r in selection.iter() {
-            let mut index = 0;
-            for (l, codes) in local.columns.iter().zip(&local.codes) {
-                index = index * l.capacity() + codes[r] as usize;
-            }
+        let mut number = |r: usize, index: usize| {
             let mut g = local.table[index];
             if g == u32::MAX {
                 let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
@@ -584,7 +620,31 @@ impl GroupTable {
                 g = self.number(key);
                 local.table[index] = g;
             }
-            groups[r] = g;
+            g
+        };
+        if selection.count() == selection.rows() {
+            // every row has its codes: the combinations a part at a time, over all rows
+            let mut index = std::mem::take(&mut local.index);
+            index.clear();
+            index.resize(selection.rows(), 0);
+            for (l, codes) in local.columns.iter().zip(&local.codes) {
+                let capacity = l.capacity() as u32;
+                for (i, &c) in index.iter_mut().zip(codes.iter()) {
+                    *i = *i * capacity + c;
+                }
+            }
+            for (r, (slot, &i)) in groups.iter_mut().zip(&index).enumerate() {
+                *slot = number(r, i as usize);
+            }
+            local.index = index;
+            return true;
+        }
+        for r in selection.iter() {
+            let mut index = 0;
+            for (l, codes) in local.columns.iter().zip(&local.codes) {
+                index = index * l.capacity() + codes[r] as usize;
+            }
+            groups[r] = number(r, index);
         }
         true
     }
@@ -606,6 +666,7 @@ impl GroupTable {
     /// [`GroupTable::assign`] for a key of several parts, row by row: each row's key looked
     /// up unless it is the previous row's.
     fn assign_hashed(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) {
+        self.rows_hashed += selection.count() as u64;
         let mut last: Option<(Key, u32)> = None;
         for r in selection.iter() {
             let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
@@ -792,6 +853,38 @@ mod tests {
         let many: Vec<Option<i64>> = (0..1024).map(Some).collect();
         let mut groups = vec![0; 1024];
         assert!(!local.assign_local(&[column(&many), column(&many)], &Selection::all(1024), &mut groups));
+        local.assign(&[column(&many), column(&many)], &Selection::all(1024), &mut groups);
+        assert_eq!(local.rows_hashed, 1024);
+    }
+
+    /// A shared dictionary of many entries but few distinct parts (the hour buckets of a
+    /// stripe's 1,310 timestamps) is coded by its parts: the table of combinations stays
+    /// small, no row is hashed, and the groups are the row-by-row ones.
+    #[test]
+    fn dictionary_entries_of_one_part_share_a_code() {
+        let times: Rc<[i64]> = (0..1310).map(|t| t / 100).collect();
+        let hosts: Rc<[i64]> = (1000..1100).collect();
+        let mut local = GroupTable::new(2);
+        let mut hashed = GroupTable::new(2);
+        for v in 0..40usize {
+            let rows = 1024;
+            let time_of = |r: usize| ((v * rows + r) / 100 % 1310) as i64;
+            let host_parts: Vec<Option<i64>> = (0..rows).map(|r| (v % 4 != 3 || r % 13 != 0).then_some(1000 + (r % 100) as i64)).collect();
+            // each row's code is its timestamp's entry
+            let time_codes = KeyParts::Coded { codes: (0..rows).map(|r| time_of(r) as u32).collect(), entries: times.clone() };
+            let keys = [KeyColumn { parts: time_codes, nulls: None }, coded(&host_parts, &hosts)];
+            let mut selection = Selection::none(rows);
+            (0..rows).filter(|r| v % 2 == 0 || r % 5 != 1).for_each(|r| selection.set(r));
+            let (mut a, mut b) = (vec![0; rows], vec![0; rows]);
+            local.assign(&keys, &selection, &mut a);
+            hashed.assign_hashed(&keys, &selection, &mut b);
+            for r in selection.iter() {
+                assert_eq!(a[r], b[r], "vector {v}, row {r}");
+            }
+            assert_eq!(local.keys(), hashed.keys());
+        }
+        assert_eq!(local.rows_hashed, 0);
+        assert!(hashed.rows_hashed > 0);
     }
 
     #[test]

@@ -221,6 +221,8 @@ struct EntryBuckets {
     key: Option<u64>,
     arithmetic: Rc<[i64]>,
     answered: Vec<bool>,
+    /// Whether arithmetic answered every entry (no row needs a look at `answered`).
+    all_answered: bool,
     evaluated: Vec<Option<(i64, bool)>>,
 }
 
@@ -330,12 +332,13 @@ impl KeyReader {
                     key,
                     arithmetic: answers.iter().map(|a| a.unwrap_or(0)).collect(),
                     answered: answers.iter().map(Option::is_some).collect(),
+                    all_answered: answers.iter().all(Option::is_some),
                     evaluated: vec![None; entries.len()],
                 }
             }
         };
         let is_null = |r: usize| nulls.as_ref().is_some_and(|n| n[r / 8] >> (r % 8) & 1 == 1);
-        let column = if selection.iter().all(|r| is_null(r) || b.answered[codes[r] as usize]) {
+        let column = if b.all_answered || selection.iter().all(|r| is_null(r) || b.answered[codes[r] as usize]) {
             KeyColumn { parts: KeyParts::Coded { codes, entries: b.arithmetic.clone() }, nulls }
         } else {
             let evaluator = self.evaluator.as_mut().unwrap();
