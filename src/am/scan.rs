@@ -108,6 +108,9 @@ pub struct ScanCounters {
     pub vectors_skipped: u64,
     /// Vectors read in which the filter selected no row.
     pub vectors_filtered: u64,
+    /// Vectors read whose zone maps prove that the filter selects every row (it was not
+    /// evaluated, nor its columns decoded for it).
+    pub vectors_covered: u64,
     /// Rows of the vectors read that the filter did not select.
     pub rows_filtered: u64,
     /// Stripes and vectors whose rows an aggregate took from their metadata (counted
@@ -772,7 +775,13 @@ impl ScanState {
     fn filter_vector(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot) -> (Selection, Vec<(usize, Unpacked)>) {
         self.load(i);
         let rows = self.stripe.as_ref().unwrap().dir.vector_rows(v);
-        let Some(mut filter) = self.filter.take() else {
+        // every filter part is a part of the skip expression too (plan.rs), so where that
+        // covers the vector, the filter would select every row
+        let covered = self.filter.is_some() && self.skip.as_mut().is_some_and(|skip| skip.covers(&self.stripe.as_ref().unwrap().dir, v));
+        if covered {
+            self.counters.vectors_covered += 1;
+        }
+        let Some(mut filter) = (if covered { None } else { self.filter.take() }) else {
             let mut selection = Selection::all(rows);
             self.remove_deleted(i, v, &mut selection);
             return (selection, Vec::new());

@@ -75,6 +75,7 @@ impl Totals {
         a.vectors += b.vectors;
         a.vectors_skipped += b.vectors_skipped;
         a.vectors_filtered += b.vectors_filtered;
+        a.vectors_covered += b.vectors_covered;
         a.rows_filtered += b.rows_filtered;
         self.bytes += o.bytes;
         if self.decoded.len() < o.decoded.len() {
@@ -97,6 +98,7 @@ struct Shared {
     vectors: AtomicU64,
     vectors_skipped: AtomicU64,
     vectors_filtered: AtomicU64,
+    vectors_covered: AtomicU64,
     rows_filtered: AtomicU64,
     bytes: AtomicU64,
     natts: u64,
@@ -115,6 +117,7 @@ impl Shared {
         s.vectors.fetch_add(t.counters.vectors, Ordering::SeqCst);
         s.vectors_skipped.fetch_add(t.counters.vectors_skipped, Ordering::SeqCst);
         s.vectors_filtered.fetch_add(t.counters.vectors_filtered, Ordering::SeqCst);
+        s.vectors_covered.fetch_add(t.counters.vectors_covered, Ordering::SeqCst);
         s.rows_filtered.fetch_add(t.counters.rows_filtered, Ordering::SeqCst);
         s.bytes.fetch_add(t.bytes, Ordering::SeqCst);
         for (a, v) in Shared::decoded(this).iter().zip(&t.decoded) {
@@ -132,6 +135,7 @@ impl Shared {
                 vectors: s.vectors.load(Ordering::SeqCst),
                 vectors_skipped: s.vectors_skipped.load(Ordering::SeqCst),
                 vectors_filtered: s.vectors_filtered.load(Ordering::SeqCst),
+                vectors_covered: s.vectors_covered.load(Ordering::SeqCst),
                 rows_filtered: s.rows_filtered.load(Ordering::SeqCst),
                 // metadata answers are taken by a serial PgColumnarAgg only
                 ..Default::default()
@@ -517,6 +521,7 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         );
         if exec.spec.filter.is_some() {
             pg_sys::ExplainPropertyInteger(c"Rows Removed by Vectorized Filter".as_ptr(), std::ptr::null(), c.rows_filtered as i64, es);
+            pg_sys::ExplainPropertyInteger(c"Vectors Selected Whole by Zone Maps".as_ptr(), std::ptr::null(), c.vectors_covered as i64, es);
         }
         let decoded: Vec<String> = read
             .iter()
