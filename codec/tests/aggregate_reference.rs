@@ -366,7 +366,18 @@ fn bounded_avg_is_float8_accum_avg() {
         full_g.resize(4);
         bounded_g.resize(4);
         for ((v, sel), u) in vectors.iter().zip(&unpacked) {
-            let groups: Vec<u32> = (0..v.rows).map(|_| rng.below(4) as u32).collect();
+            // rows of random groups, or runs of one group (a sorted table's vectors), which
+            // the bounded average adds a run at a time
+            let run = [1, 1 + rng.below(300) as usize][rng.below(2) as usize];
+            let mut g = 0;
+            let groups: Vec<u32> = (0..v.rows)
+                .map(|r| {
+                    if r % run == 0 {
+                        g = rng.below(4) as u32;
+                    }
+                    g
+                })
+                .collect();
             full.add(u, &ctx, sel).unwrap().expect("no overflow within the bound");
             bounded.add(u, &ctx, sel).unwrap().unwrap();
             full_g.add(u, &ctx, sel, &groups).unwrap().expect("no overflow within the bound");
