@@ -130,7 +130,8 @@ def time_query(args, sql):
     session's first use of the table: pg_columnar's library is loaded then, catalog caches
     are filled) and of the second (a session that has run queries before, as TSBS's query
     runner's persistent connections are)."""
-    out = psql(args, sql + "\n" + sql, session_cmds="\\timing on\n\\o /dev/null\n")
+    sql = sql.rstrip().rstrip(";") + ";\n"
+    out = psql(args, sql + sql, session_cmds="\\timing on\n\\o /dev/null\n")
     times = [float(t) for t in re.findall(r"Time: ([0-9.]+) ms", out)]
     return times[len(times) // 2 - 1], times[-1]
 
