@@ -131,6 +131,8 @@ fn bench_chooser(c: &mut Criterion) {
         // dictionary for host names
         ("tsbs_time_period", Values::Int64(t.time.clone()), period),
         ("tsbs_usage_user_period", Values::Float64(t.usage_user.clone()), period),
+        // one host's series, as a stripe sorted by host stores it
+        ("tsbs_usage_user_one_host", Values::Float64(gen::tsbs::generate(N, 1, 7).usage_user), none),
         ("tsbs_hostname_shared_period", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: Some(100) }),
         ("random_doubles", Values::Float64(random_doubles()), none),
         ("random_strings", Values::Bytes(random_strings()), none),

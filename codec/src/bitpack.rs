@@ -34,6 +34,8 @@ pub enum BlockMode {
     FrameOfReference = 0,
     Delta = 1,
     Stride = 2,
+    /// Deltas Rice-coded (`rice`): never patched.
+    Rice = 3,
 }
 
 /// Set in a block's mode byte when the block is patched (ends with an exception section).
@@ -86,12 +88,17 @@ pub struct BlockPlan {
     pub head_width: u32,
     /// The exceptions, when the block is patched.
     pub patch: Option<Patch>,
+    /// Rice only: how the deltas are coded (`base` is the first value).
+    pub rice: Option<crate::rice::RicePlan>,
 }
 
 impl BlockPlan {
     /// Encoded size in bytes, header included.
     pub fn encoded_len(&self) -> usize {
         let items = self.items();
+        if let Some(rice) = self.rice {
+            return rice.encoded_len(items);
+        }
         let patch = self.patch.map_or(0, |p| p.encoded_len(items));
         patch
             + packed_len(items, self.width)
@@ -99,6 +106,7 @@ impl BlockPlan {
                 BlockMode::FrameOfReference => 10,
                 BlockMode::Delta => 18,
                 BlockMode::Stride => STRIDE_HEADER + packed_len(self.lag.min(self.count), self.head_width),
+                BlockMode::Rice => unreachable!("a Rice block's size is its RicePlan's"),
             }
     }
 
@@ -106,7 +114,7 @@ impl BlockPlan {
     fn items(&self) -> usize {
         match self.mode {
             BlockMode::FrameOfReference => self.count,
-            BlockMode::Delta => self.count.saturating_sub(1),
+            BlockMode::Delta | BlockMode::Rice => self.count.saturating_sub(1),
             BlockMode::Stride => self.count - self.lag.min(self.count),
         }
     }
@@ -115,7 +123,7 @@ impl BlockPlan {
     fn item_base(&self) -> i64 {
         match self.mode {
             BlockMode::FrameOfReference => self.base,
-            BlockMode::Delta | BlockMode::Stride => self.min_delta,
+            BlockMode::Delta | BlockMode::Stride | BlockMode::Rice => self.min_delta,
         }
     }
 }
@@ -259,13 +267,23 @@ pub fn plan_for(values: &[i64]) -> BlockPlan {
         head_base: 0,
         head_width: 0,
         patch: p.patch,
+        rice: None,
     }
 }
 
 /// Delta plan: the first value, then the deltas packed against their minimum.
 pub fn plan_delta(values: &[i64]) -> BlockPlan {
-    let deltas: Vec<i64> = values.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
-    let p = packing(&deltas);
+    delta_plan(values, &deltas_of(values))
+}
+
+/// `v[i+1] - v[i]` (wrapping) for each neighbouring pair.
+fn deltas_of(values: &[i64]) -> Vec<i64> {
+    values.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect()
+}
+
+/// [`plan_delta`] given the deltas.
+fn delta_plan(values: &[i64], deltas: &[i64]) -> BlockPlan {
+    let p = packing(deltas);
     BlockPlan {
         mode: BlockMode::Delta,
         width: p.width,
@@ -276,6 +294,7 @@ pub fn plan_delta(values: &[i64]) -> BlockPlan {
         head_base: 0,
         head_width: 0,
         patch: p.patch,
+        rice: None,
     }
 }
 
@@ -297,14 +316,27 @@ pub fn plan_stride(values: &[i64], lag: usize) -> BlockPlan {
         head_base,
         head_width,
         patch: p.patch,
+        rice: None,
     }
 }
 
-/// The smallest of frame of reference, delta and (given a lag shorter than the block) stride
-/// delta; the earlier one on a tie.
+/// Rice plan: the first value, then the deltas Rice-coded (see [`crate::rice::plan`], which
+/// is given the delta plan's window); none where that gives none.
+fn rice_plan(deltas: &[i64], delta: &BlockPlan) -> Option<BlockPlan> {
+    let rice = crate::rice::plan(deltas, (delta.min_delta, delta.width))?;
+    Some(BlockPlan { mode: BlockMode::Rice, width: rice.k, min_delta: 0, patch: None, rice: Some(rice), ..*delta })
+}
+
+/// The smallest of frame of reference, delta, (given a lag shorter than the block) stride
+/// delta and Rice delta; the earlier one on a tie. Rice is tried only when the delta block
+/// packs its items at 2 to 5 bits: below, a Rice item's 1-bit stop and larger header cannot
+/// win; above, it rarely wins by much (small steps are what it is for) and each try costs a
+/// median and a pass per `k` of the encoder's time.
 pub fn plan_with(values: &[i64], lag: Option<usize>) -> BlockPlan {
     let mut best = plan_for(values);
-    let d = plan_delta(values);
+    let deltas = deltas_of(values);
+    let d = delta_plan(values, &deltas);
+    let rice = (2..=crate::rice::MAX_WINDOW_WIDTH).contains(&d.width).then(|| rice_plan(&deltas, &d)).flatten();
     if d.encoded_len() < best.encoded_len() {
         best = d;
     }
@@ -312,6 +344,11 @@ pub fn plan_with(values: &[i64], lag: Option<usize>) -> BlockPlan {
         let s = plan_stride(values, lag);
         if s.encoded_len() < best.encoded_len() {
             best = s;
+        }
+    }
+    if let Some(r) = rice {
+        if r.encoded_len() < best.encoded_len() {
+            best = r;
         }
     }
     best
@@ -354,6 +391,10 @@ pub fn write_planned(values: &[i64], plan: &BlockPlan, out: &mut Vec<u8>) {
             pack(values[..head].iter().map(|&v| v.wrapping_sub(hb) as u64), plan.head_width, out);
             let lag = plan.lag;
             write_items((head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])), plan, out);
+        }
+        BlockMode::Rice => {
+            out.extend_from_slice(&plan.base.to_le_bytes());
+            crate::rice::write_body(&deltas_of(values), plan.rice.as_ref().expect("a Rice plan"), out);
         }
     }
 }
@@ -405,6 +446,10 @@ pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> D
     }
     if mode == BlockMode::Stride as u8 {
         return read_stride(r, count, width, patched, out);
+    }
+    if mode_byte == BlockMode::Rice as u8 {
+        let first = r.u64("rice block first value")? as i64;
+        return crate::rice::read_body(r, count, width, first, out);
     }
     let base = r.u64("bitpack block base")? as i64;
     match mode {

@@ -23,6 +23,7 @@ pub mod fsst;
 pub mod group;
 pub mod gorilla;
 pub mod plain;
+pub mod rice;
 pub mod sort;
 pub mod stripe;
 pub mod topn;
@@ -54,9 +55,10 @@ pub struct ColumnContext<'a> {
 /// Version of the encoded byte layout specified in docs/FORMAT.md, written in every stripe.
 /// A reader refuses a version outside [`OLDEST_READABLE_VERSION`]`..=FORMAT_VERSION`; a
 /// change to any encoder's output bytes must bump it.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 /// The oldest stripe format this build reads: 1 lacks patched blocks and stores a sorted
-/// stripe's row order the other way round ([`stripe::RowPositionValues`]).
+/// stripe's row order the other way round ([`stripe::RowPositionValues`]); 2 lacks Rice
+/// delta blocks (which a reader of 3 reads wherever they stand).
 pub const OLDEST_READABLE_VERSION: u16 = 1;
 
 /// The encodings. The byte values are part of the format (frozen: a test fails if one

@@ -266,7 +266,7 @@ impl VectorEntry {
 pub struct RowPositions {
     /// The key the rows were sorted by: columns, 0-based.
     pub key: Vec<usize>,
-    /// The int32 vectors of the row order, one per 1024 rows: in format 2, per vector of
+    /// The int32 vectors of the row order, one per 1024 rows: in format 2 and later, per vector of
     /// stored rows, each row's insert offset; in format 1, per vector of rows in insert
     /// order, each row's stored position.
     pub vectors: Vec<VectorEntry>,

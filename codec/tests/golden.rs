@@ -49,6 +49,9 @@ fn golden_inputs() -> Vec<(String, Vector)> {
         let names: ByteStrings = range.clone().map(|r| t.hostname.as_ref().get(r).to_vec()).collect();
         v.push((format!("tsbs/hostname/{i}"), Vector { rows: 1024, nulls: None, values: Values::Bytes(names) }));
     }
+    // Rice delta blocks (format 3): one host's metric, as a stripe sorted by host stores it
+    let host = gen::tsbs::generate(1024, 1, 42);
+    v.push(("tsbs/usage_user/one_host".to_string(), Vector { rows: 1024, nulls: None, values: Values::Float64(host.usage_user) }));
     let _ = GenKind::Int8;
     v
 }

@@ -259,6 +259,45 @@ fn patched_blocks_win_on_runs_and_outliers_and_not_on_one_ramp() {
     }
 }
 
+/// Rice delta blocks: one host's metric (a rounded random walk, as a stripe sorted by host
+/// stores it) is Rice-coded, matching the reference, smaller than 3 bits a value, and
+/// round-trips; the controls, 100 interleaved hosts (steps too wide) and a ramp (steps all
+/// equal), are not.
+#[test]
+fn rice_blocks_win_on_one_hosts_walk_and_not_on_interleaved_hosts_or_a_ramp() {
+    let rice = |v: &Vector| {
+        check(v);
+        let mut bytes = Vec::new();
+        let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
+        // header: kind, rows (2), null mode, encoding; then the block's mode byte
+        (r.chosen == Some(Encoding::Bitpack) && bytes[5] == 3, bytes.len())
+    };
+    for seed in 0..20 {
+        let host = gen::tsbs::generate(1024, 1, seed);
+        let (chosen, len) = rice(&Vector { rows: 1024, nulls: None, values: Values::Float64(host.usage_user) });
+        assert!(chosen, "seed {seed}: one host's walk not Rice-coded");
+        assert!(len * 8 < 3 * 1024, "seed {seed}: {len} bytes");
+        // every byte altered in three ways, and cut short at every length: the decoders agree
+        let v = Vector { rows: 1024, nulls: None, values: Values::Float64(gen::tsbs::generate(1024, 1, seed).usage_user) };
+        let mut bytes = Vec::new();
+        encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
+        let (mut accepted, mut refused) = (0, 0);
+        for p in 0..bytes.len() {
+            for pattern in [0x01u8, 0x10, 0xff] {
+                let mut altered = bytes.clone();
+                altered[p] ^= pattern;
+                if decoders_agree(&altered, &ColumnContext::default()) { accepted += 1 } else { refused += 1 }
+            }
+            assert!(!decoders_agree(&bytes[..p], &ColumnContext::default()), "cut at {p} accepted");
+        }
+        assert!(accepted > 100 && refused > 100, "accepted {accepted}, refused {refused}");
+        let hosts = gen::tsbs::generate(1024, 100, seed);
+        assert!(!rice(&Vector { rows: 1024, nulls: None, values: Values::Float64(hosts.usage_user) }).0, "seed {seed}: interleaved hosts");
+        let ramp = Spec { kind: GenKind::Int64, shape: Shape::Ramp, rows: 1024, nulls: Nulls::None, seed };
+        assert!(!rice(&generate(&ramp)).0, "ramp seed {seed}");
+    }
+}
+
 #[test]
 fn gorilla_sizing_stops_only_when_it_has_lost() {
     let t = gen::tsbs::generate(1024, 100, 3);

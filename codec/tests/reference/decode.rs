@@ -128,6 +128,62 @@ fn block(r: &mut Reader<'_>, count: usize) -> Option<Vec<i64>> {
             }
             Some(v)
         }
+        3 if !patched => {
+            // Rice delta: every field read bit by bit, every rule checked
+            let k = width;
+            if k > 63 {
+                return None;
+            }
+            let first = r.le(8)? as i64;
+            let center = r.le(8)? as i64;
+            let unary_len = r.le(4)? as usize;
+            let escapes = r.le(4)? as usize;
+            let ew = r.byte()? as usize;
+            if ew > 64 {
+                return None;
+            }
+            let m = count.saturating_sub(1);
+            if escapes > m {
+                return None; // (more escapes than items: nothing to size a list by)
+            }
+            let lows = fields(r, m, k)?;
+            let unary = r.take(unary_len)?;
+            let esc = fields(r, escapes, ew)?;
+            let (mut at, mut e, mut v) = (0usize, 0usize, Vec::new());
+            if count > 0 {
+                v.push(first);
+            }
+            for low in lows {
+                let mut run = 0u64;
+                while bit(unary, at)? == 0 {
+                    run += 1;
+                    at += 1;
+                    if run > 32 {
+                        return None;
+                    }
+                }
+                at += 1;
+                let high = if run == 32 {
+                    let h = *esc.get(e)?;
+                    e += 1;
+                    if h < 32 || (k > 0 && h >> (64 - k) != 0) {
+                        return None;
+                    }
+                    h
+                } else {
+                    run
+                };
+                let z = (high << k) | low;
+                let d = if z % 2 == 0 { (z / 2) as i64 } else { !((z / 2) as i64) };
+                let prev = *v.last().unwrap();
+                v.push(prev.wrapping_add(center).wrapping_add(d));
+            }
+            // exactly the escapes counted, the codes ending in the last byte, zero padding
+            if e != escapes || unary.len() != at.div_ceil(8) || (at..unary.len() * 8).any(|i| bit(unary, i) != Some(0)) {
+                return None;
+            }
+            Some(v)
+        }
         _ => None,
     }
 }

@@ -161,16 +161,72 @@ pub fn block_stride(values: &[i64], lag: usize) -> Vec<u8> {
     out
 }
 
+/// Rice delta block (FORMAT.md, "Rice delta blocks"), by its rule: the centre is the lower
+/// median of the deltas, each item is zigzag(delta - centre), and every k from
+/// bit_width(mean item) - 2 (at least 0) to 63 is tried, the smallest block kept (the smaller
+/// k on a tie). No early stop, unary codes bit by bit. None for fewer than two values.
+pub fn block_rice(values: &[i64]) -> Option<Vec<u8>> {
+    if values.len() < 2 {
+        return None;
+    }
+    let deltas: Vec<i64> = (1..values.len()).map(|i| values[i].wrapping_sub(values[i - 1])).collect();
+    let mut sorted = deltas.clone();
+    sorted.sort();
+    let center = sorted[(sorted.len() - 1) / 2];
+    let items: Vec<u64> = deltas.iter().map(|&d| {
+        let x = d.wrapping_sub(center);
+        if x >= 0 { (x as u64) * 2 } else { (!(x as u64)) * 2 + 1 }
+    }).collect();
+    let mean = (items.iter().map(|&x| x as u128).sum::<u128>() / items.len() as u128) as u64;
+    let mut best: Option<Vec<u8>> = None;
+    for k in width_of(mean).saturating_sub(2)..64 {
+        let mut lows = Bits::new();
+        let mut unary = Bits::new();
+        let mut escapes = Vec::new();
+        for &z in &items {
+            lows.put(z & ((1u64 << k) - 1), k);
+            let high = z >> k;
+            for _ in 0..high.min(32) {
+                unary.put(0, 1);
+            }
+            unary.put(1, 1);
+            if high >= 32 {
+                escapes.push(high);
+            }
+        }
+        let ew = width_of(escapes.iter().copied().max().unwrap_or(0));
+        let mut esc = Bits::new();
+        for &h in &escapes {
+            esc.put(h, ew);
+        }
+        let unary = unary.bytes();
+        let mut out = vec![3u8, k as u8];
+        out.extend_from_slice(&values[0].to_le_bytes());
+        out.extend_from_slice(&center.to_le_bytes());
+        out.extend_from_slice(&(unary.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(escapes.len() as u32).to_le_bytes());
+        out.push(ew as u8);
+        out.extend(lows.bytes());
+        out.extend(unary);
+        out.extend(esc.bytes());
+        if best.as_ref().is_none_or(|b| out.len() < b.len()) {
+            best = Some(out);
+        }
+    }
+    best
+}
+
 /// The smaller block, frame of reference on a tie.
 pub fn block(values: &[i64]) -> Vec<u8> {
     block_with(values, None)
 }
 
-/// The smallest of frame of reference, delta and (with a lag shorter than the block) stride;
-/// the earlier one on a tie.
+/// The smallest of frame of reference, delta, (with a lag shorter than the block) stride and
+/// Rice delta; the earlier one on a tie.
 pub fn block_with(values: &[i64], lag: Option<usize>) -> Vec<u8> {
     let mut best = block_for(values);
     let d = block_delta(values);
+    let (delta_width, delta_base) = (d[1], i64::from_le_bytes(d[10..18].try_into().unwrap()));
     if d.len() < best.len() {
         best = d;
     }
@@ -178,6 +234,14 @@ pub fn block_with(values: &[i64], lag: Option<usize>) -> Vec<u8> {
         let s = block_stride(values, lag);
         if s.len() < best.len() {
             best = s;
+        }
+    }
+    // Rice only when the delta block packs at 2 to 5 bits and its window stays below i64::MAX
+    if (2..=5).contains(&delta_width) && delta_base.checked_add((1 << delta_width) - 1).is_some() {
+        if let Some(r) = block_rice(values) {
+            if r.len() < best.len() {
+                best = r;
+            }
         }
     }
     best
