@@ -196,52 +196,49 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
     dst[0] = first;
     let items = &mut dst[1..];
     stop_positions(unary, items)?;
-    let low_bits = (k > 0).then(|| {
-        let mut l = vec![0i64; m];
-        crate::bitpack::unpack(lows, k, 0, &mut l);
-        l
-    });
-    // each item's run of zeros is the gap between its stop bit and the one before; its
-    // high part is the run, or for a run of ESCAPE, the next escape
-    let (mut prev, mut sum, mut e) = (-1i64, first, 0usize);
-    if k == 0 && escapes == 0 {
-        // the common case (a random walk's steps): each item is its run; three passes
-        // without a branch per item, the first two free of dependencies between items
-        let stops = items.to_vec();
-        let mut runs = stops[0] as u64; // every run below ESCAPE (a power of two) iff their OR is
-        items[0] = unzigzag(stops[0] as u64).wrapping_add(center);
-        for (v, w) in items[1..].iter_mut().zip(stops.windows(2)) {
-            let run = (w[1] - w[0] - 1) as u64;
-            runs |= run;
-            *v = unzigzag(run).wrapping_add(center);
-        }
-        for v in items.iter_mut() {
-            sum = sum.wrapping_add(*v);
-            *v = sum;
-        }
-        return if runs < ESCAPE { Ok(()) } else { Err(CODES) };
+    if items.is_empty() {
+        return Ok(()); // one value: no codes (checked), no escapes (escapes <= m)
     }
-    for (i, v) in items.iter_mut().enumerate() {
-        let run = (*v - prev - 1) as u64;
-        prev = *v;
-        let high = if run < ESCAPE {
-            run
-        } else if run == ESCAPE && e < escapes {
+    // passes without a branch per item (but the escapes'), all but the last free of
+    // dependencies between items: each item's run of zeros is the gap between its stop bit
+    // and the one before; its high part is the run, or for a run of ESCAPE, the next escape
+    let stops = items.to_vec();
+    items[0] = stops[0];
+    for (v, w) in items[1..].iter_mut().zip(stops.windows(2)) {
+        *v = w[1] - w[0] - 1;
+    }
+    // every run below ESCAPE (a power of two) iff their OR is
+    if escapes > 0 || items.iter().fold(0u64, |a, &run| a | run as u64) >= ESCAPE {
+        let mut e = 0;
+        for v in items.iter_mut().filter(|v| **v as u64 >= ESCAPE) {
+            if *v as u64 > ESCAPE || e == escapes {
+                return Err(CODES);
+            }
             let h = read_field(escaped, e * escape_width as usize, escape_width);
             e += 1;
             if h < ESCAPE || h > u64::MAX >> k {
                 return Err(DecodeError::Inconsistent { what: "rice block escape (below the escape or too wide)" });
             }
-            h
-        } else {
+            *v = h as i64;
+        }
+        if e != escapes {
             return Err(CODES);
-        };
-        let z = (high << k) | low_bits.as_ref().map_or(0, |l| l[i] as u64);
-        sum = sum.wrapping_add(center).wrapping_add(unzigzag(z));
-        *v = sum;
+        }
     }
-    if e != escapes {
-        return Err(CODES);
+    if k > 0 {
+        let mut low_bits = vec![0i64; m];
+        crate::bitpack::unpack(lows, k, 0, &mut low_bits);
+        for (v, &low) in items.iter_mut().zip(&low_bits) {
+            *v = (((*v as u64) << k) | low as u64) as i64;
+        }
+    }
+    for v in items.iter_mut() {
+        *v = unzigzag(*v as u64).wrapping_add(center);
+    }
+    let mut sum = first;
+    for v in items.iter_mut() {
+        sum = sum.wrapping_add(*v);
+        *v = sum;
     }
     Ok(())
 }
