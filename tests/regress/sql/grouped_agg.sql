@@ -111,7 +111,8 @@ SELECT date_bin('-1 hour', t, '2000-01-01') FROM ga GROUP BY 1;
 -- how the keys were computed, from EXPLAIN ANALYZE: bucket arithmetic evaluates only the
 -- values it does not cover (here the infinities and the far past and future) in UTC, every
 -- distinct value in a zone whose offset changes; a dictionary's entries are interned once
--- per stripe, strings that are no dictionary row by row
+-- per dictionary (a stripe's shared one, or a vector's own when that encodes smaller),
+-- strings that are no dictionary row by row
 CREATE FUNCTION explain_analyze(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
