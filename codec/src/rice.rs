@@ -149,23 +149,18 @@ pub fn write_body(deltas: &[i64], plan: &RicePlan, out: &mut Vec<u8>) {
     out.extend_from_slice(&(plan.unary_len as u32).to_le_bytes());
     out.extend_from_slice(&(plan.escapes as u32).to_le_bytes());
     out.push(plan.escape_width as u8);
-    crate::bitpack::pack(items(deltas, plan.center).map(|z| z & crate::bits::low_mask(k)), k, out);
+    let z: Vec<u64> = items(deltas, plan.center).collect();
+    crate::bitpack::pack(z.iter().map(|&z| z & crate::bits::low_mask(k)), k, out);
     let start = out.len();
     let mut w = BitWriter::new(out);
-    for z in items(deltas, plan.center) {
+    for &z in &z {
+        // `high` zeros, then a one: at most ESCAPE + 1 bits, one write
         let high = (z >> k).min(ESCAPE);
-        // `high` zeros, then a one (at most 33 bits: two writes)
-        if high >= 32 {
-            w.write(0, 32);
-            w.write(1, (high - 32) as u32 + 1);
-        } else {
-            w.write(1 << high, high as u32 + 1);
-        }
+        w.write(1 << high, high as u32 + 1);
     }
     w.finish();
     debug_assert_eq!(out.len() - start, plan.unary_len);
-    let escaped = items(deltas, plan.center).map(|z| z >> k).filter(|&h| h >= ESCAPE);
-    crate::bitpack::pack(escaped, plan.escape_width, out);
+    crate::bitpack::pack(z.iter().map(|&z| z >> k).filter(|&h| h >= ESCAPE), plan.escape_width, out);
 }
 
 /// Reads a block body (after mode, `k` and `first`) of `count` values into `out`.
