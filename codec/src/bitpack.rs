@@ -914,6 +914,26 @@ mod tests {
         assert_eq!((p.width, p.min_delta), (0, 1));
     }
 
+    /// A Rice block longer than the decoder's chunk of low bits (a shared dictionary's
+    /// entries can be), ending mid-chunk, round-trips.
+    #[test]
+    fn a_rice_block_of_several_chunks_round_trips() {
+        let mut x = 12345u64;
+        let mut value = 0i64;
+        let walk: Vec<i64> = (0..2 * crate::rice::LOW_CHUNK + 517)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                // mostly small steps, a few of 12
+                value += match x >> 58 {
+                    0 => 12,
+                    r => (r % 5) as i64 - 2,
+                };
+                value
+            })
+            .collect();
+        assert_eq!(roundtrip(&walk).mode, BlockMode::Rice);
+    }
+
     #[test]
     fn corrupt_exception_sections_are_refused() {
         let mut v: Vec<i64> = (0..64).collect();

@@ -197,10 +197,9 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
     // passes without a branch per item (but the escapes'), all but the last free of
     // dependencies between items: each item's run of zeros is the gap between its stop bit
     // and the one before; its high part is the run, or for a run of ESCAPE, the next escape
-    let stops = items.to_vec();
-    items[0] = stops[0];
-    for (v, w) in items[1..].iter_mut().zip(stops.windows(2)) {
-        *v = w[1] - w[0] - 1;
+    // in place, last first, so each item still sees the previous item's stop
+    for i in (1..items.len()).rev() {
+        items[i] = items[i] - items[i - 1] - 1;
     }
     // every run below ESCAPE (a power of two) iff their OR is
     if escapes > 0 || items.iter().fold(0u64, |a, &run| a | run as u64) >= ESCAPE {
@@ -221,10 +220,15 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
         }
     }
     if k > 0 {
-        let mut low_bits = vec![0i64; m];
-        crate::bitpack::unpack(lows, k, 0, &mut low_bits);
-        for (v, &low) in items.iter_mut().zip(&low_bits) {
-            *v = (((*v as u64) << k) | low as u64) as i64;
+        // the low bits a vector's worth at a time into a buffer on the stack (a chunk of
+        // LOW_CHUNK fields starts on a byte boundary)
+        let mut low_bits = [0i64; LOW_CHUNK];
+        for (c, chunk) in items.chunks_mut(LOW_CHUNK).enumerate() {
+            let low_bits = &mut low_bits[..chunk.len()];
+            crate::bitpack::unpack(&lows[c * LOW_CHUNK * k as usize / 8..], k, 0, low_bits);
+            for (v, &low) in chunk.iter_mut().zip(low_bits.iter()) {
+                *v = (((*v as u64) << k) | low as u64) as i64;
+            }
         }
     }
     for v in items.iter_mut() {
@@ -237,6 +241,9 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
     }
     Ok(())
 }
+
+/// Items whose low bits are unpacked together (a multiple of 8).
+pub(crate) const LOW_CHUNK: usize = 1024;
 
 const CODES: DecodeError = DecodeError::Inconsistent { what: "rice block unary codes (not one per value, a run past the escape, an escape miscounted, or padding)" };
 
