@@ -244,6 +244,18 @@ mod pgcol {
         TableIterator::once((stripes as i64, bytes as i64, hits as i64, misses as i64, reused as i64))
     }
 
+    /// This backend's kept reads of the stripe catalog (`storage::catalog::stripe_list`): how
+    /// many it keeps now, and how many reads under an MVCC snapshot so far scanned the
+    /// catalog and how many were given a kept read of a snapshot of the same content (the
+    /// planner's estimates and the scan of one query, and the queries after it until the
+    /// table changes). Shows no table's contents.
+    #[pg_extern(volatile)]
+    #[search_path(pg_catalog, pg_temp)]
+    fn kept_catalog_reads() -> TableIterator<'static, (name!(kept, i64), name!(catalog_scans, i64), name!(reuses, i64))> {
+        let (kept, scans, reuses) = crate::storage::catalog::read_stats();
+        TableIterator::once((kept as i64, scans as i64, reuses as i64))
+    }
+
     /// What the last VACUUM of a pg_columnar table in this session did (`am::vacuum`):
     /// whether it found a moment without writers (`quiet`: only then does it merge across
     /// row numbers no stripe holds, fill free pages and give back the end of the file),

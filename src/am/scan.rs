@@ -285,20 +285,23 @@ impl ScanState {
         let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };
         let storage_id = meta::read(rel).map(|m| m.storage_id);
         let (stripes, summaries) = if summaries {
-            let rows = match storage_id {
-                Some(id) => catalog::stripes_with_zones(id, snapshot),
-                None => Vec::new(),
-            };
-            rows.into_iter()
-                .map(|(row, zones)| {
-                    let summary = zones.map(|z| {
-                        StripeSummary::parse(&z).unwrap_or_else(|e| {
-                            crate::storage::corrupt(rel, format!("zone summary of the stripe at row {} in pgcol.stripe: {e}", row.first_row))
+            match storage_id {
+                Some(id) => {
+                    let list = catalog::stripe_list(id, snapshot);
+                    list.rows()
+                        .zip(list.summaries())
+                        .map(|(row, summary)| {
+                            let summary = summary.as_ref().map(|s| {
+                                s.clone().unwrap_or_else(|e| {
+                                    crate::storage::corrupt(rel, format!("zone summary of the stripe at row {} in pgcol.stripe: {e}", row.first_row))
+                                })
+                            });
+                            (row.clone(), summary)
                         })
-                    });
-                    (row, summary)
-                })
-                .unzip()
+                        .unzip()
+                }
+                None => (Vec::new(), Vec::new()),
+            }
         } else {
             let stripes = storage_id.map_or_else(Vec::new, |id| catalog::stripes(id, snapshot));
             let none = vec![None; stripes.len()];

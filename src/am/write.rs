@@ -801,10 +801,12 @@ pub unsafe extern "C-unwind" fn subxact_callback(
         SUBXACT_EVENT_COMMIT_SUB => {
             end_subtransaction(level, true);
             super::fetch::forget_cached_fetch();
+            catalog::forget_reads();
         }
         SUBXACT_EVENT_ABORT_SUB => {
             end_subtransaction(level, false);
             super::fetch::forget_cached_fetch();
+            catalog::forget_reads();
         }
         _ => {}
     }

@@ -228,8 +228,8 @@ unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
         }
     }
     let Some(meta) = crate::storage::meta::read(relation) else { return (1.0, 0) };
-    let stripes = crate::storage::catalog::stripes_with_zones(meta.storage_id, crate::am::scan::current_snapshot());
-    let total: u64 = stripes.iter().map(|(s, _)| s.row_count).sum();
+    let stripes = crate::storage::catalog::stripe_list(meta.storage_id, crate::am::scan::current_snapshot());
+    let total: u64 = stripes.rows().map(|s| s.row_count).sum();
     if parts.is_empty() || total == 0 {
         return (1.0, stripes.len());
     }
@@ -248,11 +248,11 @@ unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
         .collect();
     let mut skip = RuntimeSkip::new(SkipExpr::And(parts), crate::am::datum::column_types((*relation).rd_att), values);
     let read: Vec<u64> = stripes
-        .iter()
-        .filter(|(s, zones)| {
+        .rows()
+        .zip(stripes.summaries())
+        .filter(|(s, summary)| {
             // a summary that does not parse is the scan's to report; here it rules nothing out
-            let summary = zones.as_ref().and_then(|z| pg_columnar_codec::stripe::StripeSummary::parse(z).ok());
-            summary.is_none_or(|summary| skip.may_match_stripe(&summary, s.row_count as usize))
+            summary.as_ref().and_then(|r| r.as_ref().ok()).is_none_or(|summary| skip.may_match_stripe(summary, s.row_count as usize))
         })
         .map(|(s, _)| s.row_count)
         .collect();

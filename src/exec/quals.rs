@@ -277,11 +277,12 @@ impl Translator {
     ) -> Option<(Cmp, How, Option<Exact>)> {
         let base = pg_sys::getBaseType(column_type);
         let bytes = skippable_type(base)?;
-        let opclass = pg_sys::GetDefaultOpClass(base, pg_sys::BTREE_AM_OID);
-        if opclass == pg_sys::InvalidOid {
+        // the default btree operator family, from the type cache (GetDefaultOpClass would
+        // scan pg_opclass each time: a planning query does this per qual and aggregate)
+        let family = (*pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_BTREE_OPFAMILY as i32)).btree_opf;
+        if family == pg_sys::InvalidOid {
             return None;
         }
-        let family = pg_sys::get_opclass_family(opclass);
         let (mut left, mut right) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
         let strategy = pg_sys::get_op_opfamily_strategy(*opno, family);
         let (cmp, family_op) = match strategy {

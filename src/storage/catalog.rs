@@ -8,6 +8,10 @@
 //! with `systable_beginscan` under the caller's snapshot, never through SQL, so no role needs
 //! privileges on the catalog and no `search_path` is consulted.
 
+use std::rc::Rc;
+
+use pg_columnar_codec::stripe::StripeSummary;
+use pg_columnar_codec::DecodeError;
 use pgrx::pg_sys;
 
 /// One stripe's catalog row.
@@ -127,6 +131,7 @@ pub fn insert(row: &StripeRow, zones: Option<&[u8]>, cid: pg_sys::CommandId) {
         values[9] = pg_sys::Datum::from(pgrx::rust_byte_slice_to_bytea(&absent_to_bytes(&row.absent)).into_pg());
     }
     super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
+    forget_reads();
 }
 
 /// Calls `f` with every row of `storage_id` that `snapshot` sees (and its TID in the
@@ -212,18 +217,92 @@ fn scan(
 ///   inserted, the planner's index probes) want every row that is not dead; the rows of an
 ///   aborted load are dead, and VACUUM may already have given back their pages.
 pub fn stripes(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
-    let mut rows = Vec::new();
-    visible(storage_id, snapshot, |row, _| rows.push(row));
-    rows.sort_by_key(|r| r.first_row);
-    rows
+    stripe_list(storage_id, snapshot).rows().cloned().collect()
 }
 
-/// [`stripes`] with each stripe's zone summary (as stored; `None` where the row has none).
-pub fn stripes_with_zones(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<(StripeRow, Option<Vec<u8>>)> {
-    let mut rows = Vec::new();
-    visible(storage_id, snapshot, |row, zones| rows.push((row, zones.map(<[u8]>::to_vec))));
-    rows.sort_by_key(|r| r.0.first_row);
-    rows
+/// The stripes of one read of the catalog ([`stripe_list`]), in row order, with their zone
+/// summaries.
+pub struct StripeList {
+    rows: Vec<(StripeRow, Option<Vec<u8>>)>,
+    /// Parsed on first use: the planner's estimate and the scan both ask.
+    summaries: std::cell::OnceCell<Vec<Option<Result<StripeSummary, DecodeError>>>>,
+}
+
+impl StripeList {
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = &StripeRow> {
+        self.rows.iter().map(|(row, _)| row)
+    }
+
+    /// Each stripe's zone summary, parsed: `None` where its row has none, an error where the
+    /// stored bytes do not parse (the caller reports it, naming the relation).
+    pub fn summaries(&self) -> &[Option<Result<StripeSummary, DecodeError>>] {
+        self.summaries.get_or_init(|| self.rows.iter().map(|(_, zones)| zones.as_deref().map(StripeSummary::parse)).collect())
+    }
+}
+
+/// [`stripes`] with each stripe's zone summary, shared: a read under an MVCC snapshot is kept
+/// and given again for a snapshot of the same content in the same transaction
+/// ([`SnapshotContent`](super::SnapshotContent)), so planning and executing a query, and the
+/// queries after it, read the catalog and parse its summaries once, not once per question.
+/// This backend's own changes to the catalog ([`insert`], [`delete_rows`]) and every
+/// subtransaction end ([`forget_reads`]) forget the kept reads; other transactions' changes
+/// become visible only through a snapshot of other content.
+pub fn stripe_list(storage_id: u64, snapshot: pg_sys::Snapshot) -> Rc<StripeList> {
+    let read = || {
+        let mut rows = Vec::new();
+        visible(storage_id, snapshot, |row, zones| rows.push((row, zones.map(<[u8]>::to_vec))));
+        rows.sort_by_key(|r| r.0.first_row);
+        Rc::new(StripeList { rows, summaries: std::cell::OnceCell::new() })
+    };
+    let Some(content) = super::SnapshotContent::of(snapshot) else { return read() };
+    let kept = READS.with_borrow(|reads| reads.iter().find(|(id, c, _)| *id == storage_id && *c == content).map(|(_, _, l)| l.clone()));
+    READ_COUNTS.set({
+        let (scans, reuses) = READ_COUNTS.get();
+        if kept.is_some() { (scans, reuses + 1) } else { (scans + 1, reuses) }
+    });
+    if let Some(list) = kept {
+        return list;
+    }
+    let list = read();
+    READS.with_borrow_mut(|reads| {
+        if reads.len() == KEPT_READS {
+            reads.remove(0);
+        }
+        reads.push((storage_id, content, list.clone()));
+    });
+    list
+}
+
+/// Reads [`stripe_list`] keeps (the latest, oldest first): a query's tables, a few.
+const KEPT_READS: usize = 8;
+
+thread_local! {
+    static READS: std::cell::RefCell<Vec<(u64, super::SnapshotContent, Rc<StripeList>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// [`stripe_list`]'s reads under MVCC snapshots so far: those that scanned the catalog,
+    /// and those given a kept read.
+    static READ_COUNTS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Reads kept now, and [`stripe_list`]'s MVCC reads so far that scanned the catalog and that
+/// were given a kept read (`pgcol.kept_catalog_reads`).
+pub fn read_stats() -> (usize, u64, u64) {
+    let (scans, reuses) = READ_COUNTS.get();
+    (READS.with_borrow(Vec::len), scans, reuses)
+}
+
+/// Forgets [`stripe_list`]'s kept reads: this backend changed the catalog, or a
+/// subtransaction ended (an aborted one takes its catalog rows with it, and a snapshot of the
+/// same content after it no longer sees them).
+pub fn forget_reads() {
+    READS.with_borrow_mut(Vec::clear);
 }
 
 /// The catalog scan of [`stripes`]: what each kind of snapshot sees.
@@ -321,6 +400,7 @@ pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
 /// Deletes the catalog rows `tids` (transactionally), as VACUUM replaces their stripes.
 pub fn delete_rows(tids: &[pg_sys::ItemPointerData]) {
     super::delete_catalog_rows(catalog().table, tids);
+    forget_reads();
 }
 
 /// Deletes every row of `storage_id` (transactionally: a rollback brings them back). Used

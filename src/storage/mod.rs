@@ -143,3 +143,53 @@ pub fn corrupt(rel: pg_sys::Relation, detail: impl std::fmt::Display) -> ! {
         format!("pg_columnar relation \"{}\" is corrupt: {detail}", relation_name(rel))
     );
 }
+
+/// What decides which rows an MVCC snapshot sees, and the transaction it is used in: two
+/// snapshots of equal content see the same transactions as committed (their bounds, the
+/// transactions in progress, sorted, and subtransactions) and the same commands of the
+/// current transaction (its id and command id). Caches of catalog reads are keyed by it; they
+/// are emptied when this backend changes the catalog read or a subtransaction ends, the only
+/// ways what a snapshot of given content sees can change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotContent {
+    transaction: u32,
+    xmin: u32,
+    xmax: u32,
+    curcid: u32,
+    xip: Vec<u32>,
+    subxip: Vec<u32>,
+    suboverflowed: bool,
+    taken_during_recovery: bool,
+}
+
+impl SnapshotContent {
+    /// `None` unless `snapshot` is an MVCC snapshot (the others see what is committed when they
+    /// look, not at a moment).
+    pub fn of(snapshot: pg_sys::Snapshot) -> Option<SnapshotContent> {
+        unsafe {
+            let s = &*snapshot;
+            if s.snapshot_type != pg_sys::SnapshotType::SNAPSHOT_MVCC {
+                return None;
+            }
+            let sorted = |xids: *const pg_sys::TransactionId, count: usize| {
+                let mut v: Vec<u32> = if count == 0 || xids.is_null() {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(xids, count).iter().map(|x| x.into_inner()).collect()
+                };
+                v.sort_unstable();
+                v
+            };
+            Some(SnapshotContent {
+                transaction: pg_sys::GetTopTransactionIdIfAny().into_inner(),
+                xmin: s.xmin.into_inner(),
+                xmax: s.xmax.into_inner(),
+                curcid: s.curcid,
+                xip: sorted(s.xip, s.xcnt as usize),
+                subxip: sorted(s.subxip, s.subxcnt.max(0) as usize),
+                suboverflowed: s.suboverflowed,
+                taken_during_recovery: s.takenDuringRecovery,
+            })
+        }
+    }
+}
