@@ -107,17 +107,20 @@ impl StripeKey {
 const KEPT_BYTES: usize = 16 << 20;
 
 thread_local! {
-    /// Stripes that row fetches (index scans, TID lookups) loaded, kept for later fetches of
-    /// this backend, most recently used last, one load per stripe: a point lookup per
-    /// statement would otherwise read and parse a stripe directory and its dictionaries for
-    /// every row (most of a lookup's time). Bounded by [`KEPT_BYTES`].
+    /// Stripes that scans loaded (every one a row fetch loads, the first few of a query
+    /// engine scan: `scan::SCAN_KEEPS`), kept for later scans of this backend, most recently used last,
+    /// one load per stripe: a point lookup per statement would otherwise read and parse a
+    /// stripe directory and its dictionaries for every row (most of a lookup's time), and a
+    /// query that reads a few stripes would parse their directories again each time.
+    /// Bounded by [`KEPT_BYTES`].
     static KEPT: std::cell::RefCell<(Vec<(StripeKey, LoadedStripe)>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
-    /// Fetch scans' stripe loads so far that found their stripe kept, and that did not.
+    /// Scans' stripe loads so far (row fetches' and the others') that found their stripe
+    /// kept, and that did not.
     static KEPT_HITS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
 /// What this backend keeps (`pgcol.kept_stripes`): stripes, their approximate bytes, and the
-/// fetch scans' stripe loads that found their stripe kept and that did not.
+/// scans' stripe loads that found their stripe kept and that did not.
 pub fn kept_stats() -> (usize, usize, u64, u64) {
     let (stripes, bytes) = KEPT.with(|k| {
         let k = k.borrow();

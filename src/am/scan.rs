@@ -119,6 +119,10 @@ pub struct ScanCounters {
     pub vectors_answered: u64,
 }
 
+/// How many of the stripes it loads the query engine's scan gives to the ones this backend
+/// keeps (`ScanState::keep_first_stripes`).
+const SCAN_KEEPS: usize = 4;
+
 pub struct ScanState {
     pub rel: pg_sys::Relation,
     relid: pg_sys::Oid,
@@ -144,9 +148,12 @@ pub struct ScanState {
     /// before the first row.
     pos: Option<(usize, u64)>,
     stripe: Option<LoadedStripe>,
-    /// A fetch scan ([`ScanState::for_fetch`]): loaded stripes come from, and go back to,
-    /// the ones this backend keeps across scans (`read::keep`).
-    keep_stripes: bool,
+    /// How many more of the stripes this scan loads go to the ones this backend keeps across
+    /// scans (`read::keep`) once the scan leaves them; every scan looks there first. A fetch
+    /// scan ([`ScanState::for_fetch`]) keeps every one, the query engine's scan its first
+    /// [`SCAN_KEEPS`] ([`keep_first_stripes`](Self::keep_first_stripes)), the others (table
+    /// AM scans, index builds, rewrites, VACUUM) none.
+    keeps_left: usize,
     decoded: DecodedVector,
     pub pages: PageReader,
     buf: Vec<u8>,
@@ -232,13 +239,10 @@ pub fn current_snapshot() -> pg_sys::Snapshot {
 }
 
 impl Drop for ScanState {
-    /// A fetch scan gives the stripe it holds back to the kept ones, for the next fetch.
+    /// A scan gives the stripe it holds to the kept ones (see `keeps_left`), for the next
+    /// scans.
     fn drop(&mut self) {
-        if self.keep_stripes {
-            if let Some(stripe) = self.stripe.take() {
-                read::keep(stripe);
-            }
-        }
+        self.leave_stripe();
     }
 }
 
@@ -266,7 +270,7 @@ impl ScanState {
     /// buffered so far as a stripe per row.
     pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
         let mut scan = Self::build(rel, snapshot, std::ptr::null(), false, false, false, false);
-        scan.keep_stripes = true;
+        scan.keeps_left = usize::MAX;
         scan
     }
 
@@ -376,8 +380,16 @@ impl ScanState {
             row_cursor: None,
             cursor_ids: 0,
             counters: ScanCounters::default(),
-            keep_stripes: false,
+            keeps_left: 0,
         }
+    }
+
+    /// Gives the first [`SCAN_KEEPS`] stripes this scan loads to the ones this backend keeps,
+    /// so that a query that reads a few stripes finds them next time without reading and
+    /// parsing their directories again, while one that reads many pushes out no more than
+    /// that.
+    pub fn keep_first_stripes(&mut self) {
+        self.keeps_left = SCAN_KEEPS;
     }
 
     /// Decodes only the columns marked in `wanted` (by attribute index); the others read as
@@ -501,16 +513,18 @@ impl ScanState {
     fn load(&mut self, i: usize) {
         let row = self.stripes[i].clone();
         if self.stripe.as_ref().map(|s| s.row.first_row) != Some(row.first_row) {
-            if self.keep_stripes {
-                if let Some(old) = self.stripe.take() {
-                    read::keep(old);
-                }
-                if let Some(kept) = read::kept(&row) {
-                    self.stripe = Some(kept);
-                    return;
-                }
+            self.leave_stripe();
+            self.stripe = Some(read::kept(&row).unwrap_or_else(|| LoadedStripe::load(&mut self.pages, row, &mut self.buf)));
+        }
+    }
+
+    /// Gives the stripe this scan holds to the kept ones while it may keep more.
+    fn leave_stripe(&mut self) {
+        if let Some(old) = self.stripe.take() {
+            if self.keeps_left > 0 {
+                self.keeps_left -= 1;
+                read::keep(old);
             }
-            self.stripe = Some(LoadedStripe::load(&mut self.pages, row, &mut self.buf));
         }
     }
 

@@ -299,6 +299,8 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
             } else {
                 ScanState::new(rel, (*estate).es_snapshot, shared, true)
             };
+            // a query run again (a dashboard's) finds the few stripes it read kept
+            scan.keep_first_stripes();
             let natts = scan.types.len();
             let mut wanted = vec![false; natts];
             for &c in &exec.columns {
