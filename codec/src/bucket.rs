@@ -82,6 +82,15 @@ impl TruncUnit {
         }
     }
 
+    /// The length of every bucket of this unit, in microseconds, for the units whose buckets
+    /// are all one length (not months, quarters and years).
+    pub fn fixed_width(self) -> Option<i64> {
+        match self {
+            TruncUnit::Month | TruncUnit::Quarter | TruncUnit::Year => None,
+            unit => Some(unit.typical_width()),
+        }
+    }
+
     pub fn tag(self) -> u8 {
         UNITS.iter().position(|&u| u == self).unwrap() as u8
     }
@@ -182,6 +191,15 @@ pub fn bin(stride: i64, t: i64, origin: i64) -> Option<i64> {
         result -= stride;
     }
     (LOW..HIGH).contains(&result).then_some(result)
+}
+
+/// The values that [`trunc`] and [`trunc_at_offset`] (to a unit of
+/// [`fixed_width`](TruncUnit::fixed_width) `width`) or [`bin`] (of stride `width`) put in the
+/// bucket `b` they gave one of them: `[b, b + width)`, cut to a day inside the range computed
+/// here, where no offset or origin takes a value out of it. A caller bucketing values in
+/// order (a time series) computes one bucket per span, not one per value.
+pub fn span(b: i64, width: i64) -> (i64, i64) {
+    (b.max(LOW + USECS_PER_DAY), b.saturating_add(width).min(HIGH - USECS_PER_DAY))
 }
 
 #[cfg(test)]
@@ -292,6 +310,57 @@ mod tests {
         let t = reference_days(2016, 1, 12) * USECS_PER_DAY + (11 * 3600 + 28 * 60 + 37) * USECS_PER_SEC + 500_000;
         assert_eq!(trunc(TruncUnit::Minute, t), Some(t - 37 * USECS_PER_SEC - 500_000));
         assert_eq!(trunc(TruncUnit::Week, t), Some(reference_days(2016, 1, 11) * USECS_PER_DAY));
+    }
+
+    /// Every value of a bucket's span gets that bucket, from trunc, trunc_at_offset and bin,
+    /// and the values just outside it (where the span is the whole bucket) do not.
+    #[test]
+    fn a_span_holds_the_values_of_its_bucket() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let m = 60 * USECS_PER_SEC;
+        for i in 0..3_000 {
+            let r = next();
+            // mostly near 2000, some near the ends of the range
+            let t = match i % 10 {
+                0 => LOW + (r % (3 * USECS_PER_DAY as u64)) as i64,
+                1 => HIGH - 1 - (r % (3 * USECS_PER_DAY as u64)) as i64,
+                _ => (r as i64) % (300 * 365 * USECS_PER_DAY),
+            };
+            let offset = [0, 19_800, -36_000, 86_399][(next() % 4) as usize];
+            let origin = (next() % (1 << 40)) as i64 - (1 << 39);
+            let stride = [m, 15 * m, 7 * USECS_PER_DAY + 5][(next() % 3) as usize];
+            let mut cases: Vec<(Box<dyn Fn(i64) -> Option<i64>>, i64)> = vec![(Box::new(move |v| bin(stride, v, origin)), stride)];
+            for unit in UNITS.into_iter().filter(|u| u.fixed_width().is_some()) {
+                let width = unit.fixed_width().unwrap();
+                cases.push((Box::new(move |v| trunc(unit, v)), width));
+                cases.push((Box::new(move |v| trunc_at_offset(unit, v, offset)), width));
+            }
+            for (f, width) in &cases {
+                let Some(b) = f(t) else { continue };
+                let (lo, hi) = span(b, *width);
+                if lo >= hi {
+                    continue; // a bucket entirely in the day cut off at an end
+                }
+                let inside = lo + (next() % (hi - lo) as u64) as i64;
+                for v in [lo, hi - 1, inside] {
+                    assert_eq!(f(v), Some(b), "{v} in the span [{lo}, {hi}) of {b}");
+                }
+                if lo == b && f(lo - 1).is_some() {
+                    assert_ne!(f(lo - 1), Some(b));
+                }
+                if hi == b + width && f(hi).is_some() {
+                    assert_ne!(f(hi), Some(b));
+                }
+            }
+        }
+        assert_eq!(TruncUnit::Month.fixed_width(), None);
+        assert_eq!(TruncUnit::Hour.fixed_width(), Some(3600 * USECS_PER_SEC));
     }
 
     #[test]

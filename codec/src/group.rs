@@ -540,11 +540,19 @@ impl GroupTable {
             return;
         }
         let KeyParts::Rows(parts) = &c.parts else { unreachable!() };
+        // a run of rows of one part (a time bucket of rows sorted by time) is looked up once
+        let mut last: Option<(bool, i64, u32)> = None;
         for r in selection.iter() {
             let null = c.is_null(r);
             let part = if null { 0 } else { parts[r] };
+            if let Some((last_null, last_part, g)) = last {
+                if last_null == null && last_part == part {
+                    groups[r] = g;
+                    continue;
+                }
+            }
             let slot = if null { 0 } else if (0..DIRECT).contains(&part) { part as usize + 1 } else { usize::MAX };
-            groups[r] = match self.direct.get(slot) {
+            let g = match self.direct.get(slot) {
                 Some(&g) if g != u32::MAX => g,
                 _ => {
                     let mut parts = [0; MAX_KEYS];
@@ -552,6 +560,8 @@ impl GroupTable {
                     self.number_single(Key { parts, nulls: null as u8 })
                 }
             };
+            last = Some((null, part, g));
+            groups[r] = g;
         }
     }
 
@@ -755,13 +765,22 @@ mod tests {
                 let columns: Vec<Vec<Option<i64>>> = (0..width)
                     .map(|_| {
                         let spread = [3u64, 50, 1 << 20][(next() % 3) as usize];
+                        // some columns in runs of one part (a time bucket of sorted rows),
+                        // NULL runs among them
+                        let runs = next() % 3 == 0;
+                        let mut previous: Option<Option<i64>> = None;
                         (0..rows)
                             .map(|_| {
                                 let v = next();
+                                if let Some(p) = previous.filter(|_| runs && v % 8 != 0) {
+                                    return p;
+                                }
                                 // NULLs, negatives, values past the direct array, repeats;
                                 // all of them entries of the dictionary when spread is small
                                 let part = if spread < 50 { dictionary[(v >> 8) as usize % spread as usize] } else { (v >> 8) as i64 % spread as i64 - 2 };
-                                (v % 11 != 0 || no_nulls).then_some(part)
+                                let part = (v % 11 != 0 || no_nulls).then_some(part);
+                                previous = Some(part);
+                                part
                             })
                             .collect()
                     })

@@ -366,16 +366,36 @@ impl KeyReader {
     unsafe fn row_buckets(&mut self, mut parts: Vec<i64>, nulls: Option<Vec<u8>>, selection: &Selection, rows: usize) -> KeyColumn {
         let mut result_nulls: Option<Vec<u8>> = None;
         let mut last: Option<(i64, (i64, bool))> = None;
+        // the values of the last bucket computed in arithmetic, for buckets of one width: rows
+        // in time order (a sorted stripe's host runs) compute one bucket per bucket, not per row
+        let width = match self.spec {
+            KeySpec::Trunc { unit, .. } => unit.fixed_width(),
+            KeySpec::Bin { stride, .. } => Some(stride),
+            _ => None,
+        };
+        let mut span: Option<(i64, i64, i64)> = None;
         for r in selection.iter() {
             if nulls.as_ref().is_some_and(|n| n[r / 8] >> (r % 8) & 1 == 1) {
                 continue;
             }
             let v = parts[r];
+            if let Some((lo, hi, b)) = span {
+                if lo <= v && v < hi {
+                    parts[r] = b;
+                    continue;
+                }
+            }
             let (part, null) = match last {
                 Some((input, out)) if input == v => out,
                 _ => {
                     let out = match self.arithmetic(v) {
-                        Some(b) => (b, false),
+                        Some(b) => {
+                            if let Some(width) = width {
+                                let (lo, hi) = bucket::span(b, width);
+                                span = Some((lo, hi, b));
+                            }
+                            (b, false)
+                        }
                         None => self.evaluator.as_mut().unwrap().eval(v),
                     };
                     last = Some((v, out));

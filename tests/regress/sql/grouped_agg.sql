@@ -83,6 +83,18 @@ SELECT agg_same('SELECT date_bin(''90 seconds'', t, ''2020-06-01 00:00+00''), h,
 SELECT agg_same('SELECT date_bin(''1 hour -10 minutes'', ts, ''2000-01-01''), count(*) FROM %s GROUP BY 1 ORDER BY 1');
 -- a bucket of a bucket, and a bucket with other keys
 SELECT agg_same('SELECT date_trunc(''day'', date_trunc(''hour'', t)), i2, count(*) FROM %s GROUP BY 1, 2 ORDER BY 1, 2');
+-- a table sorted by host and time: its vectors hold each host's times in order, bucketed one
+-- bucket at a time (the span of the last bucket computed), NULL times and infinities among them
+CREATE TABLE gs (LIKE ga) USING pg_columnar WITH (pg_columnar.sort_key = 'h, t');
+INSERT INTO gs SELECT * FROM ga;
+CREATE TABLE gs_heap AS SELECT * FROM ga;
+SELECT agg_same('SELECT date_trunc(''minute'', t), count(*), max(f8) FROM %s GROUP BY 1 ORDER BY 1', 'gs');
+SELECT agg_same('SELECT date_trunc(''hour'', t) AS hour, h, avg(f8), count(*) FROM %s GROUP BY hour, h ORDER BY 1, 2', 'gs');
+SELECT agg_same('SELECT date_bin(''15 minutes'', t, ''2001-01-01 00:07+00''), h, count(*), sum(f8) FROM %s GROUP BY 1, 2 ORDER BY 1, 2', 'gs');
+SELECT agg_same('SELECT date_trunc(''week'', ts), count(*) FROM %s GROUP BY 1 ORDER BY 1', 'gs');
+SET TimeZone = 'Asia/Kolkata';
+SELECT agg_same('SELECT date_trunc(''hour'', t), h, count(*) FROM %s GROUP BY 1, 2 ORDER BY 1, 2', 'gs');
+SET TimeZone = 'UTC';
 -- HAVING (aggregates the target list does not have included), ORDER BY and LIMIT above
 SELECT agg_same('SELECT h, count(*) FROM %s GROUP BY h HAVING sum(f8) > 30000 ORDER BY 1');
 SELECT agg_same('SELECT h, i2 FROM %s GROUP BY h, i2 HAVING min(id) < 20 AND h IS NOT NULL ORDER BY 1, 2');
