@@ -227,21 +227,44 @@ mod pgcol {
         TableIterator::once((stripes.len() as i64, vectors, rows))
     }
 
-    /// The stripes this backend keeps for its row fetches (index and TID lookups), across
-    /// statements, so that a lookup does not read and parse a stripe's directory and
-    /// dictionaries again: how many, about how much memory they hold (at most 16 MB), and
-    /// how many of the fetches' stripe loads so far found their stripe kept and how many did
-    /// not; and how many fetches of a row's old version (an UPDATE's, by TID) were read from
-    /// the index fetch that had just returned the row, with its vector decoded. Shows no
+    /// The stripes this backend keeps for its row fetches (index and TID lookups) and the
+    /// query engine's scans, across statements, so that a lookup or a query run again does
+    /// not read and parse a stripe's directory and dictionaries again: how many, about how
+    /// much memory they hold (at most 16 MB), and how many of the scans' stripe loads so far
+    /// found their stripe kept and how many did not; how many fetches of a row's old version (an UPDATE's, by TID) were read from
+    /// the index fetch that had just returned the row, with its vector decoded; and the
+    /// column dictionaries kept for PgColumnarTopN's question of which groups a stripe holds
+    /// (at most 4 MB), with the asks that found theirs kept and that did not. Shows no
     /// table's contents.
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]
-    fn kept_stripes(
-    ) -> TableIterator<'static, (name!(stripes, i64), name!(approx_bytes, i64), name!(hits, i64), name!(misses, i64), name!(old_versions_reused, i64))> {
+    fn kept_stripes() -> TableIterator<
+        'static,
+        (
+            name!(stripes, i64),
+            name!(approx_bytes, i64),
+            name!(hits, i64),
+            name!(misses, i64),
+            name!(old_versions_reused, i64),
+            name!(dictionaries, i64),
+            name!(dictionary_hits, i64),
+            name!(dictionary_misses, i64),
+        ),
+    > {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
         let reused = crate::am::fetch::refetched_from_index_fetch();
-        TableIterator::once((stripes as i64, bytes as i64, hits as i64, misses as i64, reused as i64))
+        let (dictionaries, dictionary_hits, dictionary_misses) = crate::am::read::kept_dictionary_stats();
+        TableIterator::once((
+            stripes as i64,
+            bytes as i64,
+            hits as i64,
+            misses as i64,
+            reused as i64,
+            dictionaries as i64,
+            dictionary_hits as i64,
+            dictionary_misses as i64,
+        ))
     }
 
     /// This backend's kept reads of the stripe catalog (`storage::catalog::stripe_list`): how

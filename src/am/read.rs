@@ -189,15 +189,73 @@ fn next_serial() -> u64 {
 /// The shared dictionary of `column` of the stripe `row` (`None`: it has none, or the stripe
 /// does not store the column), whether the column has NULLs in it, and a serial number that
 /// names this reading of the dictionary. The directory is walked only as far as the column
-/// (`stripe::outline_column`): this costs a small part of loading the stripe.
-pub fn column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> (Option<SharedDictionary>, bool, u64) {
+/// (`stripe::outline_column`): this costs a small part of loading the stripe. What is found
+/// is kept for the backend's later asks ([`KEPT_DICTIONARIES`]): PgColumnarTopN asks it of
+/// every stripe of the table that it may leave out, on every run.
+pub fn column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> ColumnDictionary {
+    let key = StripeKey::of(&row);
+    let kept = KEPT_DICTIONARIES.with_borrow_mut(|(kept, _)| {
+        let i = kept.iter().position(|(k, c, _, _)| *k == key && *c == column)?;
+        // the most recently used last
+        let entry = kept.remove(i);
+        let found = entry.2.clone();
+        kept.push(entry);
+        Some(found)
+    });
+    DICTIONARY_HITS.set({
+        let (hits, misses) = DICTIONARY_HITS.get();
+        if kept.is_some() { (hits + 1, misses) } else { (hits, misses + 1) }
+    });
+    if let Some(found) = kept {
+        return found;
+    }
+    let (found, stored) = read_column_dictionary(pages, row, column, buf);
+    // (the stored size stands for the parsed one; an entry costs something without one)
+    let size = 64 + 2 * stored;
+    if size <= KEPT_DICTIONARY_BYTES / 4 {
+        KEPT_DICTIONARIES.with_borrow_mut(|(kept, bytes)| {
+            while *bytes + size > KEPT_DICTIONARY_BYTES && !kept.is_empty() {
+                *bytes -= kept.remove(0).3;
+            }
+            *bytes += size;
+            kept.push((key, column, found.clone(), size));
+        });
+    }
+    found
+}
+
+/// What [`column_dictionary`] finds.
+pub type ColumnDictionary = (Option<Rc<SharedDictionary>>, bool, u64);
+
+/// How much memory (about twice the stored size of each) the kept column dictionaries may
+/// take in one backend.
+const KEPT_DICTIONARY_BYTES: usize = 4 << 20;
+
+thread_local! {
+    /// Column dictionaries [`column_dictionary`] read, by stripe and column, with the stored
+    /// bytes they stand for, least recently used first. A stripe's bytes never change under
+    /// its key (see [`StripeKey`]), so what is kept stays true.
+    static KEPT_DICTIONARIES: std::cell::RefCell<(Vec<(StripeKey, usize, ColumnDictionary, usize)>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
+    /// [`column_dictionary`]'s asks so far that found what they asked kept, and that did not.
+    static DICTIONARY_HITS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// The column dictionaries kept (`pgcol.kept_stripes`), and [`column_dictionary`]'s asks
+/// that found theirs kept and that did not.
+pub fn kept_dictionary_stats() -> (usize, u64, u64) {
+    let (hits, misses) = DICTIONARY_HITS.get();
+    (KEPT_DICTIONARIES.with_borrow(|(k, _)| k.len()), hits, misses)
+}
+
+/// [`column_dictionary`] read from the stripe, with the stored length of the dictionary.
+fn read_column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> (ColumnDictionary, usize) {
     read_directory(pages, &row, buf);
     let outline = match stripe::outline_column(buf, column) {
         Ok(Some(o)) => o,
-        Ok(None) => return (None, true, next_serial()),
+        Ok(None) => return ((None, true, next_serial()), 0),
         Err(e) => stripe_error(pages, &row, e),
     };
-    let Some(entry) = outline.dictionary else { return (None, outline.null_count > 0, next_serial()) };
+    let Some(entry) = outline.dictionary else { return ((None, outline.null_count > 0, next_serial()), 0) };
     if entry.offset + entry.length > row.byte_length as usize {
         stripe_error(pages, &row, format!("column {} dictionary lies past the stripe's end", column + 1));
     }
@@ -206,7 +264,7 @@ pub fn column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, 
         stripe_error(pages, &row, format!("column {} dictionary checksum mismatch", column + 1));
     }
     let dict = SharedDictionary::deserialize(buf).unwrap_or_else(|err| stripe_error(pages, &row, format!("column {} dictionary: {err}", column + 1)));
-    (Some(dict), outline.null_count > 0, next_serial())
+    ((Some(Rc::new(dict)), outline.null_count > 0, next_serial()), entry.length)
 }
 
 impl LoadedStripe {

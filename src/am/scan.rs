@@ -910,7 +910,7 @@ impl ScanState {
             return f(&ColumnContext { dictionary: ctx.dictionary, ..Default::default() }, nulls, stripe.serial);
         }
         let (dictionary, nulls, serial) = super::read::column_dictionary(&mut self.pages, row, c, &mut self.buf);
-        f(&ColumnContext { dictionary: dictionary.as_ref(), ..Default::default() }, nulls, serial)
+        f(&ColumnContext { dictionary: dictionary.as_deref(), ..Default::default() }, nulls, serial)
     }
 
     /// For a node that picks the vectors it reads: vector `v` of stripe `i`, as

@@ -57,6 +57,24 @@ SELECT topn_same('SELECT DISTINCT ON (h) * FROM %s ORDER BY h, t DESC');
 -- first) are read: the rest are left out by their summaries and shared dictionaries, and
 -- the other vectors of the stripes read by their zone maps
 SELECT * FROM topn_read('SELECT DISTINCT ON (h) * FROM tn ORDER BY h, t DESC');
+-- which groups a stripe holds is read from its dictionary once and kept (keyed by the
+-- stripe's catalog row, as kept stripes are): the first run on a new table asks every stripe
+-- it may leave out (misses), the second finds them all kept (hits, no miss)
+CREATE TABLE tn2 (LIKE tn) USING pg_columnar;
+INSERT INTO tn2 SELECT * FROM tn;
+CREATE TABLE tn2_heap AS SELECT * FROM tn;
+CREATE TEMP TABLE d0 AS SELECT * FROM pgcol.kept_stripes();
+SELECT count(*), max(t) FROM (SELECT DISTINCT ON (h) * FROM tn2 ORDER BY h, t DESC) s;
+SELECT k.dictionary_hits - d.dictionary_hits AS hits, k.dictionary_misses - d.dictionary_misses AS misses FROM pgcol.kept_stripes() k, d0 d;
+CREATE TEMP TABLE d1 AS SELECT * FROM pgcol.kept_stripes();
+SELECT count(*), max(t) FROM (SELECT DISTINCT ON (h) * FROM tn2 ORDER BY h, t DESC) s;
+SELECT k.dictionary_hits - d.dictionary_hits AS hits, k.dictionary_misses - d.dictionary_misses AS misses FROM pgcol.kept_stripes() k, d1 d;
+-- a new load into the table: its new stripe is asked, the others found kept
+INSERT INTO tn2 SELECT n + 30000, t + interval '1 day', h, k, u, v FROM tn WHERE n <= 4000 AND t IS NOT NULL;
+INSERT INTO tn2_heap SELECT n + 30000, t + interval '1 day', h, k, u, v FROM tn WHERE n <= 4000 AND t IS NOT NULL;
+CREATE TEMP TABLE d2 AS SELECT * FROM pgcol.kept_stripes();
+SELECT topn_same('SELECT DISTINCT ON (h) * FROM %s ORDER BY h, t DESC', 'tn2');
+SELECT k.dictionary_hits - d.dictionary_hits > 0 AS hits, k.dictionary_misses - d.dictionary_misses > 0 AS missed FROM pgcol.kept_stripes() k, d2 d;
 -- control: u has no shared dictionary, so no stripe's groups are known and all are read
 SELECT * FROM topn_read('SELECT DISTINCT ON (u) * FROM tn ORDER BY u, t DESC');
 SELECT topn_same('SELECT u, t FROM (SELECT DISTINCT ON (u) * FROM %s ORDER BY u, t DESC) s');
