@@ -113,20 +113,69 @@ thread_local! {
     /// stripe directory and its dictionaries for every row (most of a lookup's time), and a
     /// query that reads a few stripes would parse their directories again each time.
     /// Bounded by [`KEPT_BYTES`].
-    static KEPT: std::cell::RefCell<(Vec<(StripeKey, LoadedStripe)>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
+    static KEPT: std::cell::RefCell<Kept<StripeKey, LoadedStripe>> = const { std::cell::RefCell::new(Kept::new(KEPT_BYTES)) };
     /// Scans' stripe loads so far (row fetches' and the others') that found their stripe
     /// kept, and that did not.
     static KEPT_HITS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
+/// What a backend keeps across scans, least recently used first, each entry with the bytes it
+/// is counted as, within a bound: the stripes scans loaded ([`KEPT`]) and the column
+/// dictionaries PgColumnarTopN asked for ([`KEPT_DICTIONARIES`]).
+struct Kept<K, V> {
+    entries: Vec<(K, V, usize)>,
+    bytes: usize,
+    limit: usize,
+}
+
+impl<K: PartialEq, V> Kept<K, V> {
+    const fn new(limit: usize) -> Kept<K, V> {
+        Kept { entries: Vec::new(), bytes: 0, limit }
+    }
+
+    /// The entry of `key`, made the most recently used.
+    fn get(&mut self, key: &K) -> Option<&V> {
+        let i = self.entries.iter().position(|(k, _, _)| k == key)?;
+        let entry = self.entries.remove(i);
+        self.entries.push(entry);
+        self.entries.last().map(|(_, v, _)| v)
+    }
+
+    /// The bytes the entry of `key` is counted as, if there is one.
+    fn size_of(&self, key: &K) -> Option<usize> {
+        self.entries.iter().find(|(k, _, _)| k == key).map(|(_, _, size)| *size)
+    }
+
+    /// Keeps `value` under `key` (replacing the entry there), forgetting the least recently
+    /// used entries past the bound; nothing if it alone would take more than a quarter of it.
+    fn insert(&mut self, key: K, value: V, size: usize) {
+        if size > self.limit / 4 {
+            return;
+        }
+        if let Some(i) = self.entries.iter().position(|(k, _, _)| *k == key) {
+            self.bytes -= self.entries.remove(i).2;
+        }
+        while self.bytes + size > self.limit && !self.entries.is_empty() {
+            self.bytes -= self.entries.remove(0).2;
+        }
+        self.bytes += size;
+        self.entries.push((key, value, size));
+    }
+}
+
+/// Counts an ask of a kept store in `counts` (hits, misses).
+fn count_ask(counts: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)>>, hit: bool) {
+    counts.with(|c| {
+        let (hits, misses) = c.get();
+        c.set(if hit { (hits + 1, misses) } else { (hits, misses + 1) });
+    });
+}
+
 /// What this backend keeps (`pgcol.kept_stripes`): stripes, their approximate bytes, and the
 /// scans' stripe loads that found their stripe kept and that did not.
 pub fn kept_stats() -> (usize, usize, u64, u64) {
-    let (stripes, bytes) = KEPT.with(|k| {
-        let k = k.borrow();
-        (k.0.len(), k.1)
-    });
-    let (hits, misses) = KEPT_HITS.with(|h| h.get());
+    let (stripes, bytes) = KEPT.with_borrow(|k| (k.entries.len(), k.bytes));
+    let (hits, misses) = KEPT_HITS.get();
     (stripes, bytes, hits, misses)
 }
 
@@ -135,21 +184,11 @@ pub fn kept_stats() -> (usize, usize, u64, u64) {
 /// statement (an UPDATE's index scan and its fetch of each old row) read the same stripes at
 /// once.
 pub fn kept(row: &StripeRow) -> Option<LoadedStripe> {
-    let key = StripeKey::of(row);
-    let found = KEPT.with(|k| {
-        let (kept, _) = &mut *k.borrow_mut();
-        let i = kept.iter().position(|(k, _)| *k == key)?;
-        // the most recently used last
-        let entry = kept.remove(i);
-        let mut stripe = entry.1.clone();
-        kept.push(entry);
+    let found = KEPT.with_borrow_mut(|k| k.get(&StripeKey::of(row)).cloned()).map(|mut stripe| {
         stripe.row = row.clone();
-        Some(stripe)
+        stripe
     });
-    KEPT_HITS.with(|h| {
-        let (hits, misses) = h.get();
-        h.set(if found.is_some() { (hits + 1, misses) } else { (hits, misses + 1) });
-    });
+    count_ask(&KEPT_HITS, found.is_some());
     found
 }
 
@@ -157,26 +196,12 @@ pub fn kept(row: &StripeRow) -> Option<LoadedStripe> {
 /// much of it), forgetting the least recently used ones past [`KEPT_BYTES`].
 pub fn keep(stripe: LoadedStripe) {
     let size = stripe.approx_bytes();
-    if size > KEPT_BYTES / 4 {
-        return;
-    }
     let key = StripeKey::of(&stripe.row);
-    KEPT.with(|k| {
-        let (kept, bytes) = &mut *k.borrow_mut();
-        if let Some(i) = kept.iter().position(|(k, _)| *k == key) {
-            // one load per stripe: the one that has read more of it (contexts, row order)
-            if kept[i].1.approx_bytes() >= size {
-                return;
-            }
-            let (_, old) = kept.remove(i);
-            *bytes -= old.approx_bytes();
+    KEPT.with_borrow_mut(|k| {
+        // one load per stripe: the one that has read more of it (contexts, row order)
+        if k.size_of(&key).is_none_or(|kept| kept < size) {
+            k.insert(key, stripe, size);
         }
-        while *bytes + size > KEPT_BYTES && !kept.is_empty() {
-            let (_, old) = kept.remove(0);
-            *bytes -= old.approx_bytes();
-        }
-        *bytes += size;
-        kept.push((key, stripe));
     });
 }
 
@@ -193,34 +218,15 @@ fn next_serial() -> u64 {
 /// is kept for the backend's later asks ([`KEPT_DICTIONARIES`]): PgColumnarTopN asks it of
 /// every stripe of the table that it may leave out, on every run.
 pub fn column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> ColumnDictionary {
-    let key = StripeKey::of(&row);
-    let kept = KEPT_DICTIONARIES.with_borrow_mut(|(kept, _)| {
-        let i = kept.iter().position(|(k, c, _, _)| *k == key && *c == column)?;
-        // the most recently used last
-        let entry = kept.remove(i);
-        let found = entry.2.clone();
-        kept.push(entry);
-        Some(found)
-    });
-    DICTIONARY_HITS.set({
-        let (hits, misses) = DICTIONARY_HITS.get();
-        if kept.is_some() { (hits + 1, misses) } else { (hits, misses + 1) }
-    });
+    let key = (StripeKey::of(&row), column);
+    let kept = KEPT_DICTIONARIES.with_borrow_mut(|k| k.get(&key).cloned());
+    count_ask(&DICTIONARY_HITS, kept.is_some());
     if let Some(found) = kept {
         return found;
     }
     let (found, stored) = read_column_dictionary(pages, row, column, buf);
     // (the stored size stands for the parsed one; an entry costs something without one)
-    let size = 64 + 2 * stored;
-    if size <= KEPT_DICTIONARY_BYTES / 4 {
-        KEPT_DICTIONARIES.with_borrow_mut(|(kept, bytes)| {
-            while *bytes + size > KEPT_DICTIONARY_BYTES && !kept.is_empty() {
-                *bytes -= kept.remove(0).3;
-            }
-            *bytes += size;
-            kept.push((key, column, found.clone(), size));
-        });
-    }
+    KEPT_DICTIONARIES.with_borrow_mut(|k| k.insert(key, found.clone(), 64 + 2 * stored));
     found
 }
 
@@ -235,7 +241,7 @@ thread_local! {
     /// Column dictionaries [`column_dictionary`] read, by stripe and column, with the stored
     /// bytes they stand for, least recently used first. A stripe's bytes never change under
     /// its key (see [`StripeKey`]), so what is kept stays true.
-    static KEPT_DICTIONARIES: std::cell::RefCell<(Vec<(StripeKey, usize, ColumnDictionary, usize)>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
+    static KEPT_DICTIONARIES: std::cell::RefCell<Kept<(StripeKey, usize), ColumnDictionary>> = const { std::cell::RefCell::new(Kept::new(KEPT_DICTIONARY_BYTES)) };
     /// [`column_dictionary`]'s asks so far that found what they asked kept, and that did not.
     static DICTIONARY_HITS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
@@ -244,7 +250,7 @@ thread_local! {
 /// that found theirs kept and that did not.
 pub fn kept_dictionary_stats() -> (usize, u64, u64) {
     let (hits, misses) = DICTIONARY_HITS.get();
-    (KEPT_DICTIONARIES.with_borrow(|(k, _)| k.len()), hits, misses)
+    (KEPT_DICTIONARIES.with_borrow(|k| k.entries.len()), hits, misses)
 }
 
 /// [`column_dictionary`] read from the stripe, with the stored length of the dictionary.
