@@ -282,15 +282,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn trunc_matches_the_reference() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
+    /// A xorshift generator from `seed` (not 0): the tests' fixed-seed inputs.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    #[test]
+    fn trunc_matches_the_reference() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..4_000 {
             // mostly within a few centuries of 2000, some across the whole range
             let r = next();
@@ -316,13 +320,7 @@ mod tests {
     /// and the values just outside it (where the span is the whole bucket) do not.
     #[test]
     fn a_span_holds_the_values_of_its_bucket() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let m = 60 * USECS_PER_SEC;
         for i in 0..3_000 {
             let r = next();
