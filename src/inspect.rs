@@ -234,8 +234,10 @@ mod pgcol {
     /// found their stripe kept and how many did not; how many fetches of a row's old version (an UPDATE's, by TID) were read from
     /// the index fetch that had just returned the row, with its vector decoded; and the
     /// column dictionaries kept for PgColumnarTopN's question of which groups a stripe holds
-    /// (at most 4 MB), with the asks that found theirs kept and that did not. Shows no
-    /// table's contents.
+    /// (at most 4 MB), with the asks that found theirs kept and that did not; and how many
+    /// rows fetched by number were decoded alone (one value of each column) and how many
+    /// vectors such fetches decoded whole (when a second row of a vector was fetched right
+    /// after the first), and likewise for PgColumnarTopN's rows. Shows no table's contents.
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]
@@ -250,11 +252,14 @@ mod pgcol {
             name!(dictionaries, i64),
             name!(dictionary_hits, i64),
             name!(dictionary_misses, i64),
+            name!(rows_decoded_alone, i64),
+            name!(vectors_decoded_whole, i64),
         ),
     > {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
         let reused = crate::am::fetch::refetched_from_index_fetch();
         let (dictionaries, dictionary_hits, dictionary_misses) = crate::am::read::kept_dictionary_stats();
+        let (alone, whole) = crate::am::scan::row_at_a_time_decodes();
         TableIterator::once((
             stripes as i64,
             bytes as i64,
@@ -264,6 +269,8 @@ mod pgcol {
             dictionaries as i64,
             dictionary_hits as i64,
             dictionary_misses as i64,
+            alone as i64,
+            whole as i64,
         ))
     }
 

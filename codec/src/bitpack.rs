@@ -437,13 +437,9 @@ pub fn pack(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
 
 /// Reads one block of `count` integers, appending them to `out`.
 pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> DecodeResult<()> {
-    let mode_byte = r.u8("bitpack block mode")?;
+    let (mode_byte, width) = read_mode(r)?;
     let patched = mode_byte & PATCHED != 0;
     let mode = mode_byte & !PATCHED;
-    let width = r.u8("bitpack block width")? as u32;
-    if width > 64 {
-        return Err(DecodeError::OutOfRange { what: "bitpack width", value: width as u64, limit: 64 });
-    }
     if mode == BlockMode::Stride as u8 {
         return read_stride(r, count, width, patched, out);
     }
@@ -490,7 +486,30 @@ pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> D
     Ok(())
 }
 
-fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, patched: bool, out: &mut Vec<i64>) -> DecodeResult<()> {
+/// A block's mode byte and field width, the width checked.
+fn read_mode(r: &mut ByteReader<'_>) -> DecodeResult<(u8, u32)> {
+    let mode_byte = r.u8("bitpack block mode")?;
+    let width = r.u8("bitpack block width")? as u32;
+    if width > 64 {
+        return Err(DecodeError::OutOfRange { what: "bitpack width", value: width as u64, limit: 64 });
+    }
+    Ok((mode_byte, width))
+}
+
+/// A stride block after its mode and width: the lag, the head's fields (`head` of them,
+/// `head_width` bits each, against `head_base`) and the lagged items' fields (against
+/// `min_delta`), every length checked.
+struct StrideBlock<'a> {
+    lag: usize,
+    head: usize,
+    head_width: u32,
+    head_base: i64,
+    min_delta: i64,
+    head_data: &'a [u8],
+    data: &'a [u8],
+}
+
+fn read_stride_header<'a>(r: &mut ByteReader<'a>, count: usize, width: u32) -> DecodeResult<StrideBlock<'a>> {
     let lag = r.u16("bitpack stride lag")? as usize;
     if lag == 0 {
         return Err(DecodeError::OutOfRange { what: "bitpack stride lag", value: 0, limit: u16::MAX as u64 });
@@ -504,42 +523,133 @@ fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, patched: bool, 
     let head = lag.min(count);
     let head_data = r.take(packed_len(head, head_width), "bitpack stride head")?;
     let data = r.take(packed_len(count - head, width), "bitpack fields")?;
+    Ok(StrideBlock { lag, head, head_width, head_base, min_delta, head_data, data })
+}
+
+fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, patched: bool, out: &mut Vec<i64>) -> DecodeResult<()> {
+    let b = read_stride_header(r, count, width)?;
     let start = out.len();
     out.resize(start + count, 0);
     let dst = &mut out[start..];
-    unpack(head_data, head_width, head_base, &mut dst[..head]);
-    unpack(data, width, min_delta, &mut dst[head..]);
+    unpack(b.head_data, b.head_width, b.head_base, &mut dst[..b.head]);
+    unpack(b.data, width, b.min_delta, &mut dst[b.head..]);
     if patched {
-        read_exceptions(r, &mut dst[head..], 0)?;
+        read_exceptions(r, &mut dst[b.head..], 0)?;
     }
-    add_lagged(dst, head, lag);
+    add_lagged(dst, b.head, b.lag);
     Ok(())
+}
+
+/// The integer at `index` of a block of `count` integers: what [`read_block`] puts at
+/// `out[index]`, reading only what that integer depends on where the variant allows it. A
+/// frame-of-reference integer is one field; a delta block's is the sum of the deltas before
+/// it; a stride block's the sum of the items `lag` apart down to its head field; a Rice
+/// block is decoded whole (into `scratch`). The header, every length and the exception
+/// section are checked as [`read_block`] checks them; fields not read are not.
+pub fn value_at(r: &mut ByteReader<'_>, count: usize, index: usize, scratch: &mut Vec<i64>) -> DecodeResult<i64> {
+    if index >= count {
+        return Err(DecodeError::OutOfRange { what: "integer of a block", value: index as u64, limit: count.saturating_sub(1) as u64 });
+    }
+    let (mode_byte, width) = read_mode(r)?;
+    let patched = mode_byte & PATCHED != 0;
+    let mode = mode_byte & !PATCHED;
+    let field = |data: &[u8], i: usize| read_field(data, i * width as usize, width) as i64;
+    if mode == BlockMode::Stride as u8 {
+        let b = read_stride_header(r, count, width)?;
+        let head_field = |i: usize| (read_field(b.head_data, i * b.head_width as usize, b.head_width) as i64).wrapping_add(b.head_base);
+        if index < b.head {
+            return Ok(head_field(index));
+        }
+        // v[i] = v[i - lag] + item[i] for i >= head (= lag here): the head field of index's
+        // lane plus the lane's items up to index
+        let lane = index % b.lag;
+        let mut sum = head_field(lane);
+        let mut i = index;
+        while i >= b.head {
+            sum = sum.wrapping_add(field(b.data, i - b.head)).wrapping_add(b.min_delta);
+            i -= b.lag;
+        }
+        if patched {
+            // an exception is the item itself, in place of its field plus min_delta
+            read_exception_section(r, count - b.head, |at, v| {
+                let i = at + b.head;
+                if i <= index && i % b.lag == lane {
+                    sum = sum.wrapping_add(v).wrapping_sub(field(b.data, at).wrapping_add(b.min_delta));
+                }
+            })?;
+        }
+        return Ok(sum);
+    }
+    if mode_byte == BlockMode::Rice as u8 {
+        let first = r.u64("rice block first value")? as i64;
+        scratch.clear();
+        crate::rice::read_body(r, count, width, first, scratch)?;
+        return Ok(scratch[index]);
+    }
+    let base = r.u64("bitpack block base")? as i64;
+    match mode {
+        m if m == BlockMode::FrameOfReference as u8 => {
+            let data = r.take(packed_len(count, width), "bitpack fields")?;
+            let mut value = field(data, index).wrapping_add(base);
+            if patched {
+                read_exception_section(r, count, |at, v| {
+                    if at == index {
+                        value = v;
+                    }
+                })?;
+            }
+            Ok(value)
+        }
+        m if m == BlockMode::Delta as u8 => {
+            let min_delta = r.u64("bitpack block min_delta")? as i64;
+            let data = r.take(packed_len(count - 1, width), "bitpack fields")?;
+            // the deltas into values 1..=index (item k is the delta into value k + 1)
+            scratch.clear();
+            scratch.resize(index, 0);
+            unpack(data, width, min_delta, scratch);
+            if patched {
+                read_exception_section(r, count - 1, |at, v| {
+                    if at < index {
+                        scratch[at] = v;
+                    }
+                })?;
+            }
+            Ok(scratch.iter().fold(base, |sum, &d| sum.wrapping_add(d)))
+        }
+        _ => Err(DecodeError::UnknownTag { what: "bitpack block mode", value: mode_byte }),
+    }
 }
 
 /// Reads a patched block's exception section and puts each exception, less `offset`, in
 /// its item's place in `items` (the block's unpacked items).
 fn read_exceptions(r: &mut ByteReader<'_>, items: &mut [i64], offset: i64) -> DecodeResult<()> {
+    read_exception_section(r, items.len(), |at, v| items[at] = v.wrapping_sub(offset))
+}
+
+/// Reads and checks a patched block's exception section for a block of `items` packed items,
+/// calling `each(position, exception)` for every exception, positions ascending (each below
+/// `items`).
+fn read_exception_section(r: &mut ByteReader<'_>, items: usize, mut each: impl FnMut(usize, i64)) -> DecodeResult<()> {
     let count = r.u16("bitpack exception count")? as usize;
-    if count == 0 || count > items.len() {
-        return Err(DecodeError::OutOfRange { what: "bitpack exception count", value: count as u64, limit: items.len() as u64 });
+    if count == 0 || count > items {
+        return Err(DecodeError::OutOfRange { what: "bitpack exception count", value: count as u64, limit: items as u64 });
     }
     let width = r.u8("bitpack exception width")? as u32;
     if width > 64 {
         return Err(DecodeError::OutOfRange { what: "bitpack exception width", value: width as u64, limit: 64 });
     }
     let base = r.u64("bitpack exception base")? as i64;
-    let pw = position_width(items.len());
+    let pw = position_width(items);
     let positions = r.take(packed_len(count, pw), "bitpack exception positions")?;
     let values = r.take(packed_len(count, width), "bitpack exception values")?;
     let mut next = 0usize; // positions ascend strictly
     for k in 0..count {
         let at = read_field(positions, k * pw as usize, pw) as usize;
-        if at < next || at >= items.len() {
+        if at < next || at >= items {
             return Err(DecodeError::Inconsistent { what: "bitpack exception positions (out of order or past the items)" });
         }
         next = at + 1;
-        let v = (read_field(values, k * width as usize, width) as i64).wrapping_add(base);
-        items[at] = v.wrapping_sub(offset);
+        each(at, (read_field(values, k * width as usize, width) as i64).wrapping_add(base));
     }
     Ok(())
 }
@@ -755,7 +865,18 @@ mod tests {
         read_block(&mut r, values.len(), &mut back).unwrap();
         r.finish().unwrap();
         assert_eq!(back, values);
+        each_value_at(&out, values);
         p
+    }
+
+    /// [`value_at`] reads every integer of the block `bytes` as [`read_block`] does, and
+    /// refuses an index past the block.
+    fn each_value_at(bytes: &[u8], values: &[i64]) {
+        let mut scratch = Vec::new();
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!(value_at(&mut ByteReader::new(bytes), values.len(), i, &mut scratch).unwrap(), v, "integer {i}");
+        }
+        assert!(value_at(&mut ByteReader::new(bytes), values.len(), values.len(), &mut scratch).is_err());
     }
 
     fn roundtrip_stride(values: &[i64], lag: usize) -> BlockPlan {
@@ -768,6 +889,7 @@ mod tests {
         read_block(&mut r, values.len(), &mut back).unwrap();
         r.finish().unwrap();
         assert_eq!(back, values, "lag {lag}");
+        each_value_at(&out, values);
         p
     }
 

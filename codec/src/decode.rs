@@ -93,9 +93,24 @@ impl Unpacked {
     }
 }
 
-/// Reads and checks one whole encoded vector up to its [`Form`] (see [`decode_vector`]).
-pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpacked> {
-    let mut r = ByteReader::new(bytes);
+/// A vector's null section as stored.
+enum NullSection<'a> {
+    None,
+    All,
+    Bitmap(&'a [u8]),
+}
+
+/// What precedes a vector's encoding tag: its kind, fixed width (0 unless
+/// [`Kind::Fixed`]), rows and null section, all checked.
+struct Header<'a> {
+    kind: Kind,
+    fixed_width: u16,
+    rows: usize,
+    nulls: NullSection<'a>,
+    null_count: usize,
+}
+
+fn read_header<'a>(r: &mut ByteReader<'a>) -> DecodeResult<Header<'a>> {
     let kind = Kind::from_tag(r.u8("vector kind")?)?;
     let fixed_width = if kind == Kind::Fixed {
         let w = r.u16("fixed width")?;
@@ -111,24 +126,38 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
         return Err(DecodeError::OutOfRange { what: "row count", value: rows as u64, limit: MAX_ROWS as u64 });
     }
     let (nulls, null_count) = match r.u8("null mode")? {
-        NULLS_NONE => (None, 0),
+        NULLS_NONE => (NullSection::None, 0),
         NULLS_ALL => {
             if rows == 0 {
                 return Err(DecodeError::Inconsistent { what: "all-null vector without rows" });
             }
-            let mut b = vec![0xffu8; rows.div_ceil(8)];
-            *b.last_mut().unwrap() = last_byte_mask(rows);
-            (Some(b), rows)
+            (NullSection::All, rows)
         }
         NULLS_BITMAP => {
-            let b = r.take(rows.div_ceil(8), "null bitmap")?.to_vec();
-            let n = count_nulls(&b, rows);
+            let b = r.take(rows.div_ceil(8), "null bitmap")?;
+            let n = count_nulls(b, rows);
             if n == 0 || n == rows || b[rows.div_ceil(8) - 1] & !last_byte_mask(rows) != 0 {
                 return Err(DecodeError::Inconsistent { what: "null bitmap" });
             }
-            (Some(b), n)
+            (NullSection::Bitmap(b), n)
         }
         value => return Err(DecodeError::UnknownTag { what: "null mode", value }),
+    };
+    Ok(Header { kind, fixed_width, rows, nulls, null_count })
+}
+
+/// Reads and checks one whole encoded vector up to its [`Form`] (see [`decode_vector`]).
+pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpacked> {
+    let mut r = ByteReader::new(bytes);
+    let Header { kind, fixed_width, rows, nulls, null_count } = read_header(&mut r)?;
+    let nulls = match nulls {
+        NullSection::None => None,
+        NullSection::All => {
+            let mut b = vec![0xffu8; rows.div_ceil(8)];
+            *b.last_mut().unwrap() = last_byte_mask(rows);
+            Some(b)
+        }
+        NullSection::Bitmap(b) => Some(b.to_vec()),
     };
     let count = rows - null_count;
     if count == 0 {
@@ -171,4 +200,88 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
     };
     r.finish()?;
     Ok(Unpacked { rows, nulls, form: Form::Values(values) })
+}
+
+/// The row count an encoded vector's header gives (its header and null section checked).
+pub fn vector_rows(bytes: &[u8]) -> DecodeResult<usize> {
+    Ok(read_header(&mut ByteReader::new(bytes))?.rows)
+}
+
+/// Row `row` of one whole encoded vector, as an [`Unpacked`] of one row: what
+/// [`unpack_vector`] gives for that row, reading only what its value needs where the
+/// encoding allows (a row fetched by its number wants one value of each column, not 1,024).
+/// A bitpack or dictionary vector gives one integer or code ([`bitpack::value_at`]); a plain
+/// vector one value; an FSST vector one string decompressed; a Gorilla stream is read up to
+/// the row. The header, the null section and every length read are checked as
+/// [`unpack_vector`] checks them; the values of other rows are not (the stripe reader checks
+/// the vector's checksum before either). `scratch` is reused between calls.
+pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &mut Vec<i64>) -> DecodeResult<Unpacked> {
+    let mut r = ByteReader::new(bytes);
+    let Header { kind, fixed_width, rows, nulls, null_count } = read_header(&mut r)?;
+    if row >= rows {
+        return Err(DecodeError::OutOfRange { what: "row of a vector", value: row as u64, limit: rows.saturating_sub(1) as u64 });
+    }
+    let is_null = |b: &[u8], i: usize| b[i / 8] >> (i % 8) & 1 == 1;
+    // the row's place among the non-null values
+    let index = match nulls {
+        NullSection::None => row,
+        NullSection::All => usize::MAX,
+        NullSection::Bitmap(b) if is_null(b, row) => usize::MAX,
+        NullSection::Bitmap(b) => row - count_nulls(b, row),
+    };
+    if index == usize::MAX {
+        return Ok(Unpacked { rows: 1, nulls: Some(vec![1]), form: Form::Values(empty_values(kind, fixed_width)) });
+    }
+    let count = rows - null_count;
+    let one = |form| Ok(Unpacked { rows: 1, nulls: None, form });
+    let value = match Encoding::from_tag(r.u8("encoding")?)? {
+        Encoding::Plain => match kind {
+            Kind::Bytes => {
+                let mut b = ByteStrings::new();
+                b.push(plain::string_at(&mut r, count, index, scratch)?);
+                Values::Bytes(b)
+            }
+            _ => {
+                let width = kind.lane_bytes().unwrap_or(fixed_width as usize);
+                let all = r.take(count * width, "plain values")?;
+                let mut one = ByteReader::new(&all[index * width..(index + 1) * width]);
+                plain::decode(&mut one, kind, fixed_width, 1)?
+            }
+        },
+        Encoding::Dictionary => {
+            let (inline, code) = dictionary::unpack_one(&mut r, kind, fixed_width, count, index, ctx.dictionary, scratch)?;
+            return one(Form::Codes { inline, codes: vec![code] });
+        }
+        Encoding::Bitpack => {
+            let v = bitpack::value_at(&mut r, count, index, scratch)?;
+            crate::check_integers(kind, &[v])?;
+            return one(Form::Integers { kind, ints: vec![v] });
+        }
+        Encoding::Gorilla => {
+            let bits = match kind {
+                Kind::Float32 => 32,
+                Kind::Float64 => 64,
+                _ => return Err(DecodeError::Inconsistent { what: "gorilla encoding for a non-float kind" }),
+            };
+            let lanes = gorilla::decode_first(r.take(r.remaining(), "gorilla stream")?, count, index + 1, bits)?;
+            let lane = lanes[index];
+            if bits == 32 {
+                Values::Float32(vec![f32::from_bits(lane as u32)])
+            } else {
+                Values::Float64(vec![f64::from_bits(lane)])
+            }
+        }
+        Encoding::Fsst => {
+            if kind != Kind::Bytes {
+                return Err(DecodeError::Inconsistent { what: "FSST encoding for a non-string kind" });
+            }
+            let table = ctx.fsst.ok_or(DecodeError::MissingSymbolTable)?;
+            let compressed = plain::string_at(&mut r, count, index, scratch)?;
+            let mut b = ByteStrings::new();
+            table.decompress_into(compressed, &mut b.data)?;
+            b.offsets.push(b.data.len());
+            Values::Bytes(b)
+        }
+    };
+    one(Form::Values(value))
 }

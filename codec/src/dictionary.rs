@@ -460,21 +460,7 @@ pub fn unpack(
     count: usize,
     shared: Option<&SharedDictionary>,
 ) -> DecodeResult<(Option<Values>, Vec<i64>)> {
-    let entry_count = r.u16("dictionary entry count")? as usize;
-    let inline = match entry_count {
-        0 => {
-            let d = shared.ok_or(DecodeError::MissingSharedDictionary)?;
-            let e = d.entries.as_ref();
-            if e.kind() != kind || matches!(e, ValuesRef::Fixed { width, .. } if width != fixed_width) {
-                return Err(DecodeError::Inconsistent { what: "shared dictionary of another kind" });
-            }
-            None
-        }
-        n if n > MAX_ENTRIES => {
-            return Err(DecodeError::OutOfRange { what: "dictionary entry count", value: n as u64, limit: MAX_ENTRIES as u64 })
-        }
-        n => Some(read_entries(r, kind, fixed_width, n)?),
-    };
+    let inline = read_entry_section(r, kind, fixed_width, shared)?;
     let entries = inline.as_ref().unwrap_or_else(|| &shared.unwrap().entries);
     let mut codes = Vec::with_capacity(count);
     bitpack::read_block(r, count, &mut codes)?;
@@ -496,6 +482,43 @@ pub fn unpack(
         }
     }
     Ok((inline, codes))
+}
+
+/// A dictionary payload's entries: inline (`Some`), or `None` when its codes index the
+/// shared dictionary `shared`, which must then be present and of the vector's kind.
+fn read_entry_section(r: &mut ByteReader<'_>, kind: Kind, fixed_width: u16, shared: Option<&SharedDictionary>) -> DecodeResult<Option<Values>> {
+    match r.u16("dictionary entry count")? as usize {
+        0 => {
+            let d = shared.ok_or(DecodeError::MissingSharedDictionary)?;
+            let e = d.entries.as_ref();
+            if e.kind() != kind || matches!(e, ValuesRef::Fixed { width, .. } if width != fixed_width) {
+                return Err(DecodeError::Inconsistent { what: "shared dictionary of another kind" });
+            }
+            Ok(None)
+        }
+        n if n > MAX_ENTRIES => Err(DecodeError::OutOfRange { what: "dictionary entry count", value: n as u64, limit: MAX_ENTRIES as u64 }),
+        n => Ok(Some(read_entries(r, kind, fixed_width, n)?)),
+    }
+}
+
+/// [`unpack`] for value `index` of the `count`: the entries and that value's code, checked
+/// to index them; the other codes are not read ([`bitpack::value_at`]).
+pub fn unpack_one(
+    r: &mut ByteReader<'_>,
+    kind: Kind,
+    fixed_width: u16,
+    count: usize,
+    index: usize,
+    shared: Option<&SharedDictionary>,
+    scratch: &mut Vec<i64>,
+) -> DecodeResult<(Option<Values>, i64)> {
+    let inline = read_entry_section(r, kind, fixed_width, shared)?;
+    let n = inline.as_ref().map_or_else(|| shared.unwrap().entries.len(), |e| e.len());
+    let code = bitpack::value_at(r, count, index, scratch)?;
+    if code < 0 || code as u64 >= n as u64 {
+        return Err(DecodeError::OutOfRange { what: "dictionary code", value: code as u64, limit: (n as u64).saturating_sub(1) });
+    }
+    Ok((inline, code))
 }
 
 /// Whether every code is in `0..n` (`n` at most [`SHARED_MAX_ENTRIES`]). A code c is when

@@ -120,9 +120,16 @@ pub fn encode(lanes: &[u64], lane_bits: u32, out: &mut Vec<u8>) {
 /// bit offset) and it is parsed from that word; near the end, fields are read one at a time
 /// with bounds checks. Both paths apply the same rules.
 pub fn decode(data: &[u8], count: usize, lane_bits: u32) -> DecodeResult<Vec<u64>> {
-    let mut out = Vec::with_capacity(count);
-    if count == 0 {
-        return if data.is_empty() { Ok(out) } else { Err(DecodeError::TrailingBytes { count: data.len() }) };
+    decode_first(data, count, count, lane_bits)
+}
+
+/// The first `take` (at most `count`) of the `count` lanes [`decode`] reads from `data`:
+/// records are read up to the last one taken, the rest of the stream is not looked at.
+pub fn decode_first(data: &[u8], count: usize, take: usize, lane_bits: u32) -> DecodeResult<Vec<u64>> {
+    debug_assert!(take <= count);
+    let mut out = Vec::with_capacity(take);
+    if take == 0 {
+        return if count > 0 || data.is_empty() { Ok(out) } else { Err(DecodeError::TrailingBytes { count: data.len() }) };
     }
     let len_bits = if lane_bits == 64 { 6 } else { 5 };
     let len_mask = (1u64 << len_bits) - 1;
@@ -131,7 +138,7 @@ pub fn decode(data: &[u8], count: usize, lane_bits: u32) -> DecodeResult<Vec<u64
     out.push(prev);
     let mut pos = r.bit_position();
     let (mut wlz, mut wtz) = (u32::MAX, u32::MAX);
-    for _ in 1..count {
+    for _ in 1..take {
         let byte = pos / 8;
         let x = if let Some(chunk) = data.get(byte..byte + 16) {
             let word = u128::from_le_bytes(chunk.try_into().unwrap()) >> (pos % 8);
@@ -169,7 +176,7 @@ pub fn decode(data: &[u8], count: usize, lane_bits: u32) -> DecodeResult<Vec<u64
         out.push(prev);
     }
     let used = pos.div_ceil(8);
-    if used != data.len() {
+    if take == count && used != data.len() {
         return Err(DecodeError::TrailingBytes { count: data.len() - used });
     }
     Ok(out)

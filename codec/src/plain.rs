@@ -61,11 +61,37 @@ pub fn encode(values: &ValuesRef<'_>, out: &mut Vec<u8>) {
 pub fn read_strings(r: &mut ByteReader<'_>, count: usize) -> DecodeResult<ByteStrings> {
     let mut lens = Vec::with_capacity(count);
     bitpack::read_block(r, count, &mut lens)?;
+    let total = checked_total(r, &lens)?;
     let mut offsets = Vec::with_capacity(count + 1);
     offsets.push(0usize);
-    let mut total: u64 = 0;
+    let mut at = 0usize;
     for &l in &lens {
-        // a length is at most what is left of the input; checked before allocating
+        at += l as usize;
+        offsets.push(at);
+    }
+    let data = r.take(total, "string bytes")?.to_vec();
+    Ok(ByteStrings { offsets, data })
+}
+
+/// The bytes of string `index` of `count` stored as [`read_strings`] reads them (the lengths
+/// read into `scratch`, and checked as there).
+pub fn string_at<'a>(r: &mut ByteReader<'a>, count: usize, index: usize, scratch: &mut Vec<i64>) -> DecodeResult<&'a [u8]> {
+    if index >= count {
+        return Err(DecodeError::OutOfRange { what: "string of a block", value: index as u64, limit: count.saturating_sub(1) as u64 });
+    }
+    scratch.clear();
+    bitpack::read_block(r, count, scratch)?;
+    let total = checked_total(r, scratch)?;
+    let data = r.take(total, "string bytes")?;
+    let start: usize = scratch[..index].iter().map(|&l| l as usize).sum();
+    Ok(&data[start..start + scratch[index] as usize])
+}
+
+/// The sum of string lengths `lens`, each non-negative and all together no more than the
+/// bytes left in `r`.
+fn checked_total(r: &ByteReader<'_>, lens: &[i64]) -> DecodeResult<usize> {
+    let mut total: u64 = 0;
+    for &l in lens {
         if l < 0 || l as u64 > r.remaining() as u64 {
             return Err(DecodeError::OutOfRange {
                 what: "string length",
@@ -81,10 +107,8 @@ pub fn read_strings(r: &mut ByteReader<'_>, count: usize) -> DecodeResult<ByteSt
                 available: r.remaining(),
             });
         }
-        offsets.push(total as usize);
     }
-    let data = r.take(total as usize, "string bytes")?.to_vec();
-    Ok(ByteStrings { offsets, data })
+    Ok(total as usize)
 }
 
 /// Reads `count` plain values of `kind` (`fixed_width` for [`Kind::Fixed`]).

@@ -5,7 +5,7 @@ mod gen;
 mod reference;
 
 use gen::{generate, GenKind, Nulls, Shape, Spec, DISTINCTS, KINDS, ROWS, WIDTHS};
-use pg_columnar_codec::{decode_vector, encode_vector, ColumnContext, Encoding, FsstDecision, SharedDictionary, SymbolTable, Values, Vector};
+use pg_columnar_codec::{decode_vector, encode_vector, unpack_row, ColumnContext, Encoding, FsstDecision, SharedDictionary, SymbolTable, Values, Vector};
 use proptest::prelude::*;
 
 /// Encodes `v`, compares with the reference, decodes and compares with `v`.
@@ -43,7 +43,30 @@ fn check_ctx(v: &Vector, ctx: &ColumnContext<'_>) -> pg_columnar_codec::EncodeRe
     assert!(back.values.bitwise_eq(&v.values), "values differ after round trip");
     let oracle = reference_decode(&out, ctx).expect("the reference decoder reads what the encoder wrote");
     assert!(same_vector(&oracle, v), "the reference decoder reads another vector");
+    rows_agree(&out, ctx, v, 0..v.rows);
+    assert!(unpack_row(&out, ctx, v.rows, &mut Vec::new()).is_err(), "a row past the vector's");
     report
+}
+
+/// Row `row` of `v` as a vector of one row: what [`unpack_row`] must read.
+fn row_of(v: &Vector, row: usize) -> Vector {
+    if v.is_null(row) {
+        let empty = v.values.as_ref().gather(std::iter::empty::<usize>());
+        return Vector { rows: 1, nulls: Some(vec![1]), values: empty };
+    }
+    let index = (0..row).filter(|&r| !v.is_null(r)).count();
+    Vector { rows: 1, nulls: None, values: v.values.as_ref().gather(std::iter::once(index)) }
+}
+
+/// Each of `rows` read alone from `bytes` (a vector decoding to `v`) is that row of `v`.
+fn rows_agree(bytes: &[u8], ctx: &ColumnContext<'_>, v: &Vector, rows: impl Iterator<Item = usize>) {
+    let mut scratch = Vec::new();
+    for row in rows {
+        let one = unpack_row(bytes, ctx, row, &mut scratch)
+            .unwrap_or_else(|e| panic!("row {row} of a vector that decodes: {e}"))
+            .materialize(ctx);
+        assert!(same_vector(&one, &row_of(v, row)), "row {row} read alone differs from the decoded vector's");
+    }
 }
 
 fn reference_decode(bytes: &[u8], ctx: &ColumnContext<'_>) -> Option<Vector> {
@@ -60,9 +83,19 @@ fn decoders_agree(bytes: &[u8], ctx: &ColumnContext<'_>) -> bool {
     match (decode_vector(bytes, ctx), reference_decode(bytes, ctx)) {
         (Ok(a), Some(b)) => {
             assert!(same_vector(&a, &b), "decoders read different vectors from {:02x?}", &bytes[..bytes.len().min(48)]);
+            // a stream both accept reads the same rows one at a time
+            rows_agree(bytes, ctx, &a, [0, a.rows / 2, a.rows.saturating_sub(1)].into_iter().filter(|&r| r < a.rows));
             true
         }
-        (Err(_), None) => false,
+        (Err(_), None) => {
+            // refused whole; a row alone may still read (the other rows' values are not
+            // looked at), but never panics
+            let mut scratch = Vec::new();
+            for row in [0, 1, 7, 500, 1023] {
+                let _ = unpack_row(bytes, ctx, row, &mut scratch);
+            }
+            false
+        }
         (fast, oracle) => panic!(
             "decoders disagree on {:02x?}: fast {:?}, reference {}",
             &bytes[..bytes.len().min(48)],

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{self, StripeDirectory};
-use pg_columnar_codec::{unpack_vector, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector, MAX_ROWS};
+use pg_columnar_codec::{unpack_row, unpack_vector, vector_rows, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector, MAX_ROWS};
 use pgrx::pg_sys;
 
 use super::datum::{ColumnType, DatumVector};
@@ -372,6 +372,28 @@ impl LoadedStripe {
     /// Reads vector `v` of `column` (0-based) up to its unpacked form, checking checksum,
     /// kind and row count.
     pub fn unpack(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Unpacked {
+        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| unpack_vector(bytes, ctx).map(|u| (u.rows, u)))
+    }
+
+    /// [`unpack`](Self::unpack) of row `r` of the vector alone (`codec::unpack_row`): an
+    /// [`Unpacked`] of one row. The vector's checksum, kind and row count are checked as
+    /// there.
+    #[allow(clippy::too_many_arguments)]
+    pub fn unpack_row(&mut self, pages: &mut PageReader, column: usize, v: usize, r: usize, expected: ColumnType, buf: &mut Vec<u8>, scratch: &mut Vec<i64>) -> Unpacked {
+        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| Ok((vector_rows(bytes)?, unpack_row(bytes, ctx, r, scratch)?)))
+    }
+
+    /// Reads vector `v` of `column`, checks its checksum, and unpacks it with `read`, which
+    /// also gives the row count its header states; checks that and the kind.
+    fn unpack_with(
+        &mut self,
+        pages: &mut PageReader,
+        column: usize,
+        v: usize,
+        expected: ColumnType,
+        buf: &mut Vec<u8>,
+        read: impl FnOnce(&[u8], &ColumnContext<'_>) -> pg_columnar_codec::DecodeResult<(usize, Unpacked)>,
+    ) -> Unpacked {
         let entry = self.dir.columns[column].vectors[v].clone();
         let row = self.row.clone();
         let rows = self.dir.vector_rows(v);
@@ -381,10 +403,10 @@ impl LoadedStripe {
         if stripe::checksum32(buf) != entry.checksum {
             stripe_error(pages, &row, format!("column {} vector {v} checksum mismatch", column + 1));
         }
-        let vector = unpack_vector(buf, &ctx)
+        let (stored_rows, vector) = read(buf, &ctx)
             .unwrap_or_else(|e| stripe_error(pages, &row, format!("column {} vector {v}: {e}", column + 1)));
-        if vector.rows != rows {
-            stripe_error(pages, &row, format!("column {} vector {v} has {} rows, expected {rows}", column + 1, vector.rows));
+        if stored_rows != rows {
+            stripe_error(pages, &row, format!("column {} vector {v} has {stored_rows} rows, expected {rows}", column + 1));
         }
         if let (Some(kind), Some((stored, width))) = (expected.kind(), vector.value_kind(&ctx)) {
             if stored != kind {
@@ -420,6 +442,9 @@ pub type Selected<'a> = Option<(u64, &'a Selection)>;
 pub struct DecodedVector {
     /// Stripe (by first row), vector index and rows laid out (`None`: all) this holds.
     pub key: Option<VectorKey>,
+    /// Set when this holds only that row of the vector `key` names, at index 0
+    /// ([`decode_row`](Self::decode_row)).
+    single: Option<usize>,
     pub columns: Vec<DatumVector>,
     /// How many leading columns the stripe stores; the relation's later ones (added since)
     /// are filled by the slot's missing-attribute defaults.
@@ -440,6 +465,7 @@ impl DecodedVector {
     pub fn new(natts: usize) -> DecodedVector {
         DecodedVector {
             key: None,
+            single: None,
             columns: (0..natts).map(|_| DatumVector::default()).collect(),
             stored_columns: 0,
             wanted: None,
@@ -455,8 +481,9 @@ impl DecodedVector {
     /// [`decode`](Self::decode).
     pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Unpacked)>, selected: Selected<'_>) {
         let key = (stripe.row.first_row, v, selected.map(|s| s.0));
-        if self.key != Some(key) {
+        if self.key != Some(key) || self.single.is_some() {
             self.key = None;
+            self.single = None;
             self.pending = Some(key);
             self.filled.iter_mut().for_each(|f| *f = false);
         }
@@ -484,7 +511,7 @@ impl DecodedVector {
         selected: Selected<'_>,
     ) {
         let key = (stripe.row.first_row, v, selected.map(|s| s.0));
-        if self.key == Some(key) {
+        if self.key == Some(key) && self.single.is_none() {
             return;
         }
         if self.pending != Some(key) {
@@ -493,27 +520,77 @@ impl DecodedVector {
         self.pending = None;
         self.key = None;
         let rows = stripe.dir.vector_rows(v);
+        self.each_column(pages, stripe, types, |out, stripe, pages, c, ty| match ty {
+            ColumnType::Dropped => {
+                out.set_all_null(rows);
+                false
+            }
+            _ => {
+                let vector = stripe.unpack(pages, c, v, ty, buf);
+                out.fill_unpacked(ty, vector, &stripe.loaded_context(c), (stripe.serial, c), selected.map(|s| s.1));
+                true
+            }
+        });
+        self.filled.iter_mut().for_each(|f| *f = false);
+        self.key = Some(key);
+        self.single = None;
+        debug_assert!(rows <= MAX_ROWS);
+    }
+
+    /// What this holds of vector `v` of the stripe whose first row is `first_row`: `None`
+    /// nothing, `Some(None)` every row, `Some(Some(r))` row `r` alone.
+    pub fn holds(&self, first_row: u64, v: usize) -> Option<Option<usize>> {
+        (self.key == Some((first_row, v, None))).then_some(self.single)
+    }
+
+    /// Decodes row `r` of vector `v` of `stripe` alone, every wanted column of `types` as in
+    /// [`decode`](Self::decode): what a fetch of one row by its number needs. A vector held
+    /// whole already has it.
+    pub fn decode_row(&mut self, pages: &mut PageReader, stripe: &mut LoadedStripe, v: usize, r: usize, types: &[ColumnType], buf: &mut Vec<u8>, scratch: &mut Vec<i64>) {
+        let key = (stripe.row.first_row, v, None);
+        if self.key == Some(key) && self.single.is_none_or(|s| s == r) {
+            return;
+        }
+        self.pending = None;
+        self.key = None;
+        self.filled.iter_mut().for_each(|f| *f = false);
+        self.each_column(pages, stripe, types, |out, stripe, pages, c, ty| {
+            match ty {
+                ColumnType::Dropped => out.set_all_null(1),
+                _ => {
+                    let value = stripe.unpack_row(pages, c, v, r, ty, buf, scratch);
+                    out.fill_unpacked(ty, value, &stripe.loaded_context(c), (stripe.serial, c), None);
+                }
+            }
+            false
+        });
+        self.key = Some(key);
+        self.single = Some(r);
+    }
+
+    /// Runs `fill` on every wanted column the stripe stores that [`prefill`](Self::prefill)
+    /// did not fill (with its output buffer, the stripe, the page reader, its index and its
+    /// type; it returns whether it decoded a whole vector, counted in `decoded_count`), after
+    /// checking that the stripe stores no more columns than `types` has;
+    /// records how many columns it stores (the later ones come from the slot's
+    /// missing-attribute defaults in [`store`](Self::store)).
+    fn each_column(
+        &mut self,
+        pages: &mut PageReader,
+        stripe: &mut LoadedStripe,
+        types: &[ColumnType],
+        mut fill: impl FnMut(&mut DatumVector, &mut LoadedStripe, &mut PageReader, usize, ColumnType) -> bool,
+    ) {
         let stored = stripe.dir.columns.len().min(types.len());
         if stripe.dir.columns.len() > types.len() {
             stripe_error(pages, &stripe.row, format!("{} columns stored, the relation has {}", stripe.dir.columns.len(), types.len()));
         }
-        // columns past `stored` come from the slot's missing-attribute defaults in `store`
         for (c, ty) in types.iter().enumerate().take(stored) {
-            if !self.is_wanted(c) || self.filled[c] {
-                continue;
+            if self.is_wanted(c) && !self.filled[c] && fill(&mut self.columns[c], stripe, pages, c, *ty) {
+                self.decoded_count[c] += 1;
             }
-            if *ty == ColumnType::Dropped {
-                self.columns[c].set_all_null(rows);
-                continue;
-            }
-            let vector = stripe.unpack(pages, c, v, *ty, buf);
-            self.columns[c].fill_unpacked(*ty, vector, &stripe.loaded_context(c), (stripe.serial, c), selected.map(|s| s.1));
-            self.decoded_count[c] += 1;
         }
         self.stored_columns = stored;
-        self.filled.iter_mut().for_each(|f| *f = false);
-        self.key = Some(key);
-        debug_assert!(rows <= MAX_ROWS);
     }
 
     /// Decodes only the columns marked in `wanted` (`None`: all).
@@ -532,6 +609,8 @@ impl DecodedVector {
     /// # Safety
     /// `slot` must be a valid virtual slot for the relation's descriptor.
     pub unsafe fn store(&self, r: usize, slot: *mut pg_sys::TupleTableSlot, row_number: u64, relid: pg_sys::Oid, stripe: &StripeRow) {
+        debug_assert!(self.single.is_none_or(|s| s == r), "row {r} stored from a decoded row {:?}", self.single);
+        let r = if self.single.is_some() { 0 } else { r };
         super::slot::clear_for_row(slot);
         let natts = self.columns.len();
         let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);

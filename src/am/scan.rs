@@ -97,6 +97,20 @@ pub trait MetadataAnswer {
 }
 
 /// What a scan did, for EXPLAIN ANALYZE.
+/// How [`ScanState::store_row`] decodes a row whose vector it does not hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Decode {
+    /// The vector, every row.
+    Whole,
+    /// The vector's rows the current row cursor selected (a vector-at-a-time scan).
+    Selected,
+    /// The row alone.
+    Alone,
+    /// A row stored one at a time by number: alone, unless the row stored before it was
+    /// alone of the same vector, which is then decoded whole.
+    Fetched,
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct ScanCounters {
     pub stripes: u64,
@@ -117,6 +131,19 @@ pub struct ScanCounters {
     /// neither as skipped nor as read).
     pub stripes_answered: u64,
     pub vectors_answered: u64,
+}
+
+thread_local! {
+    /// Rows that scans storing rows one at a time (fetches by number, PgColumnarTopN's rows)
+    /// decoded alone, and vectors they decoded whole because a second row of one was asked
+    /// for right after the first.
+    static ROW_DECODES: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Rows stored one at a time that were decoded alone, and vectors decoded whole for them,
+/// so far in this backend (`pgcol.kept_stripes`).
+pub fn row_at_a_time_decodes() -> (u64, u64) {
+    ROW_DECODES.with(|d| d.get())
 }
 
 /// How many of the stripes it loads the query engine's scan gives to the ones this backend
@@ -155,6 +182,10 @@ pub struct ScanState {
     /// AM scans, index builds, rewrites, VACUUM) none.
     keeps_left: usize,
     decoded: DecodedVector,
+    /// Rows stored one at a time by number (a fetch scan): [`Decode::Fetched`].
+    row_at_a_time: bool,
+    /// Integers of a block that [`DecodedVector::decode_row`] decodes whole.
+    scratch: Vec<i64>,
     pub pages: PageReader,
     buf: Vec<u8>,
     /// Inclusive row-number bounds of a TID range scan.
@@ -271,6 +302,7 @@ impl ScanState {
     pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
         let mut scan = Self::build(rel, snapshot, std::ptr::null(), false, false, false, false);
         scan.keeps_left = usize::MAX;
+        scan.row_at_a_time = true;
         scan
     }
 
@@ -365,6 +397,8 @@ impl ScanState {
             pos: None,
             stripe: None,
             decoded: DecodedVector::new(natts),
+            row_at_a_time: false,
+            scratch: Vec::new(),
             pages: PageReader::new(rel, bulk),
             buf: Vec::new(),
             range: None,
@@ -530,13 +564,19 @@ impl ScanState {
 
     /// Stores the row at stripe `i`, row `r` into `slot`.
     pub fn store(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
-        self.store_row(i, r, slot, false)
+        let how = if self.row_at_a_time { Decode::Fetched } else { Decode::Whole };
+        self.store_row(i, r, slot, how)
     }
 
-    /// [`store`](Self::store); `selected`: the row is one of the current row cursor's
-    /// selection (a vector-at-a-time scan), and only the selected rows of its vector are laid
-    /// out as Datums.
-    fn store_row(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, selected: bool) {
+    /// [`store`](Self::store), decoding the row alone (one value of each column) unless its
+    /// vector is held: for a caller that knows no other row of the vector follows
+    /// (PgColumnarTopN's chosen rows).
+    pub fn store_alone(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
+        self.store_row(i, r, slot, Decode::Alone)
+    }
+
+    /// [`store`](Self::store) as `how` says.
+    fn store_row(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, how: Decode) {
         let desc = unsafe { (*slot).tts_tupleDescriptor };
         if desc != self.types_of {
             self.types = column_types(desc);
@@ -546,9 +586,27 @@ impl ScanState {
         }
         self.load(i);
         let v = (r / pg_columnar_codec::MAX_ROWS as u64) as usize;
+        let in_vector = (r % pg_columnar_codec::MAX_ROWS as u64) as usize;
         let stripe = self.stripe.as_mut().unwrap();
-        let selected = if selected { self.row_cursor.as_ref().map(|c| (c.id, &c.selection)) } else { None };
-        self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
+        let held = self.decoded.holds(stripe.row.first_row, v);
+        let count = |alone: u64, whole: u64| ROW_DECODES.with(|d| d.set((d.get().0 + alone, d.get().1 + whole)));
+        match (held, how) {
+            (Some(None), Decode::Fetched | Decode::Alone) => {}
+            (Some(Some(held_row)), _) if held_row == in_vector => {}
+            (None, Decode::Fetched) | (_, Decode::Alone) => {
+                self.decoded.decode_row(&mut self.pages, stripe, v, in_vector, &self.types, &mut self.buf, &mut self.scratch);
+                count(1, 0);
+            }
+            _ => {
+                if how == Decode::Fetched {
+                    // a second row of the vector right after the first: the next ones are
+                    // likely near
+                    count(0, 1);
+                }
+                let selected = if how == Decode::Selected { self.row_cursor.as_ref().map(|c| (c.id, &c.selection)) } else { None };
+                self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
+            }
+        }
         // a sorted stripe's row keeps the number it was inserted with
         let offset = stripe.row_order(&mut self.pages, &mut self.buf).map_or(r, |o| o.offset_of(r));
         let row = &self.stripes[i];
@@ -956,7 +1014,7 @@ impl ScanState {
                 if let Some(r) = c.selection.next_from(c.next) {
                     c.next = r + 1;
                     let (i, row) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64);
-                    self.store_row(i, row, slot, true);
+                    self.store_row(i, row, slot, Decode::Selected);
                     return true;
                 }
                 self.row_cursor = None;

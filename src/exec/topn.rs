@@ -274,8 +274,9 @@ struct Exec {
     spec: TopSpec,
     /// Made at the first computation.
     readers: Option<(KeyReader, Option<KeyReader>)>,
-    /// The rows to return (stripe index, row in stripe) once computed, and the next one.
-    rows: Option<Vec<(usize, u64)>>,
+    /// The rows to return (stripe index, row in stripe, alone in its vector among them)
+    /// once computed, and the next one.
+    rows: Option<Vec<(usize, u64, bool)>>,
     next_row: usize,
     counts: Counts,
 }
@@ -337,7 +338,7 @@ unsafe fn stripe_groups(scan: &mut ScanState, i: usize, reader: &mut KeyReader, 
 
 /// Reads what can hold the first rows (see the module's comment) and returns them, as
 /// (stripe index, row within the stripe), in the order to return them.
-unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64)> {
+unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, bool)> {
     let css = &mut (*node).css;
     let child = super::child::of(css);
     let instr = (*child).instrument;
@@ -457,13 +458,22 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64)> {
         rows.sort_unstable();
     }
     let stripes = &scan.stripes;
-    let out = rows
+    let mut out: Vec<(usize, u64, bool)> = rows
         .into_iter()
         .map(|p| {
             let i = crate::am::read::stripe_index_of(stripes, p).expect("a kept row is in a stripe read");
-            (i, p - stripes[i].first_row)
+            (i, p - stripes[i].first_row, true)
         })
         .collect();
+    // a row no other chosen row shares its vector with is decoded alone (one value of each
+    // column), the others' vectors whole
+    let vector_of = |&(i, r, _): &(usize, u64, bool)| (i, r / pg_columnar_codec::MAX_ROWS as u64);
+    let mut vectors: Vec<(usize, u64)> = out.iter().map(vector_of).collect();
+    vectors.sort_unstable();
+    for row in out.iter_mut() {
+        let v = vector_of(row);
+        row.2 = vectors.partition_point(|&x| x <= v) - vectors.partition_point(|&x| x < v) == 1;
+    }
     if !instr.is_null() {
         pg_sys::InstrStopNode(instr, counts.rows_offered as f64);
     }
@@ -482,12 +492,16 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
     }
     let exec = exec_of(&mut (*node).css);
     let slot = (*ss).ss_ScanTupleSlot;
-    let Some(&(i, r)) = exec.rows.as_ref().unwrap().get(exec.next_row) else {
+    let Some(&(i, r, alone)) = exec.rows.as_ref().unwrap().get(exec.next_row) else {
         return pg_sys::ExecClearTuple(slot);
     };
     exec.next_row += 1;
     let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css)).expect("PgColumnarTopN over a PgColumnarScan");
-    scan.store(i, r, slot);
+    if alone {
+        scan.store_alone(i, r, slot);
+    } else {
+        scan.store(i, r, slot);
+    }
     slot
 }
 
