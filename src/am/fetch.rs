@@ -222,12 +222,12 @@ enum DirtyPlace {
     Reserved(pg_sys::TransactionId),
 }
 
-/// Whether `scan` has row `row` in a stripe whose inserter has not aborted, and that
-/// inserter if it still runs (the stripe catalog's dirty reading said so; it may have ended
-/// since).
-fn dirty_stripe_of(scan: &ScanState, row: u64) -> Option<DirtyPlace> {
-    let i = stripe_index_of(&scan.stripes, row)?;
-    let running_inserter = match scan.stripes[i].running_inserter {
+/// Whether `stripes` (a dirty reading of the stripe catalog) have row `row` in a stripe
+/// whose inserter has not aborted, and that inserter if it still runs (the reading said so;
+/// it may have ended since).
+fn dirty_stripe_of(stripes: &[catalog::StripeRow], row: u64) -> Option<DirtyPlace> {
+    let i = stripe_index_of(stripes, row)?;
+    let running_inserter = match stripes[i].running_inserter {
         None => None,
         Some(xid) if unsafe { pg_sys::TransactionIdIsInProgress(xid) } => Some(xid),
         Some(xid) if unsafe { pg_sys::TransactionIdDidCommit(xid) } => None,
@@ -255,7 +255,7 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
     let look = |scan: &mut ScanState| {
         let i = stripe_index_of(&scan.stripes, row)?;
-        let place = dirty_stripe_of(scan, row)?;
+        let place = dirty_stripe_of(&scan.stripes, row)?;
         let (xmin, cmin) = (scan.stripes[i].xmin, scan.stripes[i].cmin);
         fetch_copied(scan, row, any, slot);
         Some(match place {
@@ -293,13 +293,23 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
     (*snapshot).speculativeToken = 0;
     let Some(storage_id) = crate::storage::meta::read(rel).map(|m| m.storage_id) else { return false };
     let fresh = super::write::flush_if_holding(rel, row);
-    let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(scan, row));
+    let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(&scan.stripes, row));
     if place.is_none() {
         // the reservation first, then the stripes again: a transaction that commits in
-        // between has written its stripes before, so the row is in one or the other
+        // between has written its stripes before, so the row is in one or the other. The
+        // catalog is read again, and the cached scan made again only if the row is in a
+        // stripe: most rows met here are dead (a rolled-back statement's), and the scan's
+        // rebuild cost more than the reading.
         place = match crate::storage::reservations::running_holder(storage_id, row) {
             Some(xid) => Some(DirtyPlace::Reserved(xid)),
-            None => with_latest_scan(rel, true, |scan| dirty_stripe_of(scan, row)),
+            None => {
+                let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+                let place = dirty_stripe_of(&catalog::stripes(storage_id, any), row);
+                if place.is_some() {
+                    with_latest_scan(rel, true, |_| ());
+                }
+                place
+            }
         };
     }
     let Some(place) = place else {
