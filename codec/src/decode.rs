@@ -146,6 +146,23 @@ fn read_header<'a>(r: &mut ByteReader<'a>) -> DecodeResult<Header<'a>> {
     Ok(Header { kind, fixed_width, rows, nulls, null_count })
 }
 
+/// The lane width of a Gorilla vector of `kind` (a float kind).
+fn gorilla_lane_bits(kind: Kind) -> DecodeResult<u32> {
+    match kind {
+        Kind::Float32 => Ok(32),
+        Kind::Float64 => Ok(64),
+        _ => Err(DecodeError::Inconsistent { what: "gorilla encoding for a non-float kind" }),
+    }
+}
+
+/// The symbol table an FSST vector of `kind` (byte strings) is decoded with.
+fn fsst_table<'a>(kind: Kind, ctx: &ColumnContext<'a>) -> DecodeResult<&'a crate::SymbolTable> {
+    if kind != Kind::Bytes {
+        return Err(DecodeError::Inconsistent { what: "FSST encoding for a non-string kind" });
+    }
+    ctx.fsst.ok_or(DecodeError::MissingSymbolTable)
+}
+
 /// Reads and checks one whole encoded vector up to its [`Form`] (see [`decode_vector`]).
 pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpacked> {
     let mut r = ByteReader::new(bytes);
@@ -178,11 +195,7 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
             return Ok(Unpacked { rows, nulls, form: Form::Integers { kind, ints } });
         }
         Encoding::Gorilla => {
-            let bits = match kind {
-                Kind::Float32 => 32,
-                Kind::Float64 => 64,
-                _ => return Err(DecodeError::Inconsistent { what: "gorilla encoding for a non-float kind" }),
-            };
+            let bits = gorilla_lane_bits(kind)?;
             let lanes = gorilla::decode(r.take(r.remaining(), "gorilla stream")?, count, bits)?;
             if bits == 32 {
                 Values::Float32(lanes.into_iter().map(|b| f32::from_bits(b as u32)).collect())
@@ -191,10 +204,7 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
             }
         }
         Encoding::Fsst => {
-            if kind != Kind::Bytes {
-                return Err(DecodeError::Inconsistent { what: "FSST encoding for a non-string kind" });
-            }
-            let table = ctx.fsst.ok_or(DecodeError::MissingSymbolTable)?;
+            let table = fsst_table(kind, ctx)?;
             Values::Bytes(fsst::decode(&mut r, count, table)?)
         }
     };
@@ -258,11 +268,7 @@ pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &m
             return one(Form::Integers { kind, ints: vec![v] });
         }
         Encoding::Gorilla => {
-            let bits = match kind {
-                Kind::Float32 => 32,
-                Kind::Float64 => 64,
-                _ => return Err(DecodeError::Inconsistent { what: "gorilla encoding for a non-float kind" }),
-            };
+            let bits = gorilla_lane_bits(kind)?;
             let lanes = gorilla::decode_first(r.take(r.remaining(), "gorilla stream")?, count, index + 1, bits)?;
             let lane = lanes[index];
             if bits == 32 {
@@ -272,10 +278,7 @@ pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &m
             }
         }
         Encoding::Fsst => {
-            if kind != Kind::Bytes {
-                return Err(DecodeError::Inconsistent { what: "FSST encoding for a non-string kind" });
-            }
-            let table = ctx.fsst.ok_or(DecodeError::MissingSymbolTable)?;
+            let table = fsst_table(kind, ctx)?;
             let compressed = plain::string_at(&mut r, count, index, scratch)?;
             let mut b = ByteStrings::new();
             table.decompress_into(compressed, &mut b.data)?;

@@ -96,7 +96,6 @@ pub trait MetadataAnswer {
     fn answer<'f>(&mut self, rows: usize, facts: &dyn Fn(usize) -> Option<ColumnFacts<'f>>) -> bool;
 }
 
-/// What a scan did, for EXPLAIN ANALYZE.
 /// How [`ScanState::store_row`] decodes a row whose vector it does not hold.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Decode {
@@ -111,6 +110,7 @@ enum Decode {
     Fetched,
 }
 
+/// What a scan did, for EXPLAIN ANALYZE.
 #[derive(Debug, Default, Clone)]
 pub struct ScanCounters {
     pub stripes: u64,
