@@ -337,7 +337,8 @@ unsafe fn stripe_groups(scan: &mut ScanState, i: usize, reader: &mut KeyReader, 
 }
 
 /// Reads what can hold the first rows (see the module's comment) and returns them, as
-/// (stripe index, row within the stripe), in the order to return them.
+/// (stripe index, row within the stripe, whether no other of them is of its vector), in the
+/// order to return them.
 unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, bool)> {
     let css = &mut (*node).css;
     let child = super::child::of(css);
