@@ -227,17 +227,20 @@ mod pgcol {
         TableIterator::once((stripes.len() as i64, vectors, rows))
     }
 
-    /// The stripes this backend keeps for its row fetches (index and TID lookups) and the
-    /// query engine's scans, across statements, so that a lookup or a query run again does
-    /// not read and parse a stripe's directory and dictionaries again: how many, about how
-    /// much memory they hold (at most 16 MB), and how many of the scans' stripe loads so far
-    /// found their stripe kept and how many did not; how many fetches of a row's old version (an UPDATE's, by TID) were read from
-    /// the index fetch that had just returned the row, with its vector decoded; and the
-    /// column dictionaries kept for PgColumnarTopN's question of which groups a stripe holds
-    /// (at most 4 MB), with the asks that found theirs kept and that did not; and how many
-    /// rows fetched by number were decoded alone (one value of each column) and how many
-    /// vectors such fetches decoded whole (when a second row of a vector was fetched right
-    /// after the first), and likewise for PgColumnarTopN's rows. Shows no table's contents.
+    /// What this backend keeps between statements for its row fetches (index and TID
+    /// lookups) and the query engine's scans, and how it decodes rows fetched by number.
+    /// Shows no table's contents:
+    /// * the stripes kept, so that a lookup or a query run again does not read and parse a
+    ///   stripe's directory and dictionaries again: how many, about how much memory they
+    ///   hold (at most 16 MB), and the scans' stripe loads so far that found their stripe
+    ///   kept (`hits`) and that did not (`misses`);
+    /// * fetches of a row's old version (an UPDATE's, by TID) read from the index fetch
+    ///   that had just returned the row, with its vector decoded (`old_versions_reused`);
+    /// * the column dictionaries kept for PgColumnarTopN's question of which groups a
+    ///   stripe holds (at most 4 MB), and the asks that found theirs kept and that did not;
+    /// * rows fetched by number (and PgColumnarTopN's rows) decoded alone, one value of each
+    ///   column, and vectors decoded whole for them (when a second row of a vector was
+    ///   fetched right after the first).
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]

@@ -212,38 +212,32 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
     Ok(Unpacked { rows, nulls, form: Form::Values(values) })
 }
 
-/// The row count an encoded vector's header gives (its header and null section checked).
-pub fn vector_rows(bytes: &[u8]) -> DecodeResult<usize> {
-    Ok(read_header(&mut ByteReader::new(bytes))?.rows)
-}
-
-/// Row `row` of one whole encoded vector, as an [`Unpacked`] of one row: what
-/// [`unpack_vector`] gives for that row, reading only what its value needs where the
+/// The row count of one whole encoded vector and its row `row`, as an [`Unpacked`] of one
+/// row: what [`unpack_vector`] gives for that row, reading only what its value needs where the
 /// encoding allows (a row fetched by its number wants one value of each column, not 1,024).
 /// A bitpack or dictionary vector gives one integer or code ([`bitpack::value_at`]); a plain
 /// vector one value; an FSST vector one string decompressed; a Gorilla stream is read up to
 /// the row. The header, the null section and every length read are checked as
 /// [`unpack_vector`] checks them; the values of other rows are not (the stripe reader checks
 /// the vector's checksum before either). `scratch` is reused between calls.
-pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &mut Vec<i64>) -> DecodeResult<Unpacked> {
+pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &mut Vec<i64>) -> DecodeResult<(usize, Unpacked)> {
     let mut r = ByteReader::new(bytes);
     let Header { kind, fixed_width, rows, nulls, null_count } = read_header(&mut r)?;
     if row >= rows {
         return Err(DecodeError::OutOfRange { what: "row of a vector", value: row as u64, limit: rows.saturating_sub(1) as u64 });
     }
-    let is_null = |b: &[u8], i: usize| b[i / 8] >> (i % 8) & 1 == 1;
-    // the row's place among the non-null values
+    // the row's place among the non-null values (`None`: the row is NULL)
     let index = match nulls {
-        NullSection::None => row,
-        NullSection::All => usize::MAX,
-        NullSection::Bitmap(b) if is_null(b, row) => usize::MAX,
-        NullSection::Bitmap(b) => row - count_nulls(b, row),
+        NullSection::None => Some(row),
+        NullSection::All => None,
+        NullSection::Bitmap(b) if b[row / 8] >> (row % 8) & 1 == 1 => None,
+        NullSection::Bitmap(b) => Some(row - count_nulls(b, row)),
     };
-    if index == usize::MAX {
-        return Ok(Unpacked { rows: 1, nulls: Some(vec![1]), form: Form::Values(empty_values(kind, fixed_width)) });
-    }
+    let Some(index) = index else {
+        return Ok((rows, Unpacked { rows: 1, nulls: Some(vec![1]), form: Form::Values(empty_values(kind, fixed_width)) }));
+    };
     let count = rows - null_count;
-    let one = |form| Ok(Unpacked { rows: 1, nulls: None, form });
+    let one = |form| Ok((rows, Unpacked { rows: 1, nulls: None, form }));
     let value = match Encoding::from_tag(r.u8("encoding")?)? {
         Encoding::Plain => match kind {
             Kind::Bytes => {

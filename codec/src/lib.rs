@@ -33,7 +33,7 @@ pub mod zonemap;
 pub use chooser::{encode_vector, EncodeError, EncodeReport, FsstDecision, Sizing};
 pub use dictionary::SharedDictionary;
 pub use fsst::SymbolTable;
-pub use decode::{decode_vector, unpack_row, unpack_vector, vector_rows, Form, Unpacked};
+pub use decode::{decode_vector, unpack_row, unpack_vector, Form, Unpacked};
 pub use error::{DecodeError, DecodeResult};
 pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS, MAX_VECTOR_BYTES};
 pub use zonemap::ZoneMap;

@@ -62,10 +62,9 @@ fn row_of(v: &Vector, row: usize) -> Vector {
 fn rows_agree(bytes: &[u8], ctx: &ColumnContext<'_>, v: &Vector, rows: impl Iterator<Item = usize>) {
     let mut scratch = Vec::new();
     for row in rows {
-        let one = unpack_row(bytes, ctx, row, &mut scratch)
-            .unwrap_or_else(|e| panic!("row {row} of a vector that decodes: {e}"))
-            .materialize(ctx);
-        assert!(same_vector(&one, &row_of(v, row)), "row {row} read alone differs from the decoded vector's");
+        let (rows, one) = unpack_row(bytes, ctx, row, &mut scratch).unwrap_or_else(|e| panic!("row {row} of a vector that decodes: {e}"));
+        assert_eq!(rows, v.rows, "the vector's row count");
+        assert!(same_vector(&one.materialize(ctx), &row_of(v, row)), "row {row} read alone differs from the decoded vector's");
     }
 }
 

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{self, StripeDirectory};
-use pg_columnar_codec::{unpack_row, unpack_vector, vector_rows, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector, MAX_ROWS};
+use pg_columnar_codec::{unpack_row, unpack_vector, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector, MAX_ROWS};
 use pgrx::pg_sys;
 
 use super::datum::{ColumnType, DatumVector};
@@ -163,11 +163,12 @@ impl<K: PartialEq, V> Kept<K, V> {
     }
 }
 
-/// Counts an ask of a kept store in `counts` (hits, misses).
-fn count_ask(counts: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)>>, hit: bool) {
+/// Adds one to the first of the pair of counters `counts` if `first`, else to the second
+/// (a kept store's hits and misses, rows decoded alone and vectors decoded whole).
+pub fn count_either(counts: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)>>, first: bool) {
     counts.with(|c| {
-        let (hits, misses) = c.get();
-        c.set(if hit { (hits + 1, misses) } else { (hits, misses + 1) });
+        let (a, b) = c.get();
+        c.set(if first { (a + 1, b) } else { (a, b + 1) });
     });
 }
 
@@ -188,7 +189,7 @@ pub fn kept(row: &StripeRow) -> Option<LoadedStripe> {
         stripe.row = row.clone();
         stripe
     });
-    count_ask(&KEPT_HITS, found.is_some());
+    count_either(&KEPT_HITS, found.is_some());
     found
 }
 
@@ -220,7 +221,7 @@ fn next_serial() -> u64 {
 pub fn column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> ColumnDictionary {
     let key = (StripeKey::of(&row), column);
     let kept = KEPT_DICTIONARIES.with_borrow_mut(|k| k.get(&key).cloned());
-    count_ask(&DICTIONARY_HITS, kept.is_some());
+    count_either(&DICTIONARY_HITS, kept.is_some());
     if let Some(found) = kept {
         return found;
     }
@@ -380,7 +381,7 @@ impl LoadedStripe {
     /// there.
     #[allow(clippy::too_many_arguments)]
     pub fn unpack_row(&mut self, pages: &mut PageReader, column: usize, v: usize, r: usize, expected: ColumnType, buf: &mut Vec<u8>, scratch: &mut Vec<i64>) -> Unpacked {
-        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| Ok((vector_rows(bytes)?, unpack_row(bytes, ctx, r, scratch)?)))
+        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| unpack_row(bytes, ctx, r, scratch))
     }
 
     /// Reads vector `v` of `column`, checks its checksum, and unpacks it with `read`, which

@@ -143,7 +143,7 @@ thread_local! {
 /// Rows stored one at a time that were decoded alone, and vectors decoded whole for them,
 /// so far in this backend (`pgcol.kept_stripes`).
 pub fn row_at_a_time_decodes() -> (u64, u64) {
-    ROW_DECODES.with(|d| d.get())
+    ROW_DECODES.get()
 }
 
 /// How many of the stripes it loads the query engine's scan gives to the ones this backend
@@ -589,19 +589,18 @@ impl ScanState {
         let in_vector = (r % pg_columnar_codec::MAX_ROWS as u64) as usize;
         let stripe = self.stripe.as_mut().unwrap();
         let held = self.decoded.holds(stripe.row.first_row, v);
-        let count = |alone: u64, whole: u64| ROW_DECODES.with(|d| d.set((d.get().0 + alone, d.get().1 + whole)));
         match (held, how) {
             (Some(None), Decode::Fetched | Decode::Alone) => {}
             (Some(Some(held_row)), _) if held_row == in_vector => {}
             (None, Decode::Fetched) | (_, Decode::Alone) => {
                 self.decoded.decode_row(&mut self.pages, stripe, v, in_vector, &self.types, &mut self.buf, &mut self.scratch);
-                count(1, 0);
+                read::count_either(&ROW_DECODES, true);
             }
             _ => {
                 if how == Decode::Fetched {
                     // a second row of the vector right after the first: the next ones are
                     // likely near
-                    count(0, 1);
+                    read::count_either(&ROW_DECODES, false);
                 }
                 let selected = if how == Decode::Selected { self.row_cursor.as_ref().map(|c| (c.id, &c.selection)) } else { None };
                 self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
