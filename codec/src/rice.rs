@@ -10,9 +10,9 @@
 //! high part of [`ESCAPE`] or more is written as exactly `ESCAPE` zeros and a one, and stored
 //! apart, packed, so a jump between hosts costs a few bytes, not a run of thousands of bits.
 //!
-//! Decoding finds the unary codes as the positions of the 1 bits, a word at a time (one
-//! trailing-zero count per code), so a vector costs a few cycles per value over the plain
-//! delta block's unpacking.
+//! Decoding reads the unary codes a byte at a time through a table of each byte's runs of
+//! zeros, then adds up the deltas in one pass with the low bits, so a vector costs a few
+//! cycles per value over the plain delta block's unpacking.
 
 use crate::bits::{bit_width, packed_len, read_field, BitWriter};
 use crate::error::{DecodeError, DecodeResult};
@@ -185,59 +185,102 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
     if count == 0 {
         return if unary_len == 0 && escapes == 0 { Ok(()) } else { Err(CODES) };
     }
+    // each item's run of zeros, a byte each (a vector's on the stack), with the slack
+    // `unary_runs` writes past the last
+    let mut on_stack = [0u8; LOW_CHUNK + 8];
+    let mut on_heap = Vec::new();
+    let runs: &mut [u8] = if m + 8 <= on_stack.len() {
+        &mut on_stack[..m + 8]
+    } else {
+        on_heap.resize(m + 8, 0);
+        &mut on_heap
+    };
+    unary_runs(unary, runs, m)?;
+    let runs = &runs[..m];
+    // the escapes, in item order: a run of exactly ESCAPE takes the next one's high part
+    let widest = runs.iter().fold(0u8, |a, &run| a.max(run));
+    let mut escaped_items: Vec<(usize, u64)> = Vec::new();
+    if widest as u64 > ESCAPE {
+        return Err(CODES);
+    }
+    if widest as u64 == ESCAPE || escapes > 0 {
+        for (i, _) in runs.iter().enumerate().filter(|&(_, &run)| run as u64 == ESCAPE) {
+            let e = escaped_items.len();
+            if e == escapes {
+                return Err(CODES);
+            }
+            let h = read_field(escaped, e * escape_width as usize, escape_width);
+            if h < ESCAPE || h > u64::MAX >> k {
+                return Err(DecodeError::Inconsistent { what: "rice block escape (below the escape or too wide)" });
+            }
+            escaped_items.push((i, h));
+        }
+        if escaped_items.len() != escapes {
+            return Err(CODES);
+        }
+    }
     let start = out.len();
     out.resize(start + count, 0);
     let dst = &mut out[start..];
     dst[0] = first;
     let items = &mut dst[1..];
-    stop_positions(unary, items)?;
-    if items.is_empty() {
-        return Ok(()); // one value: no codes (checked), no escapes (escapes <= m)
-    }
-    // passes without a branch per item (but the escapes'), all but the last free of
-    // dependencies between items: each item's run of zeros is the gap between its stop bit
-    // and the one before; its high part is the run, or for a run of ESCAPE, the next escape
-    // in place, last first, so each item still sees the previous item's stop
-    for i in (1..items.len()).rev() {
-        items[i] = items[i] - items[i - 1] - 1;
-    }
-    // every run below ESCAPE (a power of two) iff their OR is
-    if escapes > 0 || items.iter().fold(0u64, |a, &run| a | run as u64) >= ESCAPE {
-        let mut e = 0;
-        for v in items.iter_mut().filter(|v| **v as u64 >= ESCAPE) {
-            if *v as u64 > ESCAPE || e == escapes {
-                return Err(CODES);
-            }
-            let h = read_field(escaped, e * escape_width as usize, escape_width);
-            e += 1;
-            if h < ESCAPE || h > u64::MAX >> k {
-                return Err(DecodeError::Inconsistent { what: "rice block escape (below the escape or too wide)" });
-            }
-            *v = h as i64;
-        }
-        if e != escapes {
-            return Err(CODES);
-        }
-    }
-    if k > 0 {
-        // the low bits a vector's worth at a time into a buffer on the stack (a chunk of
-        // LOW_CHUNK fields starts on a byte boundary)
-        let mut low_bits = [0i64; LOW_CHUNK];
-        for (c, chunk) in items.chunks_mut(LOW_CHUNK).enumerate() {
-            let low_bits = &mut low_bits[..chunk.len()];
-            crate::bitpack::unpack(&lows[c * LOW_CHUNK * k as usize / 8..], k, 0, low_bits);
-            for (v, &low) in chunk.iter_mut().zip(low_bits.iter()) {
-                *v = (((*v as u64) << k) | low as u64) as i64;
-            }
-        }
-    }
-    for v in items.iter_mut() {
-        *v = unzigzag(*v as u64).wrapping_add(center);
-    }
+    // one pass per chunk of items: high part, low bits, zigzag, centre and the running sum
+    // together; the low bits a chunk at a time into a buffer on the stack (a chunk of
+    // LOW_CHUNK fields starts on a byte boundary)
     let mut sum = first;
-    for v in items.iter_mut() {
-        sum = sum.wrapping_add(*v);
-        *v = sum;
+    let mut low_store;
+    let low_bits: &mut [i64] = if k > 0 {
+        low_store = [0i64; LOW_CHUNK];
+        &mut low_store
+    } else {
+        &mut []
+    };
+    // with no low bits, the delta of each run below the escape
+    let mut run_deltas = [0i64; ESCAPE as usize];
+    if k == 0 {
+        for (r, d) in run_deltas.iter_mut().enumerate() {
+            *d = unzigzag(r as u64).wrapping_add(center);
+        }
+    }
+    let mut next_escape = escaped_items.iter().copied().peekable();
+    for (c, chunk) in items.chunks_mut(LOW_CHUNK).enumerate() {
+        let from = c * LOW_CHUNK;
+        let chunk_runs = &runs[from..from + chunk.len()];
+        if k > 0 {
+            crate::bitpack::unpack(&lows[from * k as usize / 8..], k, 0, &mut low_bits[..chunk.len()]);
+        }
+        let mut i = 0;
+        while i < chunk.len() {
+            // up to the next escaped item of this chunk, the high parts are the runs
+            let end = match next_escape.peek() {
+                Some(&(at, _)) if at < from + chunk.len() => at - from,
+                _ => chunk.len(),
+            };
+            if k == 0 {
+                // an item is its run: its delta looked up
+                let mut s = sum;
+                for (v, &run) in chunk[i..end].iter_mut().zip(&chunk_runs[i..end]) {
+                    s = s.wrapping_add(run_deltas[run as usize]);
+                    *v = s;
+                }
+                sum = s;
+            } else {
+                let mut s = sum;
+                for ((v, &run), &low) in chunk[i..end].iter_mut().zip(&chunk_runs[i..end]).zip(&low_bits[i..end]) {
+                    s = s.wrapping_add(unzigzag(((run as u64) << k) | low as u64).wrapping_add(center));
+                    *v = s;
+                }
+                sum = s;
+            }
+            if end == chunk.len() {
+                break;
+            }
+            let (_, high) = next_escape.next().unwrap();
+            let low = if k > 0 { low_bits[end] as u64 } else { 0 };
+            sum = sum.wrapping_add(unzigzag((high << k) | low).wrapping_add(center));
+            chunk[end] = sum;
+            i = end + 1;
+        }
     }
     Ok(())
 }
@@ -247,44 +290,59 @@ pub(crate) const LOW_CHUNK: usize = 1024;
 
 const CODES: DecodeError = DecodeError::Inconsistent { what: "rice block unary codes (not one per value, a run past the escape, an escape miscounted, or padding)" };
 
-/// Puts the bit position of each item's stop bit (the 1 that ends its unary code) in
-/// `stops`: a word at a time, one trailing-zero count per code. The codes must be exactly
-/// one per item and end in the last byte (so the bits after the last code are 0).
-fn stop_positions(unary: &[u8], stops: &mut [i64]) -> DecodeResult<()> {
-    let mut n = 0;
-    let mut word = |mut w: u64, base: i64| -> DecodeResult<()> {
-        let ones = w.count_ones() as usize;
-        let dst = stops.get_mut(n..n + ones).ok_or(CODES)?;
-        // four at a time: fewer loop branches, whose exit (a word's count of codes varies)
-        // is mispredicted once a word
-        let mut quads = dst.chunks_exact_mut(4);
-        for q in quads.by_ref() {
-            for s in q {
-                *s = base + w.trailing_zeros() as i64;
-                w &= w - 1;
+/// What one byte of unary codes holds: the runs of zeros before each of its stop bits (the
+/// first counted from the byte's first bit), one per byte of `runs` from the lowest (the
+/// rest 0); how many stop bits; and the zeros after its last stop bit (8 if it has none).
+#[derive(Clone, Copy)]
+struct ByteCodes {
+    runs: u64,
+    stops: u8,
+    tail: u8,
+}
+
+const BYTE_CODES: [ByteCodes; 256] = {
+    let mut table = [ByteCodes { runs: 0, stops: 0, tail: 8 }; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut runs, mut stops, mut run) = (0u64, 0u8, 0u64);
+        let mut bit = 0;
+        while bit < 8 {
+            if b >> bit & 1 == 1 {
+                runs |= run << (8 * stops);
+                stops += 1;
+                run = 0;
+            } else {
+                run += 1;
             }
+            bit += 1;
         }
-        for s in quads.into_remainder() {
-            *s = base + w.trailing_zeros() as i64;
-            w &= w - 1;
+        table[b] = ByteCodes { runs, stops, tail: run as u8 };
+        b += 1;
+    }
+    table
+};
+
+/// Puts each item's run of zeros (the bits of its unary code before its stop bit) in
+/// `runs[..m]`, a byte of codes at a time through [`BYTE_CODES`]: the byte's runs stored as
+/// one 8-byte word at the next item, its first run plus the zeros carried from the bytes
+/// before, so `runs` needs 8 bytes past the `m` items. A run longer than [`ESCAPE`] is
+/// reported as some run longer than it (at most 71), for the caller to refuse. The codes
+/// must be exactly `m` and end in the last byte (so the bits after the last code are 0).
+fn unary_runs(unary: &[u8], runs: &mut [u8], m: usize) -> DecodeResult<()> {
+    debug_assert_eq!(runs.len(), m + 8);
+    let (mut n, mut carry) = (0usize, 0u64);
+    for &b in unary {
+        if n > m {
+            return Err(CODES);
         }
-        n += ones;
-        Ok(())
-    };
-    let mut words = unary.chunks_exact(8);
-    let mut base = 0;
-    for chunk in words.by_ref() {
-        word(u64::from_le_bytes(chunk.try_into().unwrap()), base)?;
-        base += 64;
+        let codes = BYTE_CODES[b as usize];
+        // (a carry past the escape is an error however long: capped, it stays in byte 0)
+        let word = codes.runs + carry.min(ESCAPE + 32);
+        runs[n..n + 8].copy_from_slice(&word.to_le_bytes());
+        n += codes.stops as usize;
+        carry = if codes.stops == 0 { carry + 8 } else { codes.tail as u64 };
     }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let mut b = [0u8; 8];
-        b[..rest.len()].copy_from_slice(rest);
-        word(u64::from_le_bytes(b), base)?;
-    }
-    let end = stops.last().map_or(0, |&s| s as usize + 1);
-    if n != stops.len() || unary.len() != end.div_ceil(8) {
+    if n != m || unary.last() == Some(&0) {
         return Err(CODES);
     }
     Ok(())
@@ -300,5 +358,70 @@ mod tests {
             assert_eq!(unzigzag(zigzag(x)), x);
         }
         assert_eq!([0, -1, 1, -2].map(zigzag), [0, 1, 2, 3]);
+    }
+
+    /// `unary_runs` read bit by bit: each code's zeros, the runs longer than ESCAPE as
+    /// `None`; `None` for the stream if its codes are not `m` or do not end in its last byte.
+    fn runs_bit_by_bit(unary: &[u8], m: usize) -> Option<Vec<Option<u64>>> {
+        let (mut runs, mut run) = (Vec::new(), 0u64);
+        for i in 0..unary.len() * 8 {
+            if unary[i / 8] >> (i % 8) & 1 == 1 {
+                runs.push((run <= ESCAPE).then_some(run));
+                run = 0;
+            } else {
+                run += 1;
+            }
+        }
+        // (the zeros after the last code must stay within its byte)
+        (runs.len() == m && run < 8).then_some(runs)
+    }
+
+    /// The byte table's reading of unary codes against the bit by bit one, on streams of
+    /// random bytes with runs of zero bytes (long runs, escapes and runs past them), and on
+    /// every count of codes near the right one.
+    #[test]
+    fn unary_runs_by_table_equal_bit_by_bit() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut long, mut escape) = (0, 0);
+        for case in 0..3000 {
+            let len = (next() % 40) as usize;
+            let unary: Vec<u8> = (0..len)
+                .map(|_| match next() % 8 {
+                    0..=3 => 0,
+                    4 => 0x80,
+                    5 => 1,
+                    _ => next() as u8,
+                })
+                .collect();
+            let ones: usize = unary.iter().map(|b| b.count_ones() as usize).sum();
+            for m in ones.saturating_sub(1)..=ones + 1 {
+                let mut runs = vec![0u8; m + 8];
+                let fast = unary_runs(&unary, &mut runs, m).ok().map(|()| runs[..m].to_vec());
+                let slow = runs_bit_by_bit(&unary, m);
+                match (&fast, &slow) {
+                    (None, None) => {}
+                    (Some(f), Some(s)) => {
+                        for (i, (&f, &s)) in f.iter().zip(s).enumerate() {
+                            match s {
+                                Some(run) => assert_eq!(f as u64, run, "case {case}, item {i}"),
+                                None => {
+                                    long += 1;
+                                    assert!(f as u64 > ESCAPE, "case {case}, item {i}: a long run read as {f}");
+                                }
+                            }
+                            escape += (s == Some(ESCAPE)) as usize;
+                        }
+                    }
+                    _ => panic!("case {case} ({unary:02x?}, m {m}): table {fast:?}, bit by bit {slow:?}"),
+                }
+            }
+        }
+        assert!(long > 10 && escape > 10, "runs past the escape {long}, escapes {escape}");
     }
 }

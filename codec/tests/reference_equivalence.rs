@@ -330,6 +330,62 @@ fn rice_blocks_win_on_one_hosts_walk_and_not_on_interleaved_hosts_or_a_ramp() {
     }
 }
 
+/// Rice blocks with escapes (two hosts' walks, a jump between them) and with low bits
+/// (wider steps): every bit of the unary codes, and of the bytes around them, flipped one at
+/// a time, and a byte added after the codes (a zero byte is padding past the last code, a one
+/// byte a code too many): the decoders agree on every stream.
+#[test]
+fn rice_unary_codes_altered_bit_by_bit() {
+    let mut r = gen::Rng(41);
+    let mut ks = std::collections::BTreeSet::new();
+    let mut escapes_seen = 0;
+    for case in 0..9 {
+        // a walk of steps of geometric size (mostly small, scaled by `scale`, so that k
+        // varies), a second host from row `cut` far away (an escape)
+        let scale = [1u32, 2, 4][case / 3];
+        let cut = [1000, 600, 300][case % 3];
+        let mut x = 50i64;
+        let values: Vec<f64> = (0..1024)
+            .map(|i| {
+                let size = (r.next().trailing_zeros().min(3) * scale + r.below(scale as u64) as u32) as i64;
+                x += if r.below(2) == 0 { size } else { -size };
+                if i == cut {
+                    x += 150 * scale as i64;
+                }
+                x as f64
+            })
+            .collect();
+        let v = Vector { rows: 1024, nulls: None, values: Values::Float64(values) };
+        let ctx = ColumnContext::default();
+        let mut bytes = Vec::new();
+        encode_vector(&v.as_ref(), &ctx, &mut bytes).unwrap();
+        // header: kind, rows (2), null mode, encoding; the block: mode, k, first, centre,
+        // unary length (u32), escape count (u32), escape width, low bits, unary codes
+        assert_eq!(bytes[5], 3, "case {case}: a Rice block");
+        let k = bytes[6] as u32;
+        let unary_len = u32::from_le_bytes(bytes[23..27].try_into().unwrap()) as usize;
+        escapes_seen += u32::from_le_bytes(bytes[27..31].try_into().unwrap());
+        ks.insert(k);
+        let unary = 32 + pg_columnar_codec::bits::packed_len(1023, k);
+        assert!(decoders_agree(&bytes, &ctx));
+        for p in unary - 1..(unary + unary_len + 1).min(bytes.len()) {
+            for bit in 0..8 {
+                let mut altered = bytes.clone();
+                altered[p] ^= 1 << bit;
+                decoders_agree(&altered, &ctx);
+            }
+        }
+        for extra in [0u8, 1, 0x80] {
+            let mut longer = bytes.clone();
+            longer[23..27].copy_from_slice(&(unary_len as u32 + 1).to_le_bytes());
+            longer.insert(unary + unary_len, extra);
+            assert!(!decoders_agree(&longer, &ctx), "case {case}: byte {extra:#x} after the codes accepted");
+        }
+    }
+    assert!(ks.len() >= 3 && ks.contains(&0), "k taken: {ks:?}");
+    assert!(escapes_seen > 0, "no escape in any case");
+}
+
 #[test]
 fn gorilla_sizing_stops_only_when_it_has_lost() {
     let t = gen::tsbs::generate(1024, 100, 3);
