@@ -66,20 +66,25 @@ fn bench_bitpack(c: &mut Criterion) {
             })
         });
     }
-    // the block the writer chooses for one host's metric in a stripe sorted by host: Rice
-    let walk: Vec<i64> = gen::tsbs::generate(N, 1, 7).usage_user.iter().map(|&v| v as i64).collect();
-    let plan = bitpack::plan(&walk);
-    assert_eq!(plan.mode, bitpack::BlockMode::Rice, "one host's walk packs as a Rice block");
-    let mut block = Vec::new();
-    bitpack::write_planned(&walk, &plan, &mut block);
-    let mut out = Vec::with_capacity(N);
-    g.bench_with_input(BenchmarkId::from_parameter("rice_one_host"), &block, |b, block| {
-        b.iter(|| {
-            out.clear();
-            bitpack::read_block(&mut ByteReader::new(black_box(block)), N, &mut out).unwrap();
-            black_box(&out);
-        })
-    });
+    // the blocks the writer chooses for a metric in a stripe sorted by host: Rice, for one
+    // host's walk, and for the end of one host's and the start of the next (a jump between
+    // them, an escape)
+    let walk = |seed| -> Vec<i64> { gen::tsbs::generate(N, 1, seed).usage_user.iter().map(|&v| v as i64).collect() };
+    let two_hosts: Vec<i64> = walk(7)[..600].iter().chain(&walk(8)[600..]).copied().collect();
+    for (name, values) in [("rice_one_host", walk(7)), ("rice_two_hosts", two_hosts)] {
+        let plan = bitpack::plan(&values);
+        assert_eq!(plan.mode, bitpack::BlockMode::Rice, "{name} packs as a Rice block");
+        let mut block = Vec::new();
+        bitpack::write_planned(&values, &plan, &mut block);
+        let mut out = Vec::with_capacity(N);
+        g.bench_with_input(BenchmarkId::from_parameter(name), &block, |b, block| {
+            b.iter(|| {
+                out.clear();
+                bitpack::read_block(&mut ByteReader::new(black_box(block)), N, &mut out).unwrap();
+                black_box(&out);
+            })
+        });
+    }
     g.finish();
 }
 

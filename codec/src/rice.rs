@@ -204,7 +204,14 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
         return Err(CODES);
     }
     if widest as u64 == ESCAPE || escapes > 0 {
-        for (i, _) in runs.iter().enumerate().filter(|&(_, &run)| run as u64 == ESCAPE) {
+        // (a block of runs is looked into only if it holds an escape: a test the compiler
+        // vectorizes, where a search item by item is a branch per item)
+        let escaped_at = runs
+            .chunks(64)
+            .enumerate()
+            .filter(|(_, block)| block.iter().fold(false, |any, &run| any | (run as u64 == ESCAPE)))
+            .flat_map(|(b, block)| block.iter().enumerate().filter(|&(_, &run)| run as u64 == ESCAPE).map(move |(i, _)| b * 64 + i));
+        for i in escaped_at {
             let e = escaped_items.len();
             if e == escapes {
                 return Err(CODES);
@@ -235,10 +242,11 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
     } else {
         &mut []
     };
-    // with no low bits, the delta of each run below the escape
-    let mut run_deltas = [0i64; ESCAPE as usize];
+    // with no low bits, the delta of each run below the escape (a table of every byte, so
+    // that a lookup needs no bounds check: the runs summed are all below the escape)
+    let mut run_deltas = [0i64; 256];
     if k == 0 {
-        for (r, d) in run_deltas.iter_mut().enumerate() {
+        for (r, d) in run_deltas[..ESCAPE as usize].iter_mut().enumerate() {
             *d = unzigzag(r as u64).wrapping_add(center);
         }
     }
