@@ -226,33 +226,101 @@ fn avg_step(n: &mut f64, sx: &mut f64, x: f64) {
     *sx += x;
 }
 
-/// [`avg_step`] for each of `x` into the states of its group, a run of rows of one group at
-/// a time (a vector of a sorted table is one host's): the run's steps add in registers
-/// rather than through the states' memory, in the same order, so the sums are the same
-/// bits; its count is added at once (exact: counts stay far below 2^53).
-/// Rows that change group often (a time-major vector of many hosts) go one by one: a short
-/// run's loop exit would cost a mispredicted branch per row.
+/// The float sum `sum` plus integer-valued floats whose exact sum is `total` and whose
+/// magnitudes add up to `magnitude` (below 2^62), if adding them to it one by one as floats
+/// gives exactly that: `sum` is an integer and it and every partial sum stay within `limit`
+/// (2^53 for float8, 2^24 for float4) in magnitude, so every partial sum is an exact integer
+/// and no step rounds or overflows. (-0.0 plus values summing to 0 is 0.0 both ways.)
+fn exact_integer_sum(sum: f64, total: i64, magnitude: i64, limit: i64) -> Option<i64> {
+    let start = (sum.fract() == 0.0 && sum.abs() <= limit as f64).then_some(sum as i64)?;
+    (start.abs() + magnitude <= limit).then_some(start + total)
+}
+
+/// The exact sum and the sum of magnitudes of `values` (each below 2^52 in magnitude, at
+/// most 1024 of them: no overflow); in two independent chains the compiler vectorizes.
+fn total_and_magnitude(values: &[i64]) -> (i64, i64) {
+    values.iter().fold((0i64, 0i64), |(t, m), &v| (t + v, m + v.abs()))
+}
+
+/// `sum` plus `run`'s values added one by one as floats ([`avg_step`]'s Sx), in integers
+/// where [`exact_integer_sum`] shows that is the same; `exact`: every value of the vector is
+/// below 2^52 in magnitude.
 #[inline(always)]
-fn avg_runs<T: Copy>(n: &mut [f64], sx: &mut [f64], x: &[T], groups: &[u32], f: impl Fn(T) -> f64) {
-    let groups = &groups[..x.len()];
-    let changes = groups.windows(2).filter(|w| w[0] != w[1]).count();
-    if changes * 8 > x.len() {
+fn float8_run_sum(sum: f64, run: &[i64], exact: bool) -> f64 {
+    if exact {
+        let (total, magnitude) = total_and_magnitude(run);
+        if let Some(s) = exact_integer_sum(sum, total, magnitude, 1 << 53) {
+            return s as f64;
+        }
+    }
+    run.iter().fold(sum, |s, &v| s + v as f64)
+}
+
+/// Runs of one group among a vector's values: the end and group of each run, in order, or
+/// `None` when the group changes so often (a time-major vector of many hosts) that values
+/// go one by one: a short run's loop exit would cost a mispredicted branch per value. Found
+/// once per vector for all its aggregates.
+#[derive(Debug, Default)]
+pub struct GroupRuns(Option<Vec<(usize, u32)>>);
+
+impl GroupRuns {
+    /// The runs of `groups` (`None` past one change per 8 values).
+    pub fn of(groups: &[u32]) -> GroupRuns {
+        let n = groups.len();
+        let mut runs = Vec::new();
+        let mut r = 0;
+        while r < n {
+            let g = groups[r];
+            let mut end = r + 1;
+            // 16 at a time by a test the compiler vectorizes, then one by one
+            while end + 16 <= n && groups[end..end + 16].iter().fold(true, |same, &x| same & (x == g)) {
+                end += 16;
+            }
+            while end < n && groups[end] == g {
+                end += 1;
+            }
+            runs.push((end, g));
+            if (runs.len() - 1) * 8 > n {
+                return GroupRuns(None);
+            }
+            r = end;
+        }
+        GroupRuns(Some(runs))
+    }
+
+    /// Each run as its values' range and group.
+    fn each(runs: &[(usize, u32)]) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
+        runs.iter().scan(0, |start, &(end, g)| {
+            let range = *start..end;
+            *start = end;
+            Some((range, g as usize))
+        })
+    }
+}
+
+/// [`avg_step`] for each of `x` into the states of its group (`groups`, with its `runs`), a
+/// run of one group at a time where there are runs (a vector of a sorted table is one
+/// host's): `run_sum` adds a run's values to its Sx as the steps would, one after the other
+/// in registers rather than through the states' memory, or at once where that is the same
+/// bits; its count is added at once (exact: counts stay far below 2^53).
+#[inline(always)]
+fn avg_runs<T: Copy>(n: &mut [f64], sx: &mut [f64], x: &[T], groups: &[u32], runs: &GroupRuns, f: impl Fn(T) -> f64, run_sum: impl Fn(f64, &[T]) -> f64) {
+    let Some(runs) = &runs.0 else {
         for (&v, &g) in x.iter().zip(groups) {
             avg_step(&mut n[g as usize], &mut sx[g as usize], f(v));
         }
         return;
+    };
+    for (range, g) in GroupRuns::each(runs) {
+        n[g] += range.len() as f64;
+        sx[g] = run_sum(sx[g], &x[range]);
     }
-    let mut r = 0;
-    while r < x.len() {
-        let (g, start) = (groups[r] as usize, r);
-        let mut sum = sx[g];
-        while r < x.len() && groups[r] as usize == g {
-            sum += f(x[r]);
-            r += 1;
-        }
-        sx[g] = sum;
-        n[g] += (r - start) as f64;
-    }
+}
+
+/// `sum` plus float `run`'s values added one by one.
+#[inline(always)]
+fn float_run_sum<T: Copy>(sum: f64, run: &[T], f: impl Fn(T) -> f64) -> f64 {
+    run.iter().fold(sum, |s, &v| s + f(v))
 }
 
 /// One step of `float8pl` as a sum aggregate: it has no initial state, so the first value
@@ -371,7 +439,7 @@ impl State {
             })?;
             return Some(Ok(()));
         }
-        if let (Form::Integers { kind, ints }, State::Float8Sum { .. } | State::Float4Sum { .. }) = (&u.form, &*self) {
+        if let (Form::Integers { kind, ints }, State::Float8Sum { .. } | State::Float4Sum { .. } | State::FloatAvg { .. }) = (&u.form, &*self) {
             if self.add_exact_integers(*kind, ints, u, sel) {
                 return Some(Ok(()));
             }
@@ -380,10 +448,9 @@ impl State {
         Some(self.add_picked(&picked))
     }
 
-    /// A float sum over integer-valued floats, added as integers when that is what adding
-    /// them one by one gives: if the sum so far is an integer and it and every value added
-    /// stay within 2^53 (float4: 2^24) in magnitude, every partial sum is an exact integer,
-    /// so no step rounds and none overflows. False (nothing added) otherwise.
+    /// A float sum (or a bounded avg's Sx) over integer-valued floats, added as integers
+    /// when that is what adding them one by one gives ([`exact_integer_sum`]). False
+    /// (nothing added) otherwise.
     fn add_exact_integers(&mut self, kind: Kind, ints: &[i64], u: &Unpacked, sel: &Selection) -> bool {
         let all = u.nulls.is_none() && sel.count() == u.rows;
         let picked;
@@ -399,32 +466,21 @@ impl State {
         if !crate::all_within_bits(values, 52) {
             return false;
         }
-        // below 2^52 each, at most 1024 of them: no overflow in i64
-        let (total, magnitude) = values.iter().fold((0i64, 0i64), |(t, m), &v| (t + v, m + v.abs()));
-        // the sum so far as an exact integer within `limit` (the first value starts the sum
-        // as it is, so an empty one counts as 0)
-        let start = |n: i64, sum: f64, limit: i64| -> Option<i64> {
-            if n == 0 {
-                return Some(0);
-            }
-            (sum.fract() == 0.0 && sum.abs() <= limit as f64).then_some(sum as i64)
-        };
+        let (total, magnitude) = total_and_magnitude(values);
+        let len = values.len();
+        // (a sum's first value starts it as it is, so an empty one counts as 0)
         match self {
             State::Float8Sum { n, sum } if kind == Kind::Float64 => {
-                let limit = 1i64 << 53;
-                match start(*n, *sum, limit) {
-                    Some(s) if s.abs() + magnitude <= limit => *sum = (s + total) as f64,
-                    _ => return false,
-                }
-                *n += values.len() as i64;
+                let Some(s) = exact_integer_sum(if *n == 0 { 0.0 } else { *sum }, total, magnitude, 1 << 53) else { return false };
+                (*sum, *n) = (s as f64, *n + len as i64);
             }
             State::Float4Sum { n, sum } if kind == Kind::Float32 => {
-                let limit = 1i64 << 24;
-                match start(*n, *sum as f64, limit) {
-                    Some(s) if s.abs() + magnitude <= limit => *sum = (s + total) as f32,
-                    _ => return false,
-                }
-                *n += values.len() as i64;
+                let Some(s) = exact_integer_sum(if *n == 0 { 0.0 } else { *sum as f64 }, total, magnitude, 1 << 24) else { return false };
+                (*sum, *n) = (s as f32, *n + len as i64);
+            }
+            State::FloatAvg { n, sx } => {
+                let Some(s) = exact_integer_sum(*sx, total, magnitude, 1 << 53) else { return false };
+                (*sx, *n) = (s as f64, *n + len as f64);
             }
             _ => return false,
         }
@@ -602,13 +658,30 @@ fn bytes_replace(max: bool, best: &[u8], new: &[u8]) -> bool {
 }
 
 /// Grouped `min`/`max`: value `x[k]` goes to group `vg[k]` (the newer of equal values wins,
-/// as in [`min_max_step`]).
+/// as in [`min_max_step`]). Where there are `runs`, a run of one group is folded in
+/// registers ([`fold_best`], the same rule), not through the group's best in memory value
+/// by value.
 #[inline(always)]
-fn min_max_each<T: Copy>(max: bool, best: &mut [T], seen: &mut [bool], x: &[T], vg: &[u32], number: impl Fn(T) -> Number) {
-    for (&v, &g) in x.iter().zip(vg) {
-        let g = g as usize;
-        if !seen[g] || replaces(max, number(best[g]), number(v)) {
-            best[g] = v;
+fn min_max_each<T: Copy>(max: bool, best: &mut [T], seen: &mut [bool], x: &[T], vg: &[u32], runs: &GroupRuns, number: impl Fn(T) -> Number) {
+    let Some(runs) = &runs.0 else {
+        for (&v, &g) in x.iter().zip(vg) {
+            let g = g as usize;
+            if !seen[g] || replaces(max, number(best[g]), number(v)) {
+                best[g] = v;
+                seen[g] = true;
+            }
+        }
+        return;
+    };
+    let order = |a: T, b: T| match (number(a), number(b)) {
+        (Number::Int(a), Number::Int(b)) => a.cmp(&b),
+        (Number::Float8(a), Number::Float8(b)) => float_order(a, b),
+        (Number::Float4(a), Number::Float4(b)) => float_order(a as f64, b as f64),
+        _ => unreachable!("one column, one kind"),
+    };
+    for (range, g) in GroupRuns::each(runs) {
+        if let Some(b) = fold_best(max, seen[g].then(|| best[g]), &x[range], order) {
+            best[g] = b;
             seen[g] = true;
         }
     }
@@ -716,17 +789,25 @@ impl GroupStates {
     }
 
     /// Adds the selected rows of a vector to the `count(*)` of their groups (`groups[r]` for
-    /// row `r`).
-    pub fn count_rows(&mut self, sel: &Selection, groups: &[u32]) {
+    /// row `r`; `runs` as in [`add`](Self::add)).
+    pub fn count_rows(&mut self, sel: &Selection, groups: &[u32], runs: &GroupRuns) {
         let GroupStates::Count(c) = self else { unreachable!("rows are counted by count(*) only") };
+        if let (true, Some(runs)) = (sel.count() == sel.rows(), &runs.0) {
+            for (range, g) in GroupRuns::each(runs) {
+                c[g] += range.len() as i64;
+            }
+            return;
+        }
         for r in sel.iter() {
             c[groups[r] as usize] += 1;
         }
     }
 
     /// [`State::add`] for grouped rows: each selected row `r` of `u` goes to group
-    /// `groups[r]`, in row order. `None`: the vector holds values that are not numbers.
-    pub fn add(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, groups: &[u32]) -> Option<Result<(), FloatOverflow>> {
+    /// `groups[r]`, in row order; `runs` are `GroupRuns::of` the groups of all the vector's
+    /// rows, read only when every row is selected. `None`: the vector holds values that are
+    /// not numbers.
+    pub fn add(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, groups: &[u32], runs: &GroupRuns) -> Option<Result<(), FloatOverflow>> {
         if let GroupStates::Count(c) = self {
             let nulls = u.nulls.as_deref();
             for r in sel.iter() {
@@ -752,11 +833,12 @@ impl GroupStates {
             // every row of a plain or bitpacked vector: straight over its values
             match &u.form {
                 Form::Values(Values::Float64(x)) => {
-                    avg_runs(n, sx, x, groups, |v| v);
+                    avg_runs(n, sx, x, groups, runs, |v| v, |s, run| float_run_sum(s, run, |v| v));
                     return Some(Ok(()));
                 }
                 Form::Integers { kind: Kind::Float64 | Kind::Float32, ints } => {
-                    avg_runs(n, sx, ints, groups, |v| v as f64);
+                    let exact = crate::all_within_bits(ints, 52);
+                    avg_runs(n, sx, ints, groups, runs, |v| v as f64, |s, run| float8_run_sum(s, run, exact));
                     return Some(Ok(()));
                 }
                 _ => {}
@@ -765,11 +847,19 @@ impl GroupStates {
         let mut rows = Vec::new();
         let picked = pick(u, ctx, sel, (!all).then_some(&mut rows))?;
         let value_groups: Vec<u32>;
-        let vg: &[u32] = if all {
-            &groups[..u.rows]
+        let value_runs: GroupRuns;
+        let (vg, runs): (&[u32], &GroupRuns) = if all {
+            (&groups[..u.rows], runs)
         } else {
             value_groups = rows.iter().map(|&r| groups[r]).collect();
-            &value_groups
+            // (the runs of the values picked, for the states that add runs)
+            value_runs = match self {
+                GroupStates::FloatAvg { .. } | GroupStates::MinMaxInt { .. } | GroupStates::MinMaxFloat8 { .. } | GroupStates::MinMaxFloat4 { .. } => {
+                    GroupRuns::of(&value_groups)
+                }
+                _ => GroupRuns::default(),
+            };
+            (&value_groups, &value_runs)
         };
         // one loop per state and value type: each step is a few array updates
         match (self, &picked) {
@@ -809,11 +899,11 @@ impl GroupStates {
                     }
                 }
             }
-            (GroupStates::FloatAvg { n, sx }, Picked::Float8(x)) => avg_runs(n, sx, x, vg, |v| v),
-            (GroupStates::FloatAvg { n, sx }, Picked::Float4(x)) => avg_runs(n, sx, x, vg, |v| v as f64),
-            (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => min_max_each(*max, best, seen, x, vg, Number::Int),
-            (GroupStates::MinMaxFloat8 { max, best, seen }, Picked::Float8(x)) => min_max_each(*max, best, seen, x, vg, Number::Float8),
-            (GroupStates::MinMaxFloat4 { max, best, seen }, Picked::Float4(x)) => min_max_each(*max, best, seen, x, vg, Number::Float4),
+            (GroupStates::FloatAvg { n, sx }, Picked::Float8(x)) => avg_runs(n, sx, x, vg, runs, |v| v, |s, run| float_run_sum(s, run, |v| v)),
+            (GroupStates::FloatAvg { n, sx }, Picked::Float4(x)) => avg_runs(n, sx, x, vg, runs, |v| v as f64, |s, run| float_run_sum(s, run, |v| v as f64)),
+            (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => min_max_each(*max, best, seen, x, vg, runs, Number::Int),
+            (GroupStates::MinMaxFloat8 { max, best, seen }, Picked::Float8(x)) => min_max_each(*max, best, seen, x, vg, runs, Number::Float8),
+            (GroupStates::MinMaxFloat4 { max, best, seen }, Picked::Float4(x)) => min_max_each(*max, best, seen, x, vg, runs, Number::Float4),
             (s, _) => unreachable!("grouped state {s:?} for values of another kind"),
         }
         Some(Ok(()))
@@ -823,6 +913,44 @@ impl GroupStates {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `GroupRuns::of` against runs found one value at a time, on runs of every length
+    /// around the 16-value steps, and the switch to values one by one past a change per 8.
+    #[test]
+    fn group_runs_are_the_runs_of_equal_groups() {
+        let mut state = 7u64;
+        let mut next = |n: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let (mut with_runs, mut without) = (0, 0);
+        for case in 0..2000 {
+            let longest = [1, 3, 9, 17, 40, 300][case % 6];
+            let rows = next(1025) as usize;
+            let mut groups = Vec::new();
+            while groups.len() < rows {
+                let g = next(4) as u32;
+                let len = 1 + next(longest) as usize;
+                groups.extend(std::iter::repeat_n(g, len.min(rows - groups.len())));
+            }
+            let mut want: Vec<(usize, u32)> = Vec::new();
+            for (r, &g) in groups.iter().enumerate() {
+                match want.last_mut() {
+                    Some((end, last)) if *last == g => *end = r + 1,
+                    _ => want.push((r + 1, g)),
+                }
+            }
+            let got = GroupRuns::of(&groups).0;
+            if want.len().saturating_sub(1) * 8 > rows {
+                assert_eq!(got, None, "case {case}");
+                without += 1;
+            } else {
+                assert_eq!(got, Some(want), "case {case}");
+                with_runs += 1;
+            }
+        }
+        assert!(with_runs > 500 && without > 500, "{with_runs} with runs, {without} without");
+    }
 
     #[test]
     fn float_rules() {

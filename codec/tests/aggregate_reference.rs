@@ -7,7 +7,7 @@
 mod gen;
 
 use gen::{generate, GenKind, Nulls, Spec, ROWS};
-use pg_columnar_codec::aggregate::{FloatOverflow, Function, GroupStates, Output, State};
+use pg_columnar_codec::aggregate::{FloatOverflow, Function, GroupRuns, GroupStates, Output, State};
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, Kind, SharedDictionary, Values, Vector};
 use proptest::prelude::*;
@@ -221,22 +221,46 @@ fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, f
     check_grouped(kind, vectors, &unpacked, ctx);
 }
 
-/// The rows of `vectors` spread over three groups: each group's state equals a reference fed
-/// that group's rows, and an overflow in any group is the error.
+/// The rows of `vectors` spread over three groups, row by row at random and in runs of one
+/// group (a sorted table's vectors, which the states add a run at a time): each group's
+/// state equals a reference fed that group's rows, and an overflow in any group is the error.
 fn check_grouped(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_columnar_codec::Unpacked], ctx: &ColumnContext<'_>) {
     const GROUPS: usize = 3;
     let mut rng = gen::Rng(0x5eed);
-    let groups: Vec<Vec<u32>> = vectors.iter().map(|(v, _)| (0..v.rows).map(|_| rng.below(GROUPS as u64) as u32).collect()).collect();
+    for longest_run in [1, 300] {
+        let groups: Vec<Vec<u32>> = vectors
+            .iter()
+            .map(|(v, _)| {
+                let (mut g, mut left) = (0, 0);
+                (0..v.rows)
+                    .map(|_| {
+                        if left == 0 {
+                            g = rng.below(GROUPS as u64) as u32;
+                            left = 1 + rng.below(longest_run);
+                        }
+                        left -= 1;
+                        g
+                    })
+                    .collect()
+            })
+            .collect();
+        check_groups(kind, vectors, unpacked, ctx, &groups);
+    }
+}
+
+/// [`check_grouped`] for one assignment of rows to groups.
+fn check_groups(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_columnar_codec::Unpacked], ctx: &ColumnContext<'_>, groups: &[Vec<u32>]) {
+    const GROUPS: usize = 3;
     for f in FUNCTIONS {
         let mut states = GroupStates::new(f, kind).unwrap();
         states.resize(GROUPS);
         let mut references: Vec<Reference> = (0..GROUPS).map(|_| Reference::default()).collect();
         let mut got = Ok(());
-        for (((v, sel), u), g) in vectors.iter().zip(unpacked).zip(&groups) {
+        for (((v, sel), u), g) in vectors.iter().zip(unpacked).zip(groups) {
             if f == Function::CountStar {
-                states.count_rows(sel, g);
+                states.count_rows(sel, g, &GroupRuns::of(g));
             } else if got.is_ok() {
-                got = states.add(u, ctx, sel, g).unwrap();
+                got = states.add(u, ctx, sel, g, &GroupRuns::of(g)).unwrap();
             }
             let mut k = 0;
             for r in 0..v.rows {
@@ -343,16 +367,21 @@ fn bounded_avg_is_float8_accum_avg() {
     use pg_columnar_codec::aggregate::AVG_BOUND;
     let mut rng = gen::Rng(0xa76);
     let ctx = ColumnContext::default();
-    for case in 0..40 {
+    let mut integer_vectors = 0;
+    for case in 0..60 {
         let scale = [1.0, 1e10, 1e50, AVG_BOUND][case % 4];
+        // every third case integers, which are added in integers where that is exact: small
+        // ones, and ones near 2^51 whose sums pass 2^53 (added one by one from there)
+        let integers = [None, None, Some(100), None, None, Some(1i64 << 51)][case % 6];
         let vectors: Vec<(Vector, Selection)> = (0..6)
             .map(|v| {
                 let rows = 1 + rng.below(1024) as usize;
                 let values: Vec<f64> = (0..rows)
-                    .map(|_| match rng.below(10) {
-                        0 => AVG_BOUND,
-                        1 => -AVG_BOUND,
-                        2 => -0.0,
+                    .map(|_| match (integers, rng.below(10)) {
+                        (Some(size), _) => (size - 100 + rng.below(200) as i64) as f64 * [1.0, -1.0][rng.below(2) as usize],
+                        (None, 0) => AVG_BOUND,
+                        (None, 1) => -AVG_BOUND,
+                        (None, 2) => -0.0,
                         _ => (rng.below(2_000_001) as f64 - 1e6) / 1e6 * scale,
                     })
                     .collect();
@@ -361,6 +390,7 @@ fn bounded_avg_is_float8_accum_avg() {
             })
             .collect();
         let unpacked = encoded(&vectors, &ctx);
+        integer_vectors += unpacked.iter().filter(|u| matches!(u.form, pg_columnar_codec::Form::Integers { .. })).count();
         let (mut full, mut bounded) = (State::new(Function::Avg, Kind::Float64).unwrap(), State::bounded_avg());
         let (mut full_g, mut bounded_g) = (GroupStates::new(Function::Avg, Kind::Float64).unwrap(), GroupStates::bounded_avg());
         full_g.resize(4);
@@ -380,8 +410,8 @@ fn bounded_avg_is_float8_accum_avg() {
                 .collect();
             full.add(u, &ctx, sel).unwrap().expect("no overflow within the bound");
             bounded.add(u, &ctx, sel).unwrap().unwrap();
-            full_g.add(u, &ctx, sel, &groups).unwrap().expect("no overflow within the bound");
-            bounded_g.add(u, &ctx, sel, &groups).unwrap().unwrap();
+            full_g.add(u, &ctx, sel, &groups, &GroupRuns::of(&groups)).unwrap().expect("no overflow within the bound");
+            bounded_g.add(u, &ctx, sel, &groups, &GroupRuns::of(&groups)).unwrap().unwrap();
         }
         let (a, b) = (full.finish(Function::Avg, Kind::Float64), bounded.finish(Function::Avg, Kind::Float64));
         assert!(same(&a, &b), "case {case}: {a:?} against {b:?}");
@@ -390,6 +420,7 @@ fn bounded_avg_is_float8_accum_avg() {
             assert!(same(&a, &b), "case {case}, group {g}: {a:?} against {b:?}");
         }
     }
+    assert!(integer_vectors >= 20, "{integer_vectors} vectors of integers");
 }
 
 /// `min`/`max` of byte strings (plain, FSST and dictionary vectors, NULLs, sparse
@@ -440,7 +471,7 @@ fn bytes_min_max_against_reference() {
             for ((v, sel), u) in vectors.iter().zip(&unpacked) {
                 let groups: Vec<u32> = (0..v.rows).map(|_| rng.below(3) as u32).collect();
                 state.add(u, &ctx, sel).unwrap().unwrap();
-                grouped.add(u, &ctx, sel, &groups).unwrap().unwrap();
+                grouped.add(u, &ctx, sel, &groups, &GroupRuns::of(&groups)).unwrap().unwrap();
                 let Values::Bytes(b) = &v.values else { unreachable!() };
                 let mut k = 0;
                 for r in 0..v.rows {

@@ -37,7 +37,7 @@
 //!
 //! `pg_columnar.enable_vectorized_agg = off` leaves aggregation to PostgreSQL.
 
-use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupStates, MetaAnswer, Output, State};
+use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupRuns, GroupStates, MetaAnswer, Output, State};
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::group::{GroupTable, KeyColumn};
 use pg_columnar_codec::stripe::StoredZone;
@@ -817,6 +817,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     let readers = &mut exec.readers;
     let limit = group_memory_limit() / bytes_per_group(specs.len());
     let mut groups: Vec<u32> = Vec::new();
+    let mut runs = GroupRuns::default();
     let mut key_columns = Vec::with_capacity(readers.len());
     // the metadata answers and the vectors read add to the same states, one after the other
     let out = std::cell::RefCell::new(out);
@@ -846,6 +847,8 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             for s in states.iter_mut() {
                 s.resize(table.len());
             }
+            // (read by the states only when every row is selected)
+            runs = if selection.count() == selection.rows() { GroupRuns::of(&groups[..selection.rows()]) } else { GroupRuns::default() };
         }
         for (i, spec) in specs.iter().enumerate() {
             // the rows of this aggregate: the scan's, and its FILTER's
@@ -863,14 +866,14 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             };
             let Some(c) = spec.column else {
                 match &mut *out {
-                    Computed::Grouped { states, .. } => states[i].count_rows(selection, &groups),
+                    Computed::Grouped { states, .. } => states[i].count_rows(selection, &groups, &runs),
                     Computed::Single(states) => states[i].add_rows(selection.count()),
                 }
                 continue;
             };
             let Some((u, ctx)) = lookup(c as usize) else { missing(rel, c as usize) };
             let added = match &mut *out {
-                Computed::Grouped { states, .. } => states[i].add(u, &ctx, selection, &groups),
+                Computed::Grouped { states, .. } => states[i].add(u, &ctx, selection, &groups, &runs),
                 Computed::Single(states) => states[i].add(u, &ctx, selection),
             };
             match added {

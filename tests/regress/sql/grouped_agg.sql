@@ -95,6 +95,14 @@ SELECT agg_same('SELECT date_trunc(''week'', ts), count(*) FROM %s GROUP BY 1 OR
 SET TimeZone = 'Asia/Kolkata';
 SELECT agg_same('SELECT date_trunc(''hour'', t), h, count(*) FROM %s GROUP BY 1, 2 ORDER BY 1, 2', 'gs');
 SET TimeZone = 'UTC';
+-- integer-valued floats in a sorted table: a run of one host's rows is summed in integers
+-- where that is what adding them one by one gives (m), one by one where sums pass 2^53 (big)
+CREATE TABLE gsi (h text, t timestamptz, m float8, big float8) USING pg_columnar WITH (pg_columnar.sort_key = 'h, t');
+INSERT INTO gsi SELECT h, t, round(f8 * 3), (CASE WHEN id % 3 = 0 THEN -1 ELSE 1 END) * (2251799813685248 + id * 7919 % 1000003) FROM ga;
+CREATE TABLE gsi_heap AS SELECT * FROM gsi;
+SELECT agg_same('SELECT date_trunc(''hour'', t) AS hour, h, avg(m), min(m), max(m), sum(m), avg(big), sum(big), count(*) FROM %s GROUP BY hour, h ORDER BY 1, 2', 'gsi');
+SELECT agg_same('SELECT h, avg(m), avg(big), min(big), count(*) FROM %s GROUP BY h ORDER BY 1', 'gsi');
+SELECT agg_same('SELECT h, avg(m), max(m) FROM %s WHERE t < ''2016-03-27'' GROUP BY h ORDER BY 1', 'gsi');
 -- HAVING (aggregates the target list does not have included), ORDER BY and LIMIT above
 SELECT agg_same('SELECT h, count(*) FROM %s GROUP BY h HAVING sum(f8) > 30000 ORDER BY 1');
 SELECT agg_same('SELECT h, i2 FROM %s GROUP BY h, i2 HAVING min(id) < 20 AND h IS NOT NULL ORDER BY 1, 2');
