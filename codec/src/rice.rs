@@ -206,21 +206,21 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
     if widest as u64 == ESCAPE || escapes > 0 {
         // (a block of runs is looked into only if it holds an escape: a test the compiler
         // vectorizes, where a search item by item is a branch per item)
-        let escaped_at = runs
-            .chunks(64)
-            .enumerate()
-            .filter(|(_, block)| block.iter().fold(false, |any, &run| any | (run as u64 == ESCAPE)))
-            .flat_map(|(b, block)| block.iter().enumerate().filter(|&(_, &run)| run as u64 == ESCAPE).map(move |(i, _)| b * 64 + i));
-        for i in escaped_at {
-            let e = escaped_items.len();
-            if e == escapes {
-                return Err(CODES);
+        for (b, block) in runs.chunks(64).enumerate() {
+            if !block.iter().fold(false, |any, &run| any | (run as u64 == ESCAPE)) {
+                continue;
             }
-            let h = read_field(escaped, e * escape_width as usize, escape_width);
-            if h < ESCAPE || h > u64::MAX >> k {
-                return Err(DecodeError::Inconsistent { what: "rice block escape (below the escape or too wide)" });
+            for (i, _) in block.iter().enumerate().filter(|&(_, &run)| run as u64 == ESCAPE) {
+                let e = escaped_items.len();
+                if e == escapes {
+                    return Err(CODES);
+                }
+                let h = read_field(escaped, e * escape_width as usize, escape_width);
+                if h < ESCAPE || h > u64::MAX >> k {
+                    return Err(DecodeError::Inconsistent { what: "rice block escape (below the escape or too wide)" });
+                }
+                escaped_items.push((b * 64 + i, h));
             }
-            escaped_items.push((i, h));
         }
         if escaped_items.len() != escapes {
             return Err(CODES);

@@ -1179,7 +1179,7 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
             property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first", exec.top.unwrap()));
         }
         if let Some(i) = exec.readers.iter().find_map(KeyReader::interner) {
-            property(c"Strings Interned", format!("{} dictionary entries, {} row values", i.entries_interned, i.rows_interned));
+            property(c"Strings Interned", format!("{} dictionary entries, {} reused from an equal dictionary before, {} row values", i.entries_interned, i.entries_reused, i.rows_interned));
         }
     }
 }

@@ -143,6 +143,16 @@ BEGIN
   END LOOP;
 END $$;
 SELECT explain_analyze('SELECT date_trunc(''hour'', t), h, count(*) FROM ga GROUP BY 1, 2');
+-- vectors whose dictionaries of h hold the same strings in the same order (each of 1024
+-- rows begins with host_0) take the ids of the one before (reused), without a lookup per
+-- entry; the last stripe's vectors begin with host_3, so the first of them is interned entry
+-- by entry (the control)
+CREATE TABLE dict_again (h text, g int) USING pg_columnar;
+INSERT INTO dict_again SELECT 'host_' || (g % 8), g FROM generate_series(0, 4095) g;
+INSERT INTO dict_again SELECT 'host_' || (g % 8), g FROM generate_series(4096, 8191) g;
+INSERT INTO dict_again SELECT 'host_' || (g % 8), g FROM generate_series(8195, 10242) g;
+SELECT explain_analyze('SELECT h, count(*), max(g) FROM dict_again GROUP BY h');
+SELECT h, count(*), max(g) FROM dict_again GROUP BY h ORDER BY h;
 SET TimeZone = 'Europe/Berlin';
 SELECT explain_analyze('SELECT date_trunc(''hour'', t), count(*) FROM ga GROUP BY 1');
 SET TimeZone = 'UTC';
