@@ -253,7 +253,7 @@ fn float8_run_sum(sum: f64, run: &[i64], exact: bool) -> f64 {
             return s as f64;
         }
     }
-    run.iter().fold(sum, |s, &v| s + v as f64)
+    float_run_sum(sum, run, |v| v as f64)
 }
 
 /// Runs of one group among a vector's values: the end and group of each run, in order, or
