@@ -51,21 +51,15 @@ fn random_strings() -> ByteStrings {
 fn bench_bitpack(c: &mut Criterion) {
     let mut g = c.benchmark_group("bitpack_decode");
     g.throughput(Throughput::Elements(N as u64));
-    for width in [1u32, 7, 8, 24, 33, 64] {
-        let mut r = gen::Rng(width as u64);
-        let values: Vec<i64> = (0..N).map(|_| (r.next() >> (64 - width)) as i64).collect();
-        let mut block = Vec::new();
-        let plan = bitpack::plan_for(&values);
-        bitpack::write_planned(&values, &plan, &mut block);
-        let mut out = Vec::with_capacity(N);
-        g.bench_with_input(BenchmarkId::from_parameter(width), &block, |b, block| {
-            b.iter(|| {
-                out.clear();
-                bitpack::read_block(&mut ByteReader::new(black_box(block)), N, &mut out).unwrap();
-                black_box(&out);
-            })
-        });
-    }
+    // frame-of-reference blocks of random fields at several widths (named by the width)
+    let mut blocks: Vec<(String, bitpack::BlockPlan, Vec<i64>)> = [1u32, 7, 8, 24, 33, 64]
+        .into_iter()
+        .map(|width| {
+            let mut r = gen::Rng(width as u64);
+            let values: Vec<i64> = (0..N).map(|_| (r.next() >> (64 - width)) as i64).collect();
+            (width.to_string(), bitpack::plan_for(&values), values)
+        })
+        .collect();
     // the blocks the writer chooses for a metric in a stripe sorted by host: Rice, for one
     // host's walk, and for the end of one host's and the start of the next (a jump between
     // them, an escape)
@@ -74,6 +68,9 @@ fn bench_bitpack(c: &mut Criterion) {
     for (name, values) in [("rice_one_host", walk(7)), ("rice_two_hosts", two_hosts)] {
         let plan = bitpack::plan(&values);
         assert_eq!(plan.mode, bitpack::BlockMode::Rice, "{name} packs as a Rice block");
+        blocks.push((name.to_string(), plan, values));
+    }
+    for (name, plan, values) in blocks {
         let mut block = Vec::new();
         bitpack::write_planned(&values, &plan, &mut block);
         let mut out = Vec::with_capacity(N);
