@@ -26,7 +26,7 @@ use pg_columnar_codec::{ColumnContext, Form, Unpacked, Vector};
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnBuffer, ColumnType};
-use super::read::{self, DecodedVector, LoadedStripe, RowOrder};
+use super::read::{self, DecodedVector, LoadedStripe, RowOrder, Selected};
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow};
 use crate::storage::{marks, meta};
@@ -101,7 +101,8 @@ pub trait MetadataAnswer {
 enum Decode {
     /// The vector, every row.
     Whole,
-    /// The vector's rows the current row cursor selected (a vector-at-a-time scan).
+    /// The vector's rows the current row cursor selected (a vector-at-a-time scan), or the
+    /// rows a node chose ([`ScanState::store_chosen`]).
     Selected,
     /// The row alone.
     Alone,
@@ -565,18 +566,32 @@ impl ScanState {
     /// Stores the row at stripe `i`, row `r` into `slot`.
     pub fn store(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
         let how = if self.row_at_a_time { Decode::Fetched } else { Decode::Whole };
-        self.store_row(i, r, slot, how)
+        self.store_row(i, r, slot, how, None)
     }
 
     /// [`store`](Self::store), decoding the row alone (one value of each column) unless its
     /// vector is held: for a caller that knows no other row of the vector follows
     /// (PgColumnarTopN's chosen rows).
     pub fn store_alone(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
-        self.store_row(i, r, slot, Decode::Alone)
+        self.store_row(i, r, slot, Decode::Alone, None)
     }
 
-    /// [`store`](Self::store) as `how` says.
-    fn store_row(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, how: Decode) {
+    /// [`store`](Self::store) for one of the rows of its vector a node chose, `chosen`
+    /// (named by `id`, from [`selection_id`](Self::selection_id)): the vector is decoded
+    /// and only those rows laid out as Datums (PgColumnarTopN's rows that share a vector).
+    pub fn store_chosen(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, chosen: &Selection, id: u64) {
+        self.store_row(i, r, slot, Decode::Selected, Some((id, chosen)))
+    }
+
+    /// A new id for a selection of rows to store, unlike any this scan gave before.
+    pub fn selection_id(&mut self) -> u64 {
+        self.cursor_ids += 1;
+        self.cursor_ids
+    }
+
+    /// [`store`](Self::store) as `how` says; `chosen`: the selection [`Decode::Selected`]
+    /// lays out (`None`: the row cursor's).
+    fn store_row(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, how: Decode, chosen: Selected<'_>) {
         let desc = unsafe { (*slot).tts_tupleDescriptor };
         if desc != self.types_of {
             self.types = column_types(desc);
@@ -602,7 +617,7 @@ impl ScanState {
                     // likely near
                     read::count_either(&ROW_DECODES, false);
                 }
-                let selected = if how == Decode::Selected { self.row_cursor.as_ref().map(|c| (c.id, &c.selection)) } else { None };
+                let selected = if how == Decode::Selected { chosen.or_else(|| self.row_cursor.as_ref().map(|c| (c.id, &c.selection))) } else { None };
                 self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
             }
         }
@@ -1013,7 +1028,7 @@ impl ScanState {
                 if let Some(r) = c.selection.next_from(c.next) {
                     c.next = r + 1;
                     let (i, row) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64);
-                    self.store_row(i, row, slot, Decode::Selected);
+                    self.store_row(i, row, slot, Decode::Selected, None);
                     return true;
                 }
                 self.row_cursor = None;
@@ -1022,8 +1037,7 @@ impl ScanState {
                 unsafe { pg_sys::ExecClearTuple(slot) };
                 return false;
             };
-            self.cursor_ids += 1;
-            let id = self.cursor_ids;
+            let id = self.selection_id();
             let selection = self.select(i, v, slot, id);
             self.row_cursor = Some(RowCursor { stripe: i, vector: v, selection, next: 0, id });
         }

@@ -23,7 +23,9 @@
 //! Rows tied on `o` within a group come in position order, the later first (PostgreSQL
 //! leaves their order unspecified); the result does not depend on the order of reading.
 
+use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::group::GroupTable;
+use pg_columnar_codec::MAX_ROWS;
 use pg_columnar_codec::stripe::StoredZone;
 use pg_columnar_codec::topn::{Order, Rank, TopRows};
 use pgrx::pg_sys;
@@ -274,9 +276,12 @@ struct Exec {
     spec: TopSpec,
     /// Made at the first computation.
     readers: Option<(KeyReader, Option<KeyReader>)>,
-    /// The rows to return (stripe index, row in stripe, alone in its vector among them)
-    /// once computed, and the next one.
-    rows: Option<Vec<(usize, u64, bool)>>,
+    /// The rows to return (stripe index, row in stripe, and `None` if alone in its vector
+    /// among them, else the index in `chosen` of its vector's) once computed, and the next
+    /// one.
+    rows: Option<Vec<(usize, u64, Option<usize>)>>,
+    /// For each vector holding several of the rows: the id and the selection of its rows.
+    chosen: Vec<(u64, Selection)>,
     next_row: usize,
     counts: Counts,
 }
@@ -298,7 +303,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     css.methods = &raw const EXEC_METHODS;
     // rows are stored into the scan slot by the table's reader, which needs its slot type
     crate::compat::set_custom_scan_slot_ops(css, crate::am::slot::ops());
-    let exec = Exec { spec: spec_of(cscan), readers: None, rows: None, next_row: 0, counts: Counts::default() };
+    let exec = Exec { spec: spec_of(cscan), readers: None, rows: None, chosen: Vec::new(), next_row: 0, counts: Counts::default() };
     super::state::own(&raw mut (*node).exec, exec);
     node as *mut pg_sys::Node
 }
@@ -337,9 +342,10 @@ unsafe fn stripe_groups(scan: &mut ScanState, i: usize, reader: &mut KeyReader, 
 }
 
 /// Reads what can hold the first rows (see the module's comment) and returns them, as
-/// (stripe index, row within the stripe, whether no other of them is of its vector), in the
-/// order to return them.
-unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, bool)> {
+/// (stripe index, row within the stripe, `None` if no other of them is of its vector, else
+/// the index in `Exec::chosen`, which this sets, of its vector's), in the order to return
+/// them.
+unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     let css = &mut (*node).css;
     let child = super::child::of(css);
     let instr = (*child).instrument;
@@ -459,22 +465,43 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, bool)> {
         rows.sort_unstable();
     }
     let stripes = &scan.stripes;
-    let mut out: Vec<(usize, u64, bool)> = rows
+    let at: Vec<(usize, u64)> = rows
         .into_iter()
         .map(|p| {
             let i = crate::am::read::stripe_index_of(stripes, p).expect("a kept row is in a stripe read");
-            (i, p - stripes[i].first_row, true)
+            (i, p - stripes[i].first_row)
         })
         .collect();
     // a row no other chosen row shares its vector with is decoded alone (one value of each
-    // column), the others' vectors whole
-    let vector_of = |&(i, r, _): &(usize, u64, bool)| (i, r / pg_columnar_codec::MAX_ROWS as u64);
-    let mut vectors: Vec<(usize, u64)> = out.iter().map(vector_of).collect();
+    // column); the others' vectors are decoded once each, and only their chosen rows laid
+    // out as Datums (one selection per vector)
+    let vector_of = |&(i, r): &(usize, u64)| (i, r / MAX_ROWS as u64);
+    let mut vectors: Vec<(usize, u64)> = at.iter().map(vector_of).collect();
     vectors.sort_unstable();
-    for row in out.iter_mut() {
+    let shared: Vec<bool> = at.iter().map(|row| {
         let v = vector_of(row);
-        row.2 = vectors.partition_point(|&x| x <= v) - vectors.partition_point(|&x| x < v) == 1;
+        vectors.partition_point(|&x| x <= v) - vectors.partition_point(|&x| x < v) > 1
+    }).collect();
+    let mut chosen: Vec<((usize, u64), u64, Selection)> = Vec::new();
+    let mut out = Vec::with_capacity(at.len());
+    for (&(i, r), shared) in at.iter().zip(shared) {
+        if !shared {
+            out.push((i, r, None));
+            continue;
+        }
+        let v = (i, r / MAX_ROWS as u64);
+        let k = match chosen.iter().position(|c| c.0 == v) {
+            Some(k) => k,
+            None => {
+                let rows = (scan.stripes[i].row_count - v.1 * MAX_ROWS as u64).min(MAX_ROWS as u64) as usize;
+                chosen.push((v, scan.selection_id(), Selection::none(rows)));
+                chosen.len() - 1
+            }
+        };
+        chosen[k].2.set((r % MAX_ROWS as u64) as usize);
+        out.push((i, r, Some(k)));
     }
+    exec.chosen = chosen.into_iter().map(|(_, id, s)| (id, s)).collect();
     if !instr.is_null() {
         pg_sys::InstrStopNode(instr, counts.rows_offered as f64);
     }
@@ -493,15 +520,17 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
     }
     let exec = exec_of(&mut (*node).css);
     let slot = (*ss).ss_ScanTupleSlot;
-    let Some(&(i, r, alone)) = exec.rows.as_ref().unwrap().get(exec.next_row) else {
+    let Some(&(i, r, chosen)) = exec.rows.as_ref().unwrap().get(exec.next_row) else {
         return pg_sys::ExecClearTuple(slot);
     };
     exec.next_row += 1;
     let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css)).expect("PgColumnarTopN over a PgColumnarScan");
-    if alone {
-        scan.store_alone(i, r, slot);
-    } else {
-        scan.store(i, r, slot);
+    match chosen {
+        None => scan.store_alone(i, r, slot),
+        Some(k) => {
+            let (id, selection) = &exec.chosen[k];
+            scan.store_chosen(i, r, slot, selection, *id);
+        }
     }
     slot
 }
