@@ -482,26 +482,24 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         let v = vector_of(row);
         vectors.partition_point(|&x| x <= v) - vectors.partition_point(|&x| x < v) > 1
     }).collect();
-    let mut chosen: Vec<((usize, u64), u64, Selection)> = Vec::new();
+    let mut chosen: Vec<(u64, Selection)> = Vec::new();
+    let mut chosen_of: std::collections::HashMap<(usize, u64), usize> = std::collections::HashMap::new();
     let mut out = Vec::with_capacity(at.len());
     for (&(i, r), shared) in at.iter().zip(shared) {
         if !shared {
             out.push((i, r, None));
             continue;
         }
-        let v = (i, r / MAX_ROWS as u64);
-        let k = match chosen.iter().position(|c| c.0 == v) {
-            Some(k) => k,
-            None => {
-                let rows = (scan.stripes[i].row_count - v.1 * MAX_ROWS as u64).min(MAX_ROWS as u64) as usize;
-                chosen.push((v, scan.selection_id(), Selection::none(rows)));
-                chosen.len() - 1
-            }
-        };
-        chosen[k].2.set((r % MAX_ROWS as u64) as usize);
+        let v = r / MAX_ROWS as u64;
+        let k = *chosen_of.entry((i, v)).or_insert_with(|| {
+            let rows = (scan.stripes[i].row_count - v * MAX_ROWS as u64).min(MAX_ROWS as u64) as usize;
+            chosen.push((scan.selection_id(), Selection::none(rows)));
+            chosen.len() - 1
+        });
+        chosen[k].1.set((r % MAX_ROWS as u64) as usize);
         out.push((i, r, Some(k)));
     }
-    exec.chosen = chosen.into_iter().map(|(_, id, s)| (id, s)).collect();
+    exec.chosen = chosen;
     if !instr.is_null() {
         pg_sys::InstrStopNode(instr, counts.rows_offered as f64);
     }
