@@ -446,9 +446,15 @@ pub struct GroupTable {
     /// For a key of several parts: their local coding (see `assign_local`).
     local: LocalCoding,
     /// Rows of keys of several parts numbered one by one through the hash table, not by
-    /// local codes (for the tests that show which path ran).
+    /// local codes, and vectors numbered a run of one key at a time (for the tests that show
+    /// which path ran).
     pub rows_hashed: u64,
+    pub vectors_by_runs: u64,
 }
+
+/// [`GroupTable::assign`] numbers a vector's rows a run of one key at a time when its key
+/// changes at most once per this many rows.
+const RUN_ROWS: usize = 16;
 
 impl GroupTable {
     /// A table for keys of `width` parts (0 < width ≤ MAX_KEYS).
@@ -681,9 +687,49 @@ impl GroupTable {
         if let [c] = columns {
             return self.assign_single(c, selection, groups);
         }
+        if self.assign_runs(columns, selection, groups) {
+            return;
+        }
         if !self.assign_local(columns, selection, groups) {
             self.assign_hashed(columns, selection, groups);
         }
+    }
+
+    /// [`GroupTable::assign`] for a key of several parts over every row of a vector, none
+    /// NULL, whose key changes rarely (a sorted table's vector: one host, each time bucket
+    /// for hundreds of rows): the rows where some part's value differs from the row before
+    /// are found a column at a time (neighbours compared, which the compiler vectorizes;
+    /// codes of a dictionary compared as codes, so two entries of one part only start a run
+    /// that finds the same group), and each run's key is looked up once. False (nothing
+    /// assigned) for a partial selection, NULLs, or more than one change per [`RUN_ROWS`].
+    fn assign_runs(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) -> bool {
+        let rows = selection.rows();
+        if rows < 2 * RUN_ROWS || selection.count() != rows || columns.iter().any(|c| c.nulls.is_some()) {
+            return false;
+        }
+        // changed[r - 1]: row r's key differs from row r - 1's
+        let mut changed = vec![false; rows - 1];
+        for c in columns {
+            match &c.parts {
+                KeyParts::Rows(p) => changed.iter_mut().zip(p.windows(2)).for_each(|(ch, w)| *ch |= w[0] != w[1]),
+                KeyParts::Coded { codes, .. } => changed.iter_mut().zip(codes.windows(2)).for_each(|(ch, w)| *ch |= w[0] != w[1]),
+            }
+        }
+        if changed.iter().filter(|&&c| c).count() * RUN_ROWS > rows {
+            return false;
+        }
+        self.vectors_by_runs += 1;
+        let mut start = 0;
+        for end in (1..rows).filter(|&r| changed[r - 1]).chain([rows]) {
+            let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
+            for (p, c) in columns.iter().enumerate() {
+                key.parts[p] = c.part(start);
+            }
+            let g = self.number(key);
+            groups[start..end].fill(g);
+            start = end;
+        }
+        true
     }
 
     /// [`GroupTable::assign`] for a key of several parts, row by row: each row's key looked
@@ -766,6 +812,8 @@ mod tests {
             x ^= x << 17;
             x
         };
+        // vectors of keys of several parts numbered a run at a time, and otherwise
+        let (mut by_runs, mut not_by_runs) = (0, 0);
         for width in 1..=MAX_KEYS {
             // the entries of a dictionary shared by the vectors (coded columns draw from it)
             let dictionary: Rc<[i64]> = (-2..48).chain([1 << 20, -(1 << 40)]).collect();
@@ -773,19 +821,24 @@ mod tests {
             let mut seen = Vec::new();
             for _ in 0..30 {
                 let rows = 1 + (next() % 1024) as usize;
+                // some vectors as a sorted table's: every column in long runs, no NULL,
+                // every row selected (numbered a run at a time when the key has several parts)
+                let sorted = next() % 4 == 0;
                 // some vectors without NULLs (the single key's path over every row)
-                let no_nulls = next() % 3 == 0;
+                let no_nulls = sorted || next() % 3 == 0;
                 let columns: Vec<Vec<Option<i64>>> = (0..width)
                     .map(|_| {
                         let spread = [3u64, 50, 1 << 20][(next() % 3) as usize];
                         // some columns in runs of one part (a time bucket of sorted rows),
                         // NULL runs among them
-                        let runs = next() % 3 == 0;
+                        let runs = sorted || next() % 3 == 0;
+                        // and some in long runs (a sorted vector's host and time bucket)
+                        let repeat = if sorted || (runs && next() % 2 == 0) { 256 } else { 8 };
                         let mut previous: Option<Option<i64>> = None;
                         (0..rows)
                             .map(|_| {
                                 let v = next();
-                                if let Some(p) = previous.filter(|_| runs && v % 8 != 0) {
+                                if let Some(p) = previous.filter(|_| runs && v % repeat != 0) {
                                     return p;
                                 }
                                 // NULLs, negatives, values past the direct array, repeats;
@@ -799,7 +852,7 @@ mod tests {
                     })
                     .collect();
                 // every row, dense and sparse selections (NULL rows left out of some)
-                let keep = [1u64, 3, 50][(next() % 3) as usize];
+                let keep = if sorted { 1 } else { [1u64, 3, 50][(next() % 3) as usize] };
                 let mut selection = Selection::none(rows);
                 for r in 0..rows {
                     if keep == 1 || next() % keep == 1 {
@@ -808,7 +861,11 @@ mod tests {
                 }
                 let keys: Vec<KeyColumn> = columns.iter().map(|c| if next() % 2 == 0 { column(c) } else { coded(c, &dictionary) }).collect();
                 let mut groups = Vec::new();
+                let before = table.vectors_by_runs;
                 table.assign(&keys, &selection, &mut groups);
+                if width > 1 {
+                    if table.vectors_by_runs > before { by_runs += 1 } else { not_by_runs += 1 }
+                }
                 let selected: Vec<usize> = selection.iter().collect();
                 for (r, g) in reference(&columns, &selected, &mut seen) {
                     assert_eq!(groups[r], g, "width {width}, row {r}");
@@ -844,6 +901,7 @@ mod tests {
                 }
             }
         }
+        assert!(by_runs >= 5 && not_by_runs >= 20, "{by_runs} vectors by runs, {not_by_runs} otherwise");
     }
 
     /// The numbering by local codes is the row-by-row one, on vectors whose parts are few
