@@ -367,13 +367,19 @@ fn min_max_step(max: bool, best: &mut Option<Number>, v: Number) {
 /// Whether `new` replaces `best` (`max`: `best > new` keeps it; `min`: `best < new`).
 #[inline(always)]
 fn replaces(max: bool, best: Number, new: Number) -> bool {
-    let o = match (best, new) {
+    let o = number_order(best, new);
+    if max { o != Ordering::Greater } else { o != Ordering::Less }
+}
+
+/// The order of two numbers of one kind (floats as PostgreSQL orders them).
+#[inline(always)]
+fn number_order(a: Number, b: Number) -> Ordering {
+    match (a, b) {
         (Number::Int(a), Number::Int(b)) => a.cmp(&b),
         (Number::Float8(a), Number::Float8(b)) => float_order(a, b),
         (Number::Float4(a), Number::Float4(b)) => float_order(a as f64, b as f64),
         _ => unreachable!("one column, one kind"),
-    };
-    if max { o != Ordering::Greater } else { o != Ordering::Less }
+    }
 }
 
 impl State {
@@ -673,14 +679,8 @@ fn min_max_each<T: Copy>(max: bool, best: &mut [T], seen: &mut [bool], x: &[T], 
         }
         return;
     };
-    let order = |a: T, b: T| match (number(a), number(b)) {
-        (Number::Int(a), Number::Int(b)) => a.cmp(&b),
-        (Number::Float8(a), Number::Float8(b)) => float_order(a, b),
-        (Number::Float4(a), Number::Float4(b)) => float_order(a as f64, b as f64),
-        _ => unreachable!("one column, one kind"),
-    };
     for (range, g) in GroupRuns::each(runs) {
-        if let Some(b) = fold_best(max, seen[g].then(|| best[g]), &x[range], order) {
+        if let Some(b) = fold_best(max, seen[g].then(|| best[g]), &x[range], |a, b| number_order(number(a), number(b))) {
             best[g] = b;
             seen[g] = true;
         }
