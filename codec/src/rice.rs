@@ -242,12 +242,14 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
     } else {
         &mut []
     };
+    // an item's delta from its high part and low bits
+    let delta = |high: u64, low: u64| unzigzag((high << k) | low).wrapping_add(center);
     // with no low bits, the delta of each run below the escape (a table of every byte, so
     // that a lookup needs no bounds check: the runs summed are all below the escape)
     let mut run_deltas = [0i64; 256];
     if k == 0 {
         for (r, d) in run_deltas[..ESCAPE as usize].iter_mut().enumerate() {
-            *d = unzigzag(r as u64).wrapping_add(center);
+            *d = delta(r as u64, 0);
         }
     }
     let mut next_escape = escaped_items.iter().copied().peekable();
@@ -275,7 +277,7 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
             } else {
                 let mut s = sum;
                 for ((v, &run), &low) in chunk[i..end].iter_mut().zip(&chunk_runs[i..end]).zip(&low_bits[i..end]) {
-                    s = s.wrapping_add(unzigzag(((run as u64) << k) | low as u64).wrapping_add(center));
+                    s = s.wrapping_add(delta(run as u64, low as u64));
                     *v = s;
                 }
                 sum = s;
@@ -285,7 +287,7 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
             }
             let (_, high) = next_escape.next().unwrap();
             let low = if k > 0 { low_bits[end] as u64 } else { 0 };
-            sum = sum.wrapping_add(unzigzag((high << k) | low).wrapping_add(center));
+            sum = sum.wrapping_add(delta(high, low));
             chunk[end] = sum;
             i = end + 1;
         }
