@@ -475,23 +475,20 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     // a row no other chosen row shares its vector with is decoded alone (one value of each
     // column); the others' vectors are decoded once each, and only their chosen rows laid
     // out as Datums (one selection per vector)
-    let vector_of = |&(i, r): &(usize, u64)| (i, r / MAX_ROWS as u64);
-    let mut vectors: Vec<(usize, u64)> = at.iter().map(vector_of).collect();
-    vectors.sort_unstable();
-    let shared: Vec<bool> = at.iter().map(|row| {
-        let v = vector_of(row);
-        vectors.partition_point(|&x| x <= v) - vectors.partition_point(|&x| x < v) > 1
-    }).collect();
+    let mut per_vector: std::collections::HashMap<(usize, u64), (usize, Option<usize>)> = std::collections::HashMap::new();
+    for &(i, r) in &at {
+        per_vector.entry((i, r / MAX_ROWS as u64)).or_default().0 += 1;
+    }
     let mut chosen: Vec<(u64, Selection)> = Vec::new();
-    let mut chosen_of: std::collections::HashMap<(usize, u64), usize> = std::collections::HashMap::new();
     let mut out = Vec::with_capacity(at.len());
-    for (&(i, r), shared) in at.iter().zip(shared) {
-        if !shared {
+    for &(i, r) in &at {
+        let v = r / MAX_ROWS as u64;
+        let (rows_of_vector, selection) = per_vector.get_mut(&(i, v)).unwrap();
+        if *rows_of_vector == 1 {
             out.push((i, r, None));
             continue;
         }
-        let v = r / MAX_ROWS as u64;
-        let k = *chosen_of.entry((i, v)).or_insert_with(|| {
+        let k = *selection.get_or_insert_with(|| {
             let rows = (scan.stripes[i].row_count - v * MAX_ROWS as u64).min(MAX_ROWS as u64) as usize;
             chosen.push((scan.selection_id(), Selection::none(rows)));
             chosen.len() - 1
