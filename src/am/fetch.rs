@@ -226,8 +226,12 @@ enum DirtyPlace {
 /// whose inserter has not aborted, and that inserter if it still runs (the reading said so;
 /// it may have ended since).
 fn dirty_stripe_of(stripes: &[catalog::StripeRow], row: u64) -> Option<DirtyPlace> {
-    let i = stripe_index_of(stripes, row)?;
-    let running_inserter = match stripes[i].running_inserter {
+    dirty_place(&stripes[stripe_index_of(stripes, row)?])
+}
+
+/// [`dirty_stripe_of`] for the stripe `stripe` (from a dirty reading) that holds the row.
+fn dirty_place(stripe: &catalog::StripeRow) -> Option<DirtyPlace> {
+    let running_inserter = match stripe.running_inserter {
         None => None,
         Some(xid) if unsafe { pg_sys::TransactionIdIsInProgress(xid) } => Some(xid),
         Some(xid) if unsafe { pg_sys::TransactionIdDidCommit(xid) } => None,
@@ -291,20 +295,19 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
     (*snapshot).xmin = pg_sys::InvalidTransactionId;
     (*snapshot).xmax = pg_sys::InvalidTransactionId;
     (*snapshot).speculativeToken = 0;
-    let Some(storage_id) = crate::storage::meta::read(rel).map(|m| m.storage_id) else { return false };
+    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return false };
     let fresh = super::write::flush_if_holding(rel, row);
     let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(&scan.stripes, row));
     if place.is_none() {
         // the reservation first, then the stripes again: a transaction that commits in
         // between has written its stripes before, so the row is in one or the other. The
-        // catalog is read again, and the cached scan made again only if the row is in a
-        // stripe: most rows met here are dead (a rolled-back statement's), and the scan's
-        // rebuild cost more than the reading.
+        // catalog is probed for the row's stripe, and the cached scan made again only if
+        // there is one: most rows met here are dead (a rolled-back statement's), and the
+        // scan's rebuild (or a reading of every stripe's row) cost more than the probe.
         place = match crate::storage::reservations::running_holder(storage_id, row) {
             Some(xid) => Some(DirtyPlace::Reserved(xid)),
             None => {
-                let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-                let place = dirty_stripe_of(&catalog::stripes(storage_id, any), row);
+                let place = catalog::dirty_stripe_holding(storage_id, row).and_then(|s| dirty_place(&s));
                 if place.is_some() {
                     with_latest_scan(rel, true, |_| ());
                 }
@@ -365,8 +368,8 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
 pub fn row_visible(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
     let Some(row) = tid::from_tid(tid) else { return false };
     super::write::flush_if_holding(rel, row);
-    let Some(m) = crate::storage::meta::read(rel) else { return false };
-    stripe_index_of(&catalog::stripes(m.storage_id, snapshot), row).is_some() && !marks::is_deleted(m.storage_id, row, snapshot)
+    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return false };
+    stripe_index_of(&catalog::stripes(storage_id, snapshot), row).is_some() && !marks::is_deleted(storage_id, row, snapshot)
 }
 
 pub unsafe fn satisfies_snapshot(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, snapshot: pg_sys::Snapshot) -> bool {

@@ -48,6 +48,8 @@ pub unsafe fn truncate_in_place(rel: pg_sys::Relation) {
     write::discard_relation((*rel).rd_id);
     forget_storage(rel);
     pg_sys::RelationTruncate(rel, 0);
+    // the file keeps its number: its next write makes a metapage with a new storage id
+    meta::forget_storage_id((*rel).rd_id);
 }
 
 /// `relation_copy_for_cluster` (VACUUM FULL, CLUSTER): copies every committed row into the

@@ -89,7 +89,7 @@ pub unsafe fn mark_row(
 ) -> pg_sys::TM_Result::Type {
     use pg_sys::TM_Result::*;
     let Some(row) = tid::from_tid(tid) else { pgrx::error!("pg_columnar: invalid TID of a row to change") };
-    let Some(storage_id) = meta::read(rel).map(|m| m.storage_id) else {
+    let Some(storage_id) = meta::storage_id(rel) else {
         pgrx::error!("pg_columnar: relation \"{}\" has no rows to change", crate::storage::relation_name(rel))
     };
     let row_tid = *tid;
@@ -330,7 +330,7 @@ pub unsafe fn lock(
 /// The newest version of the row at `tid`, written back into `tid`: follows the new versions
 /// named by the UPDATE marks of committed transactions and of this one.
 pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData) {
-    let Some(storage_id) = meta::read(rel).map(|m| m.storage_id) else { return };
+    let Some(storage_id) = meta::storage_id(rel) else { return };
     while let Some(row) = tid::from_tid(tid) {
         let next = marks::of_row(storage_id, row).into_iter().find_map(|m| match m.holder {
             Holder::Committed(_) | Holder::Mine { .. } if m.mode.deletes() => m.successor,
@@ -354,8 +354,8 @@ pub unsafe fn complete_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::Tup
     if succeeded {
         return;
     }
-    let (Some(row), Some(m)) = (tid::from_tid(&(*slot).tts_tid), meta::read(rel)) else {
+    let (Some(row), Some(storage_id)) = (tid::from_tid(&(*slot).tts_tid), meta::storage_id(rel)) else {
         pgrx::error!("pg_columnar: an INSERT ... ON CONFLICT into \"{}\" took back a row it did not insert", crate::storage::relation_name(rel))
     };
-    marks::insert(m.storage_id, row, Mode::Killed, None, pg_sys::GetCurrentCommandId(true));
+    marks::insert(storage_id, row, Mode::Killed, None, pg_sys::GetCurrentCommandId(true));
 }

@@ -645,16 +645,6 @@ impl DecodedVector {
 /// Finds the stripe holding `row_number` in `stripes` (sorted by first row); `None` also
 /// for a row number in a stripe's range that holds no row (`StripeRow::absent`).
 pub fn stripe_index_of(stripes: &[StripeRow], row_number: u64) -> Option<usize> {
-    let i = stripes.partition_point(|s| s.first_row <= row_number);
-    let s = stripes.get(i.checked_sub(1)?)?;
-    if row_number >= s.first_row + s.row_count {
-        return None;
-    }
-    let offset = row_number - s.first_row;
-    let run = s.absent.partition_point(|&(o, _)| o as u64 <= offset);
-    let absent = run > 0 && {
-        let (o, n) = s.absent[run - 1];
-        offset < o as u64 + n as u64
-    };
-    (!absent).then_some(i - 1)
+    let i = stripes.partition_point(|s| s.first_row <= row_number).checked_sub(1)?;
+    stripes[i].holds(row_number).then_some(i)
 }

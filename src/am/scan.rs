@@ -253,8 +253,8 @@ unsafe fn missing_vector(slot: *mut pg_sys::TupleTableSlot, c: usize, ty: Column
 /// Lists the stripes of `rel` that `snapshot` sees, in row order (what each kind of snapshot
 /// sees: [`catalog::stripes`]).
 pub fn visible_stripes(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
-    match meta::read(rel) {
-        Some(m) => catalog::stripes(m.storage_id, snapshot),
+    match meta::storage_id(rel) {
+        Some(id) => catalog::stripes(id, snapshot),
         None => Vec::new(),
     }
 }
@@ -320,7 +320,7 @@ impl ScanState {
             write::flush_relation(rel);
         }
         let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };
-        let storage_id = meta::read(rel).map(|m| m.storage_id);
+        let storage_id = meta::storage_id(rel);
         let (stripes, summaries) = if summaries {
             match storage_id {
                 Some(id) => {
@@ -358,7 +358,7 @@ impl ScanState {
     /// and absent ones too: VACUUM's read of the stripes it merges (`am::vacuum`). It writes
     /// none of this backend's rows.
     pub fn every_stored_row(rel: pg_sys::Relation, stripes: Vec<StripeRow>) -> ScanState {
-        let storage_id = meta::read(rel).map(|m| m.storage_id);
+        let storage_id = meta::storage_id(rel);
         let none = vec![None; stripes.len()];
         Self::assemble(rel, stripes, none, storage_id, Vec::new(), std::ptr::null(), true)
     }

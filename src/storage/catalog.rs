@@ -46,6 +46,18 @@ pub struct StripeRow {
     pub absent: Absent,
 }
 
+impl StripeRow {
+    /// Whether row number `row` is one of this stripe's rows: in its range, and not absent.
+    pub fn holds(&self, row: u64) -> bool {
+        let Some(offset) = row.checked_sub(self.first_row).filter(|&o| o < self.row_count) else { return false };
+        let run = self.absent.partition_point(|&(o, _)| o as u64 <= offset);
+        run == 0 || {
+            let (o, n) = self.absent[run - 1];
+            offset >= o as u64 + n as u64
+        }
+    }
+}
+
 /// A stripe's absent rows ([`StripeRow::absent`]).
 pub type Absent = std::rc::Rc<[(u32, u32)]>;
 
@@ -159,42 +171,7 @@ fn scan(
             if tuple.is_null() {
                 break;
             }
-            let mut values = [pg_sys::Datum::from(0); NATTS];
-            let mut nulls = [false; NATTS];
-            pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-            if nulls[..7].iter().any(|&n| n) {
-                pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
-            }
-            let v = |i: usize| values[i].value() as i64;
-            let vacuumed = !nulls[8] && values[8].value() != 0;
-            let dirty = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
-            let row_count = v(2) as u64;
-            let absent = if nulls[9] {
-                Absent::from([])
-            } else {
-                let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[9].cast_mut_ptr()));
-                absent_from_bytes(bytes, row_count).unwrap_or_else(|| {
-                    pgrx::error!("pg_columnar: catalog pgcol.stripe has an invalid absent-row list for storage {storage_id} at row {}", v(1))
-                })
-            };
-            let row = StripeRow {
-                storage_id: v(0) as u64,
-                first_row: v(1) as u64,
-                row_count,
-                first_block: v(3) as u32,
-                byte_length: v(4) as u64,
-                prefix_length: v(5) as u64,
-                prefix_checksum: v(6) as u64,
-                // rows VACUUM wrote again were visible to every snapshot: frozen, as heap
-                // reports a frozen tuple's inserter to those who ask what it means
-                xmin: if vacuumed { pg_sys::FrozenTransactionId } else { (*(*tuple).t_data).t_choice.t_heap.t_xmin },
-                cmin: if vacuumed { pg_sys::FirstCommandId } else { (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid },
-                // a dirty snapshot's check of the tuple leaves a running inserter in it
-                running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId).then_some((*snapshot).xmin),
-                vacuumed,
-                absent,
-            };
-            let being_deleted = dirty && (*snapshot).xmax != pg_sys::InvalidTransactionId;
+            let (row, values, nulls, being_deleted) = parse_row(rel, tuple, snapshot, storage_id);
             let zones = (!nulls[7]).then(|| {
                 pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))
             });
@@ -202,6 +179,93 @@ fn scan(
         }
         pg_sys::systable_endscan(scan);
         pg_sys::table_close(rel, lockmode as pg_sys::LOCKMODE);
+    }
+}
+
+/// The stripe row in catalog tuple `tuple` of `rel`, just read under `snapshot` (a dirty
+/// snapshot's check of the tuple leaves its running inserter and deleter in it), with the
+/// tuple's fields and whether a running transaction is deleting it (dirty snapshots only).
+unsafe fn parse_row(
+    rel: pg_sys::Relation,
+    tuple: pg_sys::HeapTuple,
+    snapshot: pg_sys::Snapshot,
+    storage_id: u64,
+) -> (StripeRow, [pg_sys::Datum; NATTS], [bool; NATTS], bool) {
+    let mut values = [pg_sys::Datum::from(0); NATTS];
+    let mut nulls = [false; NATTS];
+    pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    if nulls[..7].iter().any(|&n| n) {
+        pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
+    }
+    let v = |i: usize| values[i].value() as i64;
+    let vacuumed = !nulls[8] && values[8].value() != 0;
+    let dirty = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+    let row_count = v(2) as u64;
+    let absent = if nulls[9] {
+        Absent::from([])
+    } else {
+        let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[9].cast_mut_ptr()));
+        absent_from_bytes(bytes, row_count).unwrap_or_else(|| {
+            pgrx::error!("pg_columnar: catalog pgcol.stripe has an invalid absent-row list for storage {storage_id} at row {}", v(1))
+        })
+    };
+    let row = StripeRow {
+        storage_id: v(0) as u64,
+        first_row: v(1) as u64,
+        row_count,
+        first_block: v(3) as u32,
+        byte_length: v(4) as u64,
+        prefix_length: v(5) as u64,
+        prefix_checksum: v(6) as u64,
+        // rows VACUUM wrote again were visible to every snapshot: frozen, as heap
+        // reports a frozen tuple's inserter to those who ask what it means
+        xmin: if vacuumed { pg_sys::FrozenTransactionId } else { (*(*tuple).t_data).t_choice.t_heap.t_xmin },
+        cmin: if vacuumed { pg_sys::FirstCommandId } else { (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid },
+        running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId).then_some((*snapshot).xmin),
+        vacuumed,
+        absent,
+    };
+    let being_deleted = dirty && (*snapshot).xmax != pg_sys::InvalidTransactionId;
+    (row, values, nulls, being_deleted)
+}
+
+/// The stripe that holds row `row` of `storage_id` for a dirty snapshot, if one does: what
+/// [`stripes`] under SnapshotAny would give for that row (`read::stripe_index_of` of it),
+/// without reading every stripe's row. The catalog's index is read backwards from the row:
+/// stripes that no VACUUM is replacing do not overlap, so the first of them met is the only
+/// one that can hold the row. A stripe being replaced met first (a VACUUM runs) sends the
+/// question to [`stripes`], which decides between old and new stripes.
+pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
+    let found = unsafe {
+        let c = catalog();
+        let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let idx = pg_sys::index_open(c.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
+        let bounds = [(pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id), (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row)];
+        for (k, (strategy, proc_, value)) in bounds.into_iter().enumerate() {
+            pg_sys::ScanKeyInit(&mut keys[k], (k + 1) as pg_sys::AttrNumber, strategy as u16, proc_.into(), pg_sys::Datum::from(value as i64));
+        }
+        let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
+        dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        let dirty_ptr: pg_sys::Snapshot = &mut dirty;
+        let scan = pg_sys::systable_beginscan_ordered(rel, idx, dirty_ptr, 2, keys.as_mut_ptr());
+        let tuple = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
+        let found = (!tuple.is_null()).then(|| {
+            let (row, _, _, being_deleted) = parse_row(rel, tuple, dirty_ptr, storage_id);
+            (row, being_deleted)
+        });
+        pg_sys::systable_endscan_ordered(scan);
+        pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        found
+    };
+    match found {
+        None => None,
+        Some((stripe, false)) => stripe.holds(row).then_some(stripe),
+        Some((_, true)) => {
+            let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+            stripes(storage_id, any).into_iter().find(|s| s.holds(row))
+        }
     }
 }
 

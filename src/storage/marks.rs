@@ -103,35 +103,13 @@ struct Catalog {
 }
 
 thread_local! {
-    /// The catalog's OIDs, looked up once per backend (a DELETE asks per row); forgotten on
-    /// any relcache invalidation of either, or of all relations (DROP EXTENSION and CREATE
-    /// EXTENSION make new ones).
-    static CATALOG: std::cell::Cell<Option<Catalog>> = const { std::cell::Cell::new(None) };
     /// Memory for a mark's tuple and index insertion, reset after each: a DELETE of many rows
     /// would otherwise keep every row's allocations until its statement ends.
     static SCRATCH: std::cell::Cell<pg_sys::MemoryContext> = const { std::cell::Cell::new(std::ptr::null_mut()) };
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn forget_catalog(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
-    CATALOG.with(|c| {
-        if let Some(cat) = c.get() {
-            if relid == pg_sys::InvalidOid || relid == cat.table || relid == cat.index {
-                c.set(None);
-            }
-        }
-    });
-}
-
 fn catalog() -> Option<Catalog> {
-    if let Some(c) = CATALOG.with(|c| c.get()) {
-        return Some(c);
-    }
-    let c = Catalog { table: super::pgcol_relation(c"row_mark")?, index: super::pgcol_relation(c"row_mark_storage_row")? };
-    static REGISTERED: std::sync::Once = std::sync::Once::new();
-    REGISTERED.call_once(|| unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget_catalog), pg_sys::Datum::from(0)) });
-    CATALOG.with(|cell| cell.set(Some(c)));
-    Some(c)
+    Some(Catalog { table: super::pgcol_relation(c"row_mark")?, index: super::pgcol_relation(c"row_mark_storage_row")? })
 }
 
 fn required_catalog() -> Catalog {

@@ -115,6 +115,47 @@ pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
     read_checked(rel).unwrap_or_else(|e| raise(rel, e))
 }
 
+/// The storage id in the metapage (`None`: no metapage, the table is empty). Found ids are
+/// kept for the backend by relation and file (a DELETE, an UPDATE and a unique check ask per
+/// row, and reading block 0 also asks the file's size): a file's metapage keeps its storage id
+/// for the file's life, but for a truncation in place ([`forget_storage_id`]). A kept id is
+/// forgotten on a relcache invalidation of its relation or of all relations (DROP among
+/// them, as a later relation may be given the same OID and file number).
+pub fn storage_id(rel: pg_sys::Relation) -> Option<u64> {
+    let key = unsafe { ((*rel).rd_id, crate::compat::relfile_number(rel)) };
+    if let Some(id) = STORAGE_IDS.with_borrow(|kept| kept.iter().find(|(k, _)| *k == key).map(|&(_, id)| id)) {
+        return Some(id);
+    }
+    let id = read(rel)?.storage_id;
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget_on_invalidation), pg_sys::Datum::from(0)) });
+    STORAGE_IDS.with_borrow_mut(|kept| {
+        if kept.len() == KEPT_STORAGE_IDS {
+            kept.remove(0);
+        }
+        kept.push((key, id));
+    });
+    Some(id)
+}
+
+/// How many relations' storage ids [`storage_id`] keeps (the latest).
+const KEPT_STORAGE_IDS: usize = 64;
+
+thread_local! {
+    /// What [`storage_id`] found, by relation and file number, oldest first.
+    static STORAGE_IDS: std::cell::RefCell<Vec<((pg_sys::Oid, u32), u64)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forgets the kept storage id of relation `relid` (`InvalidOid`: of every relation).
+pub fn forget_storage_id(relid: pg_sys::Oid) {
+    STORAGE_IDS.with_borrow_mut(|kept| kept.retain(|((r, _), _)| relid != pg_sys::InvalidOid && *r != relid));
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn forget_on_invalidation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    forget_storage_id(relid);
+}
+
 /// Reads block 0 inside a subtransaction, so that a page PostgreSQL itself refuses to read
 /// (its header fails the buffer manager's checks) is reported here instead of raising: the
 /// pattern of a PL/pgSQL exception block (the subtransaction releases the buffer and its I/O

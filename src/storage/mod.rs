@@ -23,20 +23,41 @@ pub mod reservations;
 use pgrx::pg_sys;
 
 /// The OID of the extension's relation `pgcol.<name>` (catalog, index, sequence), or `None`
-/// if it does not exist (as while DROP EXTENSION removes it).
-pub fn pgcol_relation(name: &std::ffi::CStr) -> Option<pg_sys::Oid> {
-    unsafe {
+/// if it does not exist (as while DROP EXTENSION removes it). Found OIDs are kept for the
+/// backend (a DELETE, an UPDATE and a unique check ask per row), each forgotten on a relcache
+/// invalidation of its relation or of all relations: DROP EXTENSION drops them, and CREATE
+/// EXTENSION makes new ones, which are looked up afresh as none is kept while they are
+/// missing.
+pub fn pgcol_relation(name: &'static std::ffi::CStr) -> Option<pg_sys::Oid> {
+    if let Some(oid) = PGCOL_RELATIONS.with_borrow(|kept| kept.iter().find(|(n, _)| *n == name).map(|&(_, oid)| oid)) {
+        return Some(oid);
+    }
+    let oid = unsafe {
         let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), true);
         if nsp == pg_sys::InvalidOid {
             return None;
         }
         let oid = pg_sys::get_relname_relid(name.as_ptr(), nsp);
-        (oid != pg_sys::InvalidOid).then_some(oid)
-    }
+        (oid != pg_sys::InvalidOid).then_some(oid)?
+    };
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget_pgcol_relation), pg_sys::Datum::from(0)) });
+    PGCOL_RELATIONS.with_borrow_mut(|kept| kept.push((name, oid)));
+    Some(oid)
+}
+
+thread_local! {
+    /// What [`pgcol_relation`] found, by name.
+    static PGCOL_RELATIONS: std::cell::RefCell<Vec<(&'static std::ffi::CStr, pg_sys::Oid)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn forget_pgcol_relation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    PGCOL_RELATIONS.with_borrow_mut(|kept| kept.retain(|&(_, oid)| relid != pg_sys::InvalidOid && relid != oid));
 }
 
 /// [`pgcol_relation`], raising an ERROR when it is missing.
-pub fn required_pgcol_relation(name: &std::ffi::CStr) -> pg_sys::Oid {
+pub fn required_pgcol_relation(name: &'static std::ffi::CStr) -> pg_sys::Oid {
     pgcol_relation(name).unwrap_or_else(|| {
         pgrx::error!("pg_columnar: pgcol.{} is missing; reinstall the extension", name.to_string_lossy())
     })

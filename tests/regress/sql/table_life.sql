@@ -52,6 +52,33 @@ BEGIN;
 TRUNCATE c3;
 ROLLBACK;
 SELECT * FROM c3;
+-- TRUNCATE in the creating transaction empties the file in place: the rows written after it
+-- are of a new storage (its own storage id), which every change and lookup then uses; with
+-- an index (whose rebuild invalidates the table's relcache entry) and without one
+BEGIN;
+CREATE TABLE c4 (id int PRIMARY KEY, v text) USING pg_columnar;
+CREATE TABLE c5 (id int, v text) USING pg_columnar;
+INSERT INTO c4 SELECT g, 'first' FROM generate_series(1, 6) g;
+INSERT INTO c5 SELECT g, 'first' FROM generate_series(1, 6) g;
+DELETE FROM c4 WHERE id = 3;
+DELETE FROM c5 WHERE id = 3;
+TRUNCATE c4, c5;
+INSERT INTO c4 SELECT g, 'second' FROM generate_series(1, 6) g;
+INSERT INTO c5 SELECT g, 'second' FROM generate_series(1, 6) g;
+DELETE FROM c4 WHERE id = 4;
+DELETE FROM c5 WHERE id = 4;
+UPDATE c4 SET v = 'updated' WHERE id = 5;
+UPDATE c5 SET v = 'updated' WHERE id = 5;
+INSERT INTO c4 VALUES (6, 'dup') ON CONFLICT (id) DO UPDATE SET v = 'upserted';
+SELECT * FROM c4 ORDER BY id;
+SELECT * FROM c5 ORDER BY id;
+COMMIT;
+SET enable_seqscan = off;
+SELECT * FROM c4 WHERE id BETWEEN 1 AND 6 ORDER BY id;
+RESET enable_seqscan;
+SELECT * FROM c4 ORDER BY id;
+SELECT * FROM c5 ORDER BY id;
+INSERT INTO c4 VALUES (1, 'dup');
 -- VACUUM returns the pages of an aborted load; VACUUM FULL rewrites
 BEGIN;
 INSERT INTO c3 SELECT generate_series(1, 50000);
