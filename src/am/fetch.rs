@@ -296,6 +296,11 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
     (*snapshot).xmax = pg_sys::InvalidTransactionId;
     (*snapshot).speculativeToken = 0;
     let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return false };
+    if marks::deleted_by_me(storage_id, row) {
+        // (the old version of a row this transaction's UPDATE just changed, met by the
+        // unique check of the new version: what its marks would say)
+        return false;
+    }
     let fresh = super::write::flush_if_holding(rel, row);
     let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(&scan.stripes, row));
     if place.is_none() {

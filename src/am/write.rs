@@ -783,6 +783,7 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
             reservations::forget_reserved();
             super::fetch::forget_cached_fetch();
             meta::forget_reserved_ids();
+            storage::marks::forget_my_deletes(1);
         }
         _ => {}
     }
@@ -807,6 +808,7 @@ pub unsafe extern "C-unwind" fn subxact_callback(
             end_subtransaction(level, false);
             super::fetch::forget_cached_fetch();
             catalog::forget_reads();
+            storage::marks::forget_my_deletes(level);
         }
         _ => {}
     }

@@ -144,6 +144,14 @@ fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
 /// Inserts a mark of `mode` on row `row` of `storage_id` as command `cid` of the current
 /// transaction; `successor`: an UPDATE's new version.
 pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid: pg_sys::CommandId) {
+    if mode.deletes() {
+        let level = unsafe { pg_sys::GetCurrentTransactionNestLevel() };
+        MY_DELETES.with_borrow_mut(|mine| {
+            if mine.len() < MY_DELETES_KEPT {
+                mine.insert((storage_id, row), level);
+            }
+        });
+    }
     let c = required_catalog();
     in_scratch(|| {
         let mut values = [
@@ -155,6 +163,39 @@ pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid
         let mut nulls = [false, false, false, successor.is_none()];
         super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
     })
+}
+
+/// How many rows [`MY_DELETES`] holds at most; a transaction that deletes more is asked
+/// about the others through the catalog.
+const MY_DELETES_KEPT: usize = 1 << 16;
+
+thread_local! {
+    /// Rows this transaction has deleted (its deleting marks, [`insert`]), by storage id and
+    /// row number, with the nesting level of the (sub)transaction that deleted them. A unique
+    /// check of an UPDATE's new version meets the index entry of the old row, which the same
+    /// UPDATE has just deleted: the check is answered here instead of reading the row's marks
+    /// (`am::fetch`). Emptied at the transaction's end; an aborted subtransaction takes those
+    /// of its level and deeper (also those of committed subtransactions at its level, which
+    /// are then only asked through the catalog again).
+    static MY_DELETES: std::cell::RefCell<std::collections::HashMap<(u64, u64), i32>> = std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Whether this transaction has deleted row `row` of `storage_id` ([`MY_DELETES`]): `false`
+/// also when it is not known here (the row's marks say).
+pub fn deleted_by_me(storage_id: u64, row: u64) -> bool {
+    MY_DELETES.with_borrow(|mine| mine.contains_key(&(storage_id, row)))
+}
+
+/// Forgets the rows [`MY_DELETES`] holds of (sub)transaction nesting level `level` and
+/// deeper: 1 at the transaction's end, the level of an aborted subtransaction at its end.
+pub fn forget_my_deletes(level: i32) {
+    MY_DELETES.with_borrow_mut(|mine| {
+        if level <= 1 {
+            *mine = std::collections::HashMap::new();
+        } else {
+            mine.retain(|_, l| *l < level);
+        }
+    });
 }
 
 /// Calls `f` with the row number, mode, successor and tuple of every mark of `storage_id` (of

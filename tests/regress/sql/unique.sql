@@ -51,6 +51,36 @@ SELECT on_both($$INSERT INTO %s VALUES (10, 'k10', -10)$$);
 SELECT on_both($$UPDATE %s SET k = 'k11-moved' WHERE id = 11$$);
 SELECT on_both($$INSERT INTO %s VALUES (20011, 'k11', 11)$$);
 COMMIT;
+-- a delete that a savepoint, an exception block or the transaction takes back frees no key:
+-- a unique check answers "deleted by this transaction" from what the transaction deleted
+-- (am::fetch) only while the delete stands
+BEGIN;
+SELECT on_both($$UPDATE %s SET v = v + 1 WHERE id = 30$$);
+SAVEPOINT s;
+SELECT on_both($$DELETE FROM %s WHERE id = 31$$);
+ROLLBACK TO SAVEPOINT s;
+SELECT on_both($$INSERT INTO %s VALUES (31, 'again31', 0)$$);
+SELECT on_both($$INSERT INTO %s VALUES (30, 'again30', 0)$$);
+SAVEPOINT t;
+SELECT on_both($$DELETE FROM %s WHERE id = 32$$);
+RELEASE SAVEPOINT t;
+SELECT on_both($$INSERT INTO %s VALUES (32, 'k32', 32)$$);
+COMMIT;
+DO $$
+BEGIN
+  BEGIN
+    DELETE FROM u WHERE id = 33;
+    DELETE FROM u_heap WHERE id = 33;
+    RAISE EXCEPTION 'take it back';
+  EXCEPTION WHEN raise_exception THEN NULL;
+  END;
+END $$;
+SELECT on_both($$INSERT INTO %s VALUES (33, 'again33', 0)$$);
+BEGIN;
+SELECT on_both($$DELETE FROM %s WHERE id = 34$$);
+ROLLBACK;
+SELECT on_both($$INSERT INTO %s VALUES (34, 'again34', 0)$$);
+SELECT same('SELECT * FROM %s WHERE id BETWEEN 29 AND 35');
 -- an UPDATE that collides, one that shifts every key (checked row by row, as heap does),
 -- and one that leaves keys alone
 SELECT on_both($$UPDATE %s SET id = 12 WHERE id = 13$$);
