@@ -784,6 +784,7 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
             super::fetch::forget_cached_fetch();
             meta::forget_reserved_ids();
             storage::marks::forget_my_deletes(1);
+            storage::forget_held_locks();
         }
         _ => {}
     }

@@ -156,7 +156,7 @@ fn scan(
 ) {
     unsafe {
         let c = catalog();
-        let rel = pg_sys::table_open(c.table, lockmode as pg_sys::LOCKMODE);
+        let rel = super::open_catalog(c.table, c.index, lockmode);
         let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
         pg_sys::ScanKeyInit(
             &mut key,
@@ -238,7 +238,7 @@ unsafe fn parse_row(
 pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
     let found = unsafe {
         let c = catalog();
-        let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
         let idx = pg_sys::index_open(c.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
         let bounds = [(pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id), (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row)];

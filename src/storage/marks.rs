@@ -208,7 +208,7 @@ fn scan(
     mut f: impl FnMut(u64, Mode, Option<u64>, pg_sys::HeapTuple),
 ) {
     unsafe {
-        let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
         let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
         let bounds = [Some(storage_id), row];
         let mut nkeys = 0;

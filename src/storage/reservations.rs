@@ -52,7 +52,7 @@ pub fn insert(storage_id: u64, first_row: u64, row_count: u64, cid: pg_sys::Comm
 /// reserved, if any.
 pub fn running_holder(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId> {
     unsafe {
-        let rel = pg_sys::table_open(table(), pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let rel = super::open_catalog(table(), index(), pg_sys::AccessShareLock);
         let idx = pg_sys::index_open(index(), pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
         let bounds = [(pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id), (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row)];

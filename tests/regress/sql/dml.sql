@@ -369,3 +369,14 @@ SELECT same('SELECT * FROM %s');
 SET enable_seqscan = off;
 SELECT same('SELECT * FROM %s WHERE id BETWEEN 5000 AND 15000');
 RESET enable_seqscan;
+-- a transaction that changes rows holds its locks on the catalogs it read and wrote until it
+-- ends (storage::open_catalog), as PostgreSQL's own catalog writers do; the next one starts
+-- with none
+BEGIN;
+DELETE FROM d WHERE id = 5001;
+SELECT c.relname, l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'pgcol'::regnamespace AND c.relname LIKE 'row_mark%'
+ ORDER BY 1, 2;
+ROLLBACK;
+SELECT count(*) AS catalog_locks FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'pgcol'::regnamespace;
