@@ -236,29 +236,11 @@ unsafe fn parse_row(
 /// one that can hold the row. A stripe being replaced met first (a VACUUM runs) sends the
 /// question to [`stripes`], which decides between old and new stripes.
 pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
-    let found = unsafe {
-        let c = catalog();
-        let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
-        let idx = pg_sys::index_open(c.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
-        let bounds = [(pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id), (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row)];
-        for (k, (strategy, proc_, value)) in bounds.into_iter().enumerate() {
-            pg_sys::ScanKeyInit(&mut keys[k], (k + 1) as pg_sys::AttrNumber, strategy as u16, proc_.into(), pg_sys::Datum::from(value as i64));
-        }
-        let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
-        dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
-        let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        let scan = pg_sys::systable_beginscan_ordered(rel, idx, dirty_ptr, 2, keys.as_mut_ptr());
-        let tuple = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
-        let found = (!tuple.is_null()).then(|| {
-            let (row, _, _, being_deleted) = parse_row(rel, tuple, dirty_ptr, storage_id);
-            (row, being_deleted)
-        });
-        pg_sys::systable_endscan_ordered(scan);
-        pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        found
-    };
+    let c = catalog();
+    let found = super::last_row_at_or_before(c.table, c.index, storage_id, row, |rel, tuple, dirty| unsafe {
+        let (row, _, _, being_deleted) = parse_row(rel, tuple, dirty, storage_id);
+        (row, being_deleted)
+    });
     match found {
         None => None,
         Some((stripe, false)) => stripe.holds(row).then_some(stripe),

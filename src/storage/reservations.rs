@@ -51,40 +51,20 @@ pub fn insert(storage_id: u64, first_row: u64, row_count: u64, cid: pg_sys::Comm
 /// The running transaction (not this one) that holds row `row` of `storage_id` in a range it
 /// reserved, if any.
 pub fn running_holder(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId> {
-    unsafe {
-        let rel = super::open_catalog(table(), index(), pg_sys::AccessShareLock);
-        let idx = pg_sys::index_open(index(), pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
-        let bounds = [(pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id), (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row)];
-        for (k, (strategy, proc_, value)) in bounds.into_iter().enumerate() {
-            pg_sys::ScanKeyInit(&mut keys[k], (k + 1) as pg_sys::AttrNumber, strategy as u16, proc_.into(), pg_sys::Datum::from(value as i64));
+    // ranges never overlap: the one starting last at or before `row` is the only one that
+    // can hold it
+    super::last_row_at_or_before(table(), index(), storage_id, row, |rel, tuple, dirty| unsafe {
+        let mut values = [pg_sys::Datum::from(0); NATTS];
+        let mut nulls = [false; NATTS];
+        pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        if nulls.iter().any(|&n| n) {
+            pgrx::error!("pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}");
         }
-        let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
-        dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
-        let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        let scan = pg_sys::systable_beginscan_ordered(rel, idx, dirty_ptr, 2, keys.as_mut_ptr());
-        // ranges never overlap: the one starting last at or before `row` is the only one that
-        // can hold it
-        let tuple = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
-        let mut holder = None;
-        if !tuple.is_null() {
-            let mut values = [pg_sys::Datum::from(0); NATTS];
-            let mut nulls = [false; NATTS];
-            pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-            if nulls.iter().any(|&n| n) {
-                pgrx::error!("pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}");
-            }
-            let (first, count) = (values[1].value() as i64 as u64, values[2].value() as i64 as u64);
-            // the dirty snapshot's check of this tuple left a running inserter in it
-            if row < first.saturating_add(count) && (*dirty_ptr).xmin != pg_sys::InvalidTransactionId {
-                holder = Some((*dirty_ptr).xmin);
-            }
-        }
-        pg_sys::systable_endscan_ordered(scan);
-        pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        holder
-    }
+        let (first, count) = (values[1].value() as i64 as u64, values[2].value() as i64 as u64);
+        // the dirty snapshot's check of this tuple left a running inserter in it
+        (row < first.saturating_add(count) && (*dirty).xmin != pg_sys::InvalidTransactionId).then_some((*dirty).xmin)
+    })
+    .flatten()
 }
 
 /// Deletes the ranges of `storage_id` that `keep` rejects, among those SnapshotSelf sees
