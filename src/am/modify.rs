@@ -12,7 +12,9 @@
 //!    gone (`TM_Deleted`). A running transaction's mark in a conflicting mode: wait for that
 //!    transaction (or give up, by the wait policy), then look again. Its own marks: a row
 //!    this transaction deleted is gone for it (`TM_SelfModified` in the same or a later
-//!    command, `TM_Invisible` in an earlier one).
+//!    command, `TM_Invisible` in an earlier one). A row this transaction holds locked at
+//!    least as strongly and has not deleted (`marks::held_by_me`: an upsert's row, locked
+//!    before it is updated) is not read: no other transaction's mark can be in the way.
 //! 3. It inserts its mark, with the command id it was given (an UPDATE first inserts the new
 //!    version, whose row number the mark names). A committed UPDATE's mark sends a later
 //!    writer to the new version (`TM_Updated`), which READ COMMITTED locks and rechecks.
@@ -99,56 +101,64 @@ pub unsafe fn mark_row(
         return fail(TM_WouldBlock, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId);
     }
     let oper = if mode.deletes() { pg_sys::XLTW_Oper::XLTW_Delete } else { pg_sys::XLTW_Oper::XLTW_Lock };
+    // a row this transaction holds locked at least as strongly and has not deleted (an
+    // upsert's row, locked before its update): no other transaction's mark can be in the
+    // way, and the marks need not be read
+    let known_held = marks::held_by_me(storage_id, row, mode.strength());
     let result = loop {
-        // what the marks say: the row is gone (why, by whom), this transaction holds a lock
-        // at least as strong already, a running transaction's mark conflicts
-        let mut gone = None;
-        let mut held = false;
-        let mut blocker = None;
-        let mut finished_locks = Vec::new();
-        for m in marks::of_row(storage_id, row) {
-            let successor_tid = m.successor.map_or(row_tid, tid::to_tid);
-            match m.holder {
-                Holder::Mine { cmin } if m.mode.deletes() => {
-                    let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
-                    gone = Some((result, successor_tid, pg_sys::GetCurrentTransactionIdIfAny(), cmin));
-                }
-                Holder::Mine { .. } => held |= !mode.deletes() && m.mode >= mode,
-                Holder::Committed(xid) if m.mode.deletes() => {
-                    let result = if m.successor.is_some() { TM_Updated } else { TM_Deleted };
-                    gone = Some((result, successor_tid, xid, pg_sys::InvalidCommandId));
-                }
-                // the lock of a finished transaction holds nothing: not kept
-                Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
-                Holder::Committed(_) => {}
-                // an ON CONFLICT's row taken back never existed, whoever took it back
-                Holder::Running(xid) if m.mode == Mode::Killed => {
-                    gone = Some((TM_Deleted, row_tid, xid, pg_sys::InvalidCommandId));
-                }
-                Holder::Running(xid) => {
-                    if m.mode.conflicts(mode) {
-                        blocker.get_or_insert(xid);
+        if !known_held {
+            // what the marks say: the row is gone (why, by whom), this transaction holds a lock
+            // at least as strong already, a running transaction's mark conflicts
+            let mut gone = None;
+            let mut held = false;
+            let mut blocker = None;
+            let mut finished_locks = Vec::new();
+            for m in marks::of_row(storage_id, row) {
+                let successor_tid = m.successor.map_or(row_tid, tid::to_tid);
+                match m.holder {
+                    Holder::Mine { cmin } if m.mode.deletes() => {
+                        let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
+                        gone = Some((result, successor_tid, pg_sys::GetCurrentTransactionIdIfAny(), cmin));
+                    }
+                    Holder::Mine { .. } => held |= !mode.deletes() && m.mode >= mode,
+                    Holder::Committed(xid) if m.mode.deletes() => {
+                        let result = if m.successor.is_some() { TM_Updated } else { TM_Deleted };
+                        gone = Some((result, successor_tid, xid, pg_sys::InvalidCommandId));
+                    }
+                    // the lock of a finished transaction holds nothing: not kept
+                    Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
+                    Holder::Committed(_) => {}
+                    // an ON CONFLICT's row taken back never existed, whoever took it back
+                    Holder::Running(xid) if m.mode == Mode::Killed => {
+                        gone = Some((TM_Deleted, row_tid, xid, pg_sys::InvalidCommandId));
+                    }
+                    Holder::Running(xid) => {
+                        if m.mode.conflicts(mode) {
+                            blocker.get_or_insert(xid);
+                        }
                     }
                 }
             }
-        }
-        if let Some((result, ctid, xmax, cmax)) = gone {
-            break fail(result, ctid, xmax, cmax);
-        }
-        if let Some(xid) = blocker {
-            if wait == Wait::Block {
-                pg_sys::XactLockTableWait(xid, rel, &mut tid, oper);
-            } else if !crate::compat::conditional_xact_lock_table_wait(xid) {
-                pg_sys::UnlockTuple(rel, &mut tid, TUPLE_LOCK);
-                if wait == Wait::Error {
-                    lock_not_available(rel);
-                }
-                return fail(TM_WouldBlock, row_tid, xid, pg_sys::InvalidCommandId);
+            if let Some((result, ctid, xmax, cmax)) = gone {
+                break fail(result, ctid, xmax, cmax);
             }
-            continue;
-        }
-        marks::forget(&finished_locks);
-        if held {
+            if let Some(xid) = blocker {
+                if wait == Wait::Block {
+                    pg_sys::XactLockTableWait(xid, rel, &mut tid, oper);
+                } else if !crate::compat::conditional_xact_lock_table_wait(xid) {
+                    pg_sys::UnlockTuple(rel, &mut tid, TUPLE_LOCK);
+                    if wait == Wait::Error {
+                        lock_not_available(rel);
+                    }
+                    return fail(TM_WouldBlock, row_tid, xid, pg_sys::InvalidCommandId);
+                }
+                continue;
+            }
+            marks::forget(&finished_locks);
+            if held {
+                break TM_Ok;
+            }
+        } else if !mode.deletes() {
             break TM_Ok;
         }
         match before_mark() {

@@ -783,7 +783,7 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
             reservations::forget_reserved();
             super::fetch::forget_cached_fetch();
             meta::forget_reserved_ids();
-            storage::marks::forget_my_deletes(1);
+            storage::marks::forget_mine();
             storage::forget_held_locks();
         }
         _ => {}
@@ -800,7 +800,9 @@ pub unsafe extern "C-unwind" fn subxact_callback(
     use pg_sys::SubXactEvent::*;
     let level = pg_sys::GetCurrentTransactionNestLevel();
     match event {
+        SUBXACT_EVENT_START_SUB => storage::marks::subtransaction_began(),
         SUBXACT_EVENT_COMMIT_SUB => {
+            storage::marks::subtransaction_ended(true);
             end_subtransaction(level, true);
             super::fetch::forget_cached_fetch();
             catalog::forget_reads();
@@ -809,7 +811,7 @@ pub unsafe extern "C-unwind" fn subxact_callback(
             end_subtransaction(level, false);
             super::fetch::forget_cached_fetch();
             catalog::forget_reads();
-            storage::marks::forget_my_deletes(level);
+            storage::marks::subtransaction_ended(false);
         }
         _ => {}
     }

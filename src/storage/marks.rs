@@ -144,14 +144,7 @@ fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
 /// Inserts a mark of `mode` on row `row` of `storage_id` as command `cid` of the current
 /// transaction; `successor`: an UPDATE's new version.
 pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid: pg_sys::CommandId) {
-    if mode.deletes() {
-        let level = unsafe { pg_sys::GetCurrentTransactionNestLevel() };
-        MY_DELETES.with_borrow_mut(|mine| {
-            if mine.len() < MY_DELETES_KEPT {
-                mine.insert((storage_id, row), level);
-            }
-        });
-    }
+    MINE.with_borrow_mut(|mine| mine.record(storage_id, row, mode));
     let c = required_catalog();
     in_scratch(|| {
         let mut values = [
@@ -165,37 +158,107 @@ pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid
     })
 }
 
-/// How many rows [`MY_DELETES`] holds at most; a transaction that deletes more is asked
-/// about the others through the catalog.
-const MY_DELETES_KEPT: usize = 1 << 16;
+/// How many marks [`Mine`] records at most; a transaction that places more is asked about
+/// its rows through the catalog.
+const MINE_KEPT: usize = 1 << 16;
+
+/// The marks this transaction has placed and not taken back, known exactly while there are
+/// no more than [`MINE_KEPT`]: what the catalog would say of them, without reading it. A
+/// unique check of an UPDATE's new version meets the index entry of the old row, which the
+/// same UPDATE has just deleted (`am::fetch`), and an UPDATE of a row the transaction has
+/// locked (`INSERT ... ON CONFLICT DO UPDATE` locks the row first, as does `SELECT ... FOR
+/// UPDATE` before an UPDATE) meets the lock (`am::modify`).
+#[derive(Default)]
+struct Mine {
+    /// Every mark placed, in order: storage id, row, mode.
+    log: Vec<(u64, u64, Mode)>,
+    /// Per row, the positions in `log` of its marks.
+    rows: std::collections::HashMap<(u64, u64), Vec<u32>>,
+    /// Where `log` stood when each running subtransaction began, innermost last: an aborted
+    /// one takes the marks placed since (its own and its committed children's).
+    starts: Vec<usize>,
+    /// Marks were placed past [`MINE_KEPT`], or a subtransaction ended that was not seen
+    /// beginning (the library was loaded inside it): nothing more is known until the
+    /// transaction ends.
+    lost: bool,
+}
+
+impl Mine {
+    fn record(&mut self, storage_id: u64, row: u64, mode: Mode) {
+        if self.lost || self.log.len() == MINE_KEPT {
+            self.lost = true;
+            return;
+        }
+        self.rows.entry((storage_id, row)).or_default().push(self.log.len() as u32);
+        self.log.push((storage_id, row, mode));
+    }
+
+    /// The modes of this transaction's marks on the row; `None` if that is not known.
+    fn modes(&self, storage_id: u64, row: u64) -> Option<impl Iterator<Item = Mode> + '_> {
+        (!self.lost).then(|| self.rows.get(&(storage_id, row)).into_iter().flatten().map(|&i| self.log[i as usize].2))
+    }
+
+    fn subtransaction_ended(&mut self, committed: bool) {
+        let Some(start) = self.starts.pop() else {
+            self.lost = true;
+            return;
+        };
+        if committed {
+            return;
+        }
+        for (storage_id, row, _) in self.log.drain(start..) {
+            if let std::collections::hash_map::Entry::Occupied(mut e) = self.rows.entry((storage_id, row)) {
+                e.get_mut().retain(|&i| (i as usize) < start);
+                if e.get().is_empty() {
+                    e.remove();
+                }
+            }
+        }
+    }
+}
 
 thread_local! {
-    /// Rows this transaction has deleted (its deleting marks, [`insert`]), by storage id and
-    /// row number, with the nesting level of the (sub)transaction that deleted them. A unique
-    /// check of an UPDATE's new version meets the index entry of the old row, which the same
-    /// UPDATE has just deleted: the check is answered here instead of reading the row's marks
-    /// (`am::fetch`). Emptied at the transaction's end; an aborted subtransaction takes those
-    /// of its level and deeper (also those of committed subtransactions at its level, which
-    /// are then only asked through the catalog again).
-    static MY_DELETES: std::cell::RefCell<std::collections::HashMap<(u64, u64), i32>> = std::cell::RefCell::new(std::collections::HashMap::new());
+    /// This transaction's marks ([`Mine`]).
+    static MINE: std::cell::RefCell<Mine> = std::cell::RefCell::new(Mine::default());
 }
 
-/// Whether this transaction has deleted row `row` of `storage_id` ([`MY_DELETES`]): `false`
-/// also when it is not known here (the row's marks say).
+/// Whether this transaction has deleted row `row` of `storage_id` (a deleting mark it placed
+/// and has not taken back): `false` also when that is not known here.
 pub fn deleted_by_me(storage_id: u64, row: u64) -> bool {
-    MY_DELETES.with_borrow(|mine| mine.contains_key(&(storage_id, row)))
+    MINE.with_borrow(|mine| mine.modes(storage_id, row).is_some_and(|mut m| m.any(Mode::deletes)))
 }
 
-/// Forgets the rows [`MY_DELETES`] holds of (sub)transaction nesting level `level` and
-/// deeper: 1 at the transaction's end, the level of an aborted subtransaction at its end.
-pub fn forget_my_deletes(level: i32) {
-    MY_DELETES.with_borrow_mut(|mine| {
-        if level <= 1 {
-            *mine = std::collections::HashMap::new();
-        } else {
-            mine.retain(|_, l| *l < level);
-        }
-    });
+/// Whether this transaction holds row `row` of `storage_id` locked at least as strongly as
+/// `strength` (a lock mark it placed and has not taken back) and has not deleted it: then no
+/// other transaction's mark can stand in the way of a mark of that strength (any that would
+/// have had to wait for this one), and the row is not gone. `false` also when that is not
+/// known here.
+pub fn held_by_me(storage_id: u64, row: u64, strength: Mode) -> bool {
+    MINE.with_borrow(|mine| {
+        mine.modes(storage_id, row).is_some_and(|modes| {
+            let (mut held, mut deleted) = (false, false);
+            for m in modes {
+                deleted |= m.deletes();
+                held |= !m.deletes() && m >= strength;
+            }
+            held && !deleted
+        })
+    })
+}
+
+/// A subtransaction began: [`Mine`] notes where, for its end.
+pub fn subtransaction_began() {
+    MINE.with_borrow_mut(|mine| mine.starts.push(mine.log.len()));
+}
+
+/// A subtransaction ended: an aborted one takes its marks out of [`Mine`].
+pub fn subtransaction_ended(committed: bool) {
+    MINE.with_borrow_mut(|mine| mine.subtransaction_ended(committed));
+}
+
+/// Forgets this transaction's marks (its end).
+pub fn forget_mine() {
+    MINE.with_borrow_mut(|mine| *mine = Mine::default());
 }
 
 /// Calls `f` with the row number, mode, successor and tuple of every mark of `storage_id` (of
