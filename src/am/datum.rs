@@ -247,6 +247,29 @@ fn by_value(datums: &mut Vec<pg_sys::Datum>, nulls_out: &mut Vec<bool>, rows: us
 /// Datums; a denser one, every row (one pass without a look at the selection).
 const SPARSE: usize = 8;
 
+/// Unpacked integers `ints` into Datums by `datum`: every row ([`by_value`]), or only the rows
+/// of `sparse` (a vector without NULLs; the other rows' Datums are left 0).
+fn integer_datums(
+    datums: &mut Vec<pg_sys::Datum>,
+    nulls_out: &mut Vec<bool>,
+    rows: usize,
+    nulls: Option<&[u8]>,
+    ints: &[i64],
+    sparse: Option<&Selection>,
+    datum: impl Fn(i64) -> usize,
+) {
+    match sparse {
+        Some(s) => {
+            datums.resize(rows, pg_sys::Datum::from(0));
+            nulls_out.resize(rows, false);
+            for r in s.iter() {
+                datums[r] = pg_sys::Datum::from(datum(ints[r]));
+            }
+        }
+        None => by_value(datums, nulls_out, rows, nulls, ints.iter().map(|&v| datum(v))),
+    }
+}
+
 impl DatumVector {
     /// Fills this buffer with `rows` NULLs (a column the stripe does not have is handled by
     /// the caller; this is for dropped columns and all-NULL vectors).
@@ -267,35 +290,16 @@ impl DatumVector {
             self.datums.clear();
             self.nulls.clear();
             let (d, n, rows, nulls) = (&mut self.datums, &mut self.nulls, u.rows, u.nulls.as_deref());
-            if let (Some(s), None) = (selected, nulls) {
-                if s.count() * SPARSE < rows {
-                    // few rows to store (a node's chosen rows, a selective filter's): theirs
-                    // alone, value r being row r's without NULLs
-                    let datum: fn(i64) -> usize = match kind {
-                        Kind::Int8 => |v| v as i8 as u8 as usize,
-                        Kind::Int16 => |v| v as i16 as u16 as usize,
-                        Kind::Int32 => |v| v as i32 as u32 as usize,
-                        Kind::Int64 => |v| v as u64 as usize,
-                        Kind::Float32 => |v| (v as f32).to_bits() as usize,
-                        Kind::Float64 => |v| (v as f64).to_bits() as usize,
-                        Kind::Bytes | Kind::Fixed => unreachable!("unpacked integers are of a numeric kind"),
-                    };
-                    d.resize(rows, pg_sys::Datum::from(0));
-                    n.resize(rows, false);
-                    for r in s.iter() {
-                        d[r] = pg_sys::Datum::from(datum(ints[r]));
-                    }
-                    return;
-                }
-            }
-            let ints = ints.iter();
+            // few rows to store (a node's chosen rows, a selective filter's): theirs alone,
+            // value r being row r's without NULLs
+            let sparse = selected.filter(|s| nulls.is_none() && s.count() * SPARSE < rows);
             return match kind {
-                Kind::Int8 => by_value(d, n, rows, nulls, ints.map(|&v| v as i8 as u8 as usize)),
-                Kind::Int16 => by_value(d, n, rows, nulls, ints.map(|&v| v as i16 as u16 as usize)),
-                Kind::Int32 => by_value(d, n, rows, nulls, ints.map(|&v| v as i32 as u32 as usize)),
-                Kind::Int64 => by_value(d, n, rows, nulls, ints.map(|&v| v as u64 as usize)),
-                Kind::Float32 => by_value(d, n, rows, nulls, ints.map(|&v| (v as f32).to_bits() as usize)),
-                Kind::Float64 => by_value(d, n, rows, nulls, ints.map(|&v| (v as f64).to_bits() as usize)),
+                Kind::Int8 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as i8 as u8 as usize),
+                Kind::Int16 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as i16 as u16 as usize),
+                Kind::Int32 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as i32 as u32 as usize),
+                Kind::Int64 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as u64 as usize),
+                Kind::Float32 => integer_datums(d, n, rows, nulls, ints, sparse, |v| (v as f32).to_bits() as usize),
+                Kind::Float64 => integer_datums(d, n, rows, nulls, ints, sparse, |v| (v as f64).to_bits() as usize),
                 Kind::Bytes | Kind::Fixed => unreachable!("unpacked integers are of a numeric kind"),
             };
         }
