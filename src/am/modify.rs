@@ -76,6 +76,64 @@ unsafe fn lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, w
     }
 }
 
+/// What a row's marks say to a writer of `mode` as command `cid` (step 2 of the module
+/// documentation).
+enum MarksSay {
+    /// The row is gone: the failure to report (result, ctid, xmax, cmax).
+    Gone(pg_sys::TM_Result::Type, pg_sys::ItemPointerData, pg_sys::TransactionId, pg_sys::CommandId),
+    /// A running transaction's mark conflicts: wait for it, then look again.
+    Wait(pg_sys::TransactionId),
+    /// This transaction holds a lock at least as strong already.
+    Held,
+    /// Nothing stands in the way of the mark.
+    Free,
+}
+
+/// Reads the marks of row `row` (TID `row_tid`) of `storage_id` with a dirty snapshot and
+/// says what they mean for a mark of `mode` as command `cid`; deletes the marks of finished
+/// transactions' locks it meets when nothing stands in the way.
+fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode: Mode, cid: pg_sys::CommandId) -> MarksSay {
+    use pg_sys::TM_Result::*;
+    let mut gone = None;
+    let mut held = false;
+    let mut blocker = None;
+    let mut finished_locks = Vec::new();
+    for m in marks::of_row(storage_id, row) {
+        let successor_tid = m.successor.map_or(row_tid, tid::to_tid);
+        match m.holder {
+            Holder::Mine { cmin } if m.mode.deletes() => {
+                let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
+                gone = Some(MarksSay::Gone(result, successor_tid, unsafe { pg_sys::GetCurrentTransactionIdIfAny() }, cmin));
+            }
+            Holder::Mine { .. } => held |= !mode.deletes() && m.mode >= mode,
+            Holder::Committed(xid) if m.mode.deletes() => {
+                let result = if m.successor.is_some() { TM_Updated } else { TM_Deleted };
+                gone = Some(MarksSay::Gone(result, successor_tid, xid, pg_sys::InvalidCommandId));
+            }
+            // the lock of a finished transaction holds nothing: not kept
+            Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
+            Holder::Committed(_) => {}
+            // an ON CONFLICT's row taken back never existed, whoever took it back
+            Holder::Running(xid) if m.mode == Mode::Killed => {
+                gone = Some(MarksSay::Gone(TM_Deleted, row_tid, xid, pg_sys::InvalidCommandId));
+            }
+            Holder::Running(xid) => {
+                if m.mode.conflicts(mode) {
+                    blocker.get_or_insert(xid);
+                }
+            }
+        }
+    }
+    if let Some(gone) = gone {
+        return gone;
+    }
+    if let Some(xid) = blocker {
+        return MarksSay::Wait(xid);
+    }
+    marks::forget(&finished_locks);
+    if held { MarksSay::Held } else { MarksSay::Free }
+}
+
 /// Places a mark of `mode` on the row at `tid` as command `cid`, by the steps of the module
 /// documentation; fills `tmfd` when it does not. `before_mark` runs once the row is the
 /// caller's to change, still under the tuple lock: it gives the successor to name in the mark
@@ -106,43 +164,14 @@ pub unsafe fn mark_row(
     // way, and the marks need not be read
     let known_held = marks::held_by_me(storage_id, row, mode.strength());
     let result = loop {
-        if !known_held {
-            // what the marks say: the row is gone (why, by whom), this transaction holds a lock
-            // at least as strong already, a running transaction's mark conflicts
-            let mut gone = None;
-            let mut held = false;
-            let mut blocker = None;
-            let mut finished_locks = Vec::new();
-            for m in marks::of_row(storage_id, row) {
-                let successor_tid = m.successor.map_or(row_tid, tid::to_tid);
-                match m.holder {
-                    Holder::Mine { cmin } if m.mode.deletes() => {
-                        let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
-                        gone = Some((result, successor_tid, pg_sys::GetCurrentTransactionIdIfAny(), cmin));
-                    }
-                    Holder::Mine { .. } => held |= !mode.deletes() && m.mode >= mode,
-                    Holder::Committed(xid) if m.mode.deletes() => {
-                        let result = if m.successor.is_some() { TM_Updated } else { TM_Deleted };
-                        gone = Some((result, successor_tid, xid, pg_sys::InvalidCommandId));
-                    }
-                    // the lock of a finished transaction holds nothing: not kept
-                    Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
-                    Holder::Committed(_) => {}
-                    // an ON CONFLICT's row taken back never existed, whoever took it back
-                    Holder::Running(xid) if m.mode == Mode::Killed => {
-                        gone = Some((TM_Deleted, row_tid, xid, pg_sys::InvalidCommandId));
-                    }
-                    Holder::Running(xid) => {
-                        if m.mode.conflicts(mode) {
-                            blocker.get_or_insert(xid);
-                        }
-                    }
-                }
-            }
-            if let Some((result, ctid, xmax, cmax)) = gone {
-                break fail(result, ctid, xmax, cmax);
-            }
-            if let Some(xid) = blocker {
+        let says = match (known_held, mode.deletes()) {
+            (true, true) => MarksSay::Free,
+            (true, false) => MarksSay::Held,
+            (false, _) => read_marks(storage_id, row, row_tid, mode, cid),
+        };
+        match says {
+            MarksSay::Gone(result, ctid, xmax, cmax) => break fail(result, ctid, xmax, cmax),
+            MarksSay::Wait(xid) => {
                 if wait == Wait::Block {
                     pg_sys::XactLockTableWait(xid, rel, &mut tid, oper);
                 } else if !crate::compat::conditional_xact_lock_table_wait(xid) {
@@ -154,12 +183,8 @@ pub unsafe fn mark_row(
                 }
                 continue;
             }
-            marks::forget(&finished_locks);
-            if held {
-                break TM_Ok;
-            }
-        } else if !mode.deletes() {
-            break TM_Ok;
+            MarksSay::Held => break TM_Ok,
+            MarksSay::Free => {}
         }
         match before_mark() {
             Ok(successor) => marks::insert(storage_id, row, mode, successor, cid),
