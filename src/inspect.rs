@@ -126,10 +126,10 @@ mod pgcol {
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();
         for row in stripes {
-            let mut stripe = LoadedStripe::load(&mut pages, row, &mut buf);
+            let mut stripe = LoadedStripe::load(&mut pages, row);
             for c in 0..stripe.dir.columns.len().min(types.len()) {
                 let s = &mut stats[c];
-                for (v, e) in stripe.dir.columns[c].vectors.clone().iter().enumerate() {
+                for (v, e) in stripe.dir.vectors(c).to_vec().iter().enumerate() {
                     s[0] += 1;
                     s[1] += stripe.dir.vector_rows(v) as i64;
                     s[2] += e.null_count as i64;
@@ -176,7 +176,7 @@ mod pgcol {
         let mut buf = Vec::new();
         for row in stripes {
             // loading checks the directory against the catalog's checksum
-            LoadedStripe::load(&mut pages, row.clone(), &mut buf);
+            LoadedStripe::load(&mut pages, row.clone());
             pages.read(row.first_block, 0, row.byte_length as usize, &mut buf);
             hasher.update(&row.byte_length.to_le_bytes());
             hasher.update(&buf);
@@ -204,7 +204,7 @@ mod pgcol {
             }
             last_row_end = row.first_row + row.row_count;
             blocks.push((row.first_block, row.first_block + pages::pages_for(row.byte_length as usize)));
-            let mut stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
+            let mut stripe = LoadedStripe::load(&mut pages, row.clone());
             for (c, ty) in types.iter().enumerate().take(stripe.dir.columns.len()) {
                 for v in 0..stripe.vector_count() {
                     stripe.decode(&mut pages, c, v, *ty, &mut buf);
@@ -343,7 +343,7 @@ mod pgcol {
         let out: Vec<_> = stripes
             .into_iter()
             .map(|row| {
-                let mut stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
+                let mut stripe = LoadedStripe::load(&mut pages, row.clone());
                 let key = stripe.dir.row_positions.as_ref().map(|p| {
                     p.key.iter().map(|&c| names.get(c).cloned().unwrap_or_else(|| format!("column {}", c + 1))).collect::<Vec<_>>().join(", ")
                 });
@@ -382,13 +382,12 @@ mod pgcol {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
         let mut pages = PageReader::new(raw, true);
-        let mut buf = Vec::new();
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
         let mut out = Vec::new();
         for row in stripes {
-            let stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
-            for (c, col) in stripe.dir.columns.iter().enumerate() {
-                for (v, e) in col.vectors.iter().enumerate() {
+            let stripe = LoadedStripe::load(&mut pages, row.clone());
+            for c in 0..stripe.dir.columns.len() {
+                for (v, e) in stripe.dir.vectors(c).iter().enumerate() {
                     let (min, max, truncated) = match &e.zone {
                         StoredZone::Empty => (None, None, false),
                         StoredZone::Int { min, max } => (Some(min.to_string()), Some(max.to_string()), false),
@@ -452,7 +451,7 @@ mod pgcol {
         let mut buf = Vec::new();
         let mut out = Vec::new();
         for row in stripes {
-            let mut stripe = LoadedStripe::load(&mut pages, row.clone(), &mut buf);
+            let mut stripe = LoadedStripe::load(&mut pages, row.clone());
             // each stored column, decoded whole: null bitmap over the stripe and its values
             let mut columns: Vec<(Vec<u8>, bool, Values)> = Vec::new();
             for c in 0..stripe.dir.columns.len() {

@@ -28,6 +28,8 @@
 //!
 //! The whole stripe is described in docs/FORMAT.md ("Stripes").
 
+use std::sync::OnceLock;
+
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::bits::ByteReader;
@@ -306,18 +308,37 @@ pub struct ContextEntry {
     pub checksum: u32,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// One column of a parsed directory: its contexts, and where its vector entries lie. The
+/// entries themselves are made from the directory's bytes when asked for
+/// ([`StripeDirectory::vector`], [`StripeDirectory::vectors`]): a fetch of one row wants one
+/// entry per column, not a stripe's thousands, each with its zone map.
+#[derive(Debug, Clone)]
 pub struct ColumnDirectory {
     pub fsst: Option<ContextEntry>,
     pub dictionary: Option<ContextEntry>,
-    pub vectors: Vec<VectorEntry>,
+    /// Per vector, where its entry starts in the directory and where its bytes start in the
+    /// stripe.
+    entries: Vec<EntryAt>,
+    /// Every vector's entry, once [`StripeDirectory::vectors`] made them.
+    parsed: OnceLock<Vec<VectorEntry>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct EntryAt {
+    /// Position of the entry in the parsed bytes (header, then directory).
+    at: u32,
+    /// Offset of the vector's bytes from the start of the stripe.
+    offset: usize,
 }
 
 /// A parsed header and directory.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct StripeDirectory {
     pub row_count: usize,
     pub columns: Vec<ColumnDirectory>,
+    /// The header and directory as parsed, every entry in them checked by
+    /// [`parse`](Self::parse).
+    bytes: Vec<u8>,
     /// A sorted stripe's key and row positions. `None`: the rows are stored in insert
     /// order.
     pub row_positions: Option<RowPositions>,
@@ -349,6 +370,19 @@ impl StripeDirectory {
     /// section need not be present). Checks every length against the others, not checksums
     /// of the data (that is the reader's job, per vector).
     pub fn parse(bytes: &[u8]) -> DecodeResult<StripeDirectory> {
+        let prefix = Self::prefix_len(bytes)?.min(bytes.len());
+        Self::parse_owned(bytes[..prefix].to_vec())
+    }
+
+    /// [`parse`](Self::parse), keeping `bytes` (header and directory, no more) for the
+    /// entries it makes later.
+    pub fn parse_owned(bytes: Vec<u8>) -> DecodeResult<StripeDirectory> {
+        let (columns, row_count, row_positions, data_start, total_len) = Self::parse_parts(&bytes)?;
+        Ok(StripeDirectory { row_count, columns, bytes, row_positions, data_start, total_len })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn parse_parts(bytes: &[u8]) -> DecodeResult<(Vec<ColumnDirectory>, usize, Option<RowPositions>, usize, usize)> {
         let mut r = ByteReader::new(bytes);
         let (column_count, row_count, version, directory_len) = read_header(&mut r)?;
         let directory = r.take(directory_len, "stripe directory")?;
@@ -377,13 +411,15 @@ impl StripeDirectory {
             };
             let fsst = context(&mut offset)?;
             let dictionary = context(&mut offset)?;
-            let mut vectors = Vec::with_capacity(vector_count);
+            let mut entries = Vec::with_capacity(vector_count);
             for v in 0..vector_count {
+                // read whole, so that a bad entry is refused here; kept as a position only
+                let at = (HEADER_LEN + r.position()) as u32;
                 let e = VectorEntry::read(&mut r, offset, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
+                entries.push(EntryAt { at, offset });
                 offset += e.length;
-                vectors.push(e);
             }
-            columns.push(ColumnDirectory { fsst, dictionary, vectors });
+            columns.push(ColumnDirectory { fsst, dictionary, entries, parsed: OnceLock::new() });
         }
         // a sorted stripe's key and row positions follow the columns
         let row_positions = if r.remaining() > 0 {
@@ -414,7 +450,63 @@ impl StripeDirectory {
             None
         };
         r.finish()?;
-        Ok(StripeDirectory { row_count, columns, row_positions, data_start, total_len: offset })
+        Ok((columns, row_count, row_positions, data_start, offset))
+    }
+
+    /// The entry of vector `v` of column `c`, made from the directory's bytes (unless
+    /// [`vectors`](Self::vectors) made them all already).
+    pub fn vector(&self, c: usize, v: usize) -> VectorEntry {
+        match self.columns[c].parsed.get() {
+            Some(parsed) => parsed[v].clone(),
+            None => self.read_entry(c, v),
+        }
+    }
+
+    /// The entries of every vector of column `c`, made on the first ask and kept: for a
+    /// reader that looks at many of a column's zone maps.
+    pub fn vectors(&self, c: usize) -> &[VectorEntry] {
+        self.columns[c].parsed.get_or_init(|| (0..self.vector_count()).map(|v| self.read_entry(c, v)).collect())
+    }
+
+    /// [`vectors`](Self::vectors) of column `c`, `None` for a column the stripe does not
+    /// store (added to the table since).
+    pub fn stored_vectors(&self, c: usize) -> Option<&[VectorEntry]> {
+        (c < self.columns.len()).then(|| self.vectors(c))
+    }
+
+    fn read_entry(&self, c: usize, v: usize) -> VectorEntry {
+        let EntryAt { at, offset } = self.columns[c].entries[v];
+        let mut r = ByteReader::new(&self.bytes[at as usize..]);
+        // the same bytes, read the same way, passed in `parse`
+        VectorEntry::read(&mut r, offset, self.vector_rows(v)).expect("a vector entry parse() accepted")
+    }
+
+    /// About how many bytes of memory this takes (the directory's bytes, the entries'
+    /// positions, and the entries made so far).
+    pub fn approx_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<VectorEntry>();
+        self.bytes.capacity()
+            + self
+                .columns
+                .iter()
+                .map(|c| c.entries.len() * std::mem::size_of::<EntryAt>() + c.parsed.get().map_or(0, |p| p.len() * entry))
+                .sum::<usize>()
+    }
+}
+
+/// Two directories are equal when they describe the same stripe the same way (whichever
+/// entries each has made so far).
+impl PartialEq for StripeDirectory {
+    fn eq(&self, o: &StripeDirectory) -> bool {
+        self.row_count == o.row_count
+            && self.data_start == o.data_start
+            && self.total_len == o.total_len
+            && self.row_positions == o.row_positions
+            && self.columns.len() == o.columns.len()
+            && (0..self.columns.len()).all(|c| {
+                let (a, b) = (&self.columns[c], &o.columns[c]);
+                a.fsst == b.fsst && a.dictionary == b.dictionary && self.vectors(c) == o.vectors(c)
+            })
     }
 }
 
@@ -519,12 +611,11 @@ fn join_zones(a: &StoredZone, b: &StoredZone) -> Option<StoredZone> {
 impl StripeSummary {
     /// The summary of a stripe, from its directory.
     pub fn of(dir: &StripeDirectory) -> StripeSummary {
-        let columns = dir
-            .columns
-            .iter()
+        let columns = (0..dir.columns.len())
             .map(|c| {
-                let null_count = c.vectors.iter().map(|v| v.null_count as u32).sum();
-                let zone = c.vectors.iter().try_fold(StoredZone::Empty, |acc, v| join_zones(&acc, &v.zone));
+                let vectors = dir.vectors(c);
+                let null_count = vectors.iter().map(|v| v.null_count as u32).sum();
+                let zone = vectors.iter().try_fold(StoredZone::Empty, |acc, v| join_zones(&acc, &v.zone));
                 ColumnSummary { null_count, zone }
             })
             .collect();

@@ -164,14 +164,13 @@ fn read(image: &[u8], rows: usize, key: &[usize]) -> (Vec<Vec<Cell>>, Option<Vec
     let prefix = StripeDirectory::prefix_len(&image[..stripe::HEADER_LEN]).unwrap();
     let dir = StripeDirectory::parse(&image[..prefix]).unwrap();
     assert_eq!(dir.total_len, image.len());
-    let stored = dir
-        .columns
-        .iter()
-        .map(|col| {
+    let stored = (0..dir.columns.len())
+        .map(|c| {
+            let col = &dir.columns[c];
             let table = col.fsst.map(|e| SymbolTable::deserialize(&image[e.offset..e.offset + e.length]).unwrap());
             let dict = col.dictionary.map(|e| SharedDictionary::deserialize(&image[e.offset..e.offset + e.length]).unwrap());
             let ctx = ColumnContext { fsst: table.as_ref(), dictionary: dict.as_ref(), stride: None };
-            col.vectors
+            dir.vectors(c)
                 .iter()
                 .flat_map(|e| {
                     let bytes = stripe::verified(&image[e.offset..e.offset + e.length], e.checksum, "vector").unwrap();

@@ -45,8 +45,9 @@ fn stripe_bits(column: &Values) -> (f64, Vec<(String, usize)>) {
 }
 
 /// Bytes a stripe column takes: its vectors and its stored contexts.
-fn stored_bytes(col: &pg_columnar_codec::stripe::ColumnDirectory) -> usize {
-    col.vectors.iter().map(|e| e.length).sum::<usize>() + col.fsst.map_or(0, |e| e.length) + col.dictionary.map_or(0, |e| e.length)
+fn stored_bytes(dir: &pg_columnar_codec::stripe::StripeDirectory, c: usize) -> usize {
+    let col = &dir.columns[c];
+    dir.vectors(c).iter().map(|e| e.length).sum::<usize>() + col.fsst.map_or(0, |e| e.length) + col.dictionary.map_or(0, |e| e.length)
 }
 
 fn slice(v: &Values, a: usize, b: usize) -> Values {
@@ -92,8 +93,8 @@ fn stripe_writer_finds_the_host_period_and_uses_it() {
     let mut image = Vec::new();
     stripe::write_stripe(&inputs, ROWS, &mut image).unwrap();
     let dir = StripeDirectory::parse(&image).unwrap();
-    for ((name, column, target, helps), col) in columns.iter().zip(&dir.columns) {
-        let bits = stored_bytes(col) as f64 * 8.0 / ROWS as f64;
+    for (c, (name, column, target, helps)) in columns.iter().enumerate() {
+        let bits = stored_bytes(&dir, c) as f64 * 8.0 / ROWS as f64;
         let (without, _) = stripe_bits(column);
         println!("{name:12} {bits:6.2} bits/value with the period, {without:6.2} without (target < {target})");
         assert!(bits < *target, "{name}: {bits:.2} bits per value, target < {target}");
@@ -120,10 +121,8 @@ fn a_stripe_sorted_by_host_is_smaller_than_time_major() {
         let mut image = Vec::new();
         stripe::write_stripe_with(&inputs, STRIPE, &WriteOptions { find_period: true, sort_key }, &mut image).unwrap();
         let dir = StripeDirectory::parse(&image).unwrap();
-        let per_column: Vec<f64> = dir
-            .columns
-            .iter()
-            .map(|c| stored_bytes(c) as f64 * 8.0 / STRIPE as f64)
+        let per_column: Vec<f64> = (0..dir.columns.len())
+            .map(|c| stored_bytes(&dir, c) as f64 * 8.0 / STRIPE as f64)
             .collect();
         (per_column, image.len() as f64 * 8.0 / STRIPE as f64)
     };

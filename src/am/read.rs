@@ -275,9 +275,11 @@ fn read_column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize,
 }
 
 impl LoadedStripe {
-    pub fn load(pages: &mut PageReader, row: StripeRow, buf: &mut Vec<u8>) -> LoadedStripe {
-        read_directory(pages, &row, buf);
-        let dir = match StripeDirectory::parse(buf) {
+    pub fn load(pages: &mut PageReader, row: StripeRow) -> LoadedStripe {
+        // read into a buffer of its own, which the directory keeps
+        let mut bytes = Vec::new();
+        read_directory(pages, &row, &mut bytes);
+        let dir = match StripeDirectory::parse_owned(bytes) {
             Ok(d) => d,
             Err(e) => stripe_error(pages, &row, e),
         };
@@ -325,7 +327,7 @@ impl LoadedStripe {
     /// About the memory this load holds: the parsed directory (a few times its stored size),
     /// the contexts read (likewise) and a sorted stripe's row order.
     fn approx_bytes(&self) -> usize {
-        4 * (self.row.prefix_length as usize + self.context_bytes) + self.order.as_ref().map_or(0, |o| 8 * o.position.len())
+        self.dir.approx_bytes() + 4 * self.context_bytes + self.order.as_ref().map_or(0, |o| 8 * o.position.len())
     }
 
     /// Reads and checks one item of a column context (FSST table or dictionary).
@@ -346,13 +348,13 @@ impl LoadedStripe {
     /// [`loaded_context`](Self::loaded_context) then gives it.
     pub fn read_context(&mut self, pages: &mut PageReader, column: usize, buf: &mut Vec<u8>) {
         if self.contexts[column].is_none() {
-            let col = self.dir.columns[column].clone();
-            let fsst = col.fsst.map(|e| {
+            let (fsst, dictionary) = (self.dir.columns[column].fsst, self.dir.columns[column].dictionary);
+            let fsst = fsst.map(|e| {
                 self.read_context_item(pages, e, column, "FSST table", buf);
                 SymbolTable::deserialize(buf)
                     .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} FSST table: {err}", column + 1)))
             });
-            let dict = col.dictionary.map(|e| {
+            let dict = dictionary.map(|e| {
                 self.read_context_item(pages, e, column, "dictionary", buf);
                 SharedDictionary::deserialize(buf)
                     .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} dictionary: {err}", column + 1)))
@@ -395,7 +397,7 @@ impl LoadedStripe {
         buf: &mut Vec<u8>,
         read: impl FnOnce(&[u8], &ColumnContext<'_>) -> pg_columnar_codec::DecodeResult<(usize, Unpacked)>,
     ) -> Unpacked {
-        let entry = self.dir.columns[column].vectors[v].clone();
+        let entry = self.dir.vector(column, v);
         let row = self.row.clone();
         let rows = self.dir.vector_rows(v);
         let mut ctx_buf = Vec::new();

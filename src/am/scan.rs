@@ -52,7 +52,7 @@ pub type ColumnLookup<'v> = dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext
 /// What a directory knows of column `c` of vector `v` (`None` for a column the stripe does
 /// not store).
 fn column_facts_of_vector(dir: &StripeDirectory, v: usize, c: usize) -> Option<ColumnFacts<'_>> {
-    let e = &dir.columns.get(c)?.vectors[v];
+    let e = &dir.stored_vectors(c)?[v];
     Some(ColumnFacts { nulls: e.null_count, zone: Some(&e.zone) })
 }
 
@@ -549,7 +549,7 @@ impl ScanState {
         let row = self.stripes[i].clone();
         if self.stripe.as_ref().map(|s| s.row.first_row) != Some(row.first_row) {
             self.leave_stripe();
-            self.stripe = Some(read::kept(&row).unwrap_or_else(|| LoadedStripe::load(&mut self.pages, row, &mut self.buf)));
+            self.stripe = Some(read::kept(&row).unwrap_or_else(|| LoadedStripe::load(&mut self.pages, row)));
         }
     }
 
@@ -975,8 +975,8 @@ impl ScanState {
     pub fn with_stripe_dictionary<R>(&mut self, i: usize, c: usize, f: impl FnOnce(&ColumnContext<'_>, bool, u64) -> R) -> R {
         let row = self.stripes[i].clone();
         if let Some(stripe) = self.stripe.as_mut().filter(|s| s.row.first_row == row.first_row) {
-            let Some(column) = stripe.dir.columns.get(c) else { return f(&ColumnContext::default(), true, stripe.serial) };
-            let nulls = column.vectors.iter().any(|v| v.null_count > 0);
+            let Some(vectors) = stripe.dir.stored_vectors(c) else { return f(&ColumnContext::default(), true, stripe.serial) };
+            let nulls = vectors.iter().any(|v| v.null_count > 0);
             stripe.read_context(&mut self.pages, c, &mut self.buf);
             let ctx = stripe.loaded_context(c);
             return f(&ColumnContext { dictionary: ctx.dictionary, ..Default::default() }, nulls, stripe.serial);

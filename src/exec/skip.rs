@@ -267,8 +267,8 @@ fn bounds(ty: ColumnType, zone: &StoredZone) -> Option<(pg_sys::Datum, pg_sys::D
 fn vector_known<'d>(dir: &'d StripeDirectory, vector: usize) -> impl Fn(usize) -> Option<Known<'d>> {
     let rows = dir.vector_rows(vector);
     move |c: usize| {
-        dir.columns.get(c).map(|col| {
-            let e = &col.vectors[vector];
+        dir.stored_vectors(c).map(|vectors| {
+            let e = &vectors[vector];
             Known { zone: &e.zone, nulls: e.null_count, rows }
         })
     }

@@ -413,7 +413,7 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         let dir = scan.directory(i);
         let mut vector_order: Vec<(usize, Option<Rank>)> = (0..dir.vector_count())
             .map(|v| {
-                let e = dir.columns.get(o).map(|c| &c.vectors[v]);
+                let e = dir.stored_vectors(o).map(|vectors| &vectors[v]);
                 (v, e.map_or(Some(Rank::MAX), |e| best_of(spec.order, Some(&e.zone), e.null_count as usize)))
             })
             .collect();

@@ -7,10 +7,11 @@ use pg_columnar_codec::stripe::StripeDirectory;
 fuzz_target!(|data: &[u8]| {
     let _ = StripeDirectory::prefix_len(data);
     if let Ok(dir) = StripeDirectory::parse(data) {
-        for col in &dir.columns {
-            assert_eq!(col.vectors.len(), dir.vector_count());
-            for e in &col.vectors {
+        for c in 0..dir.columns.len() {
+            assert_eq!(dir.vectors(c).len(), dir.vector_count());
+            for (v, e) in dir.vectors(c).iter().enumerate() {
                 assert!(e.offset >= dir.data_start && e.offset + e.length <= dir.total_len);
+                assert_eq!(&dir.vector(c, v), e);
             }
         }
     }
