@@ -169,18 +169,17 @@ impl StoredZone {
         }
     }
 
-    /// Steps over a zone as [`read`](Self::read) reads it, without making it.
-    fn skip(r: &mut ByteReader<'_>) -> DecodeResult<()> {
+    /// Steps over a zone, refusing what [`read`](Self::read) refuses, without making it.
+    fn check(r: &mut ByteReader<'_>) -> DecodeResult<()> {
         match r.u8("zone map tag")? {
             0 => {}
             1 | 2 => {
                 r.take(16, "zone map bounds")?;
             }
             3 => {
-                r.take(1, "zone map flags")?;
+                Self::max_truncated(r)?;
                 for what in ["zone map minimum", "zone map maximum"] {
-                    let len = r.u8(what)? as usize;
-                    r.take(len, what)?;
+                    Self::bound(r, what)?;
                 }
             }
             value => return Err(DecodeError::UnknownTag { what: "zone map", value }),
@@ -197,23 +196,30 @@ impl StoredZone {
                 max: f64::from_bits(r.u64("zone map maximum")?),
             },
             3 => {
-                let flags = r.u8("zone map flags")?;
-                if flags > 1 {
-                    return Err(DecodeError::OutOfRange { what: "zone map flags", value: flags as u64, limit: 1 });
-                }
-                let mut bound = |what| -> DecodeResult<ZoneBound> {
-                    let len = r.u8(what)? as usize;
-                    if len > ZONE_BYTES {
-                        return Err(DecodeError::OutOfRange { what, value: len as u64, limit: ZONE_BYTES as u64 });
-                    }
-                    Ok(ZoneBound::new(r.take(len, what)?))
-                };
-                let min = bound("zone map minimum")?;
-                let max = bound("zone map maximum")?;
-                StoredZone::Bytes { min, max, max_truncated: flags == 1 }
+                let max_truncated = Self::max_truncated(r)?;
+                let min = ZoneBound::new(Self::bound(r, "zone map minimum")?);
+                let max = ZoneBound::new(Self::bound(r, "zone map maximum")?);
+                StoredZone::Bytes { min, max, max_truncated }
             }
             value => return Err(DecodeError::UnknownTag { what: "zone map", value }),
         })
+    }
+
+    /// A byte-string zone's flags: whether its maximum was shortened.
+    fn max_truncated(r: &mut ByteReader<'_>) -> DecodeResult<bool> {
+        match r.u8("zone map flags")? {
+            flags @ (0 | 1) => Ok(flags == 1),
+            flags => Err(DecodeError::OutOfRange { what: "zone map flags", value: flags as u64, limit: 1 }),
+        }
+    }
+
+    /// One bound of a byte-string zone: its length, then at most [`ZONE_BYTES`] bytes.
+    fn bound<'a>(r: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<&'a [u8]> {
+        let len = r.u8(what)? as usize;
+        if len > ZONE_BYTES {
+            return Err(DecodeError::OutOfRange { what, value: len as u64, limit: ZONE_BYTES as u64 });
+        }
+        r.take(len, what)
     }
 }
 
@@ -248,6 +254,23 @@ impl VectorEntry {
 
     /// Reads an entry at `offset` of a vector of `rows` rows.
     fn read(r: &mut ByteReader<'_>, offset: usize, rows: usize) -> DecodeResult<VectorEntry> {
+        let (length, encoding, null_count) = Self::head(r, rows)?;
+        let checksum = r.u32("vector checksum")?;
+        let zone = StoredZone::read(r)?;
+        Ok(VectorEntry { offset, length, encoding, null_count, checksum, zone })
+    }
+
+    /// Steps over an entry of a vector of `rows` rows, refusing what [`read`](Self::read)
+    /// refuses, without making it; returns the vector's length.
+    fn check(r: &mut ByteReader<'_>, rows: usize) -> DecodeResult<usize> {
+        let (length, _, _) = Self::head(r, rows)?;
+        r.take(4, "vector checksum")?;
+        StoredZone::check(r)?;
+        Ok(length)
+    }
+
+    /// An entry's length, encoding and NULL count.
+    fn head(r: &mut ByteReader<'_>, rows: usize) -> DecodeResult<(usize, Option<Encoding>, usize)> {
         let length = r.u32("vector length")? as usize;
         let encoding = match r.u8("vector encoding")? {
             NO_ENCODING => None,
@@ -257,9 +280,7 @@ impl VectorEntry {
         if null_count > rows {
             return Err(DecodeError::OutOfRange { what: "vector null count", value: null_count as u64, limit: rows as u64 });
         }
-        let checksum = r.u32("vector checksum")?;
-        let zone = StoredZone::read(r)?;
-        Ok(VectorEntry { offset, length, encoding, null_count, checksum, zone })
+        Ok((length, encoding, null_count))
     }
 }
 
@@ -413,11 +434,11 @@ impl StripeDirectory {
             let dictionary = context(&mut offset)?;
             let mut entries = Vec::with_capacity(vector_count);
             for v in 0..vector_count {
-                // read whole, so that a bad entry is refused here; kept as a position only
+                // checked whole, so that a bad entry is refused here; kept as a position only
                 let at = (HEADER_LEN + r.position()) as u32;
-                let e = VectorEntry::read(&mut r, offset, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
+                let length = VectorEntry::check(&mut r, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
                 entries.push(EntryAt { at, offset });
-                offset += e.length;
+                offset += length;
             }
             columns.push(ColumnDirectory { fsst, dictionary, entries, parsed: OnceLock::new() });
         }
@@ -477,7 +498,7 @@ impl StripeDirectory {
     fn read_entry(&self, c: usize, v: usize) -> VectorEntry {
         let EntryAt { at, offset } = self.columns[c].entries[v];
         let mut r = ByteReader::new(&self.bytes[at as usize..]);
-        // the same bytes, read the same way, passed in `parse`
+        // bytes `parse` checked with `VectorEntry::check`, which refuses what `read` refuses
         VectorEntry::read(&mut r, offset, self.vector_rows(v)).expect("a vector entry parse() accepted")
     }
 
@@ -551,7 +572,7 @@ pub fn outline_column(bytes: &[u8], column: usize) -> DecodeResult<Option<Column
             r.take(1, "vector encoding")?;
             null_count += r.u16("vector null count")? as usize;
             r.take(4, "vector checksum")?;
-            StoredZone::skip(&mut r)?;
+            StoredZone::check(&mut r)?;
         }
         if c == column {
             return Ok(Some(ColumnOutline { fsst, dictionary, null_count }));

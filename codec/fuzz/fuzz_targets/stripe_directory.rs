@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(dir.vectors(c).len(), dir.vector_count());
             for (v, e) in dir.vectors(c).iter().enumerate() {
                 assert!(e.offset >= dir.data_start && e.offset + e.length <= dir.total_len);
-                assert_eq!(&dir.vector(c, v), e);
+                // (as printed: a zone's bound may be NaN, which equals nothing)
+                assert_eq!(format!("{:?}", dir.vector(c, v)), format!("{e:?}"));
             }
         }
     }
