@@ -18,6 +18,9 @@ marks in pgcol.row_mark); a database-wide VACUUM runs before each operation's ro
     middle.
   * update 1,000 rows by primary key: an UPDATE of 1,000 ids spread over the table, found by
     a nested loop over the primary key.
+  * read the 1,000 rows the update changes: a `SELECT *` of the same ids the same way. What
+    the UPDATE must do at least (fetch each old row whole to build its new version), so the
+    two rows side by side show how much of the UPDATE is that fetch.
   * 10,000 point lookups by primary key: a prepared `SELECT * ... WHERE id = $1`, executed
     10,000 times with ids spread at random (fixed seed), each its own statement.
   * upsert 10,000 rows, half conflicting: INSERT ... ON CONFLICT (id) DO UPDATE of 5,000 ids
@@ -83,6 +86,9 @@ def operations(args):
         ("delete 1% by time range", lambda t: timed(args, f"DELETE FROM {t} WHERE time >= {lo} AND time < {hi};\n")),
         ("update 1,000 rows by primary key", lambda t: timed(
             args, f"UPDATE {t} SET usage_user = usage_user + 1 WHERE id IN (SELECT g::bigint * {stride} FROM generate_series(1, 1000) g);\n",
+            "SET enable_hashjoin = off; SET enable_mergejoin = off;\n")),
+        ("read the 1,000 rows the update changes", lambda t: timed(
+            args, f"SELECT * FROM {t} WHERE id IN (SELECT g::bigint * {stride} FROM generate_series(1, 1000) g);\n",
             "SET enable_hashjoin = off; SET enable_mergejoin = off;\n")),
         ("10,000 point lookups by primary key (prepared)", lambda t: timed(
             args, lookups, f"PREPARE lookup(bigint) AS SELECT * FROM {t} WHERE id = $1;\n")),
