@@ -264,6 +264,13 @@ fn float8_run_sum(sum: f64, run: &[i64], exact: bool) -> f64 {
 pub struct GroupRuns(Option<Vec<(usize, u32)>>);
 
 impl GroupRuns {
+    /// What [`GroupStates::add`] reads: the runs of the selected rows' groups when those rows
+    /// are one range (every row, or a sorted stripe's vector that a time window cuts: part
+    /// of a host's run), ends counted from the range's start; none otherwise.
+    pub fn of_selected(groups: &[u32], sel: &Selection) -> GroupRuns {
+        sel.single_range().map_or_else(GroupRuns::default, |range| GroupRuns::of(&groups[range]))
+    }
+
     /// The runs of `groups` (`None` past one change per 8 values).
     pub fn of(groups: &[u32]) -> GroupRuns {
         let n = groups.len();
@@ -792,7 +799,7 @@ impl GroupStates {
     /// row `r`; `runs` as in [`add`](Self::add)).
     pub fn count_rows(&mut self, sel: &Selection, groups: &[u32], runs: &GroupRuns) {
         let GroupStates::Count(c) = self else { unreachable!("rows are counted by count(*) only") };
-        if let (true, Some(runs)) = (sel.count() == sel.rows(), &runs.0) {
+        if let Some(runs) = &runs.0 {
             for (range, g) in GroupRuns::each(runs) {
                 c[g] += range.len() as i64;
             }
@@ -804,9 +811,8 @@ impl GroupStates {
     }
 
     /// [`State::add`] for grouped rows: each selected row `r` of `u` goes to group
-    /// `groups[r]`, in row order; `runs` are `GroupRuns::of` the groups of all the vector's
-    /// rows, read only when every row is selected. `None`: the vector holds values that are
-    /// not numbers.
+    /// `groups[r]`, in row order; `runs` are [`GroupRuns::of_selected`]. `None`: the vector
+    /// holds values that are not numbers.
     pub fn add(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, groups: &[u32], runs: &GroupRuns) -> Option<Result<(), FloatOverflow>> {
         if let GroupStates::Count(c) = self {
             let nulls = u.nulls.as_deref();
@@ -827,23 +833,27 @@ impl GroupStates {
             })?;
             return Some(Ok(()));
         }
-        // the group of each picked value: with every row picked, value k is row k's
-        let all = u.nulls.is_none() && sel.count() == u.rows;
-        if let (true, GroupStates::FloatAvg { n, sx }) = (all, &mut *self) {
-            // every row of a plain or bitpacked vector: straight over its values
+        // the rows picked as one range of a vector without NULLs (every row, or part of a
+        // host's run), whose values are that range of the vector's, in order
+        let range = if u.nulls.is_none() { sel.single_range() } else { None };
+        if let (Some(range), GroupStates::FloatAvg { n, sx }) = (range.clone(), &mut *self) {
+            // a plain or bitpacked vector: straight over those values
             match &u.form {
                 Form::Values(Values::Float64(x)) => {
-                    avg_runs(n, sx, x, groups, runs, |v| v, |s, run| float_run_sum(s, run, |v| v));
+                    avg_runs(n, sx, &x[range.clone()], &groups[range], runs, |v| v, |s, run| float_run_sum(s, run, |v| v));
                     return Some(Ok(()));
                 }
                 Form::Integers { kind: Kind::Float64 | Kind::Float32, ints } => {
+                    let ints = &ints[range.clone()];
                     let exact = crate::all_within_bits(ints, 52);
-                    avg_runs(n, sx, ints, groups, runs, |v| v as f64, |s, run| float8_run_sum(s, run, exact));
+                    avg_runs(n, sx, ints, &groups[range], runs, |v| v as f64, |s, run| float8_run_sum(s, run, exact));
                     return Some(Ok(()));
                 }
                 _ => {}
             }
         }
+        // the group of each picked value: with every row picked, value k is row k's
+        let all = range == Some(0..u.rows);
         let mut rows = Vec::new();
         let picked = pick(u, ctx, sel, (!all).then_some(&mut rows))?;
         let value_groups: Vec<u32>;

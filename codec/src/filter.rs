@@ -97,6 +97,27 @@ impl Selection {
         }
     }
 
+    /// The selected rows when they are one range (all rows included), `None` otherwise or
+    /// when none is selected.
+    pub fn single_range(&self) -> Option<std::ops::Range<usize>> {
+        let first = self.next_from(0)?;
+        let end = first + self.count();
+        // as many rows from the first as are selected: one range exactly when those are them
+        (end <= self.rows && *self == Selection::of_range(self.rows, first..end)).then_some(first..end)
+    }
+
+    /// The rows `range` of a vector of `rows` rows.
+    pub fn of_range(rows: usize, range: std::ops::Range<usize>) -> Selection {
+        let mut s = Selection::none(rows);
+        for (i, w) in s.words.iter_mut().enumerate() {
+            let (lo, hi) = (range.start.clamp(i * 64, i * 64 + 64) - i * 64, range.end.clamp(i * 64, i * 64 + 64) - i * 64);
+            if hi > lo {
+                *w = (u64::MAX >> (64 - (hi - lo))) << lo;
+            }
+        }
+        s
+    }
+
     /// The selected rows, ascending.
     pub fn iter(&self) -> SelectedRows<'_> {
         SelectedRows { words: &self.words, word: 0, bits: self.words[0] }
@@ -514,6 +535,38 @@ mod tests {
     use super::*;
     use crate::vector::ByteStrings;
     use proptest::prelude::*;
+
+    /// `of_range` against setting the rows one by one, and `single_range` against reading
+    /// the selected rows: every range of a few sizes of vector, with and without one row more
+    /// or less.
+    #[test]
+    fn single_ranges_are_found_exactly() {
+        for rows in [0, 1, 63, 64, 65, 127, 200, 1024] {
+            for start in 0..=rows {
+                for end in (start..=rows).step_by(if rows > 200 { 37 } else { 1 }) {
+                    let mut want = Selection::none(rows);
+                    (start..end).for_each(|r| want.set(r));
+                    let s = Selection::of_range(rows, start..end);
+                    assert_eq!(s, want, "{rows} rows, {start}..{end}");
+                    let expect = |s: &Selection| {
+                        let picked: Vec<usize> = s.iter().collect();
+                        let one = picked.windows(2).all(|w| w[1] == w[0] + 1);
+                        (!picked.is_empty() && one).then(|| picked[0]..picked[picked.len() - 1] + 1)
+                    };
+                    assert_eq!(s.single_range(), expect(&s), "{rows} rows, {start}..{end}");
+                    // a row more past the end, or a row fewer inside
+                    for r in [end + 1, (start + end) / 2] {
+                        if start < end && r < rows && (r > end || (start < r && r + 1 < end)) {
+                            let mut t = s;
+                            if r > end { t.set(r) } else { t.unset(r) }
+                            assert_eq!(t.single_range(), expect(&t), "{rows} rows, {start}..{end}, row {r} changed");
+                            assert_eq!(t.single_range(), None);
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// The reference: row by row, from the definitions above, on values widened to one form.
     #[derive(Debug, Clone)]

@@ -258,9 +258,9 @@ fn check_groups(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_colu
         let mut got = Ok(());
         for (((v, sel), u), g) in vectors.iter().zip(unpacked).zip(groups) {
             if f == Function::CountStar {
-                states.count_rows(sel, g, &GroupRuns::of(g));
+                states.count_rows(sel, g, &GroupRuns::of_selected(g, sel));
             } else if got.is_ok() {
-                got = states.add(u, ctx, sel, g, &GroupRuns::of(g)).unwrap();
+                got = states.add(u, ctx, sel, g, &GroupRuns::of_selected(g, sel)).unwrap();
             }
             let mut k = 0;
             for r in 0..v.rows {
@@ -285,8 +285,15 @@ fn check_groups(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_colu
     }
 }
 
+/// Rows picked at random, `density` in 100 of them; above 100, one range of rows instead (a
+/// sorted stripe's vector that a time window cuts, which the states add as a range).
 fn selection(rows: usize, seed: u64, density: u64) -> Selection {
     let mut r = gen::Rng(seed | 1);
+    if density > 100 {
+        let start = r.below(rows as u64 + 1) as usize;
+        let end = start + r.below((rows - start) as u64 + 1) as usize;
+        return Selection::of_range(rows, start..end);
+    }
     let mut s = Selection::none(rows);
     for i in 0..rows {
         if r.below(100) < density {
@@ -305,7 +312,7 @@ proptest! {
         shape in prop::sample::select(gen::shapes()),
         rows in prop_oneof![prop::sample::select(ROWS.to_vec()), 0usize..=1024],
         nulls in prop_oneof![Just(Nulls::None), Just(Nulls::All), (1u64..99).prop_map(Nulls::Some)],
-        density in prop_oneof![Just(100u64), Just(0u64), 1u64..100],
+        density in prop_oneof![Just(100u64), Just(0u64), 1u64..100, Just(101u64)],
         shared in any::<bool>(),
         seed in any::<u64>(),
     ) {
@@ -386,7 +393,7 @@ fn bounded_avg_is_float8_accum_avg() {
                     })
                     .collect();
                 let vector = Vector { rows, nulls: None, values: Values::Float64(values) };
-                (vector, selection(rows, case as u64 * 31 + v, [100, 60, 5][v as usize % 3]))
+                (vector, selection(rows, case as u64 * 31 + v, [100, 60, 5, 101][v as usize % 4]))
             })
             .collect();
         let unpacked = encoded(&vectors, &ctx);
@@ -410,8 +417,8 @@ fn bounded_avg_is_float8_accum_avg() {
                 .collect();
             full.add(u, &ctx, sel).unwrap().expect("no overflow within the bound");
             bounded.add(u, &ctx, sel).unwrap().unwrap();
-            full_g.add(u, &ctx, sel, &groups, &GroupRuns::of(&groups)).unwrap().expect("no overflow within the bound");
-            bounded_g.add(u, &ctx, sel, &groups, &GroupRuns::of(&groups)).unwrap().unwrap();
+            full_g.add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel)).unwrap().expect("no overflow within the bound");
+            bounded_g.add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel)).unwrap().unwrap();
         }
         let (a, b) = (full.finish(Function::Avg, Kind::Float64), bounded.finish(Function::Avg, Kind::Float64));
         assert!(same(&a, &b), "case {case}: {a:?} against {b:?}");
@@ -455,7 +462,7 @@ fn bytes_min_max_against_reference() {
                 }
                 let any = nulls.iter().any(|&b| b != 0);
                 let vector = Vector { rows, nulls: any.then_some(nulls), values: Values::Bytes(values) };
-                (vector, selection(rows, case as u64 * 17 + v, [100, 50, 3][v as usize % 3]))
+                (vector, selection(rows, case as u64 * 17 + v, [100, 50, 3, 101][v as usize % 4]))
             })
             .collect();
         let ctx = ColumnContext::default();
@@ -471,7 +478,7 @@ fn bytes_min_max_against_reference() {
             for ((v, sel), u) in vectors.iter().zip(&unpacked) {
                 let groups: Vec<u32> = (0..v.rows).map(|_| rng.below(3) as u32).collect();
                 state.add(u, &ctx, sel).unwrap().unwrap();
-                grouped.add(u, &ctx, sel, &groups, &GroupRuns::of(&groups)).unwrap().unwrap();
+                grouped.add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel)).unwrap().unwrap();
                 let Values::Bytes(b) = &v.values else { unreachable!() };
                 let mut k = 0;
                 for r in 0..v.rows {

@@ -847,33 +847,33 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             for s in states.iter_mut() {
                 s.resize(table.len());
             }
-            // (read by the states only when every row is selected)
-            runs = if selection.count() == selection.rows() { GroupRuns::of(&groups[..selection.rows()]) } else { GroupRuns::default() };
+            runs = GroupRuns::of_selected(&groups, selection);
         }
         for (i, spec) in specs.iter().enumerate() {
-            // the rows of this aggregate: the scan's, and its FILTER's
-            let filtered;
-            let selection = match filters[i].as_mut() {
-                None => selection,
+            // the rows of this aggregate: the scan's, and its FILTER's (with their own runs)
+            let (filtered, filtered_runs);
+            let (selection, runs) = match filters[i].as_mut() {
+                None => (selection, &runs),
                 Some(f) => {
                     let Some(mut s) = f.select(lookup, serial, selection.rows()) else {
                         crate::storage::corrupt(rel, "a vector is not of the form its column's FILTER reads".to_string());
                     };
                     s.and(selection);
                     filtered = s;
-                    &filtered
+                    filtered_runs = if grouped { GroupRuns::of_selected(&groups, &filtered) } else { GroupRuns::default() };
+                    (&filtered, &filtered_runs)
                 }
             };
             let Some(c) = spec.column else {
                 match &mut *out {
-                    Computed::Grouped { states, .. } => states[i].count_rows(selection, &groups, &runs),
+                    Computed::Grouped { states, .. } => states[i].count_rows(selection, &groups, runs),
                     Computed::Single(states) => states[i].add_rows(selection.count()),
                 }
                 continue;
             };
             let Some((u, ctx)) = lookup(c as usize) else { missing(rel, c as usize) };
             let added = match &mut *out {
-                Computed::Grouped { states, .. } => states[i].add(u, &ctx, selection, &groups, &runs),
+                Computed::Grouped { states, .. } => states[i].add(u, &ctx, selection, &groups, runs),
                 Computed::Single(states) => states[i].add(u, &ctx, selection),
             };
             match added {
