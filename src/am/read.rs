@@ -324,8 +324,8 @@ impl LoadedStripe {
         self.dir.vector_count()
     }
 
-    /// About the memory this load holds: the parsed directory (a few times its stored size),
-    /// the contexts read (likewise) and a sorted stripe's row order.
+    /// About the memory this load holds: the directory (`StripeDirectory::approx_bytes`),
+    /// the contexts read (a few times their stored size) and a sorted stripe's row order.
     fn approx_bytes(&self) -> usize {
         self.dir.approx_bytes() + 4 * self.context_bytes + self.order.as_ref().map_or(0, |o| 8 * o.position.len())
     }

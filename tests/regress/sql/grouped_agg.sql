@@ -103,6 +103,17 @@ CREATE TABLE gsi_heap AS SELECT * FROM gsi;
 SELECT agg_same('SELECT date_trunc(''hour'', t) AS hour, h, avg(m), min(m), max(m), sum(m), avg(big), sum(big), count(*) FROM %s GROUP BY hour, h ORDER BY 1, 2', 'gsi');
 SELECT agg_same('SELECT h, avg(m), avg(big), min(big), count(*) FROM %s GROUP BY h ORDER BY 1', 'gsi');
 SELECT agg_same('SELECT h, avg(m), max(m) FROM %s WHERE t < ''2016-03-27'' GROUP BY h ORDER BY 1', 'gsi');
+-- a sorted table without NULLs whose hosts' runs are longer than a vector, and time windows
+-- that cut them: a boundary vector's selected rows are one range, added as a range of its
+-- values; an aggregate's FILTER selects another range (or rows apart), with its own runs
+SET pg_columnar.stripe_row_limit = 20000;
+CREATE TABLE gsr (h text, t timestamptz, m float8, k float8) USING pg_columnar WITH (pg_columnar.sort_key = 'h, t');
+INSERT INTO gsr SELECT 'host_' || (g % 9), timestamptz '2016-03-26 00:00+00' + g * interval '37 s', (g * 7919 % 1000) / 8.0, g % 50
+  FROM generate_series(1, 40000) g;
+SET pg_columnar.stripe_row_limit = 4096;
+CREATE TABLE gsr_heap AS SELECT * FROM gsr;
+SELECT agg_same('SELECT date_trunc(''hour'', t) AS hour, h, avg(m), avg(k), count(*), max(m), sum(k) FROM %s WHERE t >= ''2016-03-26 02:10+00'' AND t < ''2016-03-26 05:50+00'' GROUP BY hour, h ORDER BY 1, 2', 'gsr');
+SELECT agg_same('SELECT h, avg(m) FILTER (WHERE t < ''2016-03-26 04:00+00''), count(*) FILTER (WHERE t >= ''2016-03-26 03:00+00''), sum(k) FILTER (WHERE k > 20), avg(k), count(*) FROM %s WHERE t >= ''2016-03-26 02:10+00'' AND t < ''2016-03-26 07:00+00'' GROUP BY h ORDER BY 1', 'gsr');
 -- HAVING (aggregates the target list does not have included), ORDER BY and LIMIT above
 SELECT agg_same('SELECT h, count(*) FROM %s GROUP BY h HAVING sum(f8) > 30000 ORDER BY 1');
 SELECT agg_same('SELECT h, i2 FROM %s GROUP BY h, i2 HAVING min(id) < 20 AND h IS NOT NULL ORDER BY 1, 2');
