@@ -33,16 +33,7 @@ impl Selection {
     }
 
     pub fn all(rows: usize) -> Selection {
-        let mut s = Selection::none(rows);
-        for (i, w) in s.words.iter_mut().enumerate() {
-            let lo = i * 64;
-            *w = match rows.saturating_sub(lo) {
-                0 => 0,
-                n if n >= 64 => u64::MAX,
-                n => (1u64 << n) - 1,
-            };
-        }
-        s
+        Selection::of_range(rows, 0..rows)
     }
 
     pub fn rows(&self) -> usize {
