@@ -32,6 +32,27 @@ pub fn set_is_current_xact_tuple(ops: &mut pg_sys::TupleTableSlotOps, f: unsafe 
     }
 }
 
+/// Sets a slot type's `copy_minimal_tuple` to the virtual slot's after the slot's deferred
+/// values are read (`am::slot::read_all`); from 18 it takes the bytes to leave free before
+/// the tuple.
+pub fn set_copy_minimal_tuple(ops: &mut pg_sys::TupleTableSlotOps) {
+    ops.copy_minimal_tuple = Some(copy_minimal_tuple);
+}
+
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::MinimalTuple {
+    crate::am::slot::read_all(slot);
+    (pg_sys::TTSOpsVirtual.copy_minimal_tuple.expect("virtual slots copy minimal tuples"))(slot)
+}
+
+#[cfg(any(feature = "pg18", feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot, extra: pg_sys::Size) -> pg_sys::MinimalTuple {
+    crate::am::slot::read_all(slot);
+    (pg_sys::TTSOpsVirtual.copy_minimal_tuple.expect("virtual slots copy minimal tuples"))(slot, extra)
+}
+
 /// `ConditionalLockTuple` (from 18 it takes whether to log a failure: no).
 pub unsafe fn conditional_lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, mode: pg_sys::LOCKMODE) -> bool {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]

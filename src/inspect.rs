@@ -240,7 +240,10 @@ mod pgcol {
     ///   stripe holds (at most 4 MB), and the asks that found theirs kept and that did not;
     /// * rows fetched by number (and PgColumnarTopN's rows) decoded alone, one value of each
     ///   column, and vectors decoded whole for them (when a second row of a vector was
-    ///   fetched right after the first).
+    ///   fetched right after the first);
+    /// * rows a unique check or ON CONFLICT found stored in a slot without their values
+    ///   (`rows_deferred`), and the column values read for them since, when asked
+    ///   (`deferred_columns_read`).
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]
@@ -257,12 +260,15 @@ mod pgcol {
             name!(dictionary_misses, i64),
             name!(rows_decoded_alone, i64),
             name!(vectors_decoded_whole, i64),
+            name!(rows_deferred, i64),
+            name!(deferred_columns_read, i64),
         ),
     > {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
         let reused = crate::am::fetch::refetched_from_index_fetch();
         let (dictionaries, dictionary_hits, dictionary_misses) = crate::am::read::kept_dictionary_stats();
         let (alone, whole) = crate::am::scan::row_at_a_time_decodes();
+        let (deferred, deferred_read) = crate::am::slot::deferred_stats();
         TableIterator::once((
             stripes as i64,
             bytes as i64,
@@ -274,6 +280,8 @@ mod pgcol {
             dictionary_misses as i64,
             alone as i64,
             whole as i64,
+            deferred as i64,
+            deferred_read as i64,
         ))
     }
 

@@ -337,6 +337,11 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
             if let Some(xid) = running_inserter {
                 (*snapshot).xmin = xid;
             }
+            if super::slot::is_row_slot(slot) {
+                // the values are read when asked: a unique check reads none, ON CONFLICT's
+                // look for a conflict the index's columns
+                return with_latest_scan(rel, false, |scan| defer_row(scan, rel, row, slot));
+            }
             // copied: the cached scan's next fetch may reuse the vector the values are in
             with_latest_scan(rel, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot))
         }
@@ -347,6 +352,46 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
             (*slot).tts_tableOid = (*rel).rd_id;
             true
         }
+    }
+}
+
+/// Stores row `row` of `rel` into `slot` (ours) deferred (`slot::store_deferred`) if a
+/// stripe of `scan` (a SnapshotAny scan) holds it.
+unsafe fn defer_row(scan: &ScanState, rel: pg_sys::Relation, row: u64, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    let Some(i) = stripe_index_of(&scan.stripes, row) else { return false };
+    let d = super::slot::Deferred { relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
+    super::slot::store_deferred(slot, d, scan.stripes[i].xmin, scan.stripes[i].cmin);
+    true
+}
+
+/// Gives `out` the values of `columns` of the deferred row `d` (`slot::store_deferred`),
+/// each with its column, read alone from the row's stripe; returns the end of the columns
+/// given (lower than `columns.end` when the stripe stores fewer). The row's table is open
+/// (the statement that fetched the row holds its lock); a row asked for after its table was
+/// given a new file (TRUNCATE, a rewrite, in the same transaction) is an ERROR, not another
+/// row's values.
+pub fn read_deferred(d: super::slot::Deferred, columns: std::ops::Range<usize>, desc: pg_sys::TupleDesc, out: &mut dyn FnMut(usize, pg_sys::Datum, bool)) -> usize {
+    unsafe {
+        let rel = pg_sys::RelationIdGetRelation(d.relid);
+        if rel.is_null() {
+            pgrx::error!("pg_columnar: the table of a row being read (OID {}) is gone", d.relid.to_u32());
+        }
+        let name = || std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
+        if crate::compat::relfile_number(rel) != d.relfile {
+            let name = name();
+            pg_sys::RelationClose(rel);
+            pgrx::error!("pg_columnar: row {} of \"{name}\" was read after the table was given a new file", d.row);
+        }
+        // a row written since the cached scan was made is in a stripe it lacks: made again
+        let end = with_latest_scan(rel, false, |scan| scan.row_columns(d.row, columns.clone(), desc, out))
+            .or_else(|| with_latest_scan(rel, true, |scan| scan.row_columns(d.row, columns.clone(), desc, out)));
+        let Some(end) = end else {
+            let name = name();
+            pg_sys::RelationClose(rel);
+            pgrx::error!("pg_columnar: row {} of \"{name}\" is in no stripe", d.row);
+        };
+        pg_sys::RelationClose(rel);
+        end
     }
 }
 

@@ -634,6 +634,35 @@ impl ScanState {
         self.store(i, position, slot)
     }
 
+    /// The values of `columns` (0-based, those the stripe stores) of row `row`, decoded alone
+    /// and given to `out` with their column, whatever this scan's snapshot masks: what a
+    /// slot holding a row whose values are read when asked needs (`slot::store_deferred`).
+    /// Returns the end of the columns given (`columns.end`, or the count the stripe stores
+    /// if lower; the relation's later columns are its missing-attribute defaults), `None` if
+    /// no stripe of this scan holds the row. Leaves the vector this scan holds decoded as it
+    /// was.
+    pub fn row_columns(
+        &mut self,
+        row: u64,
+        columns: std::ops::Range<usize>,
+        desc: pg_sys::TupleDesc,
+        out: &mut dyn FnMut(usize, pg_sys::Datum, bool),
+    ) -> Option<usize> {
+        let i = read::stripe_index_of(&self.stripes, row)?;
+        let position = self.position_of(i, row - self.stripes[i].first_row);
+        let types = column_types(desc);
+        let mut decoded = DecodedVector::new(types.len());
+        decoded.set_wanted(Some((0..types.len()).map(|c| columns.contains(&c)).collect()));
+        let stripe = self.stripe.as_mut().expect("loaded by position_of");
+        let (v, r) = ((position / pg_columnar_codec::MAX_ROWS as u64) as usize, (position % pg_columnar_codec::MAX_ROWS as u64) as usize);
+        decoded.decode_row(&mut self.pages, stripe, v, r, &types, &mut self.buf, &mut self.scratch);
+        let end = columns.end.min(decoded.stored_columns).max(columns.start);
+        for c in columns.start..end {
+            out(c, decoded.columns[c].datums[0], decoded.columns[c].nulls[0]);
+        }
+        Some(end)
+    }
+
     /// The row order of stripe `i` (`None`: stored in insert order), loading the stripe.
     fn row_order(&mut self, i: usize) -> Option<&RowOrder> {
         self.load(i);

@@ -17,6 +17,21 @@ struct RowSlot {
     /// (empty, or values copied in from another slot).
     xmin: pg_sys::TransactionId,
     cmin: pg_sys::CommandId,
+    /// A row stored without its values ([`store_deferred`]), read when asked; `relid`
+    /// InvalidOid when there is none.
+    deferred: Deferred,
+    /// Where the values read for a deferred row live until the slot is cleared (made when
+    /// first needed, a child of the slot's context).
+    deferred_mcxt: pg_sys::MemoryContext,
+}
+
+/// A row of a pg_columnar table whose values a slot has not read yet: the table (its OID and
+/// the file its row numbers belong to) and the row number.
+#[derive(Clone, Copy)]
+pub struct Deferred {
+    pub relid: pg_sys::Oid,
+    pub relfile: u32,
+    pub row: u64,
 }
 
 struct Ops(pg_sys::TupleTableSlotOps);
@@ -34,13 +49,17 @@ pub fn ops() -> *const pg_sys::TupleTableSlotOps {
         ops.copyslot = Some(copyslot);
         ops.getsysattr = Some(getsysattr);
         ops.copy_heap_tuple = Some(copy_heap_tuple);
+        ops.getsomeattrs = Some(getsomeattrs);
+        ops.materialize = Some(materialize);
+        ops.release = Some(release);
+        crate::compat::set_copy_minimal_tuple(&mut ops);
         crate::compat::set_is_current_xact_tuple(&mut ops, is_current_xact_tuple);
         Ops(ops)
     })
     .0
 }
 
-fn is_row_slot(slot: *mut pg_sys::TupleTableSlot) -> bool {
+pub fn is_row_slot(slot: *mut pg_sys::TupleTableSlot) -> bool {
     unsafe { std::ptr::eq((*slot).tts_ops, ops()) }
 }
 
@@ -70,6 +89,7 @@ pub unsafe fn clear_for_row(slot: *mut pg_sys::TupleTableSlot) {
     if (ours || virtual_) && flags & pg_sys::TTS_FLAG_SHOULDFREE == 0 {
         if ours {
             forget_origin(slot);
+            forget_deferred(slot);
         }
         (*slot).tts_nvalid = 0;
         (*slot).tts_flags |= pg_sys::TTS_FLAG_EMPTY as u16;
@@ -94,15 +114,131 @@ unsafe fn forget_origin(slot: *mut pg_sys::TupleTableSlot) {
     (*(slot as *mut RowSlot)).xmin = pg_sys::InvalidTransactionId;
 }
 
+/// Forgets the deferred row of `slot` (one of ours) and frees the values read for it.
+unsafe fn forget_deferred(slot: *mut pg_sys::TupleTableSlot) {
+    let s = slot as *mut RowSlot;
+    (*s).deferred.relid = pg_sys::InvalidOid;
+    if !(*s).deferred_mcxt.is_null() {
+        pg_sys::MemoryContextReset((*s).deferred_mcxt);
+    }
+}
+
+/// Stores row `d` in `slot` (one of ours, see [`is_row_slot`]) without its values: each
+/// column is read from the table when something asks for it (`slot_getsomeattrs`, and
+/// every copy or materialization, which read them all). A unique check only asks whether
+/// a row is there, and ON CONFLICT's look for a conflicting row reads the index's columns:
+/// decoding all of a row's columns for them, one page each, was most of an upsert's fetch
+/// work. `xmin` and `cmin` are those of the row's stripe, as [`set_origin`] takes them.
+///
+/// # Safety
+/// `slot` must be a valid slot of ours for `d`'s relation's descriptor.
+pub unsafe fn store_deferred(slot: *mut pg_sys::TupleTableSlot, d: Deferred, xmin: pg_sys::TransactionId, cmin: pg_sys::CommandId) {
+    debug_assert!(is_row_slot(slot));
+    pg_sys::ExecClearTuple(slot);
+    let s = slot as *mut RowSlot;
+    (*s).deferred = d;
+    (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
+    (*slot).tts_nvalid = 0;
+    (*slot).tts_tid = super::tid::to_tid(d.row);
+    (*slot).tts_tableOid = d.relid;
+    set_origin(slot, xmin, cmin);
+    DEFERRED_ROWS.with(|n| n.set(n.get() + 1));
+}
+
+thread_local! {
+    /// Rows stored deferred so far, and the columns read for them (`pgcol.kept_stripes`).
+    static DEFERRED_ROWS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static DEFERRED_COLUMNS_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Rows stored deferred so far in this backend, and the column values read for them.
+pub fn deferred_stats() -> (u64, u64) {
+    (DEFERRED_ROWS.with(|n| n.get()), DEFERRED_COLUMNS_READ.with(|n| n.get()))
+}
+
+/// Reads every value of `slot`'s deferred row, if it holds one: what copies and
+/// materializations of a virtual slot need (they read `tts_values` whole).
+///
+/// # Safety
+/// `slot` must be a valid slot of ours.
+pub unsafe fn read_all(slot: *mut pg_sys::TupleTableSlot) {
+    let natts = (*(*slot).tts_tupleDescriptor).natts;
+    if (*slot).tts_nvalid < natts as i16 {
+        pg_sys::slot_getsomeattrs_int(slot, natts);
+    }
+}
+
+/// Reads columns `tts_nvalid..natts` of the deferred row (those the row's stripe stores;
+/// PostgreSQL fills the later ones with their defaults), copying values passed by reference
+/// into the slot's deferred context.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natts: std::ffi::c_int) {
+    let s = slot as *mut RowSlot;
+    let d = (*s).deferred;
+    if d.relid == pg_sys::InvalidOid {
+        // what a virtual slot says to this
+        return (pg_sys::TTSOpsVirtual.getsomeattrs.expect("virtual slots have getsomeattrs"))(slot, natts);
+    }
+    if (*s).deferred_mcxt.is_null() {
+        (*s).deferred_mcxt = pg_sys::AllocSetContextCreateInternal(
+            (*slot).tts_mcxt,
+            c"pg_columnar deferred row".as_ptr(),
+            0,
+            pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
+            pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
+        );
+    }
+    let desc = (*slot).tts_tupleDescriptor;
+    let from = (*slot).tts_nvalid as usize;
+    let values = (*slot).tts_values;
+    let nulls = (*slot).tts_isnull;
+    let mcxt = (*s).deferred_mcxt;
+    let end = super::fetch::read_deferred(d, from..natts as usize, desc, &mut |c, value, null| {
+        *nulls.add(c) = null;
+        *values.add(c) = if null {
+            pg_sys::Datum::from(0)
+        } else {
+            let attr = crate::compat::tuple_desc_attr(desc, c);
+            if (*attr).attbyval {
+                value
+            } else {
+                let old = pg_sys::MemoryContextSwitchTo(mcxt);
+                let copy = pg_sys::datumCopy(value, false, (*attr).attlen as i32);
+                pg_sys::MemoryContextSwitchTo(old);
+                copy
+            }
+        };
+    });
+    DEFERRED_COLUMNS_READ.with(|n| n.set(n.get() + end.saturating_sub(from) as u64));
+    (*slot).tts_nvalid = end as i16;
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
+    read_all(slot);
+    (pg_sys::TTSOpsVirtual.materialize.expect("virtual slots materialize"))(slot)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
+    let s = slot as *mut RowSlot;
+    if !(*s).deferred_mcxt.is_null() {
+        pg_sys::MemoryContextDelete((*s).deferred_mcxt);
+        (*s).deferred_mcxt = std::ptr::null_mut();
+    }
+}
+
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
     forget_origin(slot);
+    forget_deferred(slot);
     (pg_sys::TTSOpsVirtual.clear.expect("virtual slots clear"))(slot)
 }
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTableSlot) {
     forget_origin(dst);
+    forget_deferred(dst);
     (pg_sys::TTSOpsVirtual.copyslot.expect("virtual slots copy"))(dst, src)
 }
 
@@ -111,6 +247,7 @@ unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut
 /// computes each column's correlation with row order, which the custom scan's costs read.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::HeapTuple {
+    read_all(slot);
     let tuple = (pg_sys::TTSOpsVirtual.copy_heap_tuple.expect("virtual slots copy heap tuples"))(slot);
     (*tuple).t_self = (*slot).tts_tid;
     (*tuple).t_tableOid = (*slot).tts_tableOid;
