@@ -25,6 +25,9 @@ marks in pgcol.row_mark); a database-wide VACUUM runs before each operation's ro
     10,000 times with ids spread at random (fixed seed), each its own statement.
   * upsert 10,000 rows, half conflicting: INSERT ... ON CONFLICT (id) DO UPDATE of 5,000 ids
     that exist and 5,000 that do not.
+  * insert 10,000 rows, half conflicting, DO NOTHING: the same rows with ON CONFLICT DO
+    NOTHING (a loader that skips rows it already has): each conflict is found by the check
+    alone, which reads only the key of the row it meets.
   * count(*) before and after deleting one row: a count, then (the last operation) one row
     deleted by id and committed, and the count again.
   * two sessions deleting disjoint ranges: two 0.5% windows deleted by two sessions at once
@@ -97,6 +100,11 @@ def operations(args):
                   f"SELECT CASE WHEN g % 2 = 0 THEN g::bigint / 2 * {ustride} ELSE {n} + g END, "
                   f"'2016-01-01 00:00:00+00'::timestamptz + g * interval '1 second', g % 100 + 1, 'host_' || (g % 100), g % 100 "
                   f"FROM generate_series(1, 10000) g ON CONFLICT (id) DO UPDATE SET usage_user = EXCLUDED.usage_user;\n")),
+        ("insert 10,000 rows, half conflicting, DO NOTHING", lambda t: timed(
+            args, f"INSERT INTO {t} (id, time, tags_id, hostname, usage_user) "
+                  f"SELECT CASE WHEN g % 2 = 0 THEN g::bigint / 2 * {ustride} ELSE {n} + g END, "
+                  f"'2016-01-01 00:00:00+00'::timestamptz + g * interval '1 second', g % 100 + 1, 'host_' || (g % 100), g % 100 "
+                  f"FROM generate_series(1, 10000) g ON CONFLICT DO NOTHING;\n")),
         ("count(*)", lambda t: timed(args, f"SELECT count(*) FROM {t};\n")),
         # last: its delete is committed (in the first round; later rounds find the row gone)
         ("count(*) after deleting one row", lambda t: timed(args, f"SELECT count(*) FROM {t};\n", f"DELETE FROM {t} WHERE id = {n // 2};\n")),
