@@ -647,6 +647,16 @@ impl DecodedVector {
 /// Finds the stripe holding `row_number` in `stripes` (sorted by first row); `None` also
 /// for a row number in a stripe's range that holds no row (`StripeRow::absent`).
 pub fn stripe_index_of(stripes: &[StripeRow], row_number: u64) -> Option<usize> {
-    let i = stripes.partition_point(|s| s.first_row <= row_number).checked_sub(1)?;
+    let i = stripe_index_of_position(stripes, row_number)?;
     stripes[i].holds(row_number).then_some(i)
+}
+
+/// Finds the stripe in `stripes` (sorted by first row) that stores position `position`,
+/// counted as a scan counts stored rows (the stripe's first row plus the stored offset).
+/// Unlike [`stripe_index_of`] it does not ask whether a row number is absent: in a sorted
+/// stripe the row stored at offset `p` is not the row inserted at offset `p`, which may be
+/// absent while the stored one is not.
+pub fn stripe_index_of_position(stripes: &[StripeRow], position: u64) -> Option<usize> {
+    let i = stripes.partition_point(|s| s.first_row <= position).checked_sub(1)?;
+    (position - stripes[i].first_row < stripes[i].row_count).then_some(i)
 }

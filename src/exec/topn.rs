@@ -468,7 +468,8 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     let at: Vec<(usize, u64)> = rows
         .into_iter()
         .map(|p| {
-            let i = crate::am::read::stripe_index_of(stripes, p).expect("a kept row is in a stripe read");
+            // a stored position, not a row number (they differ in a sorted stripe)
+            let i = crate::am::read::stripe_index_of_position(stripes, p).expect("a kept row is in a stripe read");
             (i, p - stripes[i].first_row)
         })
         .collect();

@@ -198,3 +198,15 @@ BEGIN
   RETURN NEXT format('%s queries, %s mismatches, %s answered by PgColumnarTopN', n, bad, used);
 END $$;
 SELECT * FROM random_queries(150);
+-- a sorted stripe whose stored position of a kept row is the insert offset of an absent row:
+-- k descends as rows come, so sorting stores the last row inserted (k = 1) first; VACUUM
+-- makes the first row inserted (deleted) absent, at offset 0
+CREATE TABLE tn_abs (k int, v int) USING pg_columnar WITH (pg_columnar.sort_key = 'k');
+INSERT INTO tn_abs SELECT 1000 - g, g FROM generate_series(0, 999) g;
+DELETE FROM tn_abs WHERE v = 0;
+VACUUM tn_abs;
+SELECT row_count, deleted_rows, absent_rows FROM pgcol.stripes('tn_abs');
+EXPLAIN (COSTS OFF) SELECT k, v FROM tn_abs ORDER BY k LIMIT 3;
+SELECT k, v FROM tn_abs ORDER BY k LIMIT 3;
+SELECT k, v FROM tn_abs ORDER BY k DESC LIMIT 2;
+SELECT DISTINCT ON (k % 3) k % 3 AS g, k, v FROM tn_abs ORDER BY k % 3, k;
