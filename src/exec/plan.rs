@@ -2,9 +2,10 @@
 //! `CustomScan` plan a chosen path becomes.
 //!
 //! The hook runs after PostgreSQL has built a relation's paths. For a pg_columnar table it
-//! replaces the unparameterized sequential scan path, and the partial one if there is one
-//! (keeping its number of workers, which `hooks::plan_parallel_workers` chose), by custom
-//! scan paths; index, bitmap and TID paths stay and compete on cost. Costs use only what
+//! adds a custom scan path, in place of the unparameterized sequential scan path if that is
+//! still there (an index path that costs less prunes it), and replaces the partial one if
+//! there is one (keeping its number of workers, which `hooks::plan_parallel_workers` chose);
+//! index, bitmap and TID paths stay and compete on cost. Costs use only what
 //! the planner already has (the relation's size and the qual costs): planning reads no
 //! data page and no stripe catalog.
 
@@ -176,15 +177,21 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     if relation.is_null() {
         return;
     }
-    let seq = list::ptrs::<pg_sys::Path>((*rel).pathlist).any(|p| is_plain_seqscan(p));
-    if !crate::am::routine::is_columnar(relation) || !seq {
+    // PostgreSQL's sequential scan path may be gone already, pruned by an index path that
+    // costs less (a selective qual on an indexed column): the custom scan, which skips by
+    // zone maps, is made all the same and competes with the index paths on cost
+    if !crate::am::routine::is_columnar(relation) {
         pg_sys::RelationClose(relation);
         return;
     }
     let natts = (*(*relation).rd_att).natts as usize;
     let live = (0..natts).filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped).count();
     let (stripe_fraction, stripes_read) = stripes_read(root, rel, relation);
-    let read_fraction = stripe_fraction * vectors_read_within((*rte).relid, root, rel, stripe_fraction);
+    // a stripe read decodes at least one vector of each column read, however few of its
+    // rows match: without this floor a point lookup on a column stored in order would cost
+    // one row's decoding, and win against the index fetch that decodes one value per column
+    let least_read = if (*rel).tuples > 0.0 { (stripes_read as f64 * pg_columnar_codec::MAX_ROWS as f64 / (*rel).tuples).min(stripe_fraction) } else { 0.0 };
+    let read_fraction = (stripe_fraction * vectors_read_within((*rte).relid, root, rel, stripe_fraction)).max(least_read);
     pg_sys::RelationClose(relation);
     let partial_workers = list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
         .find(|&p| is_plain_seqscan(p))
