@@ -141,8 +141,8 @@ class Gen:
             ids.add(self.some_id() if self.r.random() < 0.6 else self.fresh(1))
         return [(i, self.r.randrange(-500, 500), self.r.choice(["m", "merged", "up"]) + str(self.r.randrange(9))) for i in sorted(ids)]
 
-    # one change: a list of per-table statement templates ({t} is the table); `top` says the
-    # step runs outside a transaction block
+    # one change: a statement template ({t} is the table, {check} a RETURNING check's tag);
+    # `top` says the step runs outside a transaction block
     def change(self, top):
         r = self.r
         kinds = ["values", "bulk", "copy", "self", "update", "update_key", "update_sort", "delete",
@@ -157,61 +157,61 @@ class Gen:
             n = r.randrange(1, 20)
             first = self.fresh(n)
             rows = ", ".join(self.row(first + i) for i in range(n))
-            return kind, [f"INSERT INTO {{t}} ({COLUMNS}) VALUES {rows};"]
+            return kind, f"INSERT INTO {{t}} ({COLUMNS}) VALUES {rows};"
         if kind == "bulk":
             n = r.randrange(50, 1000)
             first = self.fresh(n)
             hosts = r.randrange(1, 13)
-            return kind, [
+            return kind, (
                 f"INSERT INTO {{t}} ({COLUMNS}) SELECT {first} + g, 'host_' || (g % {hosts}), "
                 f"CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 7) % 2000 - 1000 END, "
                 f"'{T0}'::timestamptz + (g / {hosts}) * interval '10 seconds' + interval '{r.randrange(60)} hours', "
-                f"CASE WHEN g % 23 = 0 THEN 'NaN' ELSE g / 8.0 END, 'bulk' || (g % 5) FROM generate_series(0, {n - 1}) g;"]
+                f"CASE WHEN g % 23 = 0 THEN 'NaN' ELSE g / 8.0 END, 'bulk' || (g % 5) FROM generate_series(0, {n - 1}) g;")
         if kind == "copy":
             n = r.randrange(1, 500)
             first = self.fresh(n)
             data = "\n".join(self.copy_row(first + i) for i in range(n))
-            return kind, [f"COPY {{t}} ({COLUMNS}) FROM STDIN;\n{data}\n\\."]
+            return kind, f"COPY {{t}} ({COLUMNS}) FROM STDIN;\n{data}\n\\."
         if kind == "self":
             pred, offset = self.moving_pred(self.pred())
-            return kind, [f"INSERT INTO {{t}} ({COLUMNS}) SELECT id + {offset}, host, v + 1, t, f, 'self ' || coalesce(note, '') FROM {{t}} WHERE {pred};"]
+            return kind, f"INSERT INTO {{t}} ({COLUMNS}) SELECT id + {offset}, host, v + 1, t, f, 'self ' || coalesce(note, '') FROM {{t}} WHERE {pred};"
         if kind == "update":
-            return kind, [f"UPDATE {{t}} SET v = v + 1, f = f * 2, note = left(note || 'u', 40) WHERE {self.pred()};"]
+            return kind, f"UPDATE {{t}} SET v = v + 1, f = f * 2, note = left(note || 'u', 40) WHERE {self.pred()};"
         if kind == "update_key":
             pred, offset = self.moving_pred(self.pred())
-            return kind, [f"UPDATE {{t}} SET id = id + {offset} WHERE {pred};"]
+            return kind, f"UPDATE {{t}} SET id = id + {offset} WHERE {pred};"
         if kind == "update_sort":
-            return kind, [f"UPDATE {{t}} SET host = 'host_{r.randrange(14)}', t = t - interval '{r.randrange(1, 50)} hours' WHERE {self.pred()};"]
+            return kind, f"UPDATE {{t}} SET host = 'host_{r.randrange(14)}', t = t - interval '{r.randrange(1, 50)} hours' WHERE {self.pred()};"
         if kind == "delete":
-            return kind, [f"DELETE FROM {{t}} WHERE {self.pred()};"]
+            return kind, f"DELETE FROM {{t}} WHERE {self.pred()};"
         if kind == "trim":
             # keeps the tables at a few thousand rows
-            return kind, [f"DELETE FROM {{t}} WHERE id % 3 = {r.randrange(3)};"]
+            return kind, f"DELETE FROM {{t}} WHERE id % 3 = {r.randrange(3)};"
         if kind == "delete_returning":
-            return kind, [f"WITH x AS (DELETE FROM {{t}} WHERE {self.pred()} RETURNING *) SELECT {{check}}, count(*), md5(coalesce(string_agg(x::text, ';' ORDER BY id), '')) FROM x;"]
+            return kind, f"WITH x AS (DELETE FROM {{t}} WHERE {self.pred()} RETURNING *) SELECT {{check}}, count(*), md5(coalesce(string_agg(x::text, ';' ORDER BY id), '')) FROM x;"
         if kind == "update_returning":
-            return kind, [f"WITH x AS (UPDATE {{t}} SET v = -v WHERE {self.pred()} RETURNING id, v, host) SELECT {{check}}, count(*), md5(coalesce(string_agg(x::text, ';' ORDER BY id), '')) FROM x;"]
+            return kind, f"WITH x AS (UPDATE {{t}} SET v = -v WHERE {self.pred()} RETURNING id, v, host) SELECT {{check}}, count(*), md5(coalesce(string_agg(x::text, ';' ORDER BY id), '')) FROM x;"
         if kind == "merge":
             src = ", ".join(f"({i}, {v}, {lit(n)})" for i, v, n in self.source_rows(r.randrange(1, 60)))
-            return kind, [
+            return kind, (
                 f"MERGE INTO {{t}} AS d USING (VALUES {src}) AS s(id, v, note) ON d.id = s.id "
                 f"WHEN MATCHED AND s.v % 3 = 0 THEN DELETE "
                 f"WHEN MATCHED THEN UPDATE SET v = s.v, note = s.note "
-                f"WHEN NOT MATCHED THEN INSERT ({COLUMNS}) VALUES (s.id, 'merged', s.v, '{T0}'::timestamptz + s.v * interval '1 minute', 0.5, s.note);"]
+                f"WHEN NOT MATCHED THEN INSERT ({COLUMNS}) VALUES (s.id, 'merged', s.v, '{T0}'::timestamptz + s.v * interval '1 minute', 0.5, s.note);")
         if kind in ("upsert", "upsert_nothing"):
             src = ", ".join(f"({i}, 'host_{abs(v) % 12}', {v}, '{T0}'::timestamptz + interval '{abs(v)} minutes', {v}.25, {lit(n)})"
                             for i, v, n in self.source_rows(r.randrange(1, 80)))
             insert = f"INSERT INTO {{t}} ({COLUMNS}) VALUES {src} ON CONFLICT "
             if kind == "upsert_nothing":
-                return kind, [insert + "DO NOTHING;"]
+                return kind, insert + "DO NOTHING;"
             where = r.choice(["", " WHERE {t}.v IS NULL OR {t}.v > 0"])
-            return kind, [insert + "(id) DO UPDATE SET v = coalesce({t}.v, 0) + EXCLUDED.v, note = EXCLUDED.note, t = EXCLUDED.t" + where + ";"]
+            return kind, insert + "(id) DO UPDATE SET v = coalesce({t}.v, 0) + EXCLUDED.v, note = EXCLUDED.note, t = EXCLUDED.t" + where + ";"
         if kind == "duplicate":
             stmt = r.choice([
                 f"INSERT INTO {{t}} SELECT * FROM {{t}} ORDER BY id LIMIT 1;",
                 f"UPDATE {{t}} SET id = (SELECT min(id) FROM {{t}}) WHERE id = (SELECT max(id) FROM {{t}});",
             ])
-            return kind, [stmt]
+            return kind, stmt
         if kind == "do_block":
             inner = []
             for _ in range(r.randrange(1, 4)):
@@ -222,14 +222,14 @@ class Gen:
                 ]))
             undo = r.random() < 0.5
             body = " ".join(inner) + (" RAISE SQLSTATE 'P0002';" if undo else "")
-            return kind, [f"DO $blk$ BEGIN {body} EXCEPTION WHEN no_data_found THEN NULL; END $blk$;"]
+            return kind, f"DO $blk$ BEGIN {body} EXCEPTION WHEN no_data_found THEN NULL; END $blk$;"
         if kind == "vacuum":
-            return kind, ["VACUUM {t};"]
+            return kind, "VACUUM {t};"
         if kind == "vacuum_full":
-            return kind, ["VACUUM FULL {t};"]
+            return kind, "VACUUM FULL {t};"
         if kind == "analyze":
-            return kind, ["ANALYZE {t};"]
-        return kind, ["REINDEX TABLE {t};"]
+            return kind, "ANALYZE {t};"
+        return kind, "REINDEX TABLE {t};"
 
     def check_query(self):
         """A query whose whole answer is compared across the tables: its rows in order."""
@@ -283,7 +283,7 @@ def script(args):
         out.append(f"CREATE TABLE {t} (id bigint PRIMARY KEY, host text, v int, t timestamptz, f float8, note text){using};")
         out.append(f"CREATE INDEX {t}_t ON {t} (t); CREATE INDEX {t}_hv ON {t} (host, v); "
                    f"CREATE INDEX {t}_note ON {t} USING hash (note);")
-    steps = []  # (step, kind, statements of the first table) for the report
+    steps = []  # (step, kind, statement template, (check query name, its SQL)) for the report
     in_tx = False
     savepoints = 0
     for step in range(1, args.steps + 1):
@@ -295,17 +295,16 @@ def script(args):
             savepoints += 1
         if g.r.random() < 0.05:
             out.append(f"SET pg_columnar.stripe_row_limit = {g.r.choice([1024, 2500, 6000])};")
-        kind, stmts = g.change(top=not in_tx)
+        kind, template = g.change(top=not in_tx)
         for t in TABLES:
-            for s in stmts:
-                s = s.replace("{t}", t).replace("{check}", f"'chk', {step}, 'r', '{t}'")
-                if kind == "duplicate":
-                    # fails whenever the table has a row (or two); inside a transaction the
-                    # savepoint keeps the failure from aborting it
-                    s = f"SAVEPOINT dup; {s} ROLLBACK TO SAVEPOINT dup;" if in_tx else s
-                out.append(s)
-        steps.append((step, kind, stmts[0][:2000]))
+            s = template.replace("{t}", t).replace("{check}", f"'chk', {step}, 'r', '{t}'")
+            if kind == "duplicate":
+                # fails whenever the table has a row (or two); inside a transaction the
+                # savepoint keeps the failure from aborting it
+                s = f"SAVEPOINT dup; {s} ROLLBACK TO SAVEPOINT dup;" if in_tx else s
+            out.append(s)
         name, setup, q = g.check_query()
+        steps.append((step, kind, template[:2000], (name, q)))
         for t in TABLES:
             # every row's id, host and v after every step; every column every tenth step (and
             # at transaction ends, and at the end): reading the long notes of every row after
@@ -320,7 +319,6 @@ def script(args):
                        else f"BEGIN; {setup} {one} COMMIT;")
             out.append(whole)
             out.append(one)
-        steps[-1] = steps[-1] + ((name, q),)
         if in_tx:
             x = g.r.random()
             if savepoints and x < 0.15:
