@@ -243,7 +243,10 @@ mod pgcol {
     ///   fetched right after the first);
     /// * rows a unique check or ON CONFLICT found stored in a slot without their values
     ///   (`rows_deferred`), and the column values read for them since, when asked
-    ///   (`deferred_columns_read`).
+    ///   (`deferred_columns_read`);
+    /// * the reads of delete marks for index fetches: probes of one row
+    ///   (`mark_probes`), and windows of 1,024 row numbers read at once when a fetch met a
+    ///   second row of one (`mark_windows_read`).
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]
@@ -262,6 +265,8 @@ mod pgcol {
             name!(vectors_decoded_whole, i64),
             name!(rows_deferred, i64),
             name!(deferred_columns_read, i64),
+            name!(mark_probes, i64),
+            name!(mark_windows_read, i64),
         ),
     > {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
@@ -269,6 +274,7 @@ mod pgcol {
         let (dictionaries, dictionary_hits, dictionary_misses) = crate::am::read::kept_dictionary_stats();
         let (alone, whole) = crate::am::scan::row_at_a_time_decodes();
         let (deferred, deferred_read) = crate::am::slot::deferred_stats();
+        let (mark_probes, mark_windows) = crate::am::fetch::mark_reads();
         TableIterator::once((
             stripes as i64,
             bytes as i64,
@@ -282,6 +288,8 @@ mod pgcol {
             whole as i64,
             deferred as i64,
             deferred_read as i64,
+            mark_probes as i64,
+            mark_windows as i64,
         ))
     }
 

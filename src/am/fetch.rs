@@ -28,6 +28,8 @@ pub struct FetchDesc {
 struct FetchState {
     key: Option<SnapshotKey>,
     scan: Option<ScanState>,
+    /// The delete marks the scan's snapshot (MVCC) sees, a window at a time.
+    marks: MarkWindow,
     /// A rescan happened: a scan under a snapshot other than MVCC is made again (what it sees
     /// can change while the snapshot stays the same).
     rescanned: bool,
@@ -74,7 +76,7 @@ pub fn refetched_from_index_fetch() -> u64 {
 pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
     let desc = pg_sys::palloc0(std::mem::size_of::<FetchDesc>()) as *mut FetchDesc;
     (*desc).base.rel = rel;
-    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None, rescanned: false }));
+    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None, marks: MarkWindow::default(), rescanned: false }));
     let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
     (*cb).func = Some(drop_state);
     (*cb).arg = desc as *mut std::ffi::c_void;
@@ -95,18 +97,74 @@ pub unsafe fn end(data: *mut pg_sys::IndexFetchTableData) {
     drop_state(data as *mut std::ffi::c_void);
 }
 
+/// Rows whose delete marks [`MarkWindow`] reads at once: an aligned window of row numbers.
+const MARK_WINDOW: u64 = 1024;
+
+thread_local! {
+    /// Delete marks read for fetches under an MVCC snapshot: probes of one row, and windows
+    /// read whole ([`MarkWindow`]), so far (`pgcol.kept_stripes`).
+    static MARK_READS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Delete marks read for fetches: (one-row probes, windows read).
+pub fn mark_reads() -> (u64, u64) {
+    MARK_READS.with(|m| m.get())
+}
+
+fn count_mark_read(window: bool) {
+    MARK_READS.with(|m| {
+        let (probes, windows) = m.get();
+        m.set(if window { (probes, windows + 1) } else { (probes + 1, windows) })
+    });
+}
+
+/// Which rows a fetch's MVCC snapshot finds deleted. A fetch asks the mark catalog about its
+/// row alone, one index probe; when the next fetch is of another row of the same window
+/// ([`MARK_WINDOW`]), as in an index scan over a range of keys stored in order or a nested
+/// loop over neighbouring keys, the window's marks are read in one index scan and answer its
+/// rows from then on. Random lookups keep one probe each, and never read a window's marks
+/// for one row. Kept as long as the fetch's scan (the same snapshot key): the marks an MVCC
+/// snapshot sees do not change.
+#[derive(Default)]
+struct MarkWindow {
+    /// The window of the last row asked about.
+    last: Option<u64>,
+    /// A window read, with its deleted rows (ascending).
+    read: Option<(u64, Vec<u64>)>,
+}
+
+impl MarkWindow {
+    fn is_deleted(&mut self, storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+        let window = row / MARK_WINDOW;
+        if self.read.as_ref().map(|r| r.0) != Some(window) {
+            if self.last.replace(window) != Some(window) {
+                count_mark_read(false);
+                return marks::is_deleted(storage_id, row, snapshot);
+            }
+            count_mark_read(true);
+            let first = window * MARK_WINDOW;
+            self.read = Some((window, marks::deleted_among(storage_id, first..first.saturating_add(MARK_WINDOW), snapshot)));
+        }
+        self.read.as_ref().is_some_and(|(_, deleted)| deleted.binary_search(&row).is_ok())
+    }
+}
+
 /// Stores row `row` into `slot` if `snapshot` (that of `scan`, a [`ScanState::for_fetch`])
 /// sees it: its stripe, and not its delete mark.
 fn fetch_into(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
-    match (stripe_index_of(&scan.stripes, row), scan.storage_id) {
-        (Some(_), Some(id)) if marks::is_deleted(id, row, snapshot) => false,
-        (Some(i), _) => {
-            let first = scan.stripes[i].first_row;
-            scan.store_offset(i, row - first, slot);
-            true
-        }
-        (None, _) => false,
+    fetch_unless_deleted(scan, row, slot, |id| marks::is_deleted(id, row, snapshot))
+}
+
+/// Stores row `row` into `slot` if a stripe of `scan` holds it and `deleted` (given the
+/// table's storage id) says no.
+fn fetch_unless_deleted(scan: &mut ScanState, row: u64, slot: *mut pg_sys::TupleTableSlot, deleted: impl FnOnce(u64) -> bool) -> bool {
+    let Some(i) = stripe_index_of(&scan.stripes, row) else { return false };
+    if scan.storage_id.is_some_and(deleted) {
+        return false;
     }
+    let first = scan.stripes[i].first_row;
+    scan.store_offset(i, row - first, slot);
+    true
 }
 
 /// An index fetch. `all_dead` is set when the row is known to be dead to every transaction
@@ -131,10 +189,17 @@ pub unsafe fn fetch(
     let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
     if st.key != Some(key) || st.scan.is_none() || (st.rescanned && !mvcc) {
         st.scan = Some(ScanState::for_fetch(rel, snapshot));
+        st.marks = MarkWindow::default();
         st.key = Some(key);
     }
     st.rescanned = false;
-    let found = fetch_into(st.scan.as_mut().unwrap(), row, snapshot, slot);
+    let scan = st.scan.as_mut().unwrap();
+    let found = if mvcc {
+        let window = &mut st.marks;
+        fetch_unless_deleted(scan, row, slot, |id| window.is_deleted(id, row, snapshot))
+    } else {
+        fetch_into(scan, row, snapshot, slot)
+    };
     if found && mvcc {
         let last = LastFetch { state: st as *mut FetchState as usize, relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
         LAST_FETCH.with(|l| l.set(Some(last)));

@@ -262,31 +262,31 @@ pub fn forget_mine() {
 }
 
 /// Calls `f` with the row number, mode, successor and tuple of every mark of `storage_id` (of
-/// row `row` only, if given) that `snapshot` sees, in row order.
+/// the rows in `rows` only, if given) that `snapshot` sees, in row order.
 fn scan(
     c: &Catalog,
     storage_id: u64,
-    row: Option<u64>,
+    rows: Option<std::ops::Range<u64>>,
     snapshot: pg_sys::Snapshot,
     mut f: impl FnMut(u64, Mode, Option<u64>, pg_sys::HeapTuple),
 ) {
     unsafe {
         let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
-        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
-        let bounds = [Some(storage_id), row];
-        let mut nkeys = 0;
-        for (k, value) in bounds.iter().enumerate() {
-            if let Some(value) = value {
-                pg_sys::ScanKeyInit(
-                    &mut keys[nkeys],
-                    (k + 1) as pg_sys::AttrNumber,
-                    pg_sys::BTEqualStrategyNumber as u16,
-                    pg_sys::F_INT8EQ.into(),
-                    pg_sys::Datum::from(*value as i64),
-                );
-                nkeys += 1;
+        let mut keys: [pg_sys::ScanKeyData; 3] = std::mem::zeroed();
+        // (attribute, strategy, function, value): one row by equality, a range by two bounds
+        let mut bounds = vec![(1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id)];
+        match rows {
+            Some(r) if r.end == r.start + 1 => bounds.push((2, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, r.start)),
+            Some(r) => {
+                bounds.push((2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, r.start));
+                bounds.push((2, pg_sys::BTLessStrategyNumber, pg_sys::F_INT8LT, r.end));
             }
+            None => {}
         }
+        for (key, &(attno, strategy, function, value)) in keys.iter_mut().zip(&bounds) {
+            pg_sys::ScanKeyInit(key, attno, strategy as u16, function.into(), pg_sys::Datum::from(value as i64));
+        }
+        let nkeys = bounds.len();
         let scan = pg_sys::systable_beginscan(rel, c.index, true, snapshot, nkeys as i32, keys.as_mut_ptr());
         loop {
             let tuple = pg_sys::systable_getnext(scan);
@@ -317,7 +317,7 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        scan(&c, storage_id, Some(row), dirty_ptr, |_, mode, successor, tuple| {
+        scan(&c, storage_id, Some(row..row + 1), dirty_ptr, |_, mode, successor, tuple| {
             let header = (*tuple).t_data;
             let raw_xmin = (*header).t_choice.t_heap.t_xmin;
             // the dirty snapshot's check of this tuple left the running inserter and deleter
@@ -354,11 +354,17 @@ pub fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
 /// Whether a reader under `snapshot` finds row `row` of `storage_id` deleted
 /// ([`deleted_rows`] of one row: an index probe).
 pub fn is_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-    !deleted(storage_id, Some(row), snapshot).is_empty()
+    !deleted(storage_id, Some(row..row + 1), snapshot).is_empty()
 }
 
-/// [`deleted_rows`], of row `row` only if given.
-fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec<u64> {
+/// The rows among `rows` that a reader under `snapshot` finds deleted, ascending
+/// ([`deleted_rows`] of a range: one index scan).
+pub fn deleted_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_sys::Snapshot) -> Vec<u64> {
+    deleted(storage_id, Some(rows), snapshot)
+}
+
+/// [`deleted_rows`], of the rows in `rows` only if given.
+fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sys::Snapshot) -> Vec<u64> {
     use pg_sys::SnapshotType::*;
     let Some(c) = catalog() else { return Vec::new() };
     let mut rows = Vec::new();
@@ -367,14 +373,14 @@ fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec
             SNAPSHOT_ANY => {}
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(&c, storage_id, row, registered, |row, mode, _, _| {
+                scan(&c, storage_id, among, registered, |row, mode, _, _| {
                     if mode.deletes() {
                         rows.push(row)
                     }
                 });
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, row, snapshot, |row, mode, _, _| {
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, among, snapshot, |row, mode, _, _| {
                 if mode.deletes() {
                     rows.push(row)
                 }
@@ -383,7 +389,7 @@ fn deleted(storage_id: u64, row: Option<u64>, snapshot: pg_sys::Snapshot) -> Vec
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-                scan(&c, storage_id, row, dirty_ptr, |row, mode, _, _| {
+                scan(&c, storage_id, among, dirty_ptr, |row, mode, _, _| {
                     if mode == Mode::Killed || (mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId) {
                         rows.push(row)
                     }

@@ -116,3 +116,40 @@ CREATE TEMP TABLE base6 AS SELECT * FROM pgcol.kept_stripes();
 SELECT sum(v) FROM q3 WHERE id < 100;
 SELECT sum(v) FROM q3 WHERE id < 100;
 SELECT s.hits - b.hits AS hits, s.misses - b.misses AS misses FROM pgcol.kept_stripes() s, base6 b;
+-- Index fetches read delete marks a window of 1,024 row numbers at a time once a fetch meets
+-- a second row of one window: an index scan over 3,000 keys stored in order probes the first
+-- row it fetches of each window and reads the window's marks at the second. Lookups of rows
+-- far apart probe one row each and read no window (the control). Rows deleted inside windows
+-- and across a window's edge stay hidden, as in the heap twin; a cursor keeps seeing rows
+-- its transaction deleted after it opened.
+RESET pg_columnar.enable_custom_scan;
+CREATE TABLE m (id int, v float8) USING pg_columnar;
+CREATE TABLE mh (id int, v float8);
+INSERT INTO m SELECT g, g FROM generate_series(1, 5000) g;
+INSERT INTO mh SELECT g, g FROM generate_series(1, 5000) g;
+CREATE INDEX ON m (id);
+CREATE INDEX ON mh (id);
+DELETE FROM m WHERE id % 7 = 0 OR id BETWEEN 1015 AND 1035;
+DELETE FROM mh WHERE id % 7 = 0 OR id BETWEEN 1015 AND 1035;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET pg_columnar.enable_custom_scan = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM m WHERE id BETWEEN 1 AND 3000;
+CREATE TEMP TABLE base7 AS SELECT * FROM pgcol.kept_stripes();
+SELECT count(*), sum(v) FROM m WHERE id BETWEEN 1 AND 3000;
+SELECT count(*), sum(v) FROM mh WHERE id BETWEEN 1 AND 3000;
+SELECT s.mark_probes - b.mark_probes AS probes, s.mark_windows_read - b.mark_windows_read AS windows FROM pgcol.kept_stripes() s, base7 b;
+CREATE TEMP TABLE base8 AS SELECT * FROM pgcol.kept_stripes();
+SELECT id, v FROM m WHERE id IN (5, 1500, 2600, 4999) ORDER BY id;
+SELECT id, v FROM mh WHERE id IN (5, 1500, 2600, 4999) ORDER BY id;
+SELECT s.mark_probes - b.mark_probes AS probes, s.mark_windows_read - b.mark_windows_read AS windows FROM pgcol.kept_stripes() s, base8 b;
+BEGIN;
+DECLARE c CURSOR FOR SELECT id FROM m WHERE id BETWEEN 1010 AND 1040 ORDER BY id;
+FETCH 2 FROM c;
+DELETE FROM m WHERE id BETWEEN 1000 AND 1100;
+FETCH ALL FROM c;
+SELECT count(*) FROM m WHERE id BETWEEN 1000 AND 1100;
+ROLLBACK;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET pg_columnar.enable_custom_scan;
