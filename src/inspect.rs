@@ -228,8 +228,8 @@ mod pgcol {
     }
 
     /// What this backend keeps between statements for its row fetches (index and TID
-    /// lookups) and the query engine's scans, and how it decodes rows fetched by number.
-    /// Shows no table's contents:
+    /// lookups) and the query engine's scans, how it decodes rows fetched by number, and how
+    /// its fetches and scans read delete marks. Shows no table's contents:
     /// * the stripes kept, so that a lookup or a query run again does not read and parse a
     ///   stripe's directory and dictionaries again: how many, about how much memory they
     ///   hold (at most 16 MB), and the scans' stripe loads so far that found their stripe
@@ -246,7 +246,10 @@ mod pgcol {
     ///   (`deferred_columns_read`);
     /// * the reads of delete marks for index fetches: probes of one row
     ///   (`mark_probes`), and windows of 1,024 row numbers read at once when a fetch met a
-    ///   second row of one (`mark_windows_read`).
+    ///   second row of one (`mark_windows_read`);
+    /// * the reads of scans' delete masks (deleted and absent rows), made a run of stripes at
+    ///   a time as a scan reaches them (`mask_reads`), and the stripes they covered
+    ///   (`mask_stripes`).
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]
@@ -267,6 +270,8 @@ mod pgcol {
             name!(deferred_columns_read, i64),
             name!(mark_probes, i64),
             name!(mark_windows_read, i64),
+            name!(mask_reads, i64),
+            name!(mask_stripes, i64),
         ),
     > {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
@@ -275,6 +280,7 @@ mod pgcol {
         let (alone, whole) = crate::am::scan::row_at_a_time_decodes();
         let (deferred, deferred_read) = crate::am::slot::deferred_stats();
         let (mark_probes, mark_windows) = crate::am::fetch::mark_reads();
+        let (mask_reads, mask_stripes) = crate::am::mask::reads();
         TableIterator::once((
             stripes as i64,
             bytes as i64,
@@ -290,6 +296,8 @@ mod pgcol {
             deferred_read as i64,
             mark_probes as i64,
             mark_windows as i64,
+            mask_reads as i64,
+            mask_stripes as i64,
         ))
     }
 

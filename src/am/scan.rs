@@ -7,10 +7,10 @@
 //! memory does not grow with the table. Parallel workers share an atomic stripe counter and
 //! each takes whole stripes.
 //!
-//! Rows deleted for the scan's snapshot (`storage::marks::deleted_rows`, read once at the
-//! start) are left out by every path: row at a time, vector at a time (they are taken out
-//! of each vector's selection), bitmap, ANALYZE; and a stripe or vector holding one is never
-//! answered from its metadata.
+//! Rows deleted for the scan's snapshot, and rows VACUUM removed (the scan's
+//! [`DeleteMask`], read a stripe at a time as the scan reaches them) are left out by every
+//! path: row at a time, vector at a time (they are taken out of each vector's selection),
+//! bitmap, ANALYZE; and a stripe or vector holding one is never answered from its metadata.
 //!
 //! The custom scan reads vector at a time ([`ScanState::next_selected`]): a [`VectorSkip`]
 //! decides, per stripe from its catalog summary and then per vector from the directory,
@@ -26,10 +26,11 @@ use pg_columnar_codec::{ColumnContext, Form, Unpacked, Vector};
 use pgrx::pg_sys;
 
 use super::datum::{column_types, ColumnBuffer, ColumnType};
+use super::mask::DeleteMask;
 use super::read::{self, DecodedVector, LoadedStripe, RowOrder, Selected};
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow};
-use crate::storage::{marks, meta};
+use crate::storage::meta;
 use crate::storage::pages::PageReader;
 
 /// The shared state of a parallel scan, in dynamic shared memory.
@@ -162,8 +163,8 @@ pub struct ScanState {
     pub stripes: Vec<StripeRow>,
     /// The storage id of the relation (`None`: it has no rows yet).
     pub storage_id: Option<u64>,
-    /// The rows the snapshot finds deleted, ascending (empty for [`ScanState::for_fetch`]).
-    deleted: Vec<u64>,
+    /// The rows the snapshot finds deleted or absent (none for [`ScanState::for_fetch`]).
+    mask: DeleteMask,
     /// The stored positions of the deleted rows of the loaded stripe, ascending, and the
     /// first row of the stripe they are of.
     deleted_positions: Option<(u64, Vec<u64>)>,
@@ -278,16 +279,6 @@ impl Drop for ScanState {
     }
 }
 
-/// Adds the absent rows of `stripes` (`StripeRow::absent`) to `deleted` (ascending): every
-/// read leaves them out like deleted rows, whatever its snapshot.
-fn with_absent_rows(deleted: &mut Vec<u64>, stripes: &[StripeRow]) {
-    if stripes.iter().any(|s| !s.absent.is_empty()) {
-        deleted.extend(stripes.iter().flat_map(catalog::absent_rows));
-        deleted.sort_unstable();
-        deleted.dedup();
-    }
-}
-
 impl ScanState {
     pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
         Self::build(rel, snapshot, parallel, bulk, true, false, true)
@@ -344,14 +335,8 @@ impl ScanState {
             let none = vec![None; stripes.len()];
             (stripes, none)
         };
-        let mut deleted = match storage_id {
-            Some(id) if mask && !stripes.is_empty() => marks::deleted_rows(id, snapshot),
-            _ => Vec::new(),
-        };
-        if mask {
-            with_absent_rows(&mut deleted, &stripes);
-        }
-        Self::assemble(rel, stripes, summaries, storage_id, deleted, parallel, bulk)
+        let mask = if mask { DeleteMask::new(storage_id, snapshot, stripes.len()) } else { DeleteMask::none(stripes.len()) };
+        Self::assemble(rel, stripes, summaries, storage_id, mask, parallel, bulk)
     }
 
     /// A scan of every row `stripes` (of `rel`'s storage, sorted by first row) store, deleted
@@ -360,7 +345,8 @@ impl ScanState {
     pub fn every_stored_row(rel: pg_sys::Relation, stripes: Vec<StripeRow>) -> ScanState {
         let storage_id = meta::storage_id(rel);
         let none = vec![None; stripes.len()];
-        Self::assemble(rel, stripes, none, storage_id, Vec::new(), std::ptr::null(), true)
+        let mask = DeleteMask::none(stripes.len());
+        Self::assemble(rel, stripes, none, storage_id, mask, std::ptr::null(), true)
     }
 
     fn assemble(
@@ -368,7 +354,7 @@ impl ScanState {
         stripes: Vec<StripeRow>,
         summaries: Vec<Option<StripeSummary>>,
         storage_id: Option<u64>,
-        deleted: Vec<u64>,
+        mask: DeleteMask,
         parallel: *const AtomicU64,
         bulk: bool,
     ) -> ScanState {
@@ -391,7 +377,7 @@ impl ScanState {
             types_of,
             stripes,
             storage_id,
-            deleted,
+            mask,
             deleted_positions: None,
             summaries,
             parallel,
@@ -491,14 +477,9 @@ impl ScanState {
         Some(ColumnFacts { nulls: col.null_count as usize, zone: col.zone.as_ref() })
     }
 
-    /// Whether the snapshot finds row number `row` deleted.
-    fn is_deleted(&self, row: u64) -> bool {
-        self.deleted.binary_search(&row).is_ok()
-    }
-
-    /// The deleted rows of stripe `i`.
-    fn deleted_in(&self, i: usize) -> &[u64] {
-        marks::rows_in(&self.deleted, self.stripes[i].first_row, self.stripes[i].row_count)
+    /// The deleted (and absent) rows of stripe `i`, ascending.
+    fn deleted_in(&mut self, i: usize) -> &[u64] {
+        self.mask.of_stripe(&self.stripes, i)
     }
 
     /// The stored positions of the deleted rows of stripe `i`, ascending (loads the stripe if
@@ -520,7 +501,7 @@ impl ScanState {
             return false;
         }
         let row = self.stripes[i].first_row + self.offset_of(i, position);
-        self.is_deleted(row)
+        self.mask.hides(&self.stripes, i, row)
     }
 
     /// The rows of vector `v` of stripe `i` that are deleted, as their positions within the
@@ -841,21 +822,22 @@ impl ScanState {
     /// Offers stripe `i` to `answer` if its catalog summary proves that the quals select
     /// every row (or there are none); true if it took the stripe.
     fn answer_stripe(&mut self, i: usize, answer: &mut dyn MetadataAnswer) -> bool {
-        if !self.deleted_in(i).is_empty() {
-            return false;
-        }
         let rows = self.stripes[i].row_count as usize;
-        let summary = self.summaries.get(i).and_then(|s| s.as_ref());
-        let covered = match (self.skip.as_mut(), summary) {
+        let covered = match (self.skip.as_mut(), self.summaries.get(i).and_then(|s| s.as_ref())) {
             (None, _) => true,
             (Some(skip), Some(summary)) => skip.covers_stripe(summary, rows),
             (Some(_), None) => false,
         };
+        // (asked after the summary: a stripe the quals do not cover has no deletions read)
+        if !covered || !self.deleted_in(i).is_empty() {
+            return false;
+        }
+        let summary = self.summaries.get(i).and_then(|s| s.as_ref());
         let facts = |c: usize| {
             let col = summary?.columns.get(c)?;
             Some(ColumnFacts { nulls: col.null_count as usize, zone: col.zone.as_ref() })
         };
-        if !covered || !answer.answer(rows, &facts) {
+        if !answer.answer(rows, &facts) {
             return false;
         }
         let vectors = self.stripes[i].row_count.div_ceil(pg_columnar_codec::MAX_ROWS as u64);
@@ -1093,7 +1075,7 @@ impl ScanState {
         let mut push = |offset: u64| {
             let row = base + offset - 1;
             if let Some(i) = super::read::stripe_index_of(&self.stripes, row) {
-                if !self.is_deleted(row) {
+                if !self.mask.hides(&self.stripes, i, row) {
                     self.bitmap_rows.push_back((i, row - self.stripes[i].first_row));
                 }
             }

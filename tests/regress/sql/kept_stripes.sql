@@ -153,3 +153,41 @@ ROLLBACK;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 RESET pg_columnar.enable_custom_scan;
+-- A scan reads the delete mask (delete marks and absent rows) of the stripes it reaches, a
+-- run at a time: one stripe the zone maps skip to costs one read of one stripe; a bitmap
+-- scan of rows in two stripes far apart, two reads (the first of one stripe, the next of
+-- two); a scan of all eight stripes, four reads (1, 2, 4 and the last stripe), as does a
+-- count(*), which asks each stripe whether it holds deletions before answering it from its
+-- summary. Every answer is the heap twin's.
+SET pg_columnar.stripe_row_limit = 1024;
+CREATE TABLE dm (id int, v float8) USING pg_columnar;
+CREATE TABLE dmh (id int, v float8);
+INSERT INTO dm SELECT g, g FROM generate_series(1, 8192) g;
+INSERT INTO dmh SELECT g, g FROM generate_series(1, 8192) g;
+CREATE INDEX ON dm (id);
+CREATE INDEX ON dmh (id);
+DELETE FROM dm WHERE id % 100 = 0;
+DELETE FROM dmh WHERE id % 100 = 0;
+SELECT count(*) AS stripes FROM pgcol.stripes('dm');
+CREATE TEMP TABLE base9 AS SELECT * FROM pgcol.kept_stripes();
+SELECT count(*), sum(v) FROM dm WHERE id BETWEEN 3000 AND 3050;
+SELECT count(*), sum(v) FROM dmh WHERE id BETWEEN 3000 AND 3050;
+SELECT s.mask_reads - b.mask_reads AS reads, s.mask_stripes - b.mask_stripes AS stripes FROM pgcol.kept_stripes() s, base9 b;
+SET enable_indexscan = off;
+SET pg_columnar.enable_custom_scan = off;
+EXPLAIN (COSTS OFF) SELECT id, v FROM dm WHERE id IN (99, 6001) ORDER BY id;
+CREATE TEMP TABLE base10 AS SELECT * FROM pgcol.kept_stripes();
+SELECT id, v FROM dm WHERE id IN (99, 6001) ORDER BY id;
+SELECT id, v FROM dmh WHERE id IN (99, 6001) ORDER BY id;
+SELECT s.mask_reads - b.mask_reads AS reads, s.mask_stripes - b.mask_stripes AS stripes FROM pgcol.kept_stripes() s, base10 b;
+RESET enable_indexscan;
+RESET pg_columnar.enable_custom_scan;
+CREATE TEMP TABLE base11 AS SELECT * FROM pgcol.kept_stripes();
+SELECT sum(v) FROM dm;
+SELECT sum(v) FROM dmh;
+SELECT s.mask_reads - b.mask_reads AS reads, s.mask_stripes - b.mask_stripes AS stripes FROM pgcol.kept_stripes() s, base11 b;
+CREATE TEMP TABLE base12 AS SELECT * FROM pgcol.kept_stripes();
+SELECT count(*) FROM dm;
+SELECT count(*) FROM dmh;
+SELECT s.mask_reads - b.mask_reads AS reads, s.mask_stripes - b.mask_stripes AS stripes FROM pgcol.kept_stripes() s, base12 b;
+RESET pg_columnar.stripe_row_limit;
