@@ -80,7 +80,7 @@ impl DeleteMask {
         };
         for (j, s) in stripes.iter().enumerate().take(end).skip(i) {
             let mut rows = marks::rows_in(&deleted, s.first_row, s.row_count).to_vec();
-            if self.source.is_some() && !s.absent.is_empty() {
+            if !s.absent.is_empty() {
                 rows.extend(catalog::absent_rows(s));
                 rows.sort_unstable();
                 rows.dedup();
