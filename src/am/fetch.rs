@@ -30,9 +30,6 @@ struct FetchState {
     scan: Option<ScanState>,
     /// The delete marks the scan's snapshot (MVCC) sees, a window at a time.
     marks: MarkWindow,
-    /// The MVCC snapshot of the last fetch, checked again at the end on a standby
-    /// (`standby::check_index_path`).
-    snapshot: Option<pg_sys::Snapshot>,
     /// A rescan happened: a scan under a snapshot other than MVCC is made again (what it sees
     /// can change while the snapshot stays the same).
     rescanned: bool,
@@ -77,13 +74,9 @@ pub fn refetched_from_index_fetch() -> u64 {
 }
 
 pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
-    // (an index scan that fetches no row is checked here, under the snapshot it starts in)
-    if pg_sys::RecoveryInProgress() && pg_sys::ActiveSnapshotSet() {
-        super::standby::check_index_path(rel, pg_sys::GetActiveSnapshot());
-    }
     let desc = pg_sys::palloc0(std::mem::size_of::<FetchDesc>()) as *mut FetchDesc;
     (*desc).base.rel = rel;
-    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None, marks: MarkWindow::default(), snapshot: None, rescanned: false }));
+    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None, marks: MarkWindow::default(), rescanned: false }));
     let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
     (*cb).func = Some(drop_state);
     (*cb).arg = desc as *mut std::ffi::c_void;
@@ -101,11 +94,6 @@ pub unsafe fn reset(data: *mut pg_sys::IndexFetchTableData) {
 }
 
 pub unsafe fn end(data: *mut pg_sys::IndexFetchTableData) {
-    let st = (*(data as *mut FetchDesc)).state;
-    // (here, not in `drop_state`, which also runs when an error unwinds)
-    if let Some(snapshot) = st.as_ref().and_then(|st| st.snapshot) {
-        super::standby::check_index_path((*data).rel, snapshot);
-    }
     drop_state(data as *mut std::ffi::c_void);
 }
 
@@ -200,10 +188,6 @@ pub unsafe fn fetch(
     let key = snapshot_key(snapshot);
     let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
     if st.key != Some(key) || st.scan.is_none() || (st.rescanned && !mvcc) {
-        if mvcc {
-            super::standby::check_index_path(rel, snapshot);
-            st.snapshot = Some(snapshot);
-        }
         st.scan = Some(ScanState::for_fetch(rel, snapshot));
         st.marks = MarkWindow::default();
         st.key = Some(key);

@@ -1144,9 +1144,6 @@ pub unsafe fn begin(
     flags: u32,
 ) -> pg_sys::TableScanDesc {
     let bulk = flags & pg_sys::ScanOptions::SO_TYPE_SEQSCAN != 0;
-    if flags & pg_sys::ScanOptions::SO_TYPE_BITMAPSCAN != 0 {
-        super::standby::check_index_path(rel, snapshot);
-    }
     let shared = if pscan.is_null() { std::ptr::null() } else { &(*(pscan as *mut ParallelShared)).next_stripe as *const AtomicU64 };
     let state = ScanState::new(rel, snapshot, shared, bulk);
     let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
@@ -1173,9 +1170,6 @@ pub unsafe fn state<'a>(scan: pg_sys::TableScanDesc) -> &'a mut ScanState {
 }
 
 pub unsafe fn end(scan: pg_sys::TableScanDesc) {
-    if (*scan).rs_flags & pg_sys::ScanOptions::SO_TYPE_BITMAPSCAN != 0 {
-        super::standby::check_index_path((*scan).rs_rd, (*scan).rs_snapshot);
-    }
     drop_state(scan as *mut std::ffi::c_void);
     if (*scan).rs_flags & pg_sys::ScanOptions::SO_TEMP_SNAPSHOT != 0 {
         pg_sys::UnregisterSnapshot((*scan).rs_snapshot);

@@ -1,66 +1,75 @@
-//! Index paths on a hot standby: rows removed under an old snapshot.
+//! Hot standbys: VACUUM cancels the standby queries that could still read what it removes.
 //!
-//! VACUUM on the primary removes rows whose deletion every snapshot *there* sees, and their
-//! index entries with them. A standby transaction whose snapshot is older than the DELETE
-//! still sees those rows: a sequential scan finds them (its snapshot reads the stripes'
-//! catalog rows as they were, and the images keep the values), but an index or bitmap scan
-//! does not, its entries being gone. Heap's VACUUM logs a snapshot conflict horizon that
-//! cancels such queries on the standby before the entries go; pg_columnar's writes log none.
-//! So an index or bitmap scan on a standby compares the stripes its snapshot sees with the
-//! latest ones replayed, when it starts, and for an index scan at its first fetch and its
-//! end: a row its snapshot sees and does not find deleted, which a later VACUUM has made
-//! absent, makes the query fail with an ERROR rather than leave the row out. (A VACUUM
-//! replayed while an index scan runs that fetches no row at all is not seen. With
-//! `hot_standby_feedback = on` the primary removes no such row.)
+//! VACUUM on the primary removes rows whose deletion every snapshot *there* sees (their
+//! index entries with them), and writes into pages that only catalog rows deleted for every
+//! snapshot there pointed at. A standby query whose snapshot is older still sees those rows
+//! and reads those pages: its index scans would miss the rows, and its scans would meet
+//! stripes overwritten. Heap's VACUUM logs a *snapshot conflict horizon* for this: the
+//! newest transaction whose deletion it acts on. Replaying that record, the standby waits
+//! for (up to `max_standby_streaming_delay`), then cancels, the queries whose snapshots may
+//! not see that transaction as committed, before replaying what follows. pg_columnar's own
+//! writes are generic WAL, which carries no horizon, so a VACUUM logs one
+//! (`compat::log_snapshot_conflict`, from [`Conflict`]): the newest deleter of the rows it
+//! removes, before its first write, and that of the catalog rows whose pages are free,
+//! before it writes into them.
 
 use pgrx::pg_sys;
 
-use super::read::stripe_index_of;
-use crate::storage::catalog::{self, StripeRow};
-use crate::storage::{marks, meta};
+use crate::storage::{catalog, newer_xid};
 
-/// On a standby, fails if an index path of `rel` under `snapshot` (MVCC) could miss a row the
-/// snapshot sees (see the module documentation); elsewhere, and for other snapshots, does
-/// nothing.
-pub fn check_index_path(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
-    unsafe {
-        if snapshot.is_null() || (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_MVCC || !pg_sys::RecoveryInProgress() {
+/// What a VACUUM of one table logs before its writes.
+pub struct Conflict {
+    storage_id: u64,
+    /// The newest deleter of the rows it removes.
+    rows: Option<pg_sys::TransactionId>,
+    /// The newest deleter of the catalog rows whose pages are free, read when first needed.
+    pages: Option<Option<pg_sys::TransactionId>>,
+    /// The newest horizon logged so far.
+    logged: Option<pg_sys::TransactionId>,
+}
+
+impl Conflict {
+    pub fn new(storage_id: u64) -> Conflict {
+        Conflict { storage_id, rows: None, pages: None, logged: None }
+    }
+
+    /// Counts transaction `xid`'s deletion among those of the rows the VACUUM removes.
+    pub fn remove_row_deleted_by(&mut self, xid: pg_sys::TransactionId) {
+        self.rows = Some(newer_xid(self.rows, xid));
+    }
+
+    /// Before a write of the VACUUM to `rel` (catalog rows, index entries, and pages: free
+    /// ones when `into_free_pages`): logs the horizon that write needs, unless one as new has
+    /// been logged.
+    pub fn before_write(&mut self, rel: pg_sys::Relation, into_free_pages: bool) {
+        let mut needed = self.rows;
+        if into_free_pages {
+            let storage_id = self.storage_id;
+            if let Some(xid) = *self.pages.get_or_insert_with(|| catalog::freed_horizon(storage_id)) {
+                needed = Some(newer_xid(needed, xid));
+            }
+        }
+        let Some(needed) = needed else { return };
+        if self.logged.is_some_and(|logged| !unsafe { pg_sys::TransactionIdFollows(needed, logged) }) {
             return;
         }
-    }
-    let Some(storage_id) = meta::storage_id(rel) else { return };
-    let seen = catalog::stripes(storage_id, snapshot);
-    let latest = catalog::stripes(storage_id, unsafe { pg_sys::GetLatestSnapshot() });
-    let removed = removed_since(&seen, &latest);
-    let (Some(&lo), Some(&hi)) = (removed.first(), removed.last()) else { return };
-    let deleted = marks::deleted_among(storage_id, lo..hi + 1, snapshot);
-    if let Some(row) = removed.iter().find(|r| deleted.binary_search(r).is_err()) {
-        pgrx::ereport!(
-            ERROR,
-            pgrx::PgSqlErrorCode::ERRCODE_T_R_SERIALIZATION_FAILURE,
-            format!(
-                "pg_columnar: canceling an index scan of \"{}\" on this standby: VACUUM on the primary removed rows its snapshot still sees (row number {row} among them), and their index entries",
-                crate::storage::relation_name(rel)
-            ),
-            "The transaction's snapshot is older than their deletion. With hot_standby_feedback = on the primary keeps such rows."
-        );
+        self.logged = Some(needed);
+        unsafe {
+            let standbys_read_wal = pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_REPLICA as i32;
+            let logged = (*(*rel).rd_rel).relpersistence == pg_sys::RELPERSISTENCE_PERMANENT as std::ffi::c_char;
+            if standbys_read_wal && logged {
+                crate::compat::log_snapshot_conflict(rel, full_xid(needed));
+            }
+        }
     }
 }
 
-/// The rows (ascending) that a stripe of `seen` holds and a stripe of `latest` (both sorted
-/// by first row) lists as absent. Stripes whose catalog row is the same in both are passed
-/// over.
-fn removed_since(seen: &[StripeRow], latest: &[StripeRow]) -> Vec<u64> {
-    let mut removed = Vec::new();
-    for s in latest.iter().filter(|s| !s.absent.is_empty()) {
-        let unchanged = seen.binary_search_by_key(&s.first_row, |o| o.first_row).is_ok_and(|i| {
-            let o = &seen[i];
-            o.row_count == s.row_count && o.absent == s.absent
-        });
-        if !unchanged {
-            removed.extend(catalog::absent_rows(s).filter(|&r| stripe_index_of(seen, r).is_some()));
-        }
-    }
-    removed.sort_unstable();
-    removed
+/// Transaction `xid` (normal, already assigned) with its epoch, which the record takes.
+fn full_xid(xid: pg_sys::TransactionId) -> u64 {
+    let next = unsafe { pg_sys::ReadNextFullTransactionId() }.value;
+    let epoch = next >> 32;
+    let xid = xid.into_inner();
+    // an xid above the next one's low half was assigned in the previous epoch
+    let epoch = if xid > next as u32 { epoch - 1 } else { epoch };
+    epoch << 32 | xid as u64
 }

@@ -22,6 +22,10 @@
 //! 3. **Truncating.** The pages after the last one any snapshot may read are given back to
 //!    the file system, when no one else is using the table.
 //!
+//! Before its first write, a VACUUM logs the newest deleter of what it removes (rows, and
+//! the catalog rows whose pages it may write again), so that a hot standby cancels the
+//! queries that could still read them first (`standby`).
+//!
 //! Which pages are free can only be known while no writer is between writing a stripe's
 //! pages and inserting its catalog row (or holds the pages of a stripe whose catalog row a
 //! rolled-back subtransaction took along, `write`). So steps 2 and 3, and merging across row
@@ -32,6 +36,7 @@
 use pgrx::pg_sys;
 
 use super::scan::ScanState;
+use super::standby::Conflict;
 use super::{tid, write};
 use crate::storage::catalog::{self, StripeRow, VacuumRow};
 use crate::storage::{marks, meta, pages};
@@ -179,6 +184,12 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, repo
         .map(|m| (m.row, m.tid))
         .collect();
     removable.sort_by_key(|r| r.0);
+    // a standby's queries that may still see these rows, or read the pages of stripes
+    // replaced for every snapshot here, are cancelled before the first write
+    let mut conflict = Conflict::new(storage_id);
+    for m in marks.iter().filter(|m| m.settled && m.mode.deletes() && removable_rows.binary_search(&m.row).is_ok()) {
+        m.maker.into_iter().for_each(|xid| conflict.remove_row_deleted_by(xid));
+    }
     let groups = plan(&stripes, &removable_rows, dead_below);
     let mut dead: Vec<(u64, u64)> = Vec::new();
     let cid = pg_sys::GetCurrentCommandId(true);
@@ -191,14 +202,14 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, repo
     );
     for group in &groups {
         let old = pg_sys::MemoryContextSwitchTo(context);
-        write_group(rel, storage_id, &stripes[group.members.clone()], &removable, free.as_mut(), cid, &mut dead, report);
+        write_group(rel, storage_id, &stripes[group.members.clone()], &removable, free.as_mut(), cid, &mut conflict, &mut dead, report);
         pg_sys::MemoryContextSwitchTo(old);
         pg_sys::MemoryContextReset(context);
     }
     if let Some(free) = free.as_mut() {
         let mut rewritten = vec![false; stripes.len()];
         groups.iter().flat_map(|g| g.members.clone()).for_each(|i| rewritten[i] = true);
-        move_down(rel, &stripes, &rewritten, free, cid, report);
+        move_down(rel, &stripes, &rewritten, free, cid, &mut conflict, report);
     }
     pg_sys::MemoryContextDelete(context);
     pg_sys::UnregisterSnapshot(snapshot);
@@ -266,6 +277,7 @@ unsafe fn write_group(
     removable: &[(u64, pg_sys::ItemPointerData)],
     free: Option<&mut FreePages>,
     cid: pg_sys::CommandId,
+    conflict: &mut Conflict,
     dead: &mut Vec<(u64, u64)>,
     report: &mut VacuumReport,
 ) {
@@ -321,6 +333,7 @@ unsafe fn write_group(
         }
     }
 
+    conflict.before_write(rel, false);
     crate::compat::leave_lazy_vacuum_mode();
     let old_tids: Vec<pg_sys::ItemPointerData> = old.iter().map(|v| v.tid).collect();
     if absent_total < span {
@@ -333,6 +346,7 @@ unsafe fn write_group(
             report.images_encoded += 1;
             let first_block = match free.and_then(|f| f.take(pages::pages_for(image.len()), u32::MAX)) {
                 Some(block) => {
+                    conflict.before_write(rel, true);
                     pages::write_at(rel, block, &image);
                     block
                 }
@@ -395,7 +409,15 @@ unsafe fn merged_image(rel: pg_sys::Relation, stripes: &[StripeRow], first_row: 
 /// as they are), from the last one down, as long as the last one can move (it is settled and
 /// a free run below it holds it): a later VACUUM can then give the end back. Only when at
 /// least a sixteenth of the file (and 8 pages) is free, as heap's truncation asks.
-unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[bool], free: &mut FreePages, cid: pg_sys::CommandId, report: &mut VacuumReport) {
+unsafe fn move_down(
+    rel: pg_sys::Relation,
+    stripes: &[VacuumRow],
+    rewritten: &[bool],
+    free: &mut FreePages,
+    cid: pg_sys::CommandId,
+    conflict: &mut Conflict,
+    report: &mut VacuumReport,
+) {
     let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
     if free.pages() < 8 || free.pages() * 16 < nblocks as u64 {
         return;
@@ -416,6 +438,7 @@ unsafe fn move_down(rel: pg_sys::Relation, stripes: &[VacuumRow], rewritten: &[b
         if xxhash_rust::xxh3::xxh3_64(&image[..v.row.prefix_length as usize]) != v.row.prefix_checksum {
             crate::storage::corrupt(rel, format!("stripe at row {} (block {}): directory checksum mismatch", v.row.first_row, v.row.first_block));
         }
+        conflict.before_write(rel, true);
         crate::compat::leave_lazy_vacuum_mode();
         pages::write_at(rel, block, &image);
         let mut row = v.row.clone();

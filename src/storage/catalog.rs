@@ -443,6 +443,37 @@ pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
     ranges
 }
 
+/// The newest transaction that deleted a catalog row of `storage_id` which no snapshot can
+/// read any more (`None` if the catalog holds no such row): the pages that row pointed at
+/// are free ([`occupied`]), and a hot standby's queries whose snapshots may still read them
+/// are cancelled before they are written again (`am::standby`). A row already pruned from
+/// the catalog needs nothing here: heap's pruning logged its deleter itself. The catalog is
+/// read whole, not through its index: index scans skip the entries of rows they found dead
+/// for every snapshot, which are the ones asked for.
+pub fn freed_horizon(storage_id: u64) -> Option<pg_sys::TransactionId> {
+    let mut horizon = None;
+    unsafe {
+        let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let vistest = pg_sys::GlobalVisTestFor(rel);
+        let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+        pg_sys::ScanKeyInit(&mut key, 1, pg_sys::BTEqualStrategyNumber as u16, pg_sys::F_INT8EQ.into(), pg_sys::Datum::from(storage_id as i64));
+        let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+        let scan = pg_sys::systable_beginscan(rel, pg_sys::InvalidOid, false, any, 1, &mut key);
+        loop {
+            let tuple = pg_sys::systable_getnext(scan);
+            if tuple.is_null() {
+                break;
+            }
+            if let Some(deleter) = super::settled_deleter(tuple, vistest) {
+                horizon = Some(super::newer_xid(horizon, deleter));
+            }
+        }
+        pg_sys::systable_endscan(scan);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    horizon
+}
+
 /// Deletes the catalog rows `tids` (transactionally), as VACUUM replaces their stripes.
 pub fn delete_rows(tids: &[pg_sys::ItemPointerData]) {
     super::delete_catalog_rows(catalog().table, tids);

@@ -411,6 +411,9 @@ pub struct VacuumMark {
     pub tid: pg_sys::ItemPointerData,
     /// Every snapshot, now and later, sees the mark.
     pub settled: bool,
+    /// The transaction that made the mark (the deleter, for a delete mark); `None` once the
+    /// mark is frozen.
+    pub maker: Option<pg_sys::TransactionId>,
 }
 
 /// Every mark of `storage_id` that `snapshot` (MVCC) sees, in row order.
@@ -421,7 +424,13 @@ pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumMark
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
         scan(&c, storage_id, None, snapshot, |row, mode, _, tuple| {
-            marks.push(VacuumMark { row, mode, tid: (*tuple).t_self, settled: super::inserter_settled(tuple, vistest) })
+            marks.push(VacuumMark {
+                row,
+                mode,
+                tid: (*tuple).t_self,
+                settled: super::inserter_settled(tuple, vistest),
+                maker: super::inserter(tuple),
+            })
         });
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }

@@ -169,17 +169,54 @@ pub fn insert_catalog_row(table: pg_sys::Oid, index: pg_sys::Oid, values: &mut [
 /// view, or it is frozen) before any running transaction's snapshot was taken (`vistest`, of
 /// the tuple's catalog).
 pub fn inserter_settled(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVisState) -> bool {
+    let Some(xmin) = inserter(tuple) else { return true };
     unsafe {
-        let header = (*tuple).t_data;
-        let infomask = (*header).t_infomask;
-        let frozen = pg_sys::HEAP_XMIN_FROZEN as u16;
-        if infomask & frozen == frozen {
-            return true;
-        }
-        let xmin = (*header).t_choice.t_heap.t_xmin;
         !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             && pg_sys::TransactionIdDidCommit(xmin)
             && crate::compat::xid_removable(vistest, xmin)
+    }
+}
+
+/// The transaction that deleted catalog tuple `tuple` if every snapshot, now and later, sees
+/// the deletion (it committed before any running transaction's snapshot was taken:
+/// `vistest`, of the tuple's catalog) and some snapshot could have seen the tuple (its
+/// inserter committed, and is not the deleter).
+pub fn settled_deleter(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVisState) -> Option<pg_sys::TransactionId> {
+    unsafe {
+        let header = (*tuple).t_data;
+        let infomask = (*header).t_infomask;
+        if infomask & pg_sys::HEAP_XMAX_INVALID as u16 != 0 || infomask & pg_sys::HEAP_XMAX_LOCK_ONLY as u16 != 0 {
+            return None;
+        }
+        let xmax = if infomask & pg_sys::HEAP_XMAX_IS_MULTI as u16 != 0 {
+            pg_sys::HeapTupleGetUpdateXid(header)
+        } else {
+            (*header).t_choice.t_heap.t_xmax
+        };
+        let inserted = match inserter(tuple) {
+            None => true,
+            Some(xmin) => xmin != xmax && pg_sys::TransactionIdDidCommit(xmin),
+        };
+        (inserted && xmax.into_inner() >= pg_sys::FirstNormalTransactionId.into_inner() && pg_sys::TransactionIdDidCommit(xmax) && crate::compat::xid_removable(vistest, xmax))
+            .then_some(xmax)
+    }
+}
+
+/// The later of `a` (if any) and `b` in transaction order.
+pub fn newer_xid(a: Option<pg_sys::TransactionId>, b: pg_sys::TransactionId) -> pg_sys::TransactionId {
+    match a {
+        Some(a) if unsafe { pg_sys::TransactionIdFollows(a, b) } => a,
+        _ => b,
+    }
+}
+
+/// The transaction that inserted catalog tuple `tuple`; `None` once the tuple is frozen
+/// (every snapshot sees it inserted, however old the transaction).
+pub fn inserter(tuple: pg_sys::HeapTuple) -> Option<pg_sys::TransactionId> {
+    unsafe {
+        let header = (*tuple).t_data;
+        let frozen = pg_sys::HEAP_XMIN_FROZEN as u16;
+        ((*header).t_infomask & frozen != frozen).then(|| (*header).t_choice.t_heap.t_xmin)
     }
 }
 
