@@ -450,9 +450,9 @@ unsafe extern "C-unwind" fn tuple_delete(
     crosscheck: pg_sys::Snapshot,
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
-    _changing_part: bool,
+    changing_part: bool,
 ) -> pg_sys::TM_Result::Type {
-    crate::am::modify::delete(rel, tid, cid, crosscheck, wait, tmfd)
+    crate::am::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
@@ -460,13 +460,14 @@ unsafe extern "C-unwind" fn tuple_delete(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
     cid: pg_sys::CommandId,
-    _options: u32,
+    options: u32,
     _snapshot: pg_sys::Snapshot,
     crosscheck: pg_sys::Snapshot,
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    crate::am::modify::delete(rel, tid, cid, crosscheck, wait, tmfd)
+    let changing_part = options & pg_sys::TABLE_DELETE_CHANGING_PARTITION != 0;
+    crate::am::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part)
 }
 
 /// What `tuple_update` says of the indexes (15: whether to insert into them; from 16: which):

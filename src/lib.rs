@@ -156,7 +156,7 @@ REVOKE ALL ON pgcol.stripe FROM PUBLIC;
 -- One row per mark on a row: a row lock (0 FOR KEY SHARE, 1 FOR SHARE, 2 FOR NO KEY UPDATE,
 -- 3 FOR UPDATE) or a deletion (4 by a DELETE or a key-changing UPDATE, 5 by another UPDATE,
 -- 6 an INSERT ... ON CONFLICT's row taken back after a conflict; an UPDATE's mark names the
--- row number of the new version in successor). MVCC on these
+-- row number of the new version in successor, -1 for another partition). MVCC on these
 -- rows decides which deletions a snapshot sees; writers of a row wait for the running
 -- transactions of conflicting marks. A materialized view for the same reasons as
 -- pgcol.stripe.

@@ -17,7 +17,9 @@
 //!    before it is updated) is not read: no other transaction's mark can be in the way.
 //! 3. It inserts its mark, with the command id it was given (an UPDATE first inserts the new
 //!    version, whose row number the mark names). A committed UPDATE's mark sends a later
-//!    writer to the new version (`TM_Updated`), which READ COMMITTED locks and rechecks.
+//!    writer to the new version (`TM_Updated`), which READ COMMITTED locks and rechecks; one
+//!    that moved the row to another partition says so instead (heap's "moved partitions"
+//!    TID), and the writer fails with heap's error.
 //!
 //! Writers of different rows take different tuple locks and never wait for each other.
 //! Whether a reader sees a deleted row is the reader's snapshot's business: it sees the
@@ -27,7 +29,7 @@ use pgrx::pg_sys;
 
 use super::publication::{self, Change};
 use super::{fetch, tid, write};
-use crate::storage::marks::{self, Holder, Mode};
+use crate::storage::marks::{self, Holder, Mode, Successor};
 use crate::storage::meta;
 
 /// How to wait for a conflicting transaction.
@@ -99,7 +101,11 @@ fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode:
     let mut blocker = None;
     let mut finished_locks = Vec::new();
     for m in marks::of_row(storage_id, row) {
-        let successor_tid = m.successor.map_or(row_tid, tid::to_tid);
+        let successor_tid = match m.successor {
+            None => row_tid,
+            Some(Successor::Row(row)) => tid::to_tid(row),
+            Some(Successor::OtherPartition) => tid::moved_partitions(),
+        };
         match m.holder {
             Holder::Mine { cmin } if m.mode.deletes() => {
                 let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
@@ -145,7 +151,7 @@ pub unsafe fn mark_row(
     cid: pg_sys::CommandId,
     wait: Wait,
     tmfd: *mut pg_sys::TM_FailureData,
-    before_mark: impl FnOnce() -> Result<Option<u64>, pg_sys::TM_Result::Type>,
+    before_mark: impl FnOnce() -> Result<Option<Successor>, pg_sys::TM_Result::Type>,
 ) -> pg_sys::TM_Result::Type {
     use pg_sys::TM_Result::*;
     let Some(row) = tid::from_tid(tid) else { pgrx::error!("pg_columnar: invalid TID of a row to change") };
@@ -223,7 +229,9 @@ fn crosschecked(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, crosscheck
     }
 }
 
-/// `tuple_delete`.
+/// `tuple_delete`. `changing_part`: the row moves to another partition (an UPDATE of the
+/// partition key), which its mark says, as heap's `t_ctid` does: a writer that waited for the
+/// move fails as heap's does instead of finding the row deleted.
 pub unsafe fn delete(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
@@ -231,10 +239,12 @@ pub unsafe fn delete(
     crosscheck: pg_sys::Snapshot,
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
+    changing_part: bool,
 ) -> pg_sys::TM_Result::Type {
     publication::check_write(rel, Change::Delete);
     let wait = if wait { Wait::Block } else { Wait::Skip };
-    let result = mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| None));
+    let moved = changing_part.then_some(Successor::OtherPartition);
+    let result = mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| moved));
     if result == pg_sys::TM_Result::TM_Ok {
         // counted as heap's deletes are: autovacuum visits the table after enough of them
         pg_sys::pgstat_count_heap_delete(rel);
@@ -313,7 +323,7 @@ pub unsafe fn update(
     let result = mark_row(rel, &*otid, mode, cid, wait, tmfd, || {
         crosschecked(rel, &*otid, crosscheck)?;
         write::insert(rel, &[slot], cid);
-        Ok(tid::from_tid(&(*slot).tts_tid))
+        Ok(tid::from_tid(&(*slot).tts_tid).map(Successor::Row))
     });
     if result == pg_sys::TM_Result::TM_Ok {
         crate::compat::count_update(rel);
@@ -357,6 +367,14 @@ pub unsafe fn lock(
         if result != pg_sys::TM_Result::TM_Updated || !follow {
             return result;
         }
+        if tid::is_moved_partitions(&(*tmfd).ctid) {
+            // heap's error, word for word
+            pgrx::ereport!(
+                ERROR,
+                pgrx::PgSqlErrorCode::ERRCODE_T_R_SERIALIZATION_FAILURE,
+                "tuple to be locked was already moved to another partition due to concurrent update"
+            );
+        }
         *tid = (*tmfd).ctid;
         traversed = true;
     }
@@ -372,8 +390,9 @@ pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointe
             _ => None,
         });
         match next {
-            Some(successor) => *tid = tid::to_tid(successor),
-            None => return,
+            Some(Successor::Row(successor)) => *tid = tid::to_tid(successor),
+            // (the newest version in this table, as heap stops there too)
+            Some(Successor::OtherPartition) | None => return,
         }
     }
 }

@@ -90,8 +90,31 @@ pub struct Mark {
     pub tid: pg_sys::ItemPointerData,
     /// Someone is deleting the mark itself (see [`forget`]).
     pub being_forgotten: bool,
-    /// An UPDATE's mark: the row number of the new version.
-    pub successor: Option<u64>,
+    /// A deletion by an UPDATE: where the new version is.
+    pub successor: Option<Successor>,
+}
+
+/// Where an UPDATE put the new version of the row it deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Successor {
+    /// This table's row of that number.
+    Row(u64),
+    /// Another partition (an UPDATE of the partition key): stored as -1, the mark of a
+    /// number no row has.
+    OtherPartition,
+}
+
+impl Successor {
+    fn to_stored(self) -> i64 {
+        match self {
+            Successor::Row(row) => row as i64,
+            Successor::OtherPartition => -1,
+        }
+    }
+
+    fn from_stored(stored: i64) -> Successor {
+        if stored < 0 { Successor::OtherPartition } else { Successor::Row(stored as u64) }
+    }
 }
 
 const NATTS: usize = 4;
@@ -143,7 +166,7 @@ fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
 
 /// Inserts a mark of `mode` on row `row` of `storage_id` as command `cid` of the current
 /// transaction; `successor`: an UPDATE's new version.
-pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid: pg_sys::CommandId) {
+pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, cid: pg_sys::CommandId) {
     MINE.with_borrow_mut(|mine| mine.record(storage_id, row, mode));
     let c = required_catalog();
     in_scratch(|| {
@@ -151,7 +174,7 @@ pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<u64>, cid
             pg_sys::Datum::from(storage_id as i64),
             pg_sys::Datum::from(row as i64),
             pg_sys::Datum::from(mode as i16),
-            pg_sys::Datum::from(successor.unwrap_or(0) as i64),
+            pg_sys::Datum::from(successor.map_or(0, Successor::to_stored)),
         ];
         let mut nulls = [false, false, false, successor.is_none()];
         super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
@@ -268,7 +291,7 @@ fn scan(
     storage_id: u64,
     rows: Option<std::ops::Range<u64>>,
     snapshot: pg_sys::Snapshot,
-    mut f: impl FnMut(u64, Mode, Option<u64>, pg_sys::HeapTuple),
+    mut f: impl FnMut(u64, Mode, Option<Successor>, pg_sys::HeapTuple),
 ) {
     unsafe {
         let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
@@ -300,7 +323,7 @@ fn scan(
             let (Some(mode), false) = (mode, nulls[..3].iter().any(|&n| n)) else {
                 pgrx::error!("pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}");
             };
-            let successor = (!nulls[3]).then(|| values[3].value() as i64 as u64);
+            let successor = (!nulls[3]).then(|| Successor::from_stored(values[3].value() as i64));
             f(values[1].value() as i64 as u64, mode, successor, tuple);
         }
         pg_sys::systable_endscan(scan);
