@@ -90,6 +90,25 @@ pub trait VectorSkip {
     fn covers_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool;
 }
 
+/// Two skips at once: a vector may match if both say it may (the second is asked only then),
+/// and every row is wanted if both say so.
+struct BothSkips(Box<dyn VectorSkip>, Box<dyn VectorSkip>);
+
+impl VectorSkip for BothSkips {
+    fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
+        self.0.may_match(dir, vector) && self.1.may_match(dir, vector)
+    }
+    fn may_match_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool {
+        self.0.may_match_stripe(summary, rows) && self.1.may_match_stripe(summary, rows)
+    }
+    fn covers(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
+        self.0.covers(dir, vector) && self.1.covers(dir, vector)
+    }
+    fn covers_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool {
+        self.0.covers_stripe(summary, rows) && self.1.covers_stripe(summary, rows)
+    }
+}
+
 /// Answers for rows an aggregate over the scan need not read: every one of them is
 /// selected, and `facts` gives what the metadata knows of each column (`None`: nothing).
 /// True if it took them (the scan then reads nothing of them), false to have them read.
@@ -424,6 +443,19 @@ impl ScanState {
     /// Reads only the vectors `skip` lets through ([`next_selected`](Self::next_selected)).
     pub fn set_skip(&mut self, skip: Box<dyn VectorSkip>) {
         self.skip = Some(skip);
+    }
+
+    /// Reads every vector again.
+    pub fn clear_skip(&mut self) {
+        self.skip = None;
+    }
+
+    /// Reads only the vectors that `skip` also lets through.
+    pub fn add_skip(&mut self, skip: Box<dyn VectorSkip>) {
+        self.skip = Some(match self.skip.take() {
+            Some(first) => Box::new(BothSkips(first, skip)),
+            None => skip,
+        });
     }
 
     /// Returns only the rows `filter` selects ([`next_selected`](Self::next_selected)).

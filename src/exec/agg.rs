@@ -40,14 +40,14 @@
 use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupRuns, GroupStates, MetaAnswer, Output, State};
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::group::{GroupTable, KeyColumn};
-use pg_columnar_codec::stripe::StoredZone;
+use pg_columnar_codec::stripe::{StoredZone, StripeDirectory, StripeSummary};
 use pg_columnar_codec::Kind;
 use pgrx::pg_sys;
 
 use super::filter::RuntimeFilter;
 use super::group::{KeyReader, KeySpec};
 use super::quals::{SkipExpr, Translator};
-use crate::am::scan::{ColumnLookup, MetadataAnswer, ScanState, VectorFilter};
+use crate::am::scan::{ColumnLookup, MetadataAnswer, ScanState, VectorFilter, VectorSkip};
 use super::list;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
@@ -620,6 +620,8 @@ struct Exec {
     /// See `AggPlan::top`; and how many stripes the last computation read of how many.
     top: Option<u32>,
     top_read: Option<(usize, usize)>,
+    /// Vectors of the stripes read that hold no key of the first `top` groups ([`KeyFloor`]).
+    top_vectors_skipped: std::rc::Rc<std::cell::Cell<u64>>,
     keys: Vec<KeySpec>,
     specs: Vec<AggSpec>,
     /// Made at the first computation (the key expressions' states need the executor's).
@@ -678,7 +680,7 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
     let AggPlan { partial, top, keys, specs } = AggPlan::of(cscan);
-    let exec = Exec { partial, top, top_read: None, keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0, bounded: Vec::new() };
+    let exec = Exec { partial, top, top_read: None, top_vectors_skipped: Default::default(), keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0, bounded: Vec::new() };
     // freed by `end`, or with the query's memory if the query fails
     super::state::own(&raw mut (*node).exec, exec);
     node as *mut pg_sys::Node
@@ -781,9 +783,14 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     let mut filters = filters_of(node);
     let exec = &mut *(*node).exec;
     if let Some(n) = exec.top {
-        let stripes = top_stripes(scan, child_slot, &mut exec.readers[0], n as usize);
+        let (stripes, nth) = top_stripes(scan, child_slot, &mut exec.readers[0], n as usize);
         exec.top_read = Some((stripes.as_ref().map_or(scan.stripes.len(), Vec::len), scan.stripes.len()));
         scan.set_order(stripes);
+        if let Some(floor) = nth {
+            let reader = &exec.readers[0];
+            let skipped = exec.top_vectors_skipped.clone();
+            scan.add_skip(Box::new(KeyFloor { column: reader.spec.column() as usize, floor, key_of: Box::new(reader.key_function()), skipped }));
+        }
     }
     let specs = &exec.specs;
     let grouped = !exec.keys.is_empty();
@@ -932,16 +939,18 @@ unsafe fn read_key(reader: &mut KeyReader, rel: pg_sys::Relation, lookup: &Colum
 }
 
 /// For a query that keeps the first `n` groups in descending order of its one monotone key
-/// (`AggPlan::top`): the stripes whose rows can be in those groups. Stripes are read newest
-/// first, by their summaries' greatest key value (a stripe without one first), the key
-/// column only; once `n` keys are known, a stripe whose greatest key is below the n-th and
-/// after which no stripe holds a NULL key (NULLs sort first in descending order) ends the
-/// search: neither it nor any later one holds a row of the first `n` groups. The
-/// aggregation then reads the stripes found in storage order, so that each group's rows
-/// are added in row order. `None`: every stripe is needed.
-unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, reader: &mut KeyReader, n: usize) -> Option<Vec<usize>> {
+/// (`AggPlan::top`): the stripes whose rows can be in those groups, and the n-th greatest
+/// key. Stripes are read newest first, by their summaries' greatest key value (a stripe
+/// without one first), the key column only; once `n` keys are known, a stripe whose
+/// greatest key is below the n-th and after which no stripe holds a NULL key (NULLs sort
+/// first in descending order) ends the search: neither it nor any later one holds a row of
+/// the first `n` groups. The aggregation then reads the stripes found in storage order, so
+/// that each group's rows are added in row order, and in them only the vectors that may
+/// hold a key at least the n-th ([`KeyFloor`]). Stripes `None`: every stripe is needed;
+/// key `None`: fewer than `n` keys.
+unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, reader: &mut KeyReader, n: usize) -> (Option<Vec<usize>>, Option<i64>) {
     if !reader.monotone() {
-        return None;
+        return (None, None);
     }
     let c = reader.spec.column() as usize;
     let count = scan.stripes.len();
@@ -1000,11 +1009,77 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
         }
         table.assign(&[k], &selection, &mut groups);
     }
+    // the keys of every row that can be in the first `n` groups (all those read, when the
+    // search went through every stripe)
+    let mut keys: Vec<i64> = table.keys().iter().filter(|k| k.nulls == 0).map(|k| k.parts[0]).collect();
+    let nth = (keys.len() >= n).then(|| *keys.select_nth_unstable_by(n - 1, |a, b| b.cmp(a)).1);
     if !stopped {
-        return None;
+        return (None, nth);
     }
     read.sort_unstable();
-    Some(read)
+    (Some(read), nth)
+}
+
+/// Rules out the vectors (and stripes) of a top-groups aggregation whose rows all have keys
+/// below the n-th greatest (`AggPlan::top`): their greatest value's key is below it (the key
+/// is monotone) and they hold no NULL key (a NULL group comes first). Counts the vectors it
+/// ruled out that the quals let through.
+struct KeyFloor {
+    column: usize,
+    floor: i64,
+    key_of: Box<dyn Fn(i64) -> Option<i64>>,
+    skipped: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl KeyFloor {
+    /// Whether rows with this zone and NULL count may have a key at least the floor (`all`:
+    /// whether every one has).
+    fn reaches(&self, zone: Option<&StoredZone>, nulls: usize, all: bool) -> bool {
+        let bound = match (zone, all) {
+            (Some(StoredZone::Int { min, .. }), true) => *min,
+            (Some(StoredZone::Int { max, .. }), false) => *max,
+            // nothing known: may reach, not proven to
+            _ => return !all,
+        };
+        if all {
+            nulls == 0 && (self.key_of)(bound).is_some_and(|k| k >= self.floor)
+        } else {
+            nulls > 0 || (self.key_of)(bound).is_none_or(|k| k >= self.floor)
+        }
+    }
+
+    fn vector(&self, dir: &StripeDirectory, vector: usize, all: bool) -> bool {
+        match dir.stored_vectors(self.column) {
+            Some(vectors) => self.reaches(Some(&vectors[vector].zone), vectors[vector].null_count, all),
+            None => !all,
+        }
+    }
+
+    fn stripe(&self, summary: &StripeSummary, all: bool) -> bool {
+        match summary.columns.get(self.column) {
+            Some(c) => self.reaches(c.zone.as_ref(), c.null_count as usize, all),
+            None => !all,
+        }
+    }
+}
+
+impl VectorSkip for KeyFloor {
+    fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
+        let reaches = self.vector(dir, vector, false);
+        if !reaches {
+            self.skipped.set(self.skipped.get() + 1);
+        }
+        reaches
+    }
+    fn may_match_stripe(&mut self, summary: &StripeSummary, _rows: usize) -> bool {
+        self.stripe(summary, false)
+    }
+    fn covers(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
+        self.vector(dir, vector, true)
+    }
+    fn covers_stripe(&mut self, summary: &StripeSummary, _rows: usize) -> bool {
+        self.stripe(summary, true)
+    }
 }
 
 /// Metadata answers for aggregates without GROUP BY: stripes and vectors whose every row is
@@ -1176,7 +1251,8 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
             property(c"Averages Without Sxx", bounded.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "));
         }
         if let Some((read, total)) = exec.top_read {
-            property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first", exec.top.unwrap()));
+            let skipped = exec.top_vectors_skipped.get();
+            property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first, {skipped} vectors in them below the groups", exec.top.unwrap()));
         }
         if let Some(i) = exec.readers.iter().find_map(KeyReader::interner) {
             property(c"Strings Interned", format!("{} dictionary entries, {} reused from an equal dictionary before, {} row values", i.entries_interned, i.entries_reused, i.rows_interned));

@@ -226,6 +226,18 @@ struct EntryBuckets {
     evaluated: Vec<Option<(i64, bool)>>,
 }
 
+/// The key of column value `v` under `spec` (an integer column's own value, or a bucket by
+/// arithmetic) with the session zone's fixed offset `gmtoff`, if arithmetic gives it.
+fn key_by_arithmetic(spec: KeySpec, gmtoff: Option<i64>, v: i64) -> Option<i64> {
+    match (spec, gmtoff) {
+        (KeySpec::Int { .. }, _) => Some(v),
+        (KeySpec::Trunc { unit, zoned: false, .. }, _) => bucket::trunc(unit, v),
+        (KeySpec::Trunc { unit, zoned: true, .. }, Some(off)) => bucket::trunc_at_offset(unit, v, off),
+        (KeySpec::Bin { stride, origin, .. }, _) => bucket::bin(stride, v, origin),
+        _ => None,
+    }
+}
+
 /// Reads the key parts of one key for each vector.
 pub struct KeyReader {
     pub spec: KeySpec,
@@ -286,19 +298,20 @@ impl KeyReader {
     /// The key of column value `v` for a [`monotone`](Self::monotone) key, if arithmetic
     /// gives it.
     pub fn key_of(&self, v: i64) -> Option<i64> {
-        match self.spec {
-            KeySpec::Int { .. } => Some(v),
-            _ => self.arithmetic(v),
-        }
+        key_by_arithmetic(self.spec, self.gmtoff, v)
+    }
+
+    /// [`key_of`](Self::key_of) as a function that outlives the reader.
+    pub fn key_function(&self) -> impl Fn(i64) -> Option<i64> + 'static {
+        let (spec, gmtoff) = (self.spec, self.gmtoff);
+        move |v| key_by_arithmetic(spec, gmtoff, v)
     }
 
     /// The bucket of `v` by arithmetic, if it answers.
     fn arithmetic(&self, v: i64) -> Option<i64> {
-        match (self.spec, self.gmtoff) {
-            (KeySpec::Trunc { unit, zoned: false, .. }, _) => bucket::trunc(unit, v),
-            (KeySpec::Trunc { unit, zoned: true, .. }, Some(off)) => bucket::trunc_at_offset(unit, v, off),
-            (KeySpec::Bin { stride, origin, .. }, _) => bucket::bin(stride, v, origin),
-            _ => None,
+        match self.spec {
+            KeySpec::Int { .. } => None,
+            _ => key_by_arithmetic(self.spec, self.gmtoff, v),
         }
     }
 

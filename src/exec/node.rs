@@ -321,6 +321,9 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
         }
         let types = scan.types.clone();
         scan.set_skip(Box::new(RuntimeSkip::new(expr, types, values)));
+    } else if let Some(scan) = exec.scan.as_mut() {
+        // (a rescan: what an aggregation above added for its last computation goes)
+        scan.clear_skip();
     }
 }
 

@@ -207,6 +207,18 @@ SET TimeZone = 'Europe/Berlin';
 SELECT agg_same('SELECT date_trunc(''minute'', t), sum(x) FROM %s WHERE t < ''2016-01-01 06:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 5', 'gd');
 SELECT explain_analyze('SELECT date_trunc(''minute'', t), sum(x) FROM gd WHERE t < ''2016-01-01 06:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 5');
 SET TimeZone = 'UTC';
+-- in the stripes read, the vectors whose every key is below the n-th greatest are skipped
+-- (Top Groups counts them), but not one holding a NULL key (the NULL group comes first)
+CREATE TABLE gf (t timestamptz, x int) USING pg_columnar;
+INSERT INTO gf SELECT CASE WHEN g = 100 THEN NULL ELSE timestamptz '2016-01-01 00:00+00' + g * interval '1 s' END, g
+  FROM generate_series(1, 20000) g;
+CREATE TABLE gf_heap AS SELECT * FROM gf;
+SELECT agg_same('SELECT date_trunc(''minute'', t), count(*), sum(x) FROM %s GROUP BY 1 ORDER BY 1 DESC LIMIT 3', 'gf');
+SELECT explain_analyze('SELECT date_trunc(''minute'', t), count(*), sum(x) FROM gf GROUP BY 1 ORDER BY 1 DESC LIMIT 3');
+SELECT agg_same('SELECT date_trunc(''minute'', t), count(*), sum(x) FROM %s WHERE t IS NOT NULL GROUP BY 1 ORDER BY 1 DESC LIMIT 3', 'gf');
+SELECT explain_analyze('SELECT date_trunc(''minute'', t), count(*), sum(x) FROM gf WHERE t IS NOT NULL GROUP BY 1 ORDER BY 1 DESC LIMIT 3');
+SELECT agg_same('SELECT t, count(*) FROM %s WHERE t < ''2016-01-01 03:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 2000', 'gf');
+SELECT explain_analyze('SELECT t, count(*) FROM gf WHERE t < ''2016-01-01 03:00+00'' GROUP BY 1 ORDER BY 1 DESC LIMIT 2000');
 -- a cursor over it, and a parameter as the limit (not a constant: every stripe is read)
 BEGIN;
 DECLARE top CURSOR FOR SELECT date_trunc('minute', t), count(*) FROM gd GROUP BY 1 ORDER BY 1 DESC LIMIT 3;
