@@ -782,10 +782,13 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     }
     let mut filters = filters_of(node);
     let exec = &mut *(*node).exec;
+    // the n-th greatest key of a top-groups aggregation: rows below it are left out
+    let mut floor = None;
     if let Some(n) = exec.top {
         let (stripes, nth) = top_stripes(scan, child_slot, &mut exec.readers[0], n as usize);
         exec.top_read = Some((stripes.as_ref().map_or(scan.stripes.len(), Vec::len), scan.stripes.len()));
         scan.set_order(stripes);
+        floor = nth;
         if let Some(floor) = nth {
             let reader = &exec.readers[0];
             let skipped = exec.top_vectors_skipped.clone();
@@ -835,13 +838,17 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         &columns,
         &mut |selection, lookup, serial| {
         vectors += 1;
-        rows += selection.count() as u64;
         let mut out = out.borrow_mut();
+        let mut above_floor = None;
         if let Computed::Grouped { table, states } = &mut *out {
             key_columns.clear();
             for r in readers.iter_mut() {
                 key_columns.push(read_key(r, rel, lookup, selection, serial));
             }
+            if let Some(floor) = floor {
+                above_floor = Some(rows_above(selection, &key_columns[0], floor));
+            }
+            let selection = above_floor.as_ref().unwrap_or(selection);
             table.assign(&key_columns, selection, &mut groups);
             if table.len() > limit {
                 pgrx::ereport!(
@@ -856,6 +863,8 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             }
             runs = GroupRuns::of_selected(&groups, selection);
         }
+        let selection = above_floor.as_ref().unwrap_or(selection);
+        rows += selection.count() as u64;
         for (i, spec) in specs.iter().enumerate() {
             // the rows of this aggregate: the scan's, and its FILTER's (with their own runs)
             let (filtered, filtered_runs);
@@ -1018,6 +1027,18 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
     }
     read.sort_unstable();
     (Some(read), nth)
+}
+
+/// The rows of `selection` whose key in `keys` is at least `floor`, or NULL (a NULL group
+/// comes first in descending order).
+fn rows_above(selection: &Selection, keys: &KeyColumn, floor: i64) -> Selection {
+    let mut kept = selection.clone();
+    for r in selection.iter() {
+        if !keys.is_null(r) && keys.part(r) < floor {
+            kept.unset(r);
+        }
+    }
+    kept
 }
 
 /// Rules out the vectors (and stripes) of a top-groups aggregation whose rows all have keys
