@@ -70,6 +70,6 @@ fn full_xid(xid: pg_sys::TransactionId) -> u64 {
     let epoch = next >> 32;
     let xid = xid.into_inner();
     // an xid above the next one's low half was assigned in the previous epoch
-    let epoch = if xid > next as u32 { epoch - 1 } else { epoch };
+    let epoch = if xid > next as u32 { epoch.saturating_sub(1) } else { epoch };
     epoch << 32 | xid as u64
 }

@@ -22,9 +22,10 @@
 //! 3. **Truncating.** The pages after the last one any snapshot may read are given back to
 //!    the file system, when no one else is using the table.
 //!
-//! Before its first write, a VACUUM logs the newest deleter of what it removes (rows, and
-//! the catalog rows whose pages it may write again), so that a hot standby cancels the
-//! queries that could still read them first (`standby`).
+//! Before the writes that need it, a VACUUM logs the newest deleter of what it removes (of
+//! the rows, before its first write; of the catalog rows whose pages it writes again, before
+//! it writes into them), so that a hot standby cancels the queries that could still read
+//! them first (`standby`).
 //!
 //! Which pages are free can only be known while no writer is between writing a stripe's
 //! pages and inserting its catalog row (or holds the pages of a stripe whose catalog row a
@@ -185,7 +186,7 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, repo
         .collect();
     removable.sort_by_key(|r| r.0);
     // a standby's queries that may still see these rows, or read the pages of stripes
-    // replaced for every snapshot here, are cancelled before the first write
+    // replaced for every snapshot here, are cancelled before the writes that need it
     let mut conflict = Conflict::new(storage_id);
     for m in marks.iter().filter(|m| m.settled && m.mode.deletes() && removable_rows.binary_search(&m.row).is_ok()) {
         m.maker.into_iter().for_each(|xid| conflict.remove_row_deleted_by(xid));
