@@ -56,8 +56,8 @@ impl Conflict {
         self.logged = Some(needed);
         unsafe {
             let standbys_read_wal = pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_REPLICA as i32;
-            let logged = (*(*rel).rd_rel).relpersistence == pg_sys::RELPERSISTENCE_PERMANENT as std::ffi::c_char;
-            if standbys_read_wal && logged {
+            let permanent = (*(*rel).rd_rel).relpersistence == pg_sys::RELPERSISTENCE_PERMANENT as std::ffi::c_char;
+            if standbys_read_wal && permanent {
                 crate::compat::log_snapshot_conflict(rel, full_xid(needed));
             }
         }

@@ -29,11 +29,7 @@ pub fn to_tid(row: u64) -> pg_sys::ItemPointerData {
 /// Heap's TID for "the row moved to another partition" (`ItemPointerSetMovedPartitions`),
 /// which the executor turns into its serialization error.
 pub fn moved_partitions() -> pg_sys::ItemPointerData {
-    let block = pg_sys::InvalidBlockNumber;
-    pg_sys::ItemPointerData {
-        ip_blkid: pg_sys::BlockIdData { bi_hi: (block >> 16) as u16, bi_lo: block as u16 },
-        ip_posid: pg_sys::MovedPartitionsOffsetNumber as u16,
-    }
+    pg_sys::ItemPointerData { ip_posid: pg_sys::MovedPartitionsOffsetNumber as u16, ..INVALID }
 }
 
 pub fn is_moved_partitions(tid: &pg_sys::ItemPointerData) -> bool {

@@ -1005,11 +1005,8 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
         let i = scan.current_stripe().expect("a vector comes from a stripe");
         if read.last() != Some(&i) {
             // a new stripe: is the n-th greatest key known to be above all the rest?
-            let mut keys: Vec<i64> = table.keys().iter().filter(|k| k.nulls == 0).map(|k| k.parts[0]).collect();
-            if keys.len() >= n {
-                let (_, nth, _) = keys.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
-                let p = position[i];
-                if bounds[i].0.is_some_and(|b| b < *nth) && !nulls_after[p] {
+            if let Some(nth) = nth_greatest_key(&table, n) {
+                if bounds[i].0.is_some_and(|b| b < nth) && !nulls_after[position[i]] {
                     stopped = true;
                     break;
                 }
@@ -1020,13 +1017,18 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
     }
     // the keys of every row that can be in the first `n` groups (all those read, when the
     // search went through every stripe)
-    let mut keys: Vec<i64> = table.keys().iter().filter(|k| k.nulls == 0).map(|k| k.parts[0]).collect();
-    let nth = (keys.len() >= n).then(|| *keys.select_nth_unstable_by(n - 1, |a, b| b.cmp(a)).1);
+    let nth = nth_greatest_key(&table, n);
     if !stopped {
         return (None, nth);
     }
     read.sort_unstable();
     (Some(read), nth)
+}
+
+/// The n-th greatest non-NULL key of the one-key `table`, if it has `n`.
+fn nth_greatest_key(table: &GroupTable, n: usize) -> Option<i64> {
+    let mut keys: Vec<i64> = table.keys().iter().filter(|k| k.nulls == 0).map(|k| k.parts[0]).collect();
+    (keys.len() >= n).then(|| *keys.select_nth_unstable_by(n - 1, |a, b| b.cmp(a)).1)
 }
 
 /// The rows of `selection` whose key in `keys` is at least `floor`, or NULL (a NULL group
