@@ -619,6 +619,19 @@ pub unsafe fn index_vacuum_info(index: pg_sys::Relation, table: pg_sys::Relation
     info
 }
 
+/// This backend's local id of its current top-level transaction (`MyProc`'s `lxid`, which
+/// 17 moved into `vxid`): it differs between any two transactions of the backend, also those
+/// that never take a transaction ID.
+pub fn local_transaction_id() -> u32 {
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16"))]
+        let lxid = (*pg_sys::MyProc).lxid;
+        #[cfg(not(any(feature = "pg15", feature = "pg16")))]
+        let lxid = (*pg_sys::MyProc).vxid.lxid;
+        lxid
+    }
+}
+
 /// Makes this backend's lazy VACUUM an ordinary transaction for other backends' snapshots.
 /// A lazy VACUUM's transaction is left out of their snapshots (`PROC_IN_VACUUM`): one that
 /// took a transaction ID would have its writes read as already committed, or as aborted,

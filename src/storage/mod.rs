@@ -277,9 +277,17 @@ pub fn corrupt(rel: pg_sys::Relation, detail: impl std::fmt::Display) -> ! {
 /// current transaction (its id and command id). Caches of catalog reads are keyed by it; they
 /// are emptied when this backend changes the catalog read or a subtransaction ends, the only
 /// ways what a snapshot of given content sees can change.
+///
+/// Under SERIALIZABLE the content also names the transaction: a catalog read there is also
+/// its predicate locks and its conflict checks against the concurrent writers whose catalog
+/// rows it passes over (heap's, on the catalogs: how serializable transactions see their
+/// dependencies through pg_columnar tables), and a read kept from an earlier transaction did
+/// them for that one. Within the transaction the locks taken by its first read stay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotContent {
     transaction: u32,
+    /// SERIALIZABLE: the transaction's local id (its reads are not given to another).
+    serializable: Option<u32>,
     xmin: u32,
     xmax: u32,
     curcid: u32,
@@ -309,6 +317,7 @@ impl SnapshotContent {
             };
             Some(SnapshotContent {
                 transaction: pg_sys::GetTopTransactionIdIfAny().into_inner(),
+                serializable: (pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32).then(crate::compat::local_transaction_id),
                 xmin: s.xmin.into_inner(),
                 xmax: s.xmax.into_inner(),
                 curcid: s.curcid,
