@@ -173,6 +173,15 @@ pub unsafe fn lock_buffer(buffer: pg_sys::Buffer, exclusive: bool) {
     pg_sys::LockBuffer(buffer, mode as u32);
 }
 
+/// Gives back a buffer's content lock taken with [`lock_buffer`], keeping the pin (19 made
+/// `LockBuffer` inline, with `UnlockBuffer` for this).
+pub unsafe fn unlock_buffer(buffer: pg_sys::Buffer) {
+    #[cfg(not(feature = "pg19"))]
+    pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+    #[cfg(feature = "pg19")]
+    pg_sys::UnlockBuffer(buffer);
+}
+
 /// Names the relation in a parallel scan's shared state (up to 17 by OID, from 18 by file).
 pub unsafe fn set_parallel_scan_relation(pscan: pg_sys::ParallelTableScanDesc, rel: pg_sys::Relation) {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
@@ -617,19 +626,6 @@ pub unsafe fn index_vacuum_info(index: pg_sys::Relation, table: pg_sys::Relation
     info.num_heap_tuples = rows;
     info.strategy = strategy;
     info
-}
-
-/// This backend's local id of its current top-level transaction (`MyProc`'s `lxid`, which
-/// 17 moved into `vxid`): it differs between any two transactions of the backend, also those
-/// that never take a transaction ID.
-pub fn local_transaction_id() -> u32 {
-    unsafe {
-        #[cfg(any(feature = "pg15", feature = "pg16"))]
-        let lxid = (*pg_sys::MyProc).lxid;
-        #[cfg(not(any(feature = "pg15", feature = "pg16")))]
-        let lxid = (*pg_sys::MyProc).vxid.lxid;
-        lxid
-    }
 }
 
 /// Makes this backend's lazy VACUUM an ordinary transaction for other backends' snapshots.

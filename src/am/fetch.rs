@@ -187,6 +187,12 @@ pub unsafe fn fetch(
     super::write::flush_for_snapshot(rel, snapshot);
     let key = snapshot_key(snapshot);
     let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
+    // a serializable read of the row: locked before its stripe and marks are looked at, which
+    // are then read for this row alone (`super::ssi`)
+    let serializable = mvcc && crate::storage::serializable_transaction();
+    if serializable {
+        super::ssi::lock_row(rel, &*tid, snapshot);
+    }
     if st.key != Some(key) || st.scan.is_none() || (st.rescanned && !mvcc) {
         st.scan = Some(ScanState::for_fetch(rel, snapshot));
         st.marks = MarkWindow::default();
@@ -194,12 +200,19 @@ pub unsafe fn fetch(
     }
     st.rescanned = false;
     let scan = st.scan.as_mut().unwrap();
-    let found = if mvcc {
+    let found = if mvcc && !serializable {
         let window = &mut st.marks;
         fetch_unless_deleted(scan, row, slot, |id| window.is_deleted(id, row, snapshot))
     } else {
         fetch_into(scan, row, snapshot, slot)
     };
+    if serializable && stripe_index_of(&scan.stripes, row).is_none() {
+        if let Some(id) = scan.storage_id {
+            // in no stripe the scan listed, perhaps in one written since: the catalog read
+            // again for its check of conflicts with that stripe's writer
+            catalog::stripes(id, snapshot);
+        }
+    }
     if found && mvcc {
         let last = LastFetch { state: st as *mut FetchState as usize, relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
         LAST_FETCH.with(|l| l.set(Some(last)));
@@ -252,6 +265,10 @@ pub unsafe fn fetch_row_version(
             || with_latest_scan(rel, true, |scan| fetch_copied(scan, row, snapshot, slot))
     } else {
         super::write::flush_if_holding(rel, row);
+        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC {
+            // before the stripes and marks are read (`super::ssi`)
+            super::ssi::lock_row(rel, &*tid, snapshot);
+        }
         fetch_copied(&mut ScanState::for_fetch(rel, snapshot), row, snapshot, slot)
     }
 }

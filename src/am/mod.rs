@@ -13,6 +13,7 @@ pub mod read;
 pub mod routine;
 pub mod scan;
 pub mod slot;
+pub mod ssi;
 pub mod standby;
 pub mod tid;
 pub mod vacuum;

@@ -193,7 +193,13 @@ pub unsafe fn mark_row(
             MarksSay::Free => {}
         }
         match before_mark() {
-            Ok(successor) => marks::insert(storage_id, row, mode, successor, cid),
+            Ok(successor) => {
+                marks::insert(storage_id, row, mode, successor, cid);
+                if mode.deletes() {
+                    // once the mark is there for others' reads to find (`super::ssi`)
+                    super::ssi::check_change(rel, &row_tid);
+                }
+            }
             Err(result) => break fail(result, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId),
         }
         break TM_Ok;

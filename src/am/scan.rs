@@ -1176,6 +1176,11 @@ pub unsafe fn begin(
     flags: u32,
 ) -> pg_sys::TableScanDesc {
     let bulk = flags & pg_sys::ScanOptions::SO_TYPE_SEQSCAN != 0;
+    use pg_sys::ScanOptions::*;
+    if flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN | SO_TYPE_TIDRANGESCAN | SO_TYPE_BITMAPSCAN) != 0 {
+        // before the stripes are listed (`super::ssi`)
+        super::ssi::lock_relation(rel, snapshot);
+    }
     let shared = if pscan.is_null() { std::ptr::null() } else { &(*(pscan as *mut ParallelShared)).next_stripe as *const AtomicU64 };
     let state = ScanState::new(rel, snapshot, shared, bulk);
     let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;

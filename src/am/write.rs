@@ -236,6 +236,7 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
     let (mut row, zones) = catalog_row(image, origin.storage_id, origin.first_row, origin.rows, first_block);
     row.cmin = origin.cid;
     publish(Deep { relid: origin.relid, relfile: origin.relfile, row, zones, cid: origin.cid, owner: origin.level, writer: 0 });
+    super::ssi::check_insert(rel);
 }
 
 /// Rows gathered into a stripe image of a relation outside the insert path (VACUUM's

@@ -294,6 +294,8 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
         }
         None => {
             let estate = (*node).ss.ps.state;
+            // a read of every row, before the stripes are listed (`am::ssi`)
+            crate::am::ssi::lock_relation(rel, (*estate).es_snapshot);
             let mut scan = if exec.spec.skip.is_some() || exec.summaries {
                 ScanState::with_summaries(rel, (*estate).es_snapshot, shared, true)
             } else {

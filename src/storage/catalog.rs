@@ -165,19 +165,13 @@ fn scan(
             pg_sys::F_INT8EQ.into(),
             pg_sys::Datum::from(storage_id as i64),
         );
-        let scan = pg_sys::systable_beginscan(rel, c.index, true, snapshot, 1, &mut key);
-        loop {
-            let tuple = pg_sys::systable_getnext(scan);
-            if tuple.is_null() {
-                break;
-            }
+        super::scan_catalog(rel, c.index, snapshot, std::slice::from_mut(&mut key), |_| true, |tuple| {
             let (row, values, nulls, being_deleted) = parse_row(rel, tuple, snapshot, storage_id);
             let zones = (!nulls[7]).then(|| {
                 pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))
             });
             f(tuple, row, zones, being_deleted);
-        }
-        pg_sys::systable_endscan(scan);
+        });
         pg_sys::table_close(rel, lockmode as pg_sys::LOCKMODE);
     }
 }
@@ -308,7 +302,11 @@ pub fn stripe_list(storage_id: u64, snapshot: pg_sys::Snapshot) -> Rc<StripeList
         rows.sort_by_key(|r| r.0.first_row);
         Rc::new(StripeList { rows, summaries: std::cell::OnceCell::new() })
     };
-    let Some(content) = super::SnapshotContent::of(snapshot) else { return read() };
+    // under SERIALIZABLE each read is made afresh: a read is also the transaction's check of
+    // its conflicts with the writers of the stripes it passes over (`scan_catalog`), and one
+    // kept from before the transaction took its predicate lock on the table (`am::ssi`) would
+    // miss a writer that found no lock yet
+    let Some(content) = super::SnapshotContent::of(snapshot).filter(|_| !super::serializable_transaction()) else { return read() };
     let kept = READS.with_borrow(|reads| reads.iter().find(|(id, c, _)| *id == storage_id && *c == content).map(|(_, _, l)| l.clone()));
     READ_COUNTS.set({
         let (scans, reuses) = READ_COUNTS.get();

@@ -310,25 +310,27 @@ fn scan(
             pg_sys::ScanKeyInit(key, attno, strategy as u16, function.into(), pg_sys::Datum::from(value as i64));
         }
         let nkeys = bounds.len();
-        let scan = pg_sys::systable_beginscan(rel, c.index, true, snapshot, nkeys as i32, keys.as_mut_ptr());
-        loop {
-            let tuple = pg_sys::systable_getnext(scan);
-            if tuple.is_null() {
-                break;
-            }
-            let mut values = [pg_sys::Datum::from(0); NATTS];
-            let mut nulls = [false; NATTS];
-            pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-            let mode = Mode::from_stored(values[2].value() as i16);
-            let (Some(mode), false) = (mode, nulls[..3].iter().any(|&n| n)) else {
-                pgrx::error!("pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}");
-            };
-            let successor = (!nulls[3]).then(|| Successor::from_stored(values[3].value() as i64));
-            f(values[1].value() as i64 as u64, mode, successor, tuple);
-        }
-        pg_sys::systable_endscan(scan);
+        // (a row lock's mark is no change of the row for a serializable reader's conflicts)
+        let deletes = |tuple| parse(rel, tuple, storage_id).1.deletes();
+        super::scan_catalog(rel, c.index, snapshot, &mut keys[..nkeys], deletes, |tuple| {
+            let (row, mode, successor) = parse(rel, tuple, storage_id);
+            f(row, mode, successor, tuple);
+        });
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
+}
+
+/// The row number, mode and successor of mark `tuple` of catalog `rel`.
+unsafe fn parse(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, Mode, Option<Successor>) {
+    let mut values = [pg_sys::Datum::from(0); NATTS];
+    let mut nulls = [false; NATTS];
+    pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    let mode = Mode::from_stored(values[2].value() as i16);
+    let (Some(mode), false) = (mode, nulls[..3].iter().any(|&n| n)) else {
+        pgrx::error!("pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}");
+    };
+    let successor = (!nulls[3]).then(|| Successor::from_stored(values[3].value() as i64));
+    (values[1].value() as i64 as u64, mode, successor)
 }
 
 /// Every mark of row `row` of `storage_id` whose transaction has not aborted, each with its

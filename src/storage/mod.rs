@@ -98,6 +98,58 @@ pub fn forget_held_locks() {
     HELD_LOCKS.with_borrow_mut(Vec::clear);
 }
 
+/// Whether the transaction is SERIALIZABLE: its reads of the catalogs are also its checks of
+/// conflicts with concurrent writers ([`scan_catalog`]).
+pub fn serializable_transaction() -> bool {
+    unsafe { pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32 }
+}
+
+/// Scans the extension's catalog `rel` through `index` with `keys` (`systable_beginscan`),
+/// calling `f` with each tuple `snapshot` sees. Under an MVCC snapshot the catalog is read
+/// with SnapshotAny and each tuple judged here as heap's own read would judge it, with heap's
+/// check of a serializable transaction's conflicts with the concurrent writers of the tuples
+/// it passes over (`HeapCheckForSerializableConflictOut`: a stripe inserted, a row deleted
+/// by a transaction the snapshot does not see) for the tuples that stand for a change of the
+/// table's rows (`changes_rows`: not a row lock's mark, as heap's conflicts are with writers,
+/// not lockers), but without the predicate locks heap's read leaves on the catalog and its
+/// index pages: those would make every serializable reader of any pg_columnar table depend on
+/// every writer of any other. A serializable transaction's predicate locks are taken on the
+/// table it reads (`am::ssi`).
+pub unsafe fn scan_catalog(
+    rel: pg_sys::Relation,
+    index: pg_sys::Oid,
+    snapshot: pg_sys::Snapshot,
+    keys: &mut [pg_sys::ScanKeyData],
+    changes_rows: impl Fn(pg_sys::HeapTuple) -> bool,
+    mut f: impl FnMut(pg_sys::HeapTuple),
+) {
+    let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
+    let serializable = mvcc && serializable_transaction();
+    let read_with = if mvcc { std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData) } else { snapshot };
+    let scan = pg_sys::systable_beginscan(rel, index, true, read_with, keys.len() as i32, keys.as_mut_ptr());
+    loop {
+        let tuple = pg_sys::systable_getnext(scan);
+        if tuple.is_null() {
+            break;
+        }
+        if mvcc {
+            // the scan's slot holds the tuple's buffer pinned; judging it takes the content lock
+            let buffer = (*((*scan).slot as *mut pg_sys::BufferHeapTupleTableSlot)).buffer;
+            crate::compat::lock_buffer(buffer, false);
+            let visible = pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
+            if serializable && changes_rows(tuple) {
+                pg_sys::HeapCheckForSerializableConflictOut(visible, rel, tuple, buffer, snapshot);
+            }
+            crate::compat::unlock_buffer(buffer);
+            if !visible {
+                continue;
+            }
+        }
+        f(tuple);
+    }
+    pg_sys::systable_endscan(scan);
+}
+
 /// Calls `f` with the last row of the extension's catalog `table`, in the order of its
 /// `index` on (storage id, row number), of storage `storage_id` whose row number is at most
 /// `row`, among those a dirty snapshot sees (rows no aborted transaction inserted), with that
@@ -277,17 +329,9 @@ pub fn corrupt(rel: pg_sys::Relation, detail: impl std::fmt::Display) -> ! {
 /// current transaction (its id and command id). Caches of catalog reads are keyed by it; they
 /// are emptied when this backend changes the catalog read or a subtransaction ends, the only
 /// ways what a snapshot of given content sees can change.
-///
-/// Under SERIALIZABLE the content also names the transaction: a catalog read there is also
-/// its predicate locks and its conflict checks against the concurrent writers whose catalog
-/// rows it passes over (heap's, on the catalogs: how serializable transactions see their
-/// dependencies through pg_columnar tables), and a read kept from an earlier transaction did
-/// them for that one. Within the transaction the locks taken by its first read stay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotContent {
     transaction: u32,
-    /// SERIALIZABLE: the transaction's local id (its reads are not given to another).
-    serializable: Option<u32>,
     xmin: u32,
     xmax: u32,
     curcid: u32,
@@ -317,7 +361,6 @@ impl SnapshotContent {
             };
             Some(SnapshotContent {
                 transaction: pg_sys::GetTopTransactionIdIfAny().into_inner(),
-                serializable: (pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32).then(crate::compat::local_transaction_id),
                 xmin: s.xmin.into_inner(),
                 xmax: s.xmax.into_inner(),
                 curcid: s.curcid,
