@@ -74,7 +74,7 @@ mod pgcol {
     > {
         let stripes = open(&rel);
         let deleted = match crate::storage::meta::read(rel.as_ptr()) {
-            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot()),
+            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot(), std::ptr::null_mut()),
             _ => Vec::new(),
         };
         let rows: Vec<_> = stripes

@@ -134,16 +134,16 @@ struct MarkWindow {
 }
 
 impl MarkWindow {
-    fn is_deleted(&mut self, storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+    fn is_deleted(&mut self, rel: pg_sys::Relation, storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         let window = row / MARK_WINDOW;
         if self.read.as_ref().map(|r| r.0) != Some(window) {
             if self.last.replace(window) != Some(window) {
                 count_mark_read(false);
-                return marks::is_deleted(storage_id, row, snapshot);
+                return marks::is_deleted(storage_id, row, snapshot, rel);
             }
             count_mark_read(true);
             let first = window * MARK_WINDOW;
-            self.read = Some((window, marks::deleted_among(storage_id, first..first.saturating_add(MARK_WINDOW), snapshot)));
+            self.read = Some((window, marks::deleted_among(storage_id, first..first.saturating_add(MARK_WINDOW), snapshot, rel)));
         }
         self.read.as_ref().is_some_and(|(_, deleted)| deleted.binary_search(&row).is_ok())
     }
@@ -152,7 +152,8 @@ impl MarkWindow {
 /// Stores row `row` into `slot` if `snapshot` (that of `scan`, a [`ScanState::for_fetch`])
 /// sees it: its stripe, and not its delete mark.
 fn fetch_into(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
-    fetch_unless_deleted(scan, row, slot, |id| marks::is_deleted(id, row, snapshot))
+    let rel = scan.rel;
+    fetch_unless_deleted(scan, row, slot, |id| marks::is_deleted(id, row, snapshot, rel))
 }
 
 /// Stores row `row` into `slot` if a stripe of `scan` holds it and `deleted` (given the
@@ -202,7 +203,7 @@ pub unsafe fn fetch(
     let scan = st.scan.as_mut().unwrap();
     let found = if mvcc && !serializable {
         let window = &mut st.marks;
-        fetch_unless_deleted(scan, row, slot, |id| window.is_deleted(id, row, snapshot))
+        fetch_unless_deleted(scan, row, slot, |id| window.is_deleted(rel, id, row, snapshot))
     } else {
         fetch_into(scan, row, snapshot, slot)
     };
@@ -210,7 +211,7 @@ pub unsafe fn fetch(
         if let Some(id) = scan.storage_id {
             // in no stripe the scan listed, perhaps in one written since: the catalog read
             // again for its check of conflicts with that stripe's writer
-            catalog::stripes(id, snapshot);
+            catalog::stripes(id, snapshot, rel);
         }
     }
     if found && mvcc {
@@ -496,12 +497,15 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
     }
 }
 
-/// Whether `snapshot` sees the row at `tid`: its stripe, and not its delete mark.
+/// Whether `snapshot` sees the row at `tid`: its stripe, and not its delete mark. (No read
+/// of the row for a serializable transaction's checks, as heap's `tuple_satisfies_snapshot`
+/// is none.)
 pub fn row_visible(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
     let Some(row) = tid::from_tid(tid) else { return false };
     super::write::flush_if_holding(rel, row);
     let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return false };
-    stripe_index_of(&catalog::stripes(storage_id, snapshot), row).is_some() && !marks::is_deleted(storage_id, row, snapshot)
+    let none = std::ptr::null_mut();
+    stripe_index_of(&catalog::stripes(storage_id, snapshot, none), row).is_some() && !marks::is_deleted(storage_id, row, snapshot, none)
 }
 
 pub unsafe fn satisfies_snapshot(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, snapshot: pg_sys::Snapshot) -> bool {

@@ -131,7 +131,7 @@ pub unsafe fn index_build(
         Some(id) => {
             let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
             dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
-            marks::deleted_rows(id, &mut dirty)
+            marks::deleted_rows(id, &mut dirty, std::ptr::null_mut())
         }
         None => Vec::new(),
     };

@@ -29,10 +29,11 @@ pub fn reads() -> (u64, u64) {
 }
 
 pub struct DeleteMask {
-    /// Where marks are read: the table's storage id and the snapshot; `None` masks nothing
-    /// (a fetch's scan, which asks about each row itself, and VACUUM's read of every stored
+    /// Where marks are read: the table's storage id, the snapshot and the table (whose
+    /// serializable readers check their conflicts as they read); `None` masks nothing (a
+    /// fetch's scan, which asks about each row itself, and VACUUM's read of every stored
     /// row).
-    source: Option<(u64, pg_sys::Snapshot)>,
+    source: Option<(u64, pg_sys::Snapshot, pg_sys::Relation)>,
     /// Deleted and absent rows of each stripe (by index in the scan's stripes), ascending,
     /// once read.
     stripes: Vec<Option<Vec<u64>>>,
@@ -41,10 +42,10 @@ pub struct DeleteMask {
 }
 
 impl DeleteMask {
-    /// The mask of `stripes` stripes under `snapshot`, marks of `storage_id` (none without
-    /// one: the table has no rows, or none of them can be deleted).
-    pub fn new(storage_id: Option<u64>, snapshot: pg_sys::Snapshot, stripes: usize) -> DeleteMask {
-        DeleteMask { source: storage_id.map(|id| (id, snapshot)), stripes: vec![None; stripes], batch: 1 }
+    /// The mask of `stripes` stripes of `rel` under `snapshot`, marks of `storage_id` (none
+    /// without one: the table has no rows, or none of them can be deleted).
+    pub fn new(rel: pg_sys::Relation, storage_id: Option<u64>, snapshot: pg_sys::Snapshot, stripes: usize) -> DeleteMask {
+        DeleteMask { source: storage_id.map(|id| (id, snapshot, rel)), stripes: vec![None; stripes], batch: 1 }
     }
 
     /// A mask that hides no row.
@@ -72,9 +73,9 @@ impl DeleteMask {
         self.batch = self.batch.saturating_mul(2);
         let (lo, hi) = (stripes[i].first_row, stripes[end - 1].first_row + stripes[end - 1].row_count);
         let deleted = match self.source {
-            Some((id, snapshot)) => {
+            Some((id, snapshot, rel)) => {
                 READS.with(|r| r.set((r.get().0 + 1, r.get().1 + (end - i) as u64)));
-                marks::deleted_among(id, lo..hi, snapshot)
+                marks::deleted_among(id, lo..hi, snapshot, rel)
             }
             None => Vec::new(),
         };

@@ -271,10 +271,10 @@ unsafe fn missing_vector(slot: *mut pg_sys::TupleTableSlot, c: usize, ty: Column
 }
 
 /// Lists the stripes of `rel` that `snapshot` sees, in row order (what each kind of snapshot
-/// sees: [`catalog::stripes`]).
+/// sees: [`catalog::stripes`]), to count rows, not to read them.
 pub fn visible_stripes(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
     match meta::storage_id(rel) {
-        Some(id) => catalog::stripes(id, snapshot),
+        Some(id) => catalog::stripes(id, snapshot, std::ptr::null_mut()),
         None => Vec::new(),
     }
 }
@@ -334,7 +334,7 @@ impl ScanState {
         let (stripes, summaries) = if summaries {
             match storage_id {
                 Some(id) => {
-                    let list = catalog::stripe_list(id, snapshot);
+                    let list = catalog::stripe_list(id, snapshot, rel);
                     list.rows()
                         .zip(list.summaries())
                         .map(|(row, summary)| {
@@ -350,11 +350,11 @@ impl ScanState {
                 None => (Vec::new(), Vec::new()),
             }
         } else {
-            let stripes = storage_id.map_or_else(Vec::new, |id| catalog::stripes(id, snapshot));
+            let stripes = storage_id.map_or_else(Vec::new, |id| catalog::stripes(id, snapshot, rel));
             let none = vec![None; stripes.len()];
             (stripes, none)
         };
-        let mask = if mask { DeleteMask::new(storage_id, snapshot, stripes.len()) } else { DeleteMask::none(stripes.len()) };
+        let mask = if mask { DeleteMask::new(rel, storage_id, snapshot, stripes.len()) } else { DeleteMask::none(stripes.len()) };
         Self::assemble(rel, stripes, summaries, storage_id, mask, parallel, bulk)
     }
 

@@ -235,7 +235,7 @@ unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
         }
     }
     let Some(meta) = crate::storage::meta::read(relation) else { return (1.0, 0) };
-    let stripes = crate::storage::catalog::stripe_list(meta.storage_id, crate::am::scan::current_snapshot());
+    let stripes = crate::storage::catalog::stripe_list(meta.storage_id, crate::am::scan::current_snapshot(), std::ptr::null_mut());
     let total: u64 = stripes.rows().map(|s| s.row_count).sum();
     if parts.is_empty() || total == 0 {
         return (1.0, stripes.len());

@@ -147,10 +147,11 @@ pub fn insert(row: &StripeRow, zones: Option<&[u8]>, cid: pg_sys::CommandId) {
 }
 
 /// Calls `f` with every row of `storage_id` that `snapshot` sees (and its TID in the
-/// catalog).
+/// catalog), for a read of `table` (`super::scan_catalog`; null: none).
 fn scan(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
     lockmode: u32,
     mut f: impl FnMut(pg_sys::HeapTuple, StripeRow, Option<&[u8]>, bool),
 ) {
@@ -165,7 +166,7 @@ fn scan(
             pg_sys::F_INT8EQ.into(),
             pg_sys::Datum::from(storage_id as i64),
         );
-        super::scan_catalog(rel, c.index, snapshot, std::slice::from_mut(&mut key), |_| true, |tuple| {
+        super::scan_catalog(rel, c.index, snapshot, table, std::slice::from_mut(&mut key), |_| true, |tuple| {
             let (row, values, nulls, being_deleted) = parse_row(rel, tuple, snapshot, storage_id);
             let zones = (!nulls[7]).then(|| {
                 pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))
@@ -240,7 +241,7 @@ pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
         Some((stripe, false)) => stripe.holds(row).then_some(stripe),
         Some((_, true)) => {
             let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-            stripes(storage_id, any).into_iter().find(|s| s.holds(row))
+            stripes(storage_id, any, std::ptr::null_mut()).into_iter().find(|s| s.holds(row))
         }
     }
 }
@@ -256,8 +257,12 @@ pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
 ///   callers (index builds, trigger and foreign-key fetches of rows this transaction just
 ///   inserted, the planner's index probes) want every row that is not dead; the rows of an
 ///   aborted load are dead, and VACUUM may already have given back their pages.
-pub fn stripes(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<StripeRow> {
-    stripe_list(storage_id, snapshot).rows().cloned().collect()
+///
+/// `table` is the pg_columnar table read, for a serializable transaction's checks of its
+/// conflicts (`super::scan_catalog`); null where the list is not a read of its rows (the
+/// planner's estimates).
+pub fn stripes(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<StripeRow> {
+    stripe_list(storage_id, snapshot, table).rows().cloned().collect()
 }
 
 /// The stripes of one read of the catalog ([`stripe_list`]), in row order, with their zone
@@ -295,10 +300,10 @@ impl StripeList {
 /// This backend's own changes to the catalog ([`insert`], [`delete_rows`]) and every
 /// subtransaction end ([`forget_reads`]) forget the kept reads; other transactions' changes
 /// become visible only through a snapshot of other content.
-pub fn stripe_list(storage_id: u64, snapshot: pg_sys::Snapshot) -> Rc<StripeList> {
+pub fn stripe_list(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Rc<StripeList> {
     let read = || {
         let mut rows = Vec::new();
-        visible(storage_id, snapshot, |row, zones| rows.push((row, zones.map(<[u8]>::to_vec))));
+        visible(storage_id, snapshot, table, |row, zones| rows.push((row, zones.map(<[u8]>::to_vec))));
         rows.sort_by_key(|r| r.0.first_row);
         Rc::new(StripeList { rows, summaries: std::cell::OnceCell::new() })
     };
@@ -350,16 +355,16 @@ pub fn forget_reads() {
 }
 
 /// The catalog scan of [`stripes`]: what each kind of snapshot sees.
-fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, mut f: impl FnMut(StripeRow, Option<&[u8]>)) {
+fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation, mut f: impl FnMut(StripeRow, Option<&[u8]>)) {
     use pg_sys::SnapshotType::*;
     unsafe {
         match (*snapshot).snapshot_type {
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(storage_id, registered, pg_sys::AccessShareLock, |_, row, z, _| f(row, z));
+                scan(storage_id, registered, table, pg_sys::AccessShareLock, |_, row, z, _| f(row, z));
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, pg_sys::AccessShareLock, |_, row, z, _| f(row, z)),
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, table, pg_sys::AccessShareLock, |_, row, z, _| f(row, z)),
             _ => {
                 // While a VACUUM that rewrites stripes runs, a dirty read sees both the rows it
                 // is deleting and the ones it is inserting for the same rows (`am::vacuum`):
@@ -367,7 +372,7 @@ fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, mut f: impl FnMut(Stripe
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let mut rows: Vec<(StripeRow, Option<Vec<u8>>, bool)> = Vec::new();
-                scan(storage_id, &mut dirty, pg_sys::AccessShareLock, |_, row, z, being_deleted| {
+                scan(storage_id, &mut dirty, std::ptr::null_mut(), pg_sys::AccessShareLock, |_, row, z, being_deleted| {
                     rows.push((row, z.map(<[u8]>::to_vec), being_deleted))
                 });
                 // (the ranges of the rows not being deleted, by first row: they do not overlap)
@@ -410,7 +415,7 @@ pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumRow>
     unsafe {
         let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
-        scan(storage_id, snapshot, pg_sys::AccessShareLock, |tuple, row, zones, _| {
+        scan(storage_id, snapshot, std::ptr::null_mut(), pg_sys::AccessShareLock, |tuple, row, zones, _| {
             let settled = super::inserter_settled(tuple, vistest);
             rows.push(VacuumRow { row, zones: zones.map(<[u8]>::to_vec), tid: (*tuple).t_self, settled })
         });
@@ -432,7 +437,7 @@ pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
         let mut snapshot: pg_sys::SnapshotData = std::mem::zeroed();
         snapshot.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_NON_VACUUMABLE;
         snapshot.vistest = pg_sys::GlobalVisTestFor(rel);
-        scan(storage_id, &mut snapshot, pg_sys::AccessShareLock, |_, row, _, _| {
+        scan(storage_id, &mut snapshot, std::ptr::null_mut(), pg_sys::AccessShareLock, |_, row, _, _| {
             ranges.push((row.first_block, super::pages::pages_for(row.byte_length as usize)))
         });
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
@@ -483,7 +488,7 @@ pub fn delete_rows(tids: &[pg_sys::ItemPointerData]) {
 pub fn delete_storage(storage_id: u64) {
     let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
     let mut tids = Vec::new();
-    scan(storage_id, snapshot, pg_sys::RowExclusiveLock, |tuple, _, _, _| tids.push(unsafe { (*tuple).t_self }));
+    scan(storage_id, snapshot, std::ptr::null_mut(), pg_sys::RowExclusiveLock, |tuple, _, _, _| tids.push(unsafe { (*tuple).t_self }));
     if !tids.is_empty() {
         delete_rows(&tids);
         unsafe { pg_sys::CommandCounterIncrement() };

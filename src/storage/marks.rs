@@ -285,12 +285,14 @@ pub fn forget_mine() {
 }
 
 /// Calls `f` with the row number, mode, successor and tuple of every mark of `storage_id` (of
-/// the rows in `rows` only, if given) that `snapshot` sees, in row order.
+/// the rows in `rows` only, if given) that `snapshot` sees, in row order, for a read of
+/// `table` (`super::scan_catalog`; null: none).
 fn scan(
     c: &Catalog,
     storage_id: u64,
     rows: Option<std::ops::Range<u64>>,
     snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
     mut f: impl FnMut(u64, Mode, Option<Successor>, pg_sys::HeapTuple),
 ) {
     unsafe {
@@ -312,7 +314,7 @@ fn scan(
         let nkeys = bounds.len();
         // (a row lock's mark is no change of the row for a serializable reader's conflicts)
         let deletes = |tuple| parse(rel, tuple, storage_id).1.deletes();
-        super::scan_catalog(rel, c.index, snapshot, &mut keys[..nkeys], deletes, |tuple| {
+        super::scan_catalog(rel, c.index, snapshot, table, &mut keys[..nkeys], deletes, |tuple| {
             let (row, mode, successor) = parse(rel, tuple, storage_id);
             f(row, mode, successor, tuple);
         });
@@ -342,7 +344,7 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        scan(&c, storage_id, Some(row..row + 1), dirty_ptr, |_, mode, successor, tuple| {
+        scan(&c, storage_id, Some(row..row + 1), dirty_ptr, std::ptr::null_mut(), |_, mode, successor, tuple| {
             let header = (*tuple).t_data;
             let raw_xmin = (*header).t_choice.t_heap.t_xmin;
             // the dirty snapshot's check of this tuple left the running inserter and deleter
@@ -372,24 +374,27 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
 ///   transactions and of this one; a row that a running transaction is deleting is still
 ///   there, as a dirty snapshot sees a heap tuple whose deleter runs; a row an ON CONFLICT
 ///   took back is gone whoever took it back (heap's super-deleted tuple).
-pub fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
-    deleted(storage_id, None, snapshot)
+///
+/// `table` is the pg_columnar table read, for a serializable transaction's checks of its
+/// conflicts (`super::scan_catalog`); null where this is not a read of its rows.
+pub fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<u64> {
+    deleted(storage_id, None, snapshot, table)
 }
 
 /// Whether a reader under `snapshot` finds row `row` of `storage_id` deleted
 /// ([`deleted_rows`] of one row: an index probe).
-pub fn is_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-    !deleted(storage_id, Some(row..row + 1), snapshot).is_empty()
+pub fn is_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> bool {
+    !deleted(storage_id, Some(row..row + 1), snapshot, table).is_empty()
 }
 
 /// The rows among `rows` that a reader under `snapshot` finds deleted, ascending
 /// ([`deleted_rows`] of a range: one index scan).
-pub fn deleted_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_sys::Snapshot) -> Vec<u64> {
-    deleted(storage_id, Some(rows), snapshot)
+pub fn deleted_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<u64> {
+    deleted(storage_id, Some(rows), snapshot, table)
 }
 
 /// [`deleted_rows`], of the rows in `rows` only if given.
-fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sys::Snapshot) -> Vec<u64> {
+fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<u64> {
     use pg_sys::SnapshotType::*;
     let Some(c) = catalog() else { return Vec::new() };
     let mut rows = Vec::new();
@@ -398,14 +403,14 @@ fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sy
             SNAPSHOT_ANY => {}
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(&c, storage_id, among, registered, |row, mode, _, _| {
+                scan(&c, storage_id, among, registered, table, |row, mode, _, _| {
                     if mode.deletes() {
                         rows.push(row)
                     }
                 });
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, among, snapshot, |row, mode, _, _| {
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, among, snapshot, table, |row, mode, _, _| {
                 if mode.deletes() {
                     rows.push(row)
                 }
@@ -414,7 +419,7 @@ fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sy
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-                scan(&c, storage_id, among, dirty_ptr, |row, mode, _, _| {
+                scan(&c, storage_id, among, dirty_ptr, std::ptr::null_mut(), |row, mode, _, _| {
                     if mode == Mode::Killed || (mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId) {
                         rows.push(row)
                     }
@@ -448,7 +453,7 @@ pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumMark
     unsafe {
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
-        scan(&c, storage_id, None, snapshot, |row, mode, _, tuple| {
+        scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |row, mode, _, tuple| {
             marks.push(VacuumMark {
                 row,
                 mode,
@@ -484,7 +489,7 @@ pub fn delete_storage(storage_id: u64) {
     let Some(c) = catalog() else { return };
     let mut tids = Vec::new();
     let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
-    scan(&c, storage_id, None, snapshot, |_, _, _, tuple| tids.push(unsafe { (*tuple).t_self }));
+    scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |_, _, _, tuple| tids.push(unsafe { (*tuple).t_self }));
     forget(&tids);
     if !tids.is_empty() {
         unsafe { pg_sys::CommandCounterIncrement() };

@@ -106,25 +106,29 @@ pub fn serializable_transaction() -> bool {
 
 /// Scans the extension's catalog `rel` through `index` with `keys` (`systable_beginscan`),
 /// calling `f` with each tuple `snapshot` sees. Under an MVCC snapshot the catalog is read
-/// with SnapshotAny and each tuple judged here as heap's own read would judge it, with heap's
-/// check of a serializable transaction's conflicts with the concurrent writers of the tuples
-/// it passes over (`HeapCheckForSerializableConflictOut`: a stripe inserted, a row deleted
-/// by a transaction the snapshot does not see) for the tuples that stand for a change of the
-/// table's rows (`changes_rows`: not a row lock's mark, as heap's conflicts are with writers,
-/// not lockers), but without the predicate locks heap's read leaves on the catalog and its
-/// index pages: those would make every serializable reader of any pg_columnar table depend on
-/// every writer of any other. A serializable transaction's predicate locks are taken on the
-/// table it reads (`am::ssi`).
+/// with SnapshotAny and each tuple judged here as heap's own read would judge it. A read for
+/// a serializable transaction's read of the pg_columnar table `table` (null: no such read,
+/// as the planner's) also makes heap's check of its conflicts with the concurrent writers of
+/// the tuples it passes over (`HeapCheckForSerializableConflictOut`: a stripe inserted, a
+/// row deleted by a transaction the snapshot does not see), for the tuples that stand for a
+/// change of the table's rows (`changes_rows`: not a row lock's mark, as heap's conflicts
+/// are with writers, not lockers), as a conflict on `table`: the catalogs are materialized
+/// views, which PostgreSQL leaves out of serializable checks. Reading them with SnapshotAny
+/// also keeps the predicate locks an MVCC scan leaves on their indexes' pages out: those
+/// made every serializable reader of any pg_columnar table depend on every writer of any
+/// other. A serializable transaction's predicate locks are taken on the table it reads
+/// (`am::ssi`).
 pub unsafe fn scan_catalog(
     rel: pg_sys::Relation,
     index: pg_sys::Oid,
     snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
     keys: &mut [pg_sys::ScanKeyData],
     changes_rows: impl Fn(pg_sys::HeapTuple) -> bool,
     mut f: impl FnMut(pg_sys::HeapTuple),
 ) {
     let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
-    let serializable = mvcc && serializable_transaction();
+    let serializable = mvcc && !table.is_null() && serializable_transaction();
     let read_with = if mvcc { std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData) } else { snapshot };
     let scan = pg_sys::systable_beginscan(rel, index, true, read_with, keys.len() as i32, keys.as_mut_ptr());
     loop {
@@ -138,7 +142,7 @@ pub unsafe fn scan_catalog(
             crate::compat::lock_buffer(buffer, false);
             let visible = pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
             if serializable && changes_rows(tuple) {
-                pg_sys::HeapCheckForSerializableConflictOut(visible, rel, tuple, buffer, snapshot);
+                pg_sys::HeapCheckForSerializableConflictOut(visible, table, tuple, buffer, snapshot);
             }
             crate::compat::unlock_buffer(buffer);
             if !visible {
