@@ -207,6 +207,15 @@ pub unsafe fn fetch(
     } else {
         fetch_into(scan, row, snapshot, slot)
     };
+    if found && !mvcc {
+        // the values point into this fetch's decoded vectors, and a check of a deferrable
+        // unique or exclusion constraint (`unique_key_recheck`, under SnapshotSelf) ends the
+        // fetch before it reads them (a heap slot keeps its buffer pinned): copied into the
+        // slot's own memory
+        if let Some(materialize) = (*(*slot).tts_ops).materialize {
+            materialize(slot);
+        }
+    }
     if serializable && stripe_index_of(&scan.stripes, row).is_none() {
         if let Some(id) = scan.storage_id {
             // in no stripe the scan listed, perhaps in one written since: the catalog read

@@ -158,6 +158,20 @@ SELECT min(a), max(a), count(*) FROM d;
 BEGIN;
 INSERT INTO d VALUES (5);
 COMMIT;
+-- a deferrable key of a by-reference type: its check at the statement's end or at commit
+-- reads the new row's values after it has ended the fetch that found them (they were once
+-- read from freed memory: a wrong "failed to re-find tuple", or a crash)
+CREATE TABLE dt (id int, k text UNIQUE DEFERRABLE INITIALLY IMMEDIATE, n numeric UNIQUE DEFERRABLE INITIALLY DEFERRED) USING pg_columnar;
+INSERT INTO dt SELECT g, 'key number ' || g, g * 1.5 FROM generate_series(1, 1000) g;
+INSERT INTO dt VALUES (1001, 'key number 7', 0);
+BEGIN;
+INSERT INTO dt VALUES (1002, 'key number 1002', 15);
+UPDATE dt SET n = n + 1.5 WHERE id BETWEEN 10 AND 1000;
+COMMIT;
+SELECT count(*), count(DISTINCT k), count(DISTINCT n), min(n), max(n) FROM dt;
+BEGIN;
+INSERT INTO dt VALUES (1003, 'key number 1003', 16.5);
+COMMIT;
 -- partial and expression unique indexes, and ON CONFLICT inferring them
 CREATE TABLE p (id int, host text, active bool) USING pg_columnar;
 CREATE UNIQUE INDEX p_active_host ON p (lower(host)) WHERE active;
