@@ -168,6 +168,59 @@ impl ColumnBuffer {
         }
         8
     }
+
+    /// The value of buffered row `row` (`None` if it is NULL) as a Datum: by-reference values
+    /// are copied into palloc'd memory of the current memory context (a varlena behind a
+    /// 4-byte header, a cstring with its NUL).
+    ///
+    /// # Safety
+    /// `row` must be below `self.rows`.
+    pub unsafe fn datum_at(&self, row: usize) -> Option<pg_sys::Datum> {
+        let is_null = |r: usize| self.has_nulls && self.nulls[r / 8] & (1 << (r % 8)) != 0;
+        if is_null(row) || self.ty == ColumnType::Dropped {
+            return None;
+        }
+        // the value's place among the non-null values
+        let at = if self.has_nulls {
+            let whole: usize = self.nulls[..row / 8].iter().map(|b| b.count_ones() as usize).sum();
+            let part = (self.nulls[row / 8] & ((1u8 << (row % 8)) - 1)).count_ones() as usize;
+            row - whole - part
+        } else {
+            row
+        };
+        let copy = |bytes: &[u8], header: Option<[u8; 4]>, trailing: usize| {
+            let head = header.map_or(0, |h| h.len());
+            let p = pg_sys::palloc(head + bytes.len() + trailing) as *mut u8;
+            if let Some(h) = header {
+                std::ptr::copy_nonoverlapping(h.as_ptr(), p, head);
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(head), bytes.len());
+            if trailing > 0 {
+                *p.add(head + bytes.len()) = 0;
+            }
+            pg_sys::Datum::from(p)
+        };
+        Some(match &self.values {
+            Values::Int8(v) => pg_sys::Datum::from(v[at] as i64),
+            Values::Int16(v) => pg_sys::Datum::from(v[at] as i64),
+            Values::Int32(v) => pg_sys::Datum::from(v[at] as i64),
+            Values::Int64(v) => pg_sys::Datum::from(v[at]),
+            Values::Float32(v) => pg_sys::Datum::from(v[at].to_bits() as u64),
+            Values::Float64(v) => pg_sys::Datum::from(v[at].to_bits()),
+            Values::Fixed { width, data } => {
+                let w = *width as usize;
+                copy(&data[at * w..(at + 1) * w], None, 0)
+            }
+            Values::Bytes(b) => {
+                let bytes = b.as_ref().get(at);
+                if self.ty == ColumnType::CString {
+                    copy(bytes, None, 1)
+                } else {
+                    copy(bytes, Some(varlena_header(bytes.len())), 0)
+                }
+            }
+        })
+    }
 }
 
 /// One decoded vector of one column as Datums: what a scan hands to the executor. By-reference

@@ -366,32 +366,79 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
         .unwrap_or(ForChange::Missing)
 }
 
-/// An index fetch under a dirty snapshot: unique checks, and ON CONFLICT's look for a
-/// conflicting row. As heap's `HeapTupleSatisfiesDirty`, the row is returned if no aborted
-/// transaction inserted it and no committed one (nor this one) deleted it, and the snapshot
-/// says which running transaction inserts (`xmin`) or deletes (`xmax`) it: the caller waits
-/// for that transaction and looks again. A row another transaction still holds in memory
-/// is found through its reservation (`storage::reservations`) and returned with every value
-/// NULL: its inserter is running, so every caller waits before it uses the values. Rows of
-/// this backend are written first, as they are when a fetch meets them.
+/// An index fetch under a dirty snapshot: unique checks, exclusion constraints' checks, and
+/// ON CONFLICT's look for a conflicting row. As heap's `HeapTupleSatisfiesDirty`, the row is
+/// returned if no aborted transaction inserted it and no committed one (nor this one)
+/// deleted it, and the snapshot says which running transaction inserts (`xmin`) or deletes
+/// (`xmax`) it: the caller waits for that transaction and looks again. A row another
+/// transaction still holds in memory is found through its reservation
+/// (`storage::reservations`) and returned with every value NULL: its inserter is running, so
+/// a unique check waits before it uses the values. An exclusion constraint's check compares
+/// the values first (a lossy index's recheck), so for a table with one this waits for the
+/// holder itself and looks again, unless the caller holds an LWLock (a btree's unique
+/// check, which holds its leaf page and needs no values). Rows of this backend are written
+/// first, as they are when a fetch meets them, except in a table with an exclusion
+/// constraint, whose checks read them from the buffer (every row's check meets the row).
 ///
 /// A row in no stripe that a running or committed transaction wrote, and in no running
 /// transaction's reservation, is dead to every transaction (`all_dead`): its inserter
 /// aborted (a rolled-back load's rows keep their index entries). Nothing can bring it back:
 /// row numbers are not handed out twice, and a row that is still to be written has a
-/// reservation (a table with a unique index, the only kind that checks with a dirty
-/// snapshot) or is this backend's, written above. The unique check then marks the entry dead
-/// (as it does for a heap tuple dead to all), instead of coming back to it at every insert of
-/// the key, each time reading the stripe catalog again.
+/// reservation (a table with a unique index or an exclusion constraint, the only kinds that
+/// check with a dirty snapshot) or is this backend's, written above. The check then marks
+/// the entry dead (as it does for a heap tuple dead to all), instead of coming back to it at
+/// every insert of the key, each time reading the stripe catalog again.
 unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot, all_dead: &mut bool) -> bool {
+    loop {
+        match find_dirty(rel, row, snapshot, slot, all_dead) {
+            Dirty::Found(found) => return found,
+            Dirty::WaitFor(xid) => {
+                let tid = tid::to_tid(row);
+                pg_sys::XactLockTableWait(xid, rel, &tid as *const _ as *mut _, pg_sys::XLTW_Oper::XLTW_RecheckExclusionConstr);
+            }
+        }
+    }
+}
+
+enum Dirty {
+    Found(bool),
+    /// The row is in the memory of running transaction `xid`, and the caller needs its values.
+    WaitFor(pg_sys::TransactionId),
+}
+
+/// Whether `row`'s delete marks take it away from a dirty snapshot (killed by ON CONFLICT,
+/// deleted by a committed transaction or this one); a running deleter becomes the
+/// snapshot's `xmax`.
+unsafe fn gone_by_marks(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+    for m in marks::of_row(storage_id, row) {
+        match m.holder {
+            _ if m.mode == marks::Mode::Killed => return true,
+            marks::Holder::Mine { .. } | marks::Holder::Committed(_) if m.mode.deletes() => return true,
+            marks::Holder::Running(xid) if m.mode.deletes() => (*snapshot).xmax = xid,
+            _ => {}
+        }
+    }
+    false
+}
+
+unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot, all_dead: &mut bool) -> Dirty {
     (*snapshot).xmin = pg_sys::InvalidTransactionId;
     (*snapshot).xmax = pg_sys::InvalidTransactionId;
     (*snapshot).speculativeToken = 0;
-    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return false };
+    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return Dirty::Found(false) };
     if marks::deleted_by_me(storage_id, row) {
         // (the old version of a row this transaction's UPDATE just changed, met by the
         // unique check of the new version: what its marks would say)
-        return false;
+        return Dirty::Found(false);
+    }
+    if super::write::read_buffered(rel, row, slot) {
+        // a row in this backend's memory has no marks but this transaction's (ON CONFLICT's
+        // taking back), which `deleted_by_me` knew unless it lost count
+        if !marks::mine_complete() && gone_by_marks(storage_id, row, snapshot) {
+            pg_sys::ExecClearTuple(slot);
+            return Dirty::Found(false);
+        }
+        return Dirty::Found(true);
     }
     let fresh = super::write::flush_if_holding(rel, row);
     let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(&scan.stripes, row));
@@ -414,15 +461,10 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
     }
     let Some(place) = place else {
         *all_dead = true;
-        return false;
+        return Dirty::Found(false);
     };
-    for m in marks::of_row(storage_id, row) {
-        match m.holder {
-            _ if m.mode == marks::Mode::Killed => return false,
-            marks::Holder::Mine { .. } | marks::Holder::Committed(_) if m.mode.deletes() => return false,
-            marks::Holder::Running(xid) if m.mode.deletes() => (*snapshot).xmax = xid,
-            _ => {}
-        }
+    if gone_by_marks(storage_id, row, snapshot) {
+        return Dirty::Found(false);
     }
     match place {
         DirtyPlace::Stripe { running_inserter } => {
@@ -432,17 +474,22 @@ unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapsho
             if super::slot::is_row_slot(slot) {
                 // the values are read when asked: a unique check reads none, ON CONFLICT's
                 // look for a conflict the index's columns
-                return with_latest_scan(rel, false, |scan| defer_row(scan, rel, row, slot));
+                return Dirty::Found(with_latest_scan(rel, false, |scan| defer_row(scan, rel, row, slot)));
             }
             // copied: the cached scan's next fetch may reuse the vector the values are in
-            with_latest_scan(rel, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot))
+            Dirty::Found(with_latest_scan(rel, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot)))
         }
         DirtyPlace::Reserved(xid) => {
+            // (interrupts are held off while an LWLock is held)
+            let holds_lwlock = std::ptr::addr_of!(pg_sys::InterruptHoldoffCount).read_volatile() > 0;
+            if !holds_lwlock && super::write::constraint_indexes(rel).1 {
+                return Dirty::WaitFor(xid);
+            }
             (*snapshot).xmin = xid;
             pg_sys::ExecStoreAllNullTuple(slot);
             (*slot).tts_tid = tid::to_tid(row);
             (*slot).tts_tableOid = (*rel).rd_id;
-            true
+            Dirty::Found(true)
         }
     }
 }

@@ -94,11 +94,6 @@ pub unsafe fn index_build(
     callback_state: *mut std::ffi::c_void,
     parallel_scan: pg_sys::TableScanDesc,
 ) -> f64 {
-    if !(*info).ii_ExclusionOps.is_null() {
-        // a check meets rows other sessions still hold in memory with no values (see
-        // `fetch::fetch_dirty`); an exclusion check compares values before it waits
-        not_supported("exclusion constraints (EXCLUDE); unique indexes, PRIMARY KEY and UNIQUE constraints work");
-    }
     // BRIN summarises ranges of the table's blocks up to its size in blocks, and a pg_columnar
     // table's rows live in virtual blocks far past its (compressed) file, which that size must
     // stay (ANALYZE reads the blocks it samples). Its scans would miss rows: refused.

@@ -2,8 +2,8 @@
 //! whose signature is the same on every supported major are defined here; the ones that
 //! differ are installed by [`crate::compat::install`], which forwards to the functions here.
 //!
-//! What a columnar table refuses (with an ERROR naming the feature): exclusion constraints,
-//! BRIN indexes, CREATE INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index.
+//! What a columnar table refuses (with an ERROR naming the feature): BRIN indexes, CREATE
+//! INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index.
 
 use std::sync::OnceLock;
 

@@ -77,6 +77,11 @@ struct WriteBuffer {
     /// The relation has a unique index: reservations are recorded in
     /// `pgcol.row_reservation`, so other sessions' unique checks can wait for these rows.
     announce: bool,
+    /// The relation has an exclusion constraint: the constraint's checks in this backend read
+    /// the buffered rows they meet from here ([`read_buffered`]) instead of writing them out
+    /// (each row's check meets the row itself), and reservations are recorded as for a
+    /// unique index.
+    exclusion: bool,
     bytes: usize,
     columns: Vec<ColumnBuffer>,
     /// Scratch memory context for detoasted copies, reset after every row; deleted with the
@@ -435,29 +440,32 @@ pub fn stripe_row_limit() -> u64 {
 }
 
 /// Whether `rel` has a unique index (other sessions' checks of it must find the rows this
-/// backend holds in memory: `storage::reservations`).
-fn has_unique_index(rel: pg_sys::Relation) -> bool {
+/// backend holds in memory: `storage::reservations`), and whether it has an exclusion
+/// constraint's index (whose checks compare those rows' values: `fetch::fetch_dirty`).
+pub fn constraint_indexes(rel: pg_sys::Relation) -> (bool, bool) {
+    let (mut unique, mut exclusion) = (false, false);
     unsafe {
         if !(*(*rel).rd_rel).relhasindex {
-            return false;
+            return (false, false);
         }
         let list = pgrx::PgList::<pg_sys::Oid>::from_pg(pg_sys::RelationGetIndexList(rel));
-        let found = list.iter_oid().any(|oid| {
+        for oid in list.iter_oid() {
             // the executor holds the table's indexes open and locked while it inserts
             let index = pg_sys::RelationIdGetRelation(oid);
             if index.is_null() {
-                return false;
+                continue;
             }
-            let unique = (*(*index).rd_index).indisunique;
+            unique |= (*(*index).rd_index).indisunique;
+            exclusion |= (*(*index).rd_index).indisexclusion;
             pg_sys::RelationClose(index);
-            unique
-        });
-        found
+        }
     }
+    (unique, exclusion)
 }
 
 fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
     let columns = column_types(unsafe { (*rel).rd_att }).into_iter().map(ColumnBuffer::new).collect();
+    let (unique, exclusion) = constraint_indexes(rel);
     let scratch = unsafe {
         pg_sys::AllocSetContextCreateExtended(
             pg_sys::TopMemoryContext,
@@ -480,7 +488,8 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
         },
         reserved_end: 0,
         last_chunk: 0,
-        announce: has_unique_index(rel),
+        announce: unique || exclusion,
+        exclusion,
         bytes: 0,
         columns,
         scratch,
@@ -523,7 +532,10 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
 }
 
 /// Buffers the rows of `slots` and sets each slot's TID. The rows go to the relation's buffer
-/// of the current transaction level (a new one if there is none).
+/// of the current transaction level (a new one if there is none). (A buffer keeps what it
+/// learned of the table's indexes when it was made: an index created since, in this
+/// transaction, holds a lock that keeps other sessions' inserts, hence their checks, out
+/// until it ends.)
 pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId) {
     let relid = unsafe { (*rel).rd_id };
     let level = current_level();
@@ -664,6 +676,42 @@ pub fn flush_if_holding(rel: pg_sys::Relation, row: u64) -> bool {
         flush_relation(rel);
     }
     holds
+}
+
+/// Stores in `slot` the values of row `row` of `rel` if it is in this backend's buffer of a
+/// table with an exclusion constraint (`WriteBuffer::exclusion`); false otherwise. The row
+/// is this transaction's, inserted by command `cid` of the buffer or before.
+///
+/// # Safety
+/// `slot` must be a valid slot of `rel`'s descriptor.
+pub unsafe fn read_buffered(rel: pg_sys::Relation, row: u64, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    let relid = (*rel).rd_id;
+    BUFFERS.with(|b| {
+        let buffers = b.borrow();
+        let Some(w) = buffers.iter().find(|w| w.exclusion && w.origin.relid == relid && w.origin.first_row <= row && row < w.origin.first_row + w.origin.rows) else {
+            return false;
+        };
+        let at = (row - w.origin.first_row) as usize;
+        pg_sys::ExecClearTuple(slot);
+        // by-reference values are copied into the scratch context, then into the slot's own
+        // memory by materialize; the first copies go with the reset
+        let old = pg_sys::MemoryContextSwitchTo(w.scratch);
+        for (c, column) in w.columns.iter().enumerate() {
+            let value = column.datum_at(at);
+            *(*slot).tts_values.add(c) = value.unwrap_or(pg_sys::Datum::from(0));
+            *(*slot).tts_isnull.add(c) = value.is_none();
+        }
+        pg_sys::MemoryContextSwitchTo(old);
+        pg_sys::ExecStoreVirtualTuple(slot);
+        if let Some(materialize) = (*(*slot).tts_ops).materialize {
+            materialize(slot);
+        }
+        pg_sys::MemoryContextReset(w.scratch);
+        (*slot).tts_tid = super::tid::to_tid(row);
+        (*slot).tts_tableOid = relid;
+        super::slot::set_origin(slot, pg_sys::GetCurrentTransactionIdIfAny(), w.origin.cid);
+        true
+    })
 }
 
 /// Whether row `row` of `rel` is among this backend's rows not yet written.

@@ -251,6 +251,12 @@ pub fn deleted_by_me(storage_id: u64, row: u64) -> bool {
     MINE.with_borrow(|mine| mine.modes(storage_id, row).is_some_and(|mut m| m.any(Mode::deletes)))
 }
 
+/// Whether [`deleted_by_me`] knows every mark this transaction has placed (it has not lost
+/// count of them).
+pub fn mine_complete() -> bool {
+    MINE.with_borrow(|mine| !mine.lost)
+}
+
 /// Whether this transaction holds row `row` of `storage_id` locked at least as strongly as
 /// `strength` (a lock mark it placed and has not taken back) and has not deleted it: then no
 /// other transaction's mark can stand in the way of a mark of that strength (any that would

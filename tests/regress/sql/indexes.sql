@@ -48,8 +48,6 @@ SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM c;
 SELECT count(*), sum(id) FROM c;
 RESET ALL;
--- exclusion constraints are refused (unique indexes work: tests/regress/sql/unique.sql)
-ALTER TABLE c ADD EXCLUDE USING btree (id WITH =);
 -- what a pg_columnar table refuses, it refuses clearly
 SELECT count(*) FROM c TABLESAMPLE SYSTEM (10);
 CREATE INDEX CONCURRENTLY c_conc ON c (m);

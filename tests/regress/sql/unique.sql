@@ -200,8 +200,6 @@ ALTER TABLE dups REPLICA IDENTITY USING INDEX dups_a;
 SELECT relreplident FROM pg_class WHERE oid = 'dups'::regclass;
 -- no reservation of row numbers outlives its transaction
 SELECT count(*) AS reservations FROM pgcol.row_reservation;
--- exclusion constraints are refused, clearly
-CREATE TABLE ex (r int4range, EXCLUDE USING gist (r WITH &&)) USING pg_columnar;
 -- a row a unique check or ON CONFLICT finds is stored without its values, which are read
 -- when asked: a unique check reads none, ON CONFLICT the columns up to the index's last (a
 -- key on the first and third columns reads three), a deferred unique constraint's check at
