@@ -74,13 +74,12 @@ struct WriteBuffer {
     reserved_end: u64,
     /// Size of the last reservation (the next one doubles it).
     last_chunk: u64,
-    /// The relation has a unique index: reservations are recorded in
-    /// `pgcol.row_reservation`, so other sessions' unique checks can wait for these rows.
+    /// The relation has a unique index or an exclusion constraint: reservations are recorded
+    /// in `pgcol.row_reservation`, so other sessions' checks can wait for these rows.
     announce: bool,
     /// The relation has an exclusion constraint: the constraint's checks in this backend read
     /// the buffered rows they meet from here ([`read_buffered`]) instead of writing them out
-    /// (each row's check meets the row itself), and reservations are recorded as for a
-    /// unique index.
+    /// (each row's check meets the row itself).
     exclusion: bool,
     bytes: usize,
     columns: Vec<ColumnBuffer>,
