@@ -15,7 +15,8 @@ use std::cmp::Ordering;
 use crate::decode::{Form, Unpacked};
 use crate::vector::{Kind, Values, Vector, MAX_ROWS};
 use crate::ColumnContext;
-use crate::zonemap::Cmp;
+use crate::stripe::StoredZone;
+use crate::zonemap::{bytes_may_satisfy, Cmp};
 
 const WORDS: usize = MAX_ROWS / 64;
 
@@ -156,12 +157,151 @@ pub enum Predicate {
     Any(Cmp, Vec<Operand>),
     /// `value <cmp> ALL (operands)` (non-empty; no NULLs).
     AllOf(Cmp, Vec<Operand>),
+    /// `value = ANY (operands)` with many operands, as a set each value is looked up in
+    /// (a binary search, instead of a pass over the values per operand). Made by
+    /// [`Predicate::any`].
+    InSet(OperandSet),
     IsNull,
     IsNotNull,
     /// Every row, NULL ones included (`x op ALL ('{}')`).
     All,
     /// No row (a comparison with NULL, `ANY ('{}')`, `ALL` with a NULL element).
     Nothing,
+}
+
+/// `= ANY` over at least this many operands is a set lookup ([`Predicate::InSet`]).
+pub const SET_MIN_OPERANDS: usize = 16;
+
+impl Predicate {
+    /// `value <cmp> ANY (operands)` (non-empty; no NULLs): [`Predicate::InSet`] for `=` over
+    /// [`SET_MIN_OPERANDS`] or more operands of one form, [`Predicate::Any`] otherwise.
+    pub fn any(cmp: Cmp, operands: Vec<Operand>) -> Predicate {
+        if cmp == Cmp::Eq && operands.len() >= SET_MIN_OPERANDS {
+            if let Some(set) = OperandSet::of(&operands) {
+                return Predicate::InSet(set);
+            }
+        }
+        Predicate::Any(cmp, operands)
+    }
+}
+
+/// The operands of `value = ANY (...)`, sorted, each once, in the order the comparisons
+/// use: integers; floats in PostgreSQL's order (-0.0 and 0.0 equal, NaN once, above all);
+/// byte strings bytewise.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OperandSet {
+    Ints(Vec<i64>),
+    /// `integral`: the floats that are integers within the i64 range, as integers: what a
+    /// vector of integer-valued floats unpacked as integers is looked up in (as
+    /// `IntTest::of_float` restates `=`).
+    Floats { floats: Vec<f64>, integral: Vec<i64> },
+    Bytes(Vec<Vec<u8>>),
+}
+
+impl OperandSet {
+    /// The set of `operands`, if they are all of one form.
+    pub fn of(operands: &[Operand]) -> Option<OperandSet> {
+        let set = match operands.first()? {
+            Operand::Int(_) => {
+                let mut v: Vec<i64> = operands.iter().map(|o| if let Operand::Int(x) = o { Some(*x) } else { None }).collect::<Option<_>>()?;
+                v.sort_unstable();
+                v.dedup();
+                OperandSet::Ints(v)
+            }
+            Operand::Float(_) => {
+                let mut v: Vec<f64> = operands.iter().map(|o| if let Operand::Float(x) = o { Some(*x) } else { None }).collect::<Option<_>>()?;
+                v.sort_unstable_by(|a, b| float_order(*a, *b));
+                v.dedup_by(|a, b| float_order(*a, *b) == Ordering::Equal);
+                let mut integral: Vec<i64> = v
+                    .iter()
+                    .filter_map(|&c| match IntTest::of_float(Cmp::Eq, c) {
+                        IntTest::Compare(_, i) => Some(i),
+                        IntTest::Always(_) => None,
+                    })
+                    .collect();
+                integral.sort_unstable();
+                integral.dedup();
+                OperandSet::Floats { floats: v, integral }
+            }
+            Operand::Bytes(_) => {
+                let mut v: Vec<Vec<u8>> = operands.iter().map(|o| if let Operand::Bytes(x) = o { Some(x.clone()) } else { None }).collect::<Option<_>>()?;
+                v.sort_unstable();
+                v.dedup();
+                OperandSet::Bytes(v)
+            }
+        };
+        Some(set)
+    }
+
+    /// Whether some element may equal a value within `zone` (`true` where the zone's form
+    /// says nothing about the set's), as testing each element against the zone would
+    /// conclude (`zonemap::bytes_may_satisfy` for byte strings): the first element at or
+    /// above the zone's minimum decides, since the upper bound's test only fails more for
+    /// greater elements.
+    pub fn may_equal_within(&self, zone: &StoredZone) -> bool {
+        match (self, zone) {
+            (_, StoredZone::Empty) => false,
+            (OperandSet::Ints(s), StoredZone::Int { min, max }) => s.get(s.partition_point(|e| e < min)).is_some_and(|e| e <= max),
+            (OperandSet::Floats { floats, .. }, StoredZone::Float { min, max }) => floats
+                .get(floats.partition_point(|e| float_order(*e, *min).is_lt()))
+                .is_some_and(|e| float_order(*e, *max).is_le()),
+            (OperandSet::Bytes(s), StoredZone::Bytes { min, max, max_truncated }) => s
+                .get(s.partition_point(|e| e[..] < min[..]))
+                .is_some_and(|e| bytes_may_satisfy(min, max, *max_truncated, Cmp::Eq, e)),
+            _ => true,
+        }
+    }
+
+    /// Whether every value within `zone` equals some element (`false` when not proven): the
+    /// zone holds one number, and the set has it.
+    pub fn covers_zone(&self, zone: &StoredZone) -> bool {
+        match (self, zone) {
+            (OperandSet::Ints(s), StoredZone::Int { min, max }) => min == max && s.binary_search(min).is_ok(),
+            (OperandSet::Floats { floats, .. }, StoredZone::Float { min, max }) => {
+                float_order(*min, *max).is_eq() && floats.binary_search_by(|e| float_order(*e, *min)).is_ok()
+            }
+            _ => false,
+        }
+    }
+
+    /// The set's operands, in its order.
+    pub fn operands(&self) -> Vec<Operand> {
+        match self {
+            OperandSet::Ints(v) => v.iter().map(|&x| Operand::Int(x)).collect(),
+            OperandSet::Floats { floats, .. } => floats.iter().map(|&x| Operand::Float(x)).collect(),
+            OperandSet::Bytes(v) => v.iter().map(|x| Operand::Bytes(x.clone())).collect(),
+        }
+    }
+}
+
+fn in_ints(set: &[i64], v: i64) -> u8 {
+    set.binary_search(&v).is_ok() as u8
+}
+
+fn in_floats(set: &[f64], v: f64) -> u8 {
+    set.binary_search_by(|e| float_order(*e, v)).is_ok() as u8
+}
+
+/// Whether each value is in `set`; `None` if the values are not of the set's form.
+fn member_lanes(lanes: Lanes<'_>, set: &OperandSet) -> Option<Vec<u8>> {
+    Some(match (lanes, set) {
+        (Lanes::Values(Values::Int8(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v as i64)).collect(),
+        (Lanes::Values(Values::Int16(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v as i64)).collect(),
+        (Lanes::Values(Values::Int32(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v as i64)).collect(),
+        (Lanes::Values(Values::Int64(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v)).collect(),
+        (Lanes::Values(Values::Float32(x)), OperandSet::Floats { floats, .. }) => x.iter().map(|&v| in_floats(floats, v as f64)).collect(),
+        (Lanes::Values(Values::Float64(x)), OperandSet::Floats { floats, .. }) => x.iter().map(|&v| in_floats(floats, v)).collect(),
+        (Lanes::Values(Values::Bytes(b)), OperandSet::Bytes(s)) => {
+            let b = b.as_ref();
+            (0..b.len()).map(|k| s.binary_search_by(|e| e.as_slice().cmp(b.get(k))).is_ok() as u8).collect()
+        }
+        (Lanes::Integers { kind, ints }, OperandSet::Ints(s)) if kind.is_integer() => ints.iter().map(|&v| in_ints(s, v)).collect(),
+        (Lanes::Integers { kind, ints }, OperandSet::Floats { integral, .. }) if kind.is_float() => {
+            ints.iter().map(|&v| in_ints(integral, v)).collect()
+        }
+        (Lanes::Codes { .. }, _) => unreachable!("dictionary codes are looked up per entry (with_codes)"),
+        _ => return None,
+    })
 }
 
 /// PostgreSQL's float order (float8_cmp_internal): NaN equal to itself and above all.
@@ -391,24 +531,33 @@ fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
 /// (non-empty). Dictionary codes are tested once per entry, whatever the number of operands;
 /// a shared dictionary's entries once per `cache` key.
 fn test_all(lanes: Lanes<'_>, cmp: Cmp, operands: &[Operand], any: bool, cache: Option<(&mut EntryCache, u64)>) -> Option<Vec<u8>> {
-    if let Lanes::Codes { entries, codes, shared } = lanes {
-        let fresh;
-        let hit: &[u8] = match cache {
-            Some((cache, key)) if shared => {
-                if cache.key != Some(key) {
-                    cache.key = None;
-                    cache.hits = test_all(Lanes::Values(entries), cmp, operands, any, None)?;
-                    cache.key = Some(key);
-                }
-                &cache.hits
+    with_codes(lanes, cache, |l| test_plain(l, cmp, operands, any))
+}
+
+/// `test(lanes)`, except that dictionary codes are tested once per entry (a shared
+/// dictionary's entries once per `cache` key) and then looked up.
+fn with_codes(lanes: Lanes<'_>, cache: Option<(&mut EntryCache, u64)>, test: impl Fn(Lanes<'_>) -> Option<Vec<u8>>) -> Option<Vec<u8>> {
+    let Lanes::Codes { entries, codes, shared } = lanes else { return test(lanes) };
+    let fresh;
+    let hit: &[u8] = match cache {
+        Some((cache, key)) if shared => {
+            if cache.key != Some(key) {
+                cache.key = None;
+                cache.hits = test(Lanes::Values(entries))?;
+                cache.key = Some(key);
             }
-            _ => {
-                fresh = test_all(Lanes::Values(entries), cmp, operands, any, None)?;
-                &fresh
-            }
-        };
-        return Some(codes.iter().map(|&c| hit[c as usize]).collect());
-    }
+            &cache.hits
+        }
+        _ => {
+            fresh = test(Lanes::Values(entries))?;
+            &fresh
+        }
+    };
+    Some(codes.iter().map(|&c| hit[c as usize]).collect())
+}
+
+/// [`test_all`] on values or integers (not dictionary codes).
+fn test_plain(lanes: Lanes<'_>, cmp: Cmp, operands: &[Operand], any: bool) -> Option<Vec<u8>> {
     let (first, rest) = operands.split_first().expect("at least one operand");
     let mut acc = test_lanes(lanes, cmp, first)?;
     for o in rest {
@@ -480,6 +629,7 @@ fn select_lanes(rows: usize, nulls: Option<&[u8]>, lanes: Lanes<'_>, p: &Predica
         Predicate::Compare(cmp, o) => (*cmp, std::slice::from_ref(o), true),
         Predicate::Any(cmp, os) => (*cmp, os.as_slice(), true),
         Predicate::AllOf(cmp, os) => (*cmp, os.as_slice(), false),
+        Predicate::InSet(set) => return Some(place(rows, nulls, &with_codes(lanes, cache, |l| member_lanes(l, set))?)),
         Predicate::IsNull => return Some(null_selection(rows, nulls, true)),
         Predicate::IsNotNull => return Some(null_selection(rows, nulls, false)),
         Predicate::All => return Some(Selection::all(rows)),
@@ -585,6 +735,7 @@ mod tests {
                 Predicate::Compare(cmp, o) => reference_holds(*cmp, c, o),
                 Predicate::Any(cmp, os) => os.iter().any(|o| reference_holds(*cmp, c, o)),
                 Predicate::AllOf(cmp, os) => !matches!(c, Cell::Null) && os.iter().all(|o| reference_holds(*cmp, c, o)),
+                Predicate::InSet(set) => set.operands().iter().any(|o| reference_holds(Cmp::Eq, c, o)),
                 Predicate::IsNull => matches!(c, Cell::Null),
                 Predicate::IsNotNull => !matches!(c, Cell::Null),
                 Predicate::All => true,
@@ -649,7 +800,7 @@ mod tests {
             let cells = (0..rows).map(|_| if next() % 8 < null_rate { Cell::Null } else { draw(next()) }).collect();
             // integer constants also beyond the column's width (int2 against int8)
             let wide = [i64::MIN, i64::MAX, 1 << 40, -(1 << 20)];
-            let operands = (0..4)
+            let operands = (0..SET_MIN_OPERANDS + 4)
                 .map(|_| match draw(next()) {
                     Cell::Int(_) if next() % 3 == 0 => Operand::Int(wide[(next() % 4) as usize]),
                     Cell::Int(v) => Operand::Int(v),
@@ -670,15 +821,23 @@ mod tests {
             let preds = [
                 Predicate::Compare(cmp, operands[0].clone()),
                 Predicate::Any(cmp, operands[..3].to_vec()),
-                Predicate::AllOf(cmp, operands[1..].to_vec()),
+                Predicate::AllOf(cmp, operands[1..4].to_vec()),
+                Predicate::any(Cmp::Eq, operands.clone()),
                 Predicate::IsNull,
                 Predicate::IsNotNull,
                 Predicate::All,
                 Predicate::Nothing,
             ];
+            // the set lookup against each operand compared in turn
+            prop_assert!(matches!(&preds[3], Predicate::InSet(_)));
+            prop_assert_eq!(select(&v, &preds[3]), select(&v, &Predicate::Any(Cmp::Eq, operands.clone())));
             for p in &preds {
                 let got = select(&v, p).unwrap();
-                let want = reference(&cells, p);
+                let want = match p {
+                    // against the operands as given (with their duplicates), not the set's
+                    Predicate::InSet(_) => reference(&cells, &Predicate::Any(Cmp::Eq, operands.clone())),
+                    _ => reference(&cells, p),
+                };
                 prop_assert_eq!(got.rows(), cells.len());
                 for (r, w) in want.iter().enumerate() {
                     prop_assert_eq!(got.contains(r), *w, "row {} of {:?} under {:?}", r, cells[r], p);
@@ -743,6 +902,68 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A set's zone checks give what testing each element against the zone gives (the skip
+    /// rules' comparisons one by one), on zones and sets drawn from small pools so that both
+    /// answers come up; the counts show they did.
+    #[test]
+    fn set_zone_checks_equal_the_element_by_element_ones() {
+        use crate::stripe::{StoredZone, ZoneBound, ZONE_BYTES};
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let ints = [i64::MIN, -7, -1, 0, 1, 2, 5, 9, 100, i64::MAX];
+        let floats = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1.0, 3.5, f64::INFINITY, f64::NAN];
+        let long = vec![b'h'; ZONE_BYTES + 4];
+        let bytes: Vec<Vec<u8>> = vec![b"".to_vec(), b"a".to_vec(), b"ab".to_vec(), b"b".to_vec(), long[..ZONE_BYTES].to_vec(), long.clone(), b"z".to_vec()];
+        let (mut yes, mut no, mut covered) = (0, 0, 0);
+        for _ in 0..20_000 {
+            let n = (next() % 20) as usize + 1;
+            let (operands, zone) = match next() % 3 {
+                0 => {
+                    let ops: Vec<Operand> = (0..n).map(|_| Operand::Int(ints[(next() % 10) as usize])).collect();
+                    let (a, b) = (ints[(next() % 10) as usize], ints[(next() % 10) as usize]);
+                    (ops, StoredZone::Int { min: a.min(b), max: a.max(b) })
+                }
+                1 => {
+                    let ops: Vec<Operand> = (0..n).map(|_| Operand::Float(floats[(next() % 8) as usize])).collect();
+                    let (a, b) = (floats[(next() % 8) as usize], floats[(next() % 8) as usize]);
+                    let (min, max) = if float_order(a, b).is_le() { (a, b) } else { (b, a) };
+                    (ops, StoredZone::Float { min, max })
+                }
+                _ => {
+                    let ops: Vec<Operand> = (0..n).map(|_| Operand::Bytes(bytes[(next() % 7) as usize].clone())).collect();
+                    let (a, b) = (&bytes[(next() % 7) as usize], &bytes[(next() % 7) as usize]);
+                    let (min, max) = if a <= b { (a, b) } else { (b, a) };
+                    let cut = |v: &Vec<u8>| ZoneBound::new(&v[..v.len().min(ZONE_BYTES)]);
+                    (ops, StoredZone::Bytes { min: cut(min), max: cut(max), max_truncated: max.len() > ZONE_BYTES })
+                }
+            };
+            let zone = if next() % 50 == 0 { StoredZone::Empty } else { zone };
+            let set = OperandSet::of(&operands).unwrap();
+            let want_may = operands.iter().any(|o| match (o, &zone) {
+                (_, StoredZone::Empty) => false,
+                (Operand::Int(e), StoredZone::Int { min, max }) => min <= e && e <= max,
+                (Operand::Float(e), StoredZone::Float { min, max }) => float_order(*min, *e).is_le() && float_order(*e, *max).is_le(),
+                (Operand::Bytes(e), StoredZone::Bytes { min, max, max_truncated }) => bytes_may_satisfy(min, max, *max_truncated, Cmp::Eq, e),
+                _ => unreachable!(),
+            });
+            let want_covers = operands.iter().any(|o| match (o, &zone) {
+                (Operand::Int(e), StoredZone::Int { min, max }) => min == e && e == max,
+                (Operand::Float(e), StoredZone::Float { min, max }) => float_order(*min, *e).is_eq() && float_order(*e, *max).is_eq(),
+                _ => false,
+            });
+            assert_eq!(set.may_equal_within(&zone), want_may, "{operands:?} in {zone:?}");
+            assert_eq!(set.covers_zone(&zone), want_covers, "{operands:?} covering {zone:?}");
+            if want_may { yes += 1 } else { no += 1 }
+            covered += want_covers as u32;
+        }
+        assert!(yes > 1000 && no > 1000 && covered > 100, "{yes} may, {no} may not, {covered} covered");
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod gen;
 use std::cell::RefCell;
 
 use gen::{generate, GenKind, Nulls, Spec, KINDS, ROWS};
-use pg_columnar_codec::filter::{select, select_unpacked, select_unpacked_cached, EntryCache, Operand, Predicate};
+use pg_columnar_codec::filter::{select, select_unpacked, select_unpacked_cached, EntryCache, Operand, OperandSet, Predicate, SET_MIN_OPERANDS};
 use pg_columnar_codec::zonemap::Cmp;
 use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, SharedDictionary, Values, Vector};
 use proptest::prelude::*;
@@ -112,6 +112,17 @@ fn check(v: &Vector, ctx: &ColumnContext<'_>, seed: u64) {
         preds.push(Predicate::Any(Cmp::Lt, ops[1..].to_vec()));
         preds.push(Predicate::AllOf(Cmp::Ne, ops[..3].to_vec()));
         preds.push(Predicate::AllOf(Cmp::Ge, ops[ops.len() - 2..].to_vec()));
+    }
+    if !ops.is_empty() {
+        // `= ANY` over many operands (duplicates among them) as a set lookup: the same rows
+        // as comparing with each operand
+        let many: Vec<Operand> = ops.iter().cycle().take(ops.len().max(SET_MIN_OPERANDS) + 1).cloned().collect();
+        let set = Predicate::any(Cmp::Eq, many.clone());
+        if OperandSet::of(&many).is_some() {
+            assert!(matches!(set, Predicate::InSet(_)), "{set:?}");
+        }
+        assert_eq!(select(&decoded, &set), select(&decoded, &Predicate::Any(Cmp::Eq, many)), "{set:?}");
+        preds.push(set);
     }
     for p in &preds {
         let want = select(&decoded, p);

@@ -22,7 +22,8 @@ pub struct RuntimeFilter {
     columns: Vec<usize>,
 }
 
-fn operand(s: &Scalar, exact: Exact) -> Option<Operand> {
+/// A comparison value in the form of the column's decoded values (`None` for NULL).
+pub(super) fn operand(s: &Scalar, exact: Exact) -> Option<Operand> {
     match (s, exact) {
         (Scalar::Null, _) => None,
         (Scalar::Unknown, _) => unreachable!("the executor knows every value"),
@@ -57,7 +58,7 @@ fn predicate(test: &Test, values: &[Value]) -> Predicate {
         (Value::One(s), ArrayMode::Scalar) => operand(s, exact).map_or(Predicate::Nothing, |o| Predicate::Compare(c.cmp, o)),
         (Value::Many(elements), ArrayMode::Any) => {
             let ops: Vec<Operand> = elements.iter().filter_map(|e| operand(e, exact)).collect();
-            if ops.is_empty() { Predicate::Nothing } else { Predicate::Any(c.cmp, ops) }
+            if ops.is_empty() { Predicate::Nothing } else { Predicate::any(c.cmp, ops) }
         }
         (Value::Many(elements), ArrayMode::All) => {
             if elements.is_empty() {

@@ -107,7 +107,19 @@ SELECT q, same(q), skipped('SELECT count(*) FROM sc WHERE ' || q) FROM (VALUES
   ('d = ''2026-01-05'''), ('d < ''2026-01-02'''), ('ts >= ''2026-01-14 20:00'' AND ts < ''2026-01-14 21:00'''),
   ('tz < ''2026-01-01 02:00+00'''), ('tz >= ''2026-01-14''::date'), ('ts > ''2026-01-14''::timestamptz'),
   ('t = ''host_5'''), ('t = ''zzz'''), ('t > ''zzz'''), ('v = ''v000100'''), ('v = ''v000100'' COLLATE "C"'),
-  ('tc = ''c000100'''), ('tc < ''c000100'''), ('tc >= ''c019990'''), ('tc COLLATE "POSIX" > ''c019990''')
+  ('tc = ''c000100'''), ('tc < ''c000100'''), ('tc >= ''c019990'''), ('tc COLLATE "POSIX" > ''c019990'''),
+  -- IN lists of 16 elements or more are looked up in a sorted set (duplicates and NULLs
+  -- among them); a list the column's form cannot hold exactly (dates against timestamptz)
+  -- is compared element by element
+  ('id IN (5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 15000, 15000, NULL)'),
+  ('i2 IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 1999, -1)'),
+  ('i8 = ANY (ARRAY[1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 11000, 12000, 13000, 14000, 15000, 16000, 19999000])'),
+  ('f4 IN (0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75, 3, 3.25, 3.5, 3.75, 4, 4999.5)'),
+  ('f8 = ANY (ARRAY[''NaN'', ''-0'', 0.125, 0.25, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 2400, NULL]::float8[])'),
+  ('d IN (''2026-01-05'', ''2026-01-06'', ''2026-01-07'', ''2026-01-08'', ''2026-01-09'', ''2026-01-10'', ''2026-01-11'', ''2026-01-12'', ''2026-01-13'', ''2026-01-14'', ''2026-01-15'', ''2026-01-16'', ''2026-01-17'', ''2026-01-18'', ''2026-01-19'', ''2026-01-20'')'),
+  ('tz = ANY (ARRAY[''2026-01-05'', ''2026-01-06'', ''2026-01-07'', ''2026-01-08'', ''2026-01-09'', ''2026-01-10'', ''2026-01-11'', ''2026-01-12'', ''2026-01-13'', ''2026-01-14'', ''2026-01-15'', ''2026-01-16'', ''2026-01-17'', ''2026-01-18'', ''2026-01-19'', ''2026-01-20'']::date[])'),
+  ('t IN (''host_1'', ''host_2'', ''host_3'', ''host_4'', ''host_5'', ''host_6'', ''host_7'', ''host_8'', ''host_9'', ''host_10'', ''host_11'', ''host_12'', ''host_13'', ''host_14'', ''host_15'', ''host_16'', ''zzz'')'),
+  ('tc IN (''c000001'', ''c000002'', ''c000003'', ''c000004'', ''c000005'', ''c000006'', ''c000007'', ''c000008'', ''c000009'', ''c000010'', ''c000011'', ''c000012'', ''c000013'', ''c000014'', ''c000015'', ''c019999'', '''')')
 ) AS x(q);
 
 -- planning: the cost counts the rows of the stripes the quals' constants leave (from the
@@ -262,6 +274,8 @@ BEGIN
       WHEN 0 THEN leaf := format('%s BETWEEN %s AND %s', cols[c], lits[c][1 + floor(random() * 9)::int], lits[c][1 + floor(random() * 9)::int]);
       WHEN 1 THEN leaf := format('%s IN (%s, %s, %s)', cols[c], lits[c][1 + floor(random() * 9)::int], lits[c][1 + floor(random() * 9)::int], lits[c][1 + floor(random() * 9)::int]);
       WHEN 2 THEN leaf := format('%s IS %sNULL', cols[c], CASE WHEN random() < 0.5 THEN 'NOT ' ELSE '' END);
+      -- a list long enough to be looked up in a sorted set
+      WHEN 3 THEN leaf := format('%s IN (%s)', cols[c], (SELECT string_agg(lits[c][1 + floor(random() * 9)::int], ', ') FROM generate_series(1, 17)));
       ELSE leaf := format('%s %s %s', cols[c], ops[1 + floor(random() * 6)::int], lits[c][1 + floor(random() * 9)::int]);
     END CASE;
     IF r = '' THEN r := leaf; ELSE r := format('(%s) %s (%s)', r, CASE WHEN random() < 0.6 THEN 'AND' ELSE 'OR' END, leaf); END IF;
