@@ -204,18 +204,14 @@ pub unsafe fn fetch(
     let found = if mvcc && !serializable {
         let window = &mut st.marks;
         fetch_unless_deleted(scan, row, slot, |id| window.is_deleted(rel, id, row, snapshot))
-    } else {
+    } else if mvcc {
         fetch_into(scan, row, snapshot, slot)
+    } else {
+        // copied: a check of a deferrable unique or exclusion constraint
+        // (`unique_key_recheck`, under SnapshotSelf) ends the fetch, which frees the decoded
+        // vectors, before it reads the values (a heap slot keeps its buffer pinned)
+        fetch_copied(scan, row, snapshot, slot)
     };
-    if found && !mvcc {
-        // the values point into this fetch's decoded vectors, and a check of a deferrable
-        // unique or exclusion constraint (`unique_key_recheck`, under SnapshotSelf) ends the
-        // fetch before it reads them (a heap slot keeps its buffer pinned): copied into the
-        // slot's own memory
-        if let Some(materialize) = (*(*slot).tts_ops).materialize {
-            materialize(slot);
-        }
-    }
     if serializable && stripe_index_of(&scan.stripes, row).is_none() {
         if let Some(id) = scan.storage_id {
             // in no stripe the scan listed, perhaps in one written since: the catalog read
@@ -540,9 +536,7 @@ unsafe fn fetch_copied(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapsho
     if !fetch_into(scan, row, snapshot, slot) {
         return false;
     }
-    if let Some(materialize) = (*(*slot).tts_ops).materialize {
-        materialize(slot);
-    }
+    super::slot::own_values(slot);
     true
 }
 

@@ -111,6 +111,17 @@ pub unsafe fn store_virtual(slot: *mut pg_sys::TupleTableSlot) {
     (*slot).tts_nvalid = (*(*slot).tts_tupleDescriptor).natts as i16;
 }
 
+/// Copies the by-reference values of the row stored in `slot` into the slot's own memory
+/// (`ExecMaterializeSlot`), for values that point into memory about to be reused or freed.
+///
+/// # Safety
+/// `slot` must be a valid slot holding a row.
+pub unsafe fn own_values(slot: *mut pg_sys::TupleTableSlot) {
+    if let Some(materialize) = (*(*slot).tts_ops).materialize {
+        materialize(slot);
+    }
+}
+
 unsafe fn forget_origin(slot: *mut pg_sys::TupleTableSlot) {
     (*(slot as *mut RowSlot)).xmin = pg_sys::InvalidTransactionId;
 }

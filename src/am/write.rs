@@ -702,9 +702,7 @@ pub unsafe fn read_buffered(rel: pg_sys::Relation, row: u64, slot: *mut pg_sys::
         }
         pg_sys::MemoryContextSwitchTo(old);
         pg_sys::ExecStoreVirtualTuple(slot);
-        if let Some(materialize) = (*(*slot).tts_ops).materialize {
-            materialize(slot);
-        }
+        super::slot::own_values(slot);
         pg_sys::MemoryContextReset(w.scratch);
         (*slot).tts_tid = super::tid::to_tid(row);
         (*slot).tts_tableOid = relid;
