@@ -526,21 +526,37 @@ unsafe extern "C-unwind" fn tuple_update(
     crate::am::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn copy_for_cluster_common(
     old: pg_sys::Relation,
     new: pg_sys::Relation,
     old_index: pg_sys::Relation,
+    use_sort: bool,
+    oldest_xmin: pg_sys::TransactionId,
     xid_cutoff: *mut pg_sys::TransactionId,
     multi_cutoff: *mut pg_sys::MultiXactId,
     num_tuples: *mut f64,
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
+    // (no tuple of the new table holds a transaction id the way heap's do: the stripe and
+    // mark catalogs are vacuumed and frozen as the tables they are)
     *xid_cutoff = pg_sys::InvalidTransactionId;
     *multi_cutoff = INVALID_MULTIXACT_ID;
-    *tups_vacuumed = 0.0;
-    *tups_recently_dead = 0.0;
-    life::copy_for_cluster(old, new, old_index, num_tuples);
+    let counts = crate::am::rewrite::copy_for_cluster(old, new, old_index, use_sort, oldest_xmin);
+    *num_tuples = counts.written;
+    *tups_vacuumed = counts.removed;
+    *tups_recently_dead = counts.recently_dead;
+}
+
+/// `index_beginscan` without scan keys (given at `index_rescan`) or instrumentation.
+pub unsafe fn index_beginscan(heap: pg_sys::Relation, index: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::IndexScanDesc {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    return pg_sys::index_beginscan(heap, index, snapshot, 0, 0);
+    #[cfg(feature = "pg18")]
+    return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 0, 0);
+    #[cfg(feature = "pg19")]
+    return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 0, 0, pg_sys::ScanOptions::SO_NONE);
 }
 
 #[cfg(not(feature = "pg19"))]
@@ -549,15 +565,15 @@ unsafe extern "C-unwind" fn copy_for_cluster(
     old: pg_sys::Relation,
     new: pg_sys::Relation,
     old_index: pg_sys::Relation,
-    _use_sort: bool,
-    _oldest_xmin: pg_sys::TransactionId,
+    use_sort: bool,
+    oldest_xmin: pg_sys::TransactionId,
     xid_cutoff: *mut pg_sys::TransactionId,
     multi_cutoff: *mut pg_sys::MultiXactId,
     num_tuples: *mut f64,
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
-    copy_for_cluster_common(old, new, old_index, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
+    copy_for_cluster_common(old, new, old_index, use_sort, oldest_xmin, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
@@ -565,8 +581,8 @@ unsafe extern "C-unwind" fn copy_for_cluster(
     old: pg_sys::Relation,
     new: pg_sys::Relation,
     old_index: pg_sys::Relation,
-    _use_sort: bool,
-    _oldest_xmin: pg_sys::TransactionId,
+    use_sort: bool,
+    oldest_xmin: pg_sys::TransactionId,
     _snapshot: pg_sys::Snapshot,
     xid_cutoff: *mut pg_sys::TransactionId,
     multi_cutoff: *mut pg_sys::MultiXactId,
@@ -574,7 +590,7 @@ unsafe extern "C-unwind" fn copy_for_cluster(
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
-    copy_for_cluster_common(old, new, old_index, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
+    copy_for_cluster_common(old, new, old_index, use_sort, oldest_xmin, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
 }
 
 #[cfg(not(feature = "pg19"))]

@@ -147,7 +147,7 @@ CREATE MATERIALIZED VIEW pgcol.stripe AS
     SELECT NULL::bigint AS storage_id, NULL::bigint AS first_row, NULL::bigint AS row_count,
            NULL::bigint AS first_block, NULL::bigint AS byte_length, NULL::bigint AS prefix_length,
            NULL::bigint AS prefix_checksum, NULL::bytea AS zones, NULL::boolean AS vacuumed,
-           NULL::bytea AS absent
+           NULL::bytea AS absent, NULL::bigint AS original_xid
     WHERE false
     WITH DATA;
 CREATE INDEX stripe_storage_first_row ON pgcol.stripe (storage_id, first_row);
@@ -159,10 +159,13 @@ REVOKE ALL ON pgcol.stripe FROM PUBLIC;
 -- row number of the new version in successor, -1 for another partition). MVCC on these
 -- rows decides which deletions a snapshot sees; writers of a row wait for the running
 -- transactions of conflicting marks. A materialized view for the same reasons as
--- pgcol.stripe.
+-- pgcol.stripe. In both catalogs original_xid is set on the copies a table rewrite (VACUUM
+-- FULL, CLUSTER) makes: the transaction that inserted the stripe's rows or made the mark
+-- (2, FrozenTransactionId: every snapshot saw it), which a snapshot older than the rewrite
+-- goes by (see storage::scan_catalog).
 CREATE MATERIALIZED VIEW pgcol.row_mark AS
     SELECT NULL::bigint AS storage_id, NULL::bigint AS row_number, NULL::smallint AS mode,
-           NULL::bigint AS successor
+           NULL::bigint AS successor, NULL::bigint AS original_xid
     WHERE false
     WITH DATA;
 CREATE INDEX row_mark_storage_row ON pgcol.row_mark (storage_id, row_number);

@@ -1,5 +1,6 @@
 //! A table's life: new storage (CREATE, TRUNCATE, rewrites), truncation, moving to another
-//! tablespace, VACUUM FULL/CLUSTER, VACUUM, size estimates, index builds, and DROP.
+//! tablespace, size estimates, index builds, and DROP (VACUUM FULL and CLUSTER: `rewrite`;
+//! VACUUM: `vacuum`).
 
 use pgrx::pg_sys;
 
@@ -50,27 +51,6 @@ pub unsafe fn truncate_in_place(rel: pg_sys::Relation) {
     pg_sys::RelationTruncate(rel, 0);
     // the file keeps its number: its next write makes a metapage with a new storage id
     meta::forget_storage_id((*rel).rd_id);
-}
-
-/// `relation_copy_for_cluster` (VACUUM FULL, CLUSTER): copies every committed row into the
-/// new relation as fresh stripes.
-pub unsafe fn copy_for_cluster(old: pg_sys::Relation, new: pg_sys::Relation, old_index: pg_sys::Relation, num_tuples: *mut f64) {
-    if !old_index.is_null() {
-        not_supported("CLUSTER with an index (VACUUM FULL rewrites the table in its current order)");
-    }
-    let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-    let mut st = ScanState::new(old, snapshot, std::ptr::null(), true);
-    let slot = pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsVirtual);
-    let cid = pg_sys::GetCurrentCommandId(true);
-    let mut count = 0.0;
-    while st.next(true, slot) {
-        write::insert(new, &[slot], cid);
-        count += 1.0;
-    }
-    write::flush_relation(new);
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
-    pg_sys::UnregisterSnapshot(snapshot);
-    *num_tuples = count;
 }
 
 /// Pages of the relation, and rows the current snapshot sees (plus rows this backend has

@@ -10,6 +10,7 @@ pub mod modify;
 pub mod options;
 pub mod publication;
 pub mod read;
+pub mod rewrite;
 pub mod routine;
 pub mod scan;
 pub mod slot;

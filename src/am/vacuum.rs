@@ -357,6 +357,9 @@ unsafe fn write_group(
             (row, Some(zones))
         };
         row.vacuumed = true;
+        // (a rewrite's copy written again is no longer one: the old catalog row stays
+        // for the snapshots that do not see this VACUUM)
+        row.original_xid = None;
         row.absent = absent.into();
         catalog::insert(&row, zones.as_deref(), cid);
         report.stripes_written += 1;
@@ -445,6 +448,7 @@ unsafe fn move_down(
         let mut row = v.row.clone();
         row.first_block = block;
         row.vacuumed = true;
+        row.original_xid = None;
         catalog::insert(&row, v.zones.as_deref(), cid);
         catalog::delete_rows(&[v.tid]);
         report.stripes_moved += 1;

@@ -114,6 +114,9 @@ struct StripeOrigin {
     storage_id: u64,
     first_row: u64,
     rows: u64,
+    /// Rows a table rewrite copies: their inserter in the table rewritten
+    /// (`catalog::StripeRow::original_xid`).
+    original_xid: Option<pg_sys::TransactionId>,
 }
 
 enum Image {
@@ -229,6 +232,7 @@ pub fn catalog_row(image: &[u8], storage_id: u64, first_row: u64, row_count: u64
         running_inserter: None,
         vacuumed: false,
         absent: catalog::Absent::from([]),
+        original_xid: None,
     };
     (row, zones)
 }
@@ -239,6 +243,7 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
     let first_block = pages::append(rel, image);
     let (mut row, zones) = catalog_row(image, origin.storage_id, origin.first_row, origin.rows, first_block);
     row.cmin = origin.cid;
+    row.original_xid = origin.original_xid;
     publish(Deep { relid: origin.relid, relfile: origin.relfile, row, zones, cid: origin.cid, owner: origin.level, writer: 0 });
     super::ssi::check_insert(rel);
 }
@@ -462,7 +467,7 @@ pub fn constraint_indexes(rel: pg_sys::Relation) -> (bool, bool) {
     (unique, exclusion)
 }
 
-fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
+fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId, original_xid: Option<pg_sys::TransactionId>) -> WriteBuffer {
     let columns = column_types(unsafe { (*rel).rd_att }).into_iter().map(ColumnBuffer::new).collect();
     let (unique, exclusion) = constraint_indexes(rel);
     let scratch = unsafe {
@@ -484,6 +489,7 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
             storage_id: 0,
             first_row: 0,
             rows: 0,
+            original_xid,
         },
         reserved_end: 0,
         last_chunk: 0,
@@ -498,11 +504,12 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId) -> WriteBuffer {
 /// Makes room for one more row: reserves row numbers if the buffer has none left, writing
 /// the buffer out first if it is full or the new numbers do not follow on.
 fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteBuffer {
+    let original_xid = w.origin.original_xid;
     if w.origin.rows > 0 && (w.origin.rows >= stripe_row_limit() || w.bytes >= STRIPE_BYTE_LIMIT) {
         let cid = w.origin.cid;
         // one stripe encodes while the statement fills the next
         queue_stripe(rel, w, 1);
-        w = new_buffer(rel, cid);
+        w = new_buffer(rel, cid, original_xid);
     }
     if w.origin.first_row + w.origin.rows < w.reserved_end {
         return w;
@@ -519,7 +526,7 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
     if w.origin.rows > 0 && start != w.reserved_end {
         let cid = w.origin.cid;
         queue_stripe(rel, w, 1);
-        w = new_buffer(rel, cid);
+        w = new_buffer(rel, cid, original_xid);
     }
     if w.origin.rows == 0 {
         w.origin.first_row = start;
@@ -536,12 +543,28 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
 /// transaction, holds a lock that keeps other sessions' inserts, hence their checks, out
 /// until it ends.)
 pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId) {
+    insert_rows(rel, slots, cid, None);
+}
+
+/// [`insert`] of the row of `slot` that a table rewrite copies into its new relation `rel`,
+/// inserted in the table rewritten by `original` (FrozenTransactionId: a row every snapshot
+/// saw): its stripe records that (`catalog::StripeRow::original_xid`), and holds no rows of
+/// another original transaction.
+pub fn insert_copy(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, cid: pg_sys::CommandId, original: pg_sys::TransactionId) {
+    insert_rows(rel, &[slot], cid, Some(original));
+}
+
+fn insert_rows(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId, original_xid: Option<pg_sys::TransactionId>) {
     let relid = unsafe { (*rel).rd_id };
     let level = current_level();
     let relfile = relfile_of(rel);
     // buffers of a file the relation no longer has are dropped
     BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.relid != relid || w.origin.relfile == relfile));
-    let mut w = take_buffer(relid, &|o| o.level == level).unwrap_or_else(|| new_buffer(rel, cid));
+    // a buffer of rows of another original transaction becomes a stripe of its own
+    if let Some(other) = take_buffer(relid, &|o| o.level == level && o.original_xid != original_xid) {
+        queue_stripe(rel, other, usize::MAX);
+    }
+    let mut w = take_buffer(relid, &|o| o.level == level).unwrap_or_else(|| new_buffer(rel, cid, original_xid));
     w.origin.cid = w.origin.cid.max(cid);
     let total = slots.len() as u64;
     for (i, &slot) in slots.iter().enumerate() {

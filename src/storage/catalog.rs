@@ -44,6 +44,12 @@ pub struct StripeRow {
     /// The image stores a row there (the removed row's values, or a copy of a neighbouring
     /// row) that no reader returns. Empty for a stripe written by its inserter.
     pub absent: Absent,
+    /// Set on a stripe a table rewrite (VACUUM FULL, CLUSTER) wrote: the transaction that
+    /// inserted its rows in the table rewritten (FrozenTransactionId: rows every snapshot
+    /// saw). A snapshot that does not see the rewrite sees the stripe exactly when it sees
+    /// that transaction (`storage::scan_catalog`), as a heap rewrite keeps each tuple's
+    /// `xmin`; its rows report it as their `xmin`.
+    pub original_xid: Option<pg_sys::TransactionId>,
 }
 
 impl StripeRow {
@@ -98,8 +104,12 @@ fn absent_from_bytes(bytes: &[u8], row_count: u64) -> Option<Absent> {
 
 /// Columns of a catalog row: the seven of [`StripeRow`], then the stripe's zone summary
 /// (`codec::stripe::StripeSummary`, bytea; NULL: none), then `vacuumed` (boolean) and the
-/// absent rows (bytea, [`absent_to_bytes`]; NULL: none).
-const NATTS: usize = 10;
+/// absent rows (bytea, [`absent_to_bytes`]; NULL: none), then the original transaction
+/// ([`StripeRow::original_xid`], bigint; NULL: none).
+const NATTS: usize = 11;
+
+/// The column of [`StripeRow::original_xid`] (0-based).
+const ORIGINAL_XID: usize = 10;
 
 struct Catalog {
     table: pg_sys::Oid,
@@ -131,8 +141,10 @@ pub fn insert(row: &StripeRow, zones: Option<&[u8]>, cid: pg_sys::CommandId) {
         pg_sys::Datum::from(0),
         pg_sys::Datum::from(row.vacuumed),
         pg_sys::Datum::from(0),
+        pg_sys::Datum::from(row.original_xid.map_or(0, |x| x.into_inner() as i64)),
     ];
     let mut nulls = [false; NATTS];
+    nulls[ORIGINAL_XID] = row.original_xid.is_none();
     match zones {
         Some(zones) => values[7] = pg_sys::Datum::from(pgrx::rust_byte_slice_to_bytea(zones).into_pg()),
         None => nulls[7] = true,
@@ -166,7 +178,7 @@ fn scan(
             pg_sys::F_INT8EQ.into(),
             pg_sys::Datum::from(storage_id as i64),
         );
-        super::scan_catalog(rel, c.index, snapshot, table, std::slice::from_mut(&mut key), |_| true, |tuple| {
+        super::scan_catalog(rel, c.index, snapshot, table, std::slice::from_mut(&mut key), Some(ORIGINAL_XID), |_| true, |tuple| {
             let (row, values, nulls, being_deleted) = parse_row(rel, tuple, snapshot, storage_id);
             let zones = (!nulls[7]).then(|| {
                 pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))
@@ -186,6 +198,7 @@ unsafe fn parse_row(
     snapshot: pg_sys::Snapshot,
     storage_id: u64,
 ) -> (StripeRow, [pg_sys::Datum; NATTS], [bool; NATTS], bool) {
+    super::check_catalog_width(rel, NATTS);
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
     pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
@@ -204,6 +217,7 @@ unsafe fn parse_row(
             pgrx::error!("pg_columnar: catalog pgcol.stripe has an invalid absent-row list for storage {storage_id} at row {}", v(1))
         })
     };
+    let original_xid = (!nulls[ORIGINAL_XID]).then(|| pg_sys::TransactionId::from(values[ORIGINAL_XID].value() as u32));
     let row = StripeRow {
         storage_id: v(0) as u64,
         first_row: v(1) as u64,
@@ -213,12 +227,18 @@ unsafe fn parse_row(
         prefix_length: v(5) as u64,
         prefix_checksum: v(6) as u64,
         // rows VACUUM wrote again were visible to every snapshot: frozen, as heap
-        // reports a frozen tuple's inserter to those who ask what it means
-        xmin: if vacuumed { pg_sys::FrozenTransactionId } else { (*(*tuple).t_data).t_choice.t_heap.t_xmin },
-        cmin: if vacuumed { pg_sys::FirstCommandId } else { (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid },
+        // reports a frozen tuple's inserter to those who ask what it means; a rewrite's
+        // copy reports its rows' own inserter, as a heap rewrite keeps it
+        xmin: match (vacuumed, original_xid) {
+            (true, _) => pg_sys::FrozenTransactionId,
+            (false, Some(x)) => x,
+            (false, None) => (*(*tuple).t_data).t_choice.t_heap.t_xmin,
+        },
+        cmin: if vacuumed || original_xid.is_some() { pg_sys::FirstCommandId } else { (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid },
         running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId).then_some((*snapshot).xmin),
         vacuumed,
         absent,
+        original_xid,
     };
     let being_deleted = dirty && (*snapshot).xmax != pg_sys::InvalidTransactionId;
     (row, values, nulls, being_deleted)

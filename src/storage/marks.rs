@@ -117,7 +117,12 @@ impl Successor {
     }
 }
 
-const NATTS: usize = 4;
+/// Columns of a mark: storage id, row number, mode, successor (NULL: none), and the original
+/// transaction of a rewrite's copy (`catalog::StripeRow::original_xid`; NULL: none).
+const NATTS: usize = 5;
+
+/// The column of the original transaction (0-based).
+const ORIGINAL_XID: usize = 4;
 
 #[derive(Clone, Copy)]
 struct Catalog {
@@ -168,6 +173,17 @@ fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
 /// transaction; `successor`: an UPDATE's new version.
 pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, cid: pg_sys::CommandId) {
     MINE.with_borrow_mut(|mine| mine.record(storage_id, row, mode));
+    insert_row(storage_id, row, mode, successor, None, cid);
+}
+
+/// Inserts a table rewrite's copy of a deletion made by `original` (FrozenTransactionId: one
+/// every snapshot saw) on row `row` of the new storage `storage_id` (see
+/// `super::scan_catalog`). Not this transaction's own mark.
+pub fn insert_copy(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, original: pg_sys::TransactionId, cid: pg_sys::CommandId) {
+    insert_row(storage_id, row, mode, successor, Some(original), cid);
+}
+
+fn insert_row(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, original: Option<pg_sys::TransactionId>, cid: pg_sys::CommandId) {
     let c = required_catalog();
     in_scratch(|| {
         let mut values = [
@@ -175,8 +191,9 @@ pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor
             pg_sys::Datum::from(row as i64),
             pg_sys::Datum::from(mode as i16),
             pg_sys::Datum::from(successor.map_or(0, Successor::to_stored)),
+            pg_sys::Datum::from(original.map_or(0, |x| x.into_inner() as i64)),
         ];
-        let mut nulls = [false, false, false, successor.is_none()];
+        let mut nulls = [false, false, false, successor.is_none(), original.is_none()];
         super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
     })
 }
@@ -299,7 +316,7 @@ fn scan(
     rows: Option<std::ops::Range<u64>>,
     snapshot: pg_sys::Snapshot,
     table: pg_sys::Relation,
-    mut f: impl FnMut(u64, Mode, Option<Successor>, pg_sys::HeapTuple),
+    mut f: impl FnMut(u64, Mode, Option<Successor>, Option<pg_sys::TransactionId>, pg_sys::HeapTuple),
 ) {
     unsafe {
         let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
@@ -320,16 +337,17 @@ fn scan(
         let nkeys = bounds.len();
         // (a row lock's mark is no change of the row for a serializable reader's conflicts)
         let deletes = |tuple| parse(rel, tuple, storage_id).1.deletes();
-        super::scan_catalog(rel, c.index, snapshot, table, &mut keys[..nkeys], deletes, |tuple| {
-            let (row, mode, successor) = parse(rel, tuple, storage_id);
-            f(row, mode, successor, tuple);
+        super::scan_catalog(rel, c.index, snapshot, table, &mut keys[..nkeys], Some(ORIGINAL_XID), deletes, |tuple| {
+            let (row, mode, successor, original) = parse(rel, tuple, storage_id);
+            f(row, mode, successor, original, tuple);
         });
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
 }
 
-/// The row number, mode and successor of mark `tuple` of catalog `rel`.
-unsafe fn parse(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, Mode, Option<Successor>) {
+/// The row number, mode, successor and original transaction of mark `tuple` of catalog `rel`.
+unsafe fn parse(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, Mode, Option<Successor>, Option<pg_sys::TransactionId>) {
+    super::check_catalog_width(rel, NATTS);
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
     pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
@@ -338,7 +356,8 @@ unsafe fn parse(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64
         pgrx::error!("pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}");
     };
     let successor = (!nulls[3]).then(|| Successor::from_stored(values[3].value() as i64));
-    (values[1].value() as i64 as u64, mode, successor)
+    let original = (!nulls[ORIGINAL_XID]).then(|| pg_sys::TransactionId::from(values[ORIGINAL_XID].value() as u32));
+    (values[1].value() as i64 as u64, mode, successor, original)
 }
 
 /// Every mark of row `row` of `storage_id` whose transaction has not aborted, each with its
@@ -350,7 +369,7 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        scan(&c, storage_id, Some(row..row + 1), dirty_ptr, std::ptr::null_mut(), |_, mode, successor, tuple| {
+        scan(&c, storage_id, Some(row..row + 1), dirty_ptr, std::ptr::null_mut(), |_, mode, successor, original, tuple| {
             let header = (*tuple).t_data;
             let raw_xmin = (*header).t_choice.t_heap.t_xmin;
             // the dirty snapshot's check of this tuple left the running inserter and deleter
@@ -360,7 +379,8 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
             } else if (*dirty_ptr).xmin != pg_sys::InvalidTransactionId {
                 Holder::Running((*dirty_ptr).xmin)
             } else {
-                Holder::Committed(raw_xmin)
+                // (a rewrite's copy: the deletion's own transaction)
+                Holder::Committed(original.unwrap_or(raw_xmin))
             };
             let being_forgotten = (*dirty_ptr).xmax != pg_sys::InvalidTransactionId;
             marks.push(Mark { mode, holder, tid: (*tuple).t_self, being_forgotten, successor });
@@ -409,14 +429,14 @@ fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sy
             SNAPSHOT_ANY => {}
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(&c, storage_id, among, registered, table, |row, mode, _, _| {
+                scan(&c, storage_id, among, registered, table, |row, mode, _, _, _| {
                     if mode.deletes() {
                         rows.push(row)
                     }
                 });
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, among, snapshot, table, |row, mode, _, _| {
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, among, snapshot, table, |row, mode, _, _, _| {
                 if mode.deletes() {
                     rows.push(row)
                 }
@@ -425,7 +445,7 @@ fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sy
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-                scan(&c, storage_id, among, dirty_ptr, std::ptr::null_mut(), |row, mode, _, _| {
+                scan(&c, storage_id, among, dirty_ptr, std::ptr::null_mut(), |row, mode, _, _, _| {
                     if mode == Mode::Killed || (mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId) {
                         rows.push(row)
                     }
@@ -443,6 +463,10 @@ fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sy
 pub struct VacuumMark {
     pub row: u64,
     pub mode: Mode,
+    /// An UPDATE's new version.
+    pub successor: Option<Successor>,
+    /// A rewrite's copy's original transaction (`insert_copy`).
+    pub original: Option<pg_sys::TransactionId>,
     /// The mark's TID in the catalog (to delete it).
     pub tid: pg_sys::ItemPointerData,
     /// Every snapshot, now and later, sees the mark.
@@ -452,17 +476,20 @@ pub struct VacuumMark {
     pub maker: Option<pg_sys::TransactionId>,
 }
 
-/// Every mark of `storage_id` that `snapshot` (MVCC) sees, in row order.
+/// Every mark of `storage_id` that `snapshot` (MVCC, or dirty for a rewrite) sees, in row
+/// order.
 pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumMark> {
     let Some(c) = catalog() else { return Vec::new() };
     let mut marks = Vec::new();
     unsafe {
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
-        scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |row, mode, _, tuple| {
+        scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |row, mode, successor, original, tuple| {
             marks.push(VacuumMark {
                 row,
                 mode,
+                successor,
+                original,
                 tid: (*tuple).t_self,
                 settled: super::inserter_settled(tuple, vistest),
                 maker: super::inserter(tuple),
@@ -495,7 +522,7 @@ pub fn delete_storage(storage_id: u64) {
     let Some(c) = catalog() else { return };
     let mut tids = Vec::new();
     let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
-    scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |_, _, _, tuple| tids.push(unsafe { (*tuple).t_self }));
+    scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |_, _, _, _, tuple| tids.push(unsafe { (*tuple).t_self }));
     forget(&tids);
     if !tids.is_empty() {
         unsafe { pg_sys::CommandCounterIncrement() };

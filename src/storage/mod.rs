@@ -118,12 +118,22 @@ pub fn serializable_transaction() -> bool {
 /// made every serializable reader of any pg_columnar table depend on every writer of any
 /// other. A serializable transaction's predicate locks are taken on the table it reads
 /// (`am::ssi`).
+///
+/// `original_xid` is the catalog's column (0-based) of a rewrite's copies' original
+/// transaction (`catalog::StripeRow::original_xid`; NULL on other rows), if it has one. An
+/// MVCC snapshot that does not see the committed transaction that inserted such a copy (the
+/// rewrite: the snapshot is older) judges it by the original transaction instead, so that a
+/// transaction that read the table before a VACUUM FULL or CLUSTER reads the same rows after
+/// it, as heap's rewrite gives it by keeping each tuple's `xmin` and `xmax`. (Such a snapshot
+/// sees no later deletion of the copy either: its deleter committed after the rewrite.)
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn scan_catalog(
     rel: pg_sys::Relation,
     index: pg_sys::Oid,
     snapshot: pg_sys::Snapshot,
     table: pg_sys::Relation,
     keys: &mut [pg_sys::ScanKeyData],
+    original_xid: Option<usize>,
     changes_rows: impl Fn(pg_sys::HeapTuple) -> bool,
     mut f: impl FnMut(pg_sys::HeapTuple),
 ) {
@@ -140,9 +150,21 @@ pub unsafe fn scan_catalog(
             // the scan's slot holds the tuple's buffer pinned; judging it takes the content lock
             let buffer = (*((*scan).slot as *mut pg_sys::BufferHeapTupleTableSlot)).buffer;
             crate::compat::lock_buffer(buffer, false);
-            let visible = pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
+            let mut visible = pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
+            let original = match original_xid {
+                Some(attno) if !visible => original_for(rel, tuple, attno, snapshot),
+                _ => None,
+            };
+            if let Some(original) = original {
+                visible = original == pg_sys::FrozenTransactionId || !pg_sys::XidInMVCCSnapshot(original, snapshot);
+            }
             if serializable && changes_rows(tuple) {
-                pg_sys::HeapCheckForSerializableConflictOut(visible, table, tuple, buffer, snapshot);
+                match original {
+                    // the conflict is with the original writer, which this snapshot does not see
+                    Some(original) if !visible => pg_sys::CheckForSerializableConflictOut(table, original, snapshot),
+                    Some(_) => {}
+                    None => pg_sys::HeapCheckForSerializableConflictOut(visible, table, tuple, buffer, snapshot),
+                }
             }
             crate::compat::unlock_buffer(buffer);
             if !visible {
@@ -152,6 +174,24 @@ pub unsafe fn scan_catalog(
         f(tuple);
     }
     pg_sys::systable_endscan(scan);
+}
+
+/// The original transaction of catalog tuple `tuple` (column `attno` of `rel`) that MVCC
+/// snapshot `snapshot`, which does not see the tuple, goes by: `None` unless the tuple is a
+/// rewrite's copy whose inserter committed and is one the snapshot does not see (not this
+/// transaction, whose snapshots see what it wrote as heap decides).
+unsafe fn original_for(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, attno: usize, snapshot: pg_sys::Snapshot) -> Option<pg_sys::TransactionId> {
+    let mut isnull = false;
+    let datum = pg_sys::heap_getattr(tuple, (attno + 1) as i32, (*rel).rd_att, &mut isnull);
+    if isnull {
+        return None;
+    }
+    let xmin = (*(*tuple).t_data).t_choice.t_heap.t_xmin;
+    let seen = inserter(tuple).is_none()
+        || pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+        || !pg_sys::TransactionIdDidCommit(xmin)
+        || !pg_sys::XidInMVCCSnapshot(xmin, snapshot);
+    (!seen).then(|| pg_sys::TransactionId::from(datum.value() as u32))
 }
 
 /// Calls `f` with the last row of the extension's catalog `table`, in the order of its
@@ -188,6 +228,16 @@ pub fn last_row_at_or_before<R>(
     }
 }
 
+/// Raises an ERROR unless the extension's catalog `rel` has `natts` columns: one made by
+/// another build of the extension (before a catalog gained a column) is not read.
+pub fn check_catalog_width(rel: pg_sys::Relation, natts: usize) {
+    let found = unsafe { (*(*rel).rd_att).natts as usize };
+    if found != natts {
+        let name = relation_name(rel);
+        pgrx::error!("pg_columnar: catalog {name} has {found} columns, this build of the extension reads {natts}; reinstall the extension (DROP EXTENSION, CREATE EXTENSION)");
+    }
+}
+
 /// Inserts a row of `values` and `nulls` into the extension's catalog `table` as command
 /// `cid`, and its entry into `index`, whose key is the row's first two columns (storage id
 /// and a row number; never NULL). Not logically decoded: the catalogs are this node's own
@@ -196,8 +246,8 @@ pub fn last_row_at_or_before<R>(
 pub fn insert_catalog_row(table: pg_sys::Oid, index: pg_sys::Oid, values: &mut [pg_sys::Datum], nulls: &mut [bool], cid: pg_sys::CommandId) {
     unsafe {
         let rel = open_catalog(table, index, pg_sys::RowExclusiveLock);
-        let natts = (*(*rel).rd_att).natts as usize;
-        assert!(values.len() == natts && nulls.len() == natts, "pg_columnar: catalog row of the wrong width");
+        check_catalog_width(rel, values.len());
+        assert_eq!(values.len(), nulls.len(), "pg_columnar: catalog row of the wrong width");
         let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
         pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
         let index = pg_sys::index_open(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
