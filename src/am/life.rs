@@ -96,13 +96,26 @@ pub unsafe fn index_build(
     // index leaves it out of its check. The table is locked against writers, so deletions
     // are those of committed transactions and this one, as a dirty snapshot reads them (no
     // new snapshot can be taken in a parallel build).
+    //
+    // A concurrent build (CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY), whose table takes
+    // writes meanwhile, indexes the rows an MVCC snapshot sees instead, all as live, as heap's
+    // does: the rows committed after it are added by the validation (`index_validate`).
     let mut own_scan = None;
+    let mut own_snapshot: pg_sys::Snapshot = std::ptr::null_mut();
     let st: &mut ScanState = if parallel_scan.is_null() {
-        own_scan.insert(ScanState::new(table, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), std::ptr::null(), true))
+        let snapshot = if (*info).ii_Concurrent {
+            own_snapshot = pg_sys::RegisterSnapshot(pg_sys::GetTransactionSnapshot());
+            own_snapshot
+        } else {
+            std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData)
+        };
+        own_scan.insert(ScanState::new(table, snapshot, std::ptr::null(), true))
     } else {
         scan::state(parallel_scan)
     };
+    let mvcc = (*info).ii_Concurrent;
     let deleted = match st.storage_id {
+        Some(_) if mvcc => Vec::new(),
         Some(id) => {
             let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
             dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
@@ -131,9 +144,106 @@ pub unsafe fn index_build(
         callback(index, &mut t, values.as_mut_ptr(), isnull.as_mut_ptr(), alive, callback_state);
     }
     drop(own_scan);
+    if !own_snapshot.is_null() {
+        pg_sys::UnregisterSnapshot(own_snapshot);
+    }
+    if !parallel_scan.is_null() {
+        // the scan a parallel build hands over is ended by the build callback, as heap's ends
+        // it (with the snapshot a concurrent build's scan registered)
+        scan::end(parallel_scan);
+    }
     pg_sys::ExecDropSingleTupleTableSlot(slot);
     pg_sys::FreeExecutorState(estate);
     count
+}
+
+/// `index_validate_scan`, the last pass of a concurrent index build: inserts into `index`
+/// every row `snapshot` sees that the index does not hold yet (rows committed after the
+/// build's snapshot by writers that did not know of the index), as heap's validation does.
+/// `state.tuplesort` gives the TIDs the index holds, ascending. The table's rows come stripe
+/// by stripe in row order, each stripe's in any order (a sorted stripe's in key order), so
+/// the TIDs of one stripe are gathered before its rows are looked at.
+pub unsafe fn index_validate(
+    table: pg_sys::Relation,
+    index: pg_sys::Relation,
+    info: *mut pg_sys::IndexInfo,
+    snapshot: pg_sys::Snapshot,
+    state: *mut pg_sys::ValidateIndexState,
+) {
+    let estate = pg_sys::CreateExecutorState();
+    let econtext = pg_sys::MakePerTupleExprContext(estate);
+    let slot = pg_sys::MakeSingleTupleTableSlot((*table).rd_att, &pg_sys::TTSOpsVirtual);
+    (*econtext).ecxt_scantuple = slot;
+    let predicate = pg_sys::ExecPrepareQual((*info).ii_Predicate, estate);
+    let mut values = [pg_sys::Datum::from(0); pg_sys::INDEX_MAX_KEYS as usize];
+    let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+    let check = if (*info).ii_Unique { pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES } else { pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO };
+    let mut st = ScanState::new(table, snapshot, std::ptr::null(), true);
+    // the index's TIDs as row numbers, one stripe's at a time: the stripe, and which of its
+    // rows the index holds
+    let mut indexed = IndexedRows { sort: (*state).tuplesort, next: None, done: false };
+    let mut current: Option<(usize, Vec<bool>)> = None;
+    while st.next(true, slot) {
+        pgrx::check_for_interrupts!();
+        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+        (*state).htups += 1.0;
+        let mut t = (*slot).tts_tid;
+        let Some(row) = tid::from_tid(&t) else { continue };
+        let i = st.stripes.partition_point(|s| s.first_row + s.row_count <= row);
+        let Some(stripe) = st.stripes.get(i).filter(|s| s.first_row <= row) else { continue };
+        if current.as_ref().is_none_or(|(c, _)| *c != i) {
+            let mut held = vec![false; stripe.row_count as usize];
+            for r in indexed.take_below(stripe.first_row + stripe.row_count) {
+                if let Some(offset) = r.checked_sub(stripe.first_row) {
+                    held[offset as usize] = true;
+                }
+            }
+            current = Some((i, held));
+        }
+        let (_, held) = current.as_ref().expect("set above");
+        if held[(row - stripe.first_row) as usize] {
+            continue;
+        }
+        if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
+            continue;
+        }
+        pg_sys::FormIndexDatum(info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
+        pg_sys::index_insert(index, values.as_mut_ptr(), isnull.as_mut_ptr(), &mut t, table, check, false, info);
+        (*state).tups_inserted += 1.0;
+    }
+    drop(st);
+    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    pg_sys::FreeExecutorState(estate);
+}
+
+/// The TIDs a concurrent build's validation reads from the index (`ValidateIndexState`'s
+/// sort of encoded TIDs, ascending), as row numbers.
+struct IndexedRows {
+    sort: *mut pg_sys::Tuplesortstate,
+    /// A row number read but not taken yet.
+    next: Option<u64>,
+    done: bool,
+}
+
+impl IndexedRows {
+    /// The row numbers below `end` not taken yet (those of stripes passed over included:
+    /// the caller keeps the ones in its stripe).
+    fn take_below(&mut self, end: u64) -> Vec<u64> {
+        let mut rows = Vec::new();
+        loop {
+            if self.next.is_none() && !self.done {
+                self.next = unsafe { crate::compat::tuplesort_next_tid(self.sort) }.map(|t| tid::from_tid(&t).unwrap_or(u64::MAX));
+                self.done = self.next.is_none();
+            }
+            match self.next {
+                Some(r) if r < end => {
+                    rows.push(r);
+                    self.next = None;
+                }
+                _ => return rows,
+            }
+        }
+    }
 }
 
 /// Called when any relation is dropped: if it is a pg_columnar table, its buffered rows and

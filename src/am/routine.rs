@@ -2,8 +2,8 @@
 //! whose signature is the same on every supported major are defined here; the ones that
 //! differ are installed by [`crate::compat::install`], which forwards to the functions here.
 //!
-//! What a columnar table refuses (with an ERROR naming the feature): BRIN indexes, CREATE
-//! INDEX CONCURRENTLY, TABLESAMPLE, CLUSTER ... USING an index.
+//! What a columnar table refuses (with an ERROR naming the feature): BRIN indexes and
+//! TABLESAMPLE.
 
 use std::sync::OnceLock;
 
@@ -281,13 +281,13 @@ unsafe extern "C-unwind" fn index_build_range_scan(
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn index_validate_scan(
-    _table: pg_sys::Relation,
-    _index: pg_sys::Relation,
-    _info: *mut pg_sys::IndexInfo,
-    _snapshot: pg_sys::Snapshot,
-    _state: *mut pg_sys::ValidateIndexState,
+    table: pg_sys::Relation,
+    index: pg_sys::Relation,
+    info: *mut pg_sys::IndexInfo,
+    snapshot: pg_sys::Snapshot,
+    state: *mut pg_sys::ValidateIndexState,
 ) {
-    not_supported("CREATE INDEX CONCURRENTLY")
+    life::index_validate(table, index, info, snapshot, state)
 }
 
 #[pgrx::pg_guard]

@@ -50,7 +50,6 @@ SELECT count(*), sum(id) FROM c;
 RESET ALL;
 -- what a pg_columnar table refuses, it refuses clearly
 SELECT count(*) FROM c TABLESAMPLE SYSTEM (10);
-CREATE INDEX CONCURRENTLY c_conc ON c (m);
 -- and nothing changed
 SELECT count(*), sum(id) FROM c;
 SELECT * FROM pgcol.verify('c');
