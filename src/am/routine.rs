@@ -2,8 +2,7 @@
 //! whose signature is the same on every supported major are defined here; the ones that
 //! differ are installed by [`crate::compat::install`], which forwards to the functions here.
 //!
-//! What a columnar table refuses (with an ERROR naming the feature): BRIN indexes and
-//! TABLESAMPLE.
+//! What a columnar table refuses (with an ERROR naming the feature): BRIN indexes.
 
 use std::sync::OnceLock;
 
@@ -335,17 +334,17 @@ unsafe extern "C-unwind" fn relation_estimate_size(
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn scan_sample_next_block(_s: pg_sys::TableScanDesc, _state: *mut pg_sys::SampleScanState) -> bool {
-    not_supported("TABLESAMPLE")
+unsafe extern "C-unwind" fn scan_sample_next_block(s: pg_sys::TableScanDesc, state: *mut pg_sys::SampleScanState) -> bool {
+    scan::state(s).sample_next_block(state)
 }
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn scan_sample_next_tuple(
-    _s: pg_sys::TableScanDesc,
-    _state: *mut pg_sys::SampleScanState,
-    _slot: *mut pg_sys::TupleTableSlot,
+    s: pg_sys::TableScanDesc,
+    state: *mut pg_sys::SampleScanState,
+    slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    not_supported("TABLESAMPLE")
+    scan::state(s).sample_next_row(state, slot)
 }
 
 pub unsafe fn analyze_next_tuple(s: pg_sys::TableScanDesc, liverows: *mut f64, deadrows: *mut f64, slot: *mut pg_sys::TupleTableSlot) -> bool {

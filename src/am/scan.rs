@@ -220,6 +220,10 @@ pub struct ScanState {
     /// Bitmap scan: visible rows of the current TID-bitmap block still to return, as stripe
     /// index and insert offset within the stripe.
     bitmap_rows: std::collections::VecDeque<(usize, u64)>,
+    /// TABLESAMPLE: the block whose rows [`sample_next_row`](Self::sample_next_row) picks
+    /// from (its visible rows in `bitmap_rows`), and whether the blocks are done.
+    sample_block: Option<u32>,
+    sample_done: bool,
     /// Columns to decode (`None`: all), kept to rebuild `decoded` when the slots' descriptor
     /// changes.
     wanted: Option<Vec<bool>>,
@@ -412,6 +416,8 @@ impl ScanState {
             total_rows,
             first_ordinals,
             bitmap_rows: Default::default(),
+            sample_block: None,
+            sample_done: false,
             wanted: None,
             skip: None,
             filter: None,
@@ -478,6 +484,8 @@ impl ScanState {
     }
 
     pub fn restart(&mut self) {
+        self.sample_block = None;
+        self.sample_done = false;
         self.pos = None;
         self.vector_cursor = None;
         self.row_cursor = None;
@@ -1117,6 +1125,73 @@ impl ScanState {
             None => (1..=tid::ROWS_PER_BLOCK).for_each(push),
         }
         !self.bitmap_rows.is_empty()
+    }
+
+    /// TABLESAMPLE: the TID blocks the visible stripes' row numbers reach into, from block 0:
+    /// what a sampling method picks blocks among (a block's rows are consecutive row numbers,
+    /// [`tid::ROWS_PER_BLOCK`] of them, as its offsets).
+    fn sample_blocks(&self) -> u32 {
+        let end = self.stripes.iter().map(|s| s.first_row + s.row_count).max().unwrap_or(0);
+        end.div_ceil(tid::ROWS_PER_BLOCK).min(pg_sys::InvalidBlockNumber as u64) as u32
+    }
+
+    /// TABLESAMPLE: moves to the next block the sampling method of `state` picks (SYSTEM's
+    /// hash of the block number, for one), or, for a method that picks rows only (BERNOULLI),
+    /// the next block in order; takes the rows of it this scan's snapshot sees. False when
+    /// there are no more blocks.
+    ///
+    /// # Safety
+    /// `state` is the sample scan's node, with its method's routine.
+    pub unsafe fn sample_next_block(&mut self, state: *mut pg_sys::SampleScanState) -> bool {
+        let nblocks = self.sample_blocks();
+        let block = match (*(*state).tsmroutine).NextSampleBlock {
+            Some(next) => Some(next(state, nblocks)).filter(|&b| b != pg_sys::InvalidBlockNumber),
+            None if self.sample_done => None,
+            None => Some(self.sample_block.map_or(0, |b| b + 1)).filter(|&b| b < nblocks),
+        };
+        self.sample_block = block;
+        self.sample_done = block.is_none();
+        match block {
+            Some(b) => {
+                self.bitmap_block(b, None);
+                true
+            }
+            None => {
+                self.bitmap_rows.clear();
+                false
+            }
+        }
+    }
+
+    /// TABLESAMPLE: stores the next row of the current block that the sampling method picks
+    /// (it names offsets, ascending; an offset with no visible row is passed over, as heap
+    /// passes over a dead tuple); false when it picks no more in this block.
+    ///
+    /// # Safety
+    /// As [`sample_next_block`](Self::sample_next_block); `slot` a slot of the relation.
+    pub unsafe fn sample_next_row(&mut self, state: *mut pg_sys::SampleScanState, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        let Some(block) = self.sample_block else { return false };
+        let next = (*(*state).tsmroutine).NextSampleTuple.expect("a sampling method picks rows");
+        loop {
+            let offset = next(state, block, tid::ROWS_PER_BLOCK as pg_sys::OffsetNumber);
+            if offset == pg_sys::InvalidOffsetNumber || offset as u64 > tid::ROWS_PER_BLOCK {
+                pg_sys::ExecClearTuple(slot);
+                return false;
+            }
+            let row = block as u64 * tid::ROWS_PER_BLOCK + offset as u64 - 1;
+            // the block's visible rows are in offset order: those before `row` were not picked
+            while let Some(&(i, o)) = self.bitmap_rows.front() {
+                let r = self.stripes[i].first_row + o;
+                if r > row {
+                    break;
+                }
+                self.bitmap_rows.pop_front();
+                if r == row {
+                    self.store_offset(i, o, slot);
+                    return true;
+                }
+            }
+        }
     }
 
     /// Bitmap scan: the next row of the current block.

@@ -48,11 +48,39 @@ SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM c;
 SELECT count(*), sum(id) FROM c;
 RESET ALL;
--- what a pg_columnar table refuses, it refuses clearly
-SELECT count(*) FROM c TABLESAMPLE SYSTEM (10);
--- and nothing changed
 SELECT count(*), sum(id) FROM c;
 SELECT * FROM pgcol.verify('c');
+-- TABLESAMPLE: SYSTEM picks TID blocks (consecutive row numbers), BERNOULLI rows; a sample
+-- holds only rows the snapshot sees, with their values, and REPEATABLE repeats it
+CREATE TABLE ch AS SELECT * FROM c;
+DELETE FROM c WHERE id % 5 = 0;
+DELETE FROM ch WHERE id % 5 = 0;
+SELECT (SELECT count(*) FROM c TABLESAMPLE SYSTEM (100)) AS system_all,
+       (SELECT count(*) FROM c TABLESAMPLE BERNOULLI (100)) AS bernoulli_all,
+       (SELECT count(*) FROM c TABLESAMPLE SYSTEM (0)) AS system_none,
+       (SELECT count(*) FROM c TABLESAMPLE BERNOULLI (0)) AS bernoulli_none,
+       (SELECT count(*) FROM c) AS live_rows;
+CREATE FUNCTION sample_check(tab text, method text, pct float8)
+RETURNS TABLE (near_fraction bool, repeatable bool, values_as_stored bool, none_deleted bool) LANGUAGE plpgsql AS $$
+DECLARE n bigint; total bigint; a text; b text; bad bigint; deleted bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM %s', tab) INTO total;
+    EXECUTE format('SELECT count(*), md5(string_agg(id::text, '','' ORDER BY id)) FROM %s TABLESAMPLE %s (%s) REPEATABLE (42)', tab, method, pct) INTO n, a;
+    EXECUTE format('SELECT md5(string_agg(id::text, '','' ORDER BY id)) FROM %s TABLESAMPLE %s (%s) REPEATABLE (42)', tab, method, pct) INTO b;
+    EXECUTE format('SELECT count(*) FROM %s s TABLESAMPLE %s (%s) REPEATABLE (7) LEFT JOIN ch h USING (id)
+                    WHERE h.id IS NULL OR (s.host, s.m) IS DISTINCT FROM (h.host, h.m)', tab, method, pct) INTO bad;
+    EXECUTE format('SELECT count(*) FROM %s TABLESAMPLE %s (%s) WHERE id %% 5 = 0', tab, method, pct) INTO deleted;
+    RETURN QUERY SELECT n BETWEEN 0.6 * pct / 100 * total AND 1.4 * pct / 100 * total, a = b, bad = 0, deleted = 0;
+END $$;
+SELECT * FROM sample_check('c', 'SYSTEM', 10);
+SELECT * FROM sample_check('c', 'BERNOULLI', 10);
+SELECT * FROM sample_check('c', 'BERNOULLI', 50);
+-- a sorted table stores a stripe's rows in key order, not TID order: the same answers
+CREATE TABLE cs (id int, host text, m float8) USING pg_columnar WITH (pg_columnar.sort_key = 'host, m');
+INSERT INTO cs SELECT * FROM c ORDER BY id;
+SELECT * FROM sample_check('cs', 'SYSTEM', 20);
+SELECT * FROM sample_check('cs', 'BERNOULLI', 20);
+SELECT (SELECT count(*) FROM cs TABLESAMPLE SYSTEM (100)) = (SELECT count(*) FROM ch) AS all_rows;
 -- CLUSTER rewrites the table in an index's order (am::rewrite), by a sort or by an index
 -- scan, against a heap twin: rows in the same order, deleted rows gone, indexes rebuilt
 CREATE TABLE k (id int, host text, m float8, r int4range) USING pg_columnar;
