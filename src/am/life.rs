@@ -81,13 +81,8 @@ pub unsafe fn index_build(
         not_supported("BRIN indexes (their block ranges cannot cover a pg_columnar table's rows)");
     }
     let callback = callback.expect("an index build callback");
-    let estate = pg_sys::CreateExecutorState();
-    let econtext = pg_sys::MakePerTupleExprContext(estate);
-    let slot = pg_sys::MakeSingleTupleTableSlot((*table).rd_att, &pg_sys::TTSOpsVirtual);
-    (*econtext).ecxt_scantuple = slot;
-    let predicate = pg_sys::ExecPrepareQual((*info).ii_Predicate, estate);
-    let mut values = [pg_sys::Datum::from(0); pg_sys::INDEX_MAX_KEYS as usize];
-    let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+    let mut entry = EntryFormer::new(table, info);
+    let slot = entry.slot;
 
     // Every stored row of a stripe no aborted transaction wrote: our own scan under
     // SnapshotAny, or the parallel scan a parallel build hands us (heap's uses SnapshotAny
@@ -126,7 +121,7 @@ pub unsafe fn index_build(
     let range = (numblocks != pg_sys::InvalidBlockNumber).then(|| start_blockno as u64..start_blockno as u64 + numblocks as u64);
     let mut count = 0.0;
     while st.next(true, slot) {
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+        entry.next_row();
         let mut t = (*slot).tts_tid;
         if let Some(r) = &range {
             if !r.contains(&(tid::block_of(&t) as u64)) {
@@ -137,11 +132,11 @@ pub unsafe fn index_build(
         if alive {
             count += 1.0;
         }
-        if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
+        if !entry.in_index() {
             continue;
         }
-        pg_sys::FormIndexDatum(info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
-        callback(index, &mut t, values.as_mut_ptr(), isnull.as_mut_ptr(), alive, callback_state);
+        entry.form(info);
+        callback(index, &mut t, entry.values.as_mut_ptr(), entry.isnull.as_mut_ptr(), alive, callback_state);
     }
     drop(own_scan);
     if !own_snapshot.is_null() {
@@ -152,9 +147,62 @@ pub unsafe fn index_build(
         // it (with the snapshot a concurrent build's scan registered)
         scan::end(parallel_scan);
     }
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
-    pg_sys::FreeExecutorState(estate);
     count
+}
+
+/// What turning a table row into an index entry takes: an executor state whose per-row
+/// context holds the row's slot, the index's predicate (a partial index) and the entry's
+/// values. Freed when dropped.
+struct EntryFormer {
+    estate: *mut pg_sys::EState,
+    econtext: *mut pg_sys::ExprContext,
+    /// The row (a virtual slot of the table's descriptor).
+    slot: *mut pg_sys::TupleTableSlot,
+    predicate: *mut pg_sys::ExprState,
+    values: [pg_sys::Datum; pg_sys::INDEX_MAX_KEYS as usize],
+    isnull: [bool; pg_sys::INDEX_MAX_KEYS as usize],
+}
+
+impl EntryFormer {
+    unsafe fn new(table: pg_sys::Relation, info: *mut pg_sys::IndexInfo) -> EntryFormer {
+        let estate = pg_sys::CreateExecutorState();
+        let econtext = pg_sys::MakePerTupleExprContext(estate);
+        let slot = pg_sys::MakeSingleTupleTableSlot((*table).rd_att, &pg_sys::TTSOpsVirtual);
+        (*econtext).ecxt_scantuple = slot;
+        let predicate = pg_sys::ExecPrepareQual((*info).ii_Predicate, estate);
+        EntryFormer {
+            estate,
+            econtext,
+            slot,
+            predicate,
+            values: [pg_sys::Datum::from(0); pg_sys::INDEX_MAX_KEYS as usize],
+            isnull: [false; pg_sys::INDEX_MAX_KEYS as usize],
+        }
+    }
+
+    /// Frees what the last row's predicate and entry took.
+    unsafe fn next_row(&self) {
+        pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
+    }
+
+    /// Whether the row in `slot` belongs in the index (always, unless it is partial).
+    unsafe fn in_index(&self) -> bool {
+        self.predicate.is_null() || pg_sys::ExecQual(self.predicate, self.econtext)
+    }
+
+    /// The index entry of the row in `slot`, into `values` and `isnull`.
+    unsafe fn form(&mut self, info: *mut pg_sys::IndexInfo) {
+        pg_sys::FormIndexDatum(info, self.slot, self.estate, self.values.as_mut_ptr(), self.isnull.as_mut_ptr());
+    }
+}
+
+impl Drop for EntryFormer {
+    fn drop(&mut self) {
+        unsafe {
+            pg_sys::ExecDropSingleTupleTableSlot(self.slot);
+            pg_sys::FreeExecutorState(self.estate);
+        }
+    }
 }
 
 /// `index_validate_scan`, the last pass of a concurrent index build: inserts into `index`
@@ -170,13 +218,8 @@ pub unsafe fn index_validate(
     snapshot: pg_sys::Snapshot,
     state: *mut pg_sys::ValidateIndexState,
 ) {
-    let estate = pg_sys::CreateExecutorState();
-    let econtext = pg_sys::MakePerTupleExprContext(estate);
-    let slot = pg_sys::MakeSingleTupleTableSlot((*table).rd_att, &pg_sys::TTSOpsVirtual);
-    (*econtext).ecxt_scantuple = slot;
-    let predicate = pg_sys::ExecPrepareQual((*info).ii_Predicate, estate);
-    let mut values = [pg_sys::Datum::from(0); pg_sys::INDEX_MAX_KEYS as usize];
-    let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+    let mut entry = EntryFormer::new(table, info);
+    let slot = entry.slot;
     let check = if (*info).ii_Unique { pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES } else { pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO };
     let mut st = ScanState::new(table, snapshot, std::ptr::null(), true);
     // the index's TIDs as row numbers, one stripe's at a time: the stripe, and which of its
@@ -185,7 +228,7 @@ pub unsafe fn index_validate(
     let mut current: Option<(usize, Vec<bool>)> = None;
     while st.next(true, slot) {
         pgrx::check_for_interrupts!();
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+        entry.next_row();
         (*state).htups += 1.0;
         let mut t = (*slot).tts_tid;
         let Some(row) = tid::from_tid(&t) else { continue };
@@ -204,16 +247,13 @@ pub unsafe fn index_validate(
         if held[(row - stripe.first_row) as usize] {
             continue;
         }
-        if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
+        if !entry.in_index() {
             continue;
         }
-        pg_sys::FormIndexDatum(info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
-        pg_sys::index_insert(index, values.as_mut_ptr(), isnull.as_mut_ptr(), &mut t, table, check, false, info);
+        entry.form(info);
+        pg_sys::index_insert(index, entry.values.as_mut_ptr(), entry.isnull.as_mut_ptr(), &mut t, table, check, false, info);
         (*state).tups_inserted += 1.0;
     }
-    drop(st);
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
-    pg_sys::FreeExecutorState(estate);
 }
 
 /// The TIDs a concurrent build's validation reads from the index (`ValidateIndexState`'s

@@ -81,6 +81,11 @@ INSERT INTO cs SELECT * FROM c ORDER BY id;
 SELECT * FROM sample_check('cs', 'SYSTEM', 20);
 SELECT * FROM sample_check('cs', 'BERNOULLI', 20);
 SELECT (SELECT count(*) FROM cs TABLESAMPLE SYSTEM (100)) = (SELECT count(*) FROM ch) AS all_rows;
+-- the transaction's own rows, not written out yet, are in its samples
+BEGIN;
+INSERT INTO c VALUES (50000, 'in-transaction', 1);
+SELECT host FROM c TABLESAMPLE BERNOULLI (100) WHERE id = 50000;
+ROLLBACK;
 -- CLUSTER rewrites the table in an index's order (am::rewrite), by a sort or by an index
 -- scan, against a heap twin: rows in the same order, deleted rows gone, indexes rebuilt
 CREATE TABLE k (id int, host text, m float8, r int4range) USING pg_columnar;
