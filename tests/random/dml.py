@@ -150,8 +150,8 @@ class Gen:
                  "duplicate", "do_block", "trim"]
         weights = [6, 6, 4, 3, 8, 3, 4, 8, 2, 2, 4, 4, 3, 2, 3, 2]
         if top:
-            kinds += ["vacuum", "vacuum_full", "analyze", "reindex"]
-            weights += [5, 1, 1, 1]
+            kinds += ["vacuum", "vacuum_full", "cluster", "analyze", "reindex", "reindex_concurrently"]
+            weights += [5, 1, 1, 1, 1, 1]
         kind = r.choices(kinds, weights)[0]
         if kind == "values":
             n = r.randrange(1, 20)
@@ -227,6 +227,10 @@ class Gen:
             return kind, "VACUUM {t};"
         if kind == "vacuum_full":
             return kind, "VACUUM FULL {t};"
+        if kind == "cluster":
+            return kind, f"CLUSTER {{t}} USING {{t}}_{r.choice(['t', 'hv'])};"
+        if kind == "reindex_concurrently":
+            return kind, "REINDEX TABLE CONCURRENTLY {t};"
         if kind == "analyze":
             return kind, "ANALYZE {t};"
         return kind, "REINDEX TABLE {t};"
