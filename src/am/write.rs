@@ -541,7 +541,8 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
 /// of the current transaction level (a new one if there is none). (A buffer keeps what it
 /// learned of the table's indexes when it was made: an index created since, in this
 /// transaction, holds a lock that keeps other sessions' inserts, hence their checks, out
-/// until it ends.)
+/// until it ends; a concurrent build lists its index, unique or not, before it waits for
+/// every transaction that had the table open, and those buffers go with them.)
 pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId) {
     insert_rows(rel, slots, cid, None);
 }
