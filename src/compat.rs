@@ -549,24 +549,16 @@ unsafe fn copy_for_cluster_common(
     *tups_recently_dead = counts.recently_dead;
 }
 
-/// The next TID of a concurrent index build's validation sort (`validate_index`'s sort of
-/// TIDs encoded as int8, `itemptr_encode`), `None` at its end. (16 added `copy`.)
-pub unsafe fn tuplesort_next_tid(sort: *mut pg_sys::Tuplesortstate) -> Option<pg_sys::ItemPointerData> {
+/// The next value of a datum sort (`tuplesort_getdatum`, forward, not copied), `None` at its
+/// end or for a NULL. (16 added `copy`.)
+pub unsafe fn tuplesort_next_datum(sort: *mut pg_sys::Tuplesortstate) -> Option<pg_sys::Datum> {
     let mut value = pg_sys::Datum::from(0);
     let mut isnull = false;
     #[cfg(feature = "pg15")]
     let found = pg_sys::tuplesort_getdatum(sort, true, &mut value, &mut isnull, std::ptr::null_mut());
     #[cfg(not(feature = "pg15"))]
     let found = pg_sys::tuplesort_getdatum(sort, true, false, &mut value, &mut isnull, std::ptr::null_mut());
-    if !found || isnull {
-        return None;
-    }
-    let encoded = value.value() as i64 as u64;
-    let block = (encoded >> 16) as u32;
-    Some(pg_sys::ItemPointerData {
-        ip_blkid: pg_sys::BlockIdData { bi_hi: (block >> 16) as u16, bi_lo: block as u16 },
-        ip_posid: (encoded & 0xffff) as u16,
-    })
+    (found && !isnull).then_some(value)
 }
 
 /// `index_beginscan` without scan keys (given at `index_rescan`) or instrumentation.

@@ -232,8 +232,8 @@ pub unsafe fn index_validate(
         (*state).htups += 1.0;
         let mut t = (*slot).tts_tid;
         let Some(row) = tid::from_tid(&t) else { continue };
-        let i = st.stripes.partition_point(|s| s.first_row + s.row_count <= row);
-        let Some(stripe) = st.stripes.get(i).filter(|s| s.first_row <= row) else { continue };
+        let Some(i) = super::read::stripe_index_of(&st.stripes, row) else { continue };
+        let stripe = &st.stripes[i];
         if current.as_ref().is_none_or(|(c, _)| *c != i) {
             let mut held = vec![false; stripe.row_count as usize];
             for r in indexed.take_below(stripe.first_row + stripe.row_count) {
@@ -272,7 +272,8 @@ impl IndexedRows {
         let mut rows = Vec::new();
         loop {
             if self.next.is_none() && !self.done {
-                self.next = unsafe { crate::compat::tuplesort_next_tid(self.sort) }.map(|t| tid::from_tid(&t).unwrap_or(u64::MAX));
+                // (int8 by value: the encoded TID)
+                self.next = unsafe { crate::compat::tuplesort_next_datum(self.sort) }.map(|d| tid::from_encoded(d.value() as i64).unwrap_or(u64::MAX));
                 self.done = self.next.is_none();
             }
             match self.next {

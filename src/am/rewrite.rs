@@ -31,9 +31,10 @@ use std::collections::HashMap;
 
 use pgrx::pg_sys;
 
+use super::read::stripe_index_of;
 use super::scan::ScanState;
 use super::{tid, write};
-use crate::storage::catalog::{self, StripeRow};
+use crate::storage::catalog::StripeRow;
 use crate::storage::marks::{self, Mode, Successor};
 
 /// What one rewrite did, for PostgreSQL's report (VACUUM VERBOSE) and statistics.
@@ -57,8 +58,9 @@ struct KeptDeletion {
 
 /// What the old storage's catalogs say of its rows.
 struct OldRows {
-    /// Stripes in row order, each with the transaction its rows stand for.
-    stripes: Vec<(StripeRow, pg_sys::TransactionId)>,
+    /// Stripes in row order, and the transaction each one's rows stand for.
+    stripes: Vec<StripeRow>,
+    stand_for: Vec<pg_sys::TransactionId>,
     /// Rows no snapshot sees any more, ascending.
     dead: Vec<u64>,
     /// Rows some snapshot still sees that others see deleted.
@@ -76,18 +78,13 @@ fn standing_for(xid: Option<pg_sys::TransactionId>, oldest_xmin: pg_sys::Transac
 }
 
 impl OldRows {
-    fn read(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> OldRows {
-        // every stripe and mark no aborted transaction made (no writer runs)
-        let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-        let stripes = catalog::stripes(storage_id, any, std::ptr::null_mut())
-            .into_iter()
-            .map(|s| {
-                // a stripe's catalog row reports its rows' inserter (the original one for an
-                // earlier rewrite's copy, FrozenTransactionId for VACUUM's)
-                let stands_for = standing_for(Some(s.xmin), oldest_xmin);
-                (s, stands_for)
-            })
-            .collect();
+    /// What the catalogs say of the rows of `scan`, a scan of the old table under SnapshotAny
+    /// (its stripes: every one no aborted transaction wrote, as no writer runs).
+    fn read(scan: &ScanState, storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> OldRows {
+        // a stripe's catalog row reports its rows' inserter (the original one for an earlier
+        // rewrite's copy, FrozenTransactionId for VACUUM's)
+        let stripes = scan.stripes.clone();
+        let stand_for = stripes.iter().map(|s| standing_for(Some(s.xmin), oldest_xmin)).collect();
         let mut dirty: pg_sys::SnapshotData = unsafe { std::mem::zeroed() };
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let mut dead = Vec::new();
@@ -106,18 +103,17 @@ impl OldRows {
         }
         dead.sort_unstable();
         dead.dedup();
-        OldRows { stripes, dead, recently_dead }
+        OldRows { stripes, stand_for, dead, recently_dead }
     }
 
     /// The transaction the copy of row `row` stands for.
     fn stands_for(&self, row: u64) -> pg_sys::TransactionId {
-        let i = self.stripes.partition_point(|(s, _)| s.first_row + s.row_count <= row);
-        self.stripes.get(i).filter(|(s, _)| s.first_row <= row).map_or(pg_sys::FrozenTransactionId, |&(_, x)| x)
+        stripe_index_of(&self.stripes, row).map_or(pg_sys::FrozenTransactionId, |i| self.stand_for[i])
     }
 
     /// Whether some stripe's rows stand for a transaction that not every snapshot sees.
     fn any_recent(&self) -> bool {
-        self.stripes.iter().any(|&(_, x)| x != pg_sys::FrozenTransactionId)
+        self.stand_for.iter().any(|&x| x != pg_sys::FrozenTransactionId)
     }
 }
 
@@ -148,14 +144,13 @@ pub unsafe fn copy_for_cluster(
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
     let scan = Box::new(ScanState::new(old, any, std::ptr::null(), true));
     let Some(storage_id) = scan.storage_id else { return counts };
-    let rows = OldRows::read(storage_id, oldest_xmin);
+    let rows = OldRows::read(&scan, storage_id, oldest_xmin);
     let slot = pg_sys::table_slot_create(old, std::ptr::null_mut());
     let heap_slot = pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsHeapTuple);
     let mut source = if old_index.is_null() {
         Source::Table(scan)
     } else if use_sort {
-        drop(scan);
-        Source::Sorted(sorted_rows(old, old_index, &rows, slot))
+        Source::Sorted(sorted_rows(old, old_index, scan, &rows, slot))
     } else {
         drop(scan);
         let index_scan = crate::compat::index_beginscan(old, old_index, any);
@@ -229,13 +224,18 @@ pub unsafe fn copy_for_cluster(
     counts
 }
 
-/// Feeds every row of `old` (SnapshotAny: every row no aborted transaction inserted) into a
-/// cluster sort on `index`'s key, and sorts; random access, for a second pass.
-unsafe fn sorted_rows(old: pg_sys::Relation, index: pg_sys::Relation, rows: &OldRows, slot: *mut pg_sys::TupleTableSlot) -> *mut pg_sys::Tuplesortstate {
+/// Feeds every row of `scan` (of `old` under SnapshotAny: every row no aborted transaction
+/// inserted) into a cluster sort on `index`'s key, and sorts; random access, for a second
+/// pass, if there will be one.
+unsafe fn sorted_rows(
+    old: pg_sys::Relation,
+    index: pg_sys::Relation,
+    mut scan: Box<ScanState>,
+    rows: &OldRows,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> *mut pg_sys::Tuplesortstate {
     let sortopt = if rows.any_recent() { pg_sys::TUPLESORT_RANDOMACCESS as i32 } else { pg_sys::TUPLESORT_NONE as i32 };
     let sort = pg_sys::tuplesort_begin_cluster((*old).rd_att, index, pg_sys::maintenance_work_mem, std::ptr::null_mut(), sortopt);
-    let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-    let mut scan = ScanState::new(old, any, std::ptr::null(), true);
     while scan.next(true, slot) {
         pgrx::check_for_interrupts!();
         let mut should_free = false;

@@ -42,8 +42,17 @@ pub fn block_of(tid: &pg_sys::ItemPointerData) -> u32 {
 
 /// The row number a TID names, or `None` for a TID no row can have.
 pub fn from_tid(tid: &pg_sys::ItemPointerData) -> Option<u64> {
-    let block = block_of(tid);
-    let offset = tid.ip_posid as u64;
+    from_parts(block_of(tid), tid.ip_posid)
+}
+
+/// The row number of a TID in the int8 form `itemptr_encode` gives it (block << 16 | offset;
+/// a concurrent index build's validation sorts the index's TIDs so), or `None`.
+pub fn from_encoded(encoded: i64) -> Option<u64> {
+    from_parts(u32::try_from(encoded >> 16).ok()?, (encoded & 0xffff) as u16)
+}
+
+fn from_parts(block: u32, offset: u16) -> Option<u64> {
+    let offset = offset as u64;
     if block == pg_sys::InvalidBlockNumber || offset == 0 || offset > ROWS_PER_BLOCK {
         return None;
     }

@@ -561,11 +561,16 @@ fn insert_rows(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid
     let relfile = relfile_of(rel);
     // buffers of a file the relation no longer has are dropped
     BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.relid != relid || w.origin.relfile == relfile));
-    // a buffer of rows of another original transaction becomes a stripe of its own
-    if let Some(other) = take_buffer(relid, &|o| o.level == level && o.original_xid != original_xid) {
-        queue_stripe(rel, other, usize::MAX);
-    }
-    let mut w = take_buffer(relid, &|o| o.level == level).unwrap_or_else(|| new_buffer(rel, cid, original_xid));
+    let mut w = match take_buffer(relid, &|o| o.level == level) {
+        Some(w) if w.origin.original_xid == original_xid => w,
+        other => {
+            // a buffer of rows of another original transaction becomes a stripe of its own
+            if let Some(other) = other {
+                queue_stripe(rel, other, usize::MAX);
+            }
+            new_buffer(rel, cid, original_xid)
+        }
+    };
     w.origin.cid = w.origin.cid.max(cid);
     let total = slots.len() as u64;
     for (i, &slot) in slots.iter().enumerate() {
