@@ -249,7 +249,10 @@ mod pgcol {
     ///   second row of one (`mark_windows_read`);
     /// * the reads of scans' delete masks (deleted and absent rows), made a run of stripes at
     ///   a time as a scan reaches them (`mask_reads`), and the stripes they covered
-    ///   (`mask_stripes`).
+    ///   (`mask_stripes`);
+    /// * the rows a unique or exclusion check's fetch found in no stripe it had listed and
+    ///   looked for in the catalogs, one probe each (`dead_row_probes`), and those it knew
+    ///   dead as numbered by a transaction that rolled back (`dead_rows_rolled_back`).
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]
@@ -272,6 +275,8 @@ mod pgcol {
             name!(mark_windows_read, i64),
             name!(mask_reads, i64),
             name!(mask_stripes, i64),
+            name!(dead_row_probes, i64),
+            name!(dead_rows_rolled_back, i64),
         ),
     > {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
@@ -281,6 +286,7 @@ mod pgcol {
         let (deferred, deferred_read) = crate::am::slot::deferred_stats();
         let (mark_probes, mark_windows) = crate::am::fetch::mark_reads();
         let (mask_reads, mask_stripes) = crate::am::mask::reads();
+        let (dead_probes, dead_aborted) = crate::am::fetch::dead_checks();
         TableIterator::once((
             stripes as i64,
             bytes as i64,
@@ -298,6 +304,8 @@ mod pgcol {
             mark_windows as i64,
             mask_reads as i64,
             mask_stripes as i64,
+            dead_probes as i64,
+            dead_aborted as i64,
         ))
     }
 

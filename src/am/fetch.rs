@@ -112,9 +112,14 @@ pub fn mark_reads() -> (u64, u64) {
 }
 
 fn count_mark_read(window: bool) {
-    MARK_READS.with(|m| {
-        let (probes, windows) = m.get();
-        m.set(if window { (probes, windows + 1) } else { (probes + 1, windows) })
+    count_one(&MARK_READS, window);
+}
+
+/// Adds one to the first of a pair of counters, or (`second`) to the second.
+fn count_one(counters: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)>>, second: bool) {
+    counters.with(|c| {
+        let (first, other) = c.get();
+        c.set(if second { (first, other + 1) } else { (first + 1, other) })
     });
 }
 
@@ -240,9 +245,16 @@ thread_local! {
     static ANY_FETCH: std::cell::RefCell<Option<(AnyFetchKey, ScanState)>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Forgets the cached SnapshotAny fetch (transaction and subtransaction ends).
+/// Forgets the cached SnapshotAny fetch, and what this (sub)transaction asked of the aborted
+/// reservations (transaction and subtransaction ends).
 pub fn forget_cached_fetch() {
     ANY_FETCH.with(|c| c.borrow_mut().take());
+    forget_aborted_reads();
+}
+
+/// Forgets the aborted reservations read (transaction ends).
+pub fn forget_aborted_reservations() {
+    ABORTED.with_borrow_mut(|cache| *cache = None);
 }
 
 pub unsafe fn fetch_row_version(
@@ -438,7 +450,14 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
     }
     let fresh = super::write::flush_if_holding(rel, row);
     let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(&scan.stripes, row));
+    if place.is_none() && in_aborted_reservation(rel, storage_id, row) {
+        // a rolled-back transaction's row (a loader's retry meets every row of the batch
+        // that failed): dead for every transaction, known without the probes below
+        *all_dead = true;
+        return Dirty::Found(false);
+    }
     if place.is_none() {
+        count_dead_check(false);
         // the reservation first, then the stripes again: a transaction that commits in
         // between has written its stripes before, so the row is in one or the other. The
         // catalog is probed for the row's stripe, and the cached scan made again only if
@@ -488,6 +507,85 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
             Dirty::Found(true)
         }
     }
+}
+
+/// The row numbers of one storage that rolled-back transactions had reserved
+/// ([`crate::storage::reservations::aborted_ranges`]), as last read, and what the current
+/// (sub)transaction has asked of them.
+struct AbortedReservations {
+    /// The relation, its file and the storage (a storage id is unique to the database's
+    /// sequence, which a dropped and created extension starts again).
+    key: (pg_sys::Oid, u32, u64),
+    ranges: Vec<(u64, u64)>,
+    /// Rows of this storage asked about in this (sub)transaction that the ranges did not
+    /// hold, and whether it has read the ranges.
+    unanswered: u32,
+    read_here: bool,
+}
+
+/// Rows a (sub)transaction asks [`in_aborted_reservation`] about unanswered before it reads
+/// the aborted reservations (once): a statement that meets a few dead rows probes them one
+/// at a time, one that meets a rolled-back batch's rows reads the catalog once.
+const ABORTED_READ_AFTER: u32 = 4;
+
+thread_local! {
+    /// Kept to the transaction's end; one storage at a time.
+    static ABORTED: std::cell::RefCell<Option<AbortedReservations>> = const { std::cell::RefCell::new(None) };
+    /// Rows a dirty fetch looked for in the catalogs (reservations, then stripes) for want
+    /// of a stripe in its cached scan, and rows known dead as a rolled-back transaction's
+    /// instead, so far (`pgcol.kept_stripes`).
+    static DEAD_CHECKS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// (catalog probes, rows known dead as a rolled-back transaction's) of dirty fetches so far.
+pub fn dead_checks() -> (u64, u64) {
+    DEAD_CHECKS.with(|c| c.get())
+}
+
+fn count_dead_check(rolled_back: bool) {
+    count_one(&DEAD_CHECKS, rolled_back);
+}
+
+/// Whether row `row` of `storage_id` was numbered by a transaction that rolled back, by the
+/// aborted reservations last read, read again (once per (sub)transaction) after
+/// [`ABORTED_READ_AFTER`] rows it could not answer. (Only a table with a unique index or an
+/// exclusion constraint records its reservations: the tables whose checks ask.)
+fn in_aborted_reservation(rel: pg_sys::Relation, storage_id: u64, row: u64) -> bool {
+    let key = unsafe { ((*rel).rd_id, crate::compat::relfile_number(rel), storage_id) };
+    let holds = |a: &AbortedReservations| {
+        let i = a.ranges.partition_point(|&(first, _)| first <= row);
+        i > 0 && row < a.ranges[i - 1].1
+    };
+    ABORTED.with_borrow_mut(|cache| {
+        let a = match cache {
+            Some(a) if a.key == key => a,
+            _ => cache.insert(AbortedReservations { key, ranges: Vec::new(), unanswered: 0, read_here: false }),
+        };
+        if !holds(a) {
+            a.unanswered += 1;
+            if a.read_here || a.unanswered < ABORTED_READ_AFTER {
+                return false;
+            }
+            a.ranges = crate::storage::reservations::aborted_ranges(storage_id);
+            a.read_here = true;
+            if !holds(a) {
+                return false;
+            }
+        }
+        count_dead_check(true);
+        true
+    })
+}
+
+/// Starts [`in_aborted_reservation`]'s count again (subtransaction ends); the ranges read
+/// stay.
+fn forget_aborted_reads() {
+    ABORTED.with_borrow_mut(|cache| {
+        if let Some(a) = cache {
+            a.unanswered = 0;
+            a.read_here = false;
+        }
+    });
 }
 
 /// Stores row `row` of `rel` into `slot` (ours) deferred (`slot::store_deferred`) if a

@@ -857,6 +857,7 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
             discard_all();
             reservations::forget_reserved();
             super::fetch::forget_cached_fetch();
+            super::fetch::forget_aborted_reservations();
             meta::forget_reserved_ids();
             storage::marks::forget_mine();
             storage::forget_held_locks();

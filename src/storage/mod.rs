@@ -326,6 +326,25 @@ pub fn inserter(tuple: pg_sys::HeapTuple) -> Option<pg_sys::TransactionId> {
     }
 }
 
+/// Whether catalog tuple `tuple`'s inserting transaction aborted (or crashed): it will never
+/// commit, so no transaction, now or later, sees what the tuple says. Decided as heap decides
+/// an inserter's fate: its hint bits if set, else this transaction, the running ones and the
+/// commit log, in that order (a running transaction's committed subtransaction is not yet
+/// committed in the log).
+pub fn inserter_aborted(tuple: pg_sys::HeapTuple) -> bool {
+    let Some(xmin) = inserter(tuple) else { return false };
+    unsafe {
+        let mask = (*(*tuple).t_data).t_infomask;
+        if mask & pg_sys::HEAP_XMIN_COMMITTED as u16 != 0 {
+            return false;
+        }
+        if mask & pg_sys::HEAP_XMIN_INVALID as u16 != 0 {
+            return true;
+        }
+        !pg_sys::TransactionIdIsCurrentTransactionId(xmin) && !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdDidCommit(xmin)
+    }
+}
+
 /// Deletes the rows `tids` of the extension's catalog `table` (transactionally). The caller
 /// holds what keeps every other deleter of them out.
 pub fn delete_catalog_rows(table: pg_sys::Oid, tids: &[pg_sys::ItemPointerData]) {

@@ -54,17 +54,54 @@ pub fn running_holder(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId
     // ranges never overlap: the one starting last at or before `row` is the only one that
     // can hold it
     super::last_row_at_or_before(table(), index(), storage_id, row, |rel, tuple, dirty| unsafe {
-        let mut values = [pg_sys::Datum::from(0); NATTS];
-        let mut nulls = [false; NATTS];
-        pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        if nulls.iter().any(|&n| n) {
-            pgrx::error!("pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}");
-        }
-        let (first, count) = (values[1].value() as i64 as u64, values[2].value() as i64 as u64);
+        let (first, count) = range_of(rel, tuple, storage_id);
         // the dirty snapshot's check of this tuple left a running inserter in it
         (row < first.saturating_add(count) && (*dirty).xmin != pg_sys::InvalidTransactionId).then_some((*dirty).xmin)
     })
     .flatten()
+}
+
+/// The ranges of `storage_id` that transactions reserved and then rolled back (their rows
+/// stay in the catalog, dead, until VACUUM removes them), ascending: rows numbered there are
+/// dead for every transaction, now and later, whether their stripe was written before the
+/// rollback or not. A number is handed out once, to the (sub)transaction that reserved it
+/// (a subtransaction's range passes to its parent when it commits, and is rolled back with
+/// it). A range missing here (removed already, or its index entry found dead and skipped)
+/// only goes unanswered.
+pub fn aborted_ranges(storage_id: u64) -> Vec<(u64, u64)> {
+    let mut ranges = Vec::new();
+    unsafe {
+        let rel = super::open_catalog(table(), index(), pg_sys::AccessShareLock);
+        let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+        pg_sys::ScanKeyInit(&mut key, 1, pg_sys::BTEqualStrategyNumber as u16, pg_sys::F_INT8EQ.into(), pg_sys::Datum::from(storage_id as i64));
+        let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+        let scan = pg_sys::systable_beginscan(rel, index(), true, any, 1, &mut key);
+        loop {
+            let tuple = pg_sys::systable_getnext(scan);
+            if tuple.is_null() {
+                break;
+            }
+            if super::inserter_aborted(tuple) {
+                let (first, count) = range_of(rel, tuple, storage_id);
+                ranges.push((first, first.saturating_add(count)));
+            }
+        }
+        pg_sys::systable_endscan(scan);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    ranges.sort_unstable();
+    ranges
+}
+
+/// The range (first row, row count) catalog tuple `tuple` of `rel` holds.
+unsafe fn range_of(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, u64) {
+    let mut values = [pg_sys::Datum::from(0); NATTS];
+    let mut nulls = [false; NATTS];
+    pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    if nulls.iter().any(|&n| n) {
+        pgrx::error!("pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}");
+    }
+    (values[1].value() as i64 as u64, values[2].value() as i64 as u64)
 }
 
 /// Deletes the ranges of `storage_id` that `keep` rejects, among those SnapshotSelf sees
