@@ -450,13 +450,13 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
     }
     let fresh = super::write::flush_if_holding(rel, row);
     let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(&scan.stripes, row));
-    if place.is_none() && in_aborted_reservation(rel, storage_id, row) {
-        // a rolled-back transaction's row (a loader's retry meets every row of the batch
-        // that failed): dead for every transaction, known without the probes below
-        *all_dead = true;
-        return Dirty::Found(false);
-    }
     if place.is_none() {
+        if in_aborted_reservation(rel, storage_id, row) {
+            // a rolled-back transaction's row (a loader's retry meets every row of the
+            // batch that failed): dead for every transaction, known without the probes below
+            *all_dead = true;
+            return Dirty::Found(false);
+        }
         count_dead_check(false);
         // the reservation first, then the stripes again: a transaction that commits in
         // between has written its stripes before, so the row is in one or the other. The

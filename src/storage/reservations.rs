@@ -75,18 +75,12 @@ pub fn aborted_ranges(storage_id: u64) -> Vec<(u64, u64)> {
         let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
         pg_sys::ScanKeyInit(&mut key, 1, pg_sys::BTEqualStrategyNumber as u16, pg_sys::F_INT8EQ.into(), pg_sys::Datum::from(storage_id as i64));
         let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-        let scan = pg_sys::systable_beginscan(rel, index(), true, any, 1, &mut key);
-        loop {
-            let tuple = pg_sys::systable_getnext(scan);
-            if tuple.is_null() {
-                break;
-            }
+        super::scan_catalog(rel, index(), any, std::ptr::null_mut(), std::slice::from_mut(&mut key), None, |_| false, |tuple| {
             if super::inserter_aborted(tuple) {
                 let (first, count) = range_of(rel, tuple, storage_id);
                 ranges.push((first, first.saturating_add(count)));
             }
-        }
-        pg_sys::systable_endscan(scan);
+        });
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     ranges.sort_unstable();
