@@ -134,23 +134,26 @@ fn count_one(counters: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)
 struct MarkWindow {
     /// The window of the last row asked about.
     last: Option<u64>,
-    /// A window read, with its deleted rows (ascending).
-    read: Option<(u64, Vec<u64>)>,
+    /// A window read, with its deleted rows (ascending), each with whether it is dead to all.
+    read: Option<(u64, Vec<(u64, bool)>)>,
 }
 
 impl MarkWindow {
-    fn is_deleted(&mut self, rel: pg_sys::Relation, storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+    /// Whether the snapshot finds row `row` deleted: `None` if not, else whether the row is
+    /// dead to every transaction (`marks::deletions_among`).
+    fn deletion(&mut self, rel: pg_sys::Relation, storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> Option<bool> {
         let window = row / MARK_WINDOW;
         if self.read.as_ref().map(|r| r.0) != Some(window) {
             if self.last.replace(window) != Some(window) {
                 count_mark_read(false);
-                return marks::is_deleted(storage_id, row, snapshot, rel);
+                return marks::deletions_among(storage_id, row..row + 1, snapshot, rel).first().map(|&(_, dead)| dead);
             }
             count_mark_read(true);
             let first = window * MARK_WINDOW;
-            self.read = Some((window, marks::deleted_among(storage_id, first..first.saturating_add(MARK_WINDOW), snapshot, rel)));
+            self.read = Some((window, marks::deletions_among(storage_id, first..first.saturating_add(MARK_WINDOW), snapshot, rel)));
         }
-        self.read.as_ref().is_some_and(|(_, deleted)| deleted.binary_search(&row).is_ok())
+        let (_, deleted) = self.read.as_ref()?;
+        deleted.binary_search_by_key(&row, |&(r, _)| r).ok().map(|i| deleted[i].1)
     }
 }
 
@@ -174,8 +177,10 @@ fn fetch_unless_deleted(scan: &mut ScanState, row: u64, slot: *mut pg_sys::Tuple
 }
 
 /// An index fetch. `all_dead` is set when the row is known to be dead to every transaction
-/// (so the index may mark its entry dead and skip it from then on); it is known only to a
-/// fetch under a dirty snapshot ([`fetch_dirty`]).
+/// (so the index may mark its entry dead and skip it from then on, as heap's
+/// `kill_prior_tuple`): under an MVCC snapshot, a row whose deletion every snapshot sees
+/// (`marks::deletions_among`), so an index scan for a key updated again and again does not
+/// visit every old version until VACUUM; under a dirty snapshot, see [`fetch_dirty`].
 pub unsafe fn fetch(
     data: *mut pg_sys::IndexFetchTableData,
     tid: pg_sys::ItemPointer,
@@ -185,6 +190,7 @@ pub unsafe fn fetch(
 ) -> bool {
     let desc = data as *mut FetchDesc;
     let st = &mut *(*desc).state;
+    *all_dead = false;
     let Some(row) = tid::from_tid(&*tid) else { return false };
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
         return fetch_dirty((*desc).base.rel, row, snapshot, slot, all_dead);
@@ -208,7 +214,13 @@ pub unsafe fn fetch(
     let scan = st.scan.as_mut().unwrap();
     let found = if mvcc && !serializable {
         let window = &mut st.marks;
-        fetch_unless_deleted(scan, row, slot, |id| window.is_deleted(rel, id, row, snapshot))
+        fetch_unless_deleted(scan, row, slot, |id| match window.deletion(rel, id, row, snapshot) {
+            Some(dead) => {
+                *all_dead = dead;
+                true
+            }
+            None => false,
+        })
     } else if mvcc {
         fetch_into(scan, row, snapshot, slot)
     } else {
@@ -384,9 +396,8 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
 /// a unique check waits before it uses the values. An exclusion constraint's check compares
 /// the values first (a lossy index's recheck), so for a table with one this waits for the
 /// holder itself and looks again, unless the caller holds an LWLock (a btree's unique
-/// check, which holds its leaf page and needs no values). Rows of this backend are written
-/// first, as they are when a fetch meets them, except in a table with an exclusion
-/// constraint, whose checks read them from the buffer (every row's check meets the row).
+/// check, which holds its leaf page and needs no values). Rows of this backend still in a
+/// buffer are read from it (`write::read_buffered`); those being written are written first.
 ///
 /// A row in no stripe that a running or committed transaction wrote, and in no running
 /// transaction's reservation, is dead to every transaction (`all_dead`): its inserter
@@ -416,12 +427,18 @@ enum Dirty {
 
 /// Whether `row`'s delete marks take it away from a dirty snapshot (killed by ON CONFLICT,
 /// deleted by a committed transaction or this one); a running deleter becomes the
-/// snapshot's `xmax`.
-unsafe fn gone_by_marks(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+/// snapshot's `xmax`. A row a committed transaction deleted is also looked at for whether it
+/// is dead to all (`all_dead`): a unique check then marks the index entry dead, and the
+/// checks of a key updated again and again do not each visit every old version.
+unsafe fn gone_by_marks(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot, all_dead: &mut bool) -> bool {
     for m in marks::of_row(storage_id, row) {
         match m.holder {
             _ if m.mode == marks::Mode::Killed => return true,
-            marks::Holder::Mine { .. } | marks::Holder::Committed(_) if m.mode.deletes() => return true,
+            marks::Holder::Committed(_) if m.mode.deletes() => {
+                *all_dead = marks::settled_deleter(storage_id, row).is_some();
+                return true;
+            }
+            marks::Holder::Mine { .. } if m.mode.deletes() => return true,
             marks::Holder::Running(xid) if m.mode.deletes() => (*snapshot).xmax = xid,
             _ => {}
         }
@@ -442,7 +459,7 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
     if super::write::read_buffered(rel, row, slot) {
         // a row in this backend's memory has no marks but this transaction's (ON CONFLICT's
         // taking back), which `deleted_by_me` knew unless it lost count
-        if !marks::mine_complete() && gone_by_marks(storage_id, row, snapshot) {
+        if !marks::mine_complete() && gone_by_marks(storage_id, row, snapshot, &mut false) {
             pg_sys::ExecClearTuple(slot);
             return Dirty::Found(false);
         }
@@ -478,7 +495,7 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
         *all_dead = true;
         return Dirty::Found(false);
     };
-    if gone_by_marks(storage_id, row, snapshot) {
+    if gone_by_marks(storage_id, row, snapshot, all_dead) {
         return Dirty::Found(false);
     }
     match place {

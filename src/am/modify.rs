@@ -2,28 +2,33 @@
 //! (`storage::marks`). An UPDATE deletes the row and inserts its new version as a new row;
 //! its mark names the new version, as heap's `t_ctid` does.
 //!
-//! A writer of a row (a DELETE, a row lock) does what heap does with a tuple's xmax, with
-//! marks in its place:
+//! A writer of a row (a DELETE, an UPDATE, a row lock) does what heap does with a tuple's
+//! xmax, with marks in its place and two heavyweight locks on the row where heap has its
+//! buffer's content lock and its tuple lock:
 //!
-//! 1. It takes the row's heavyweight tuple lock (`LockTuple` on the row's TID), so that
-//!    writers of one row look at its marks and add theirs one at a time. The lock is held
-//!    while waiting, so waiters queue in order, and given back once the mark is written.
-//! 2. It reads the row's marks with a dirty snapshot. A committed delete mark: the row is
-//!    gone (`TM_Deleted`). A running transaction's mark in a conflicting mode: wait for that
-//!    transaction (or give up, by the wait policy), then look again. Its own marks: a row
-//!    this transaction deleted is gone for it (`TM_SelfModified` in the same or a later
-//!    command, `TM_Invisible` in an earlier one). A row this transaction holds locked at
-//!    least as strongly and has not deleted (`marks::held_by_me`: an upsert's row, locked
-//!    before it is updated) is not read: no other transaction's mark can be in the way.
-//! 3. It inserts its mark, with the command id it was given (an UPDATE first inserts the new
-//!    version, whose row number the mark names). A committed UPDATE's mark sends a later
-//!    writer to the new version (`TM_Updated`), which READ COMMITTED locks and rechecks; one
-//!    that moved the row to another partition says so instead (heap's "moved partitions"
-//!    TID), and the writer fails with heap's error.
+//! 1. A lock this transaction already holds at least as strongly needs nothing more
+//!    (`marks::held_by_me`, known in memory): heap's "I already hold it" check, made before
+//!    any lock is taken, so a transaction never queues behind a waiter for its own row.
+//! 2. Under the row's *marks lock* (a short exclusive lock, [`MarksLock`]; heap's buffer lock),
+//!    it reads the row's marks with a dirty snapshot and, if nothing stands in the way, adds
+//!    its own before letting go: looking and marking are one step. A committed delete mark:
+//!    the row is gone (`TM_Deleted`, or `TM_Updated` naming the new version). Its own marks:
+//!    a row this transaction deleted is gone for it (`TM_SelfModified` in the same or a later
+//!    command, `TM_Invisible` in an earlier one).
+//! 3. A running transaction's mark in a conflicting mode: it lets the marks lock go, takes
+//!    the row's *tuple lock* (`LockTuple` in the mode heap takes for the request, so waiters
+//!    queue in order and compatible requests do not queue behind each other), waits for that
+//!    transaction (or gives up, by the wait policy) holding it, and looks again. The tuple
+//!    lock is taken only by a writer that must wait, as in heap.
+//! 4. An UPDATE that changes no key column carries the running transactions' `FOR KEY SHARE`
+//!    locks of the old version to the new one (`marks::insert_carried`; heap keeps them in
+//!    the new tuple's xmax), and a `FOR KEY SHARE` of a row whose deletion is such an UPDATE,
+//!    running or committed, does not conflict with it and locks the new versions too (heap's
+//!    `heap_lock_updated_tuple`): the key a foreign key checked cannot go away under it.
 //!
-//! Writers of different rows take different tuple locks and never wait for each other.
-//! Whether a reader sees a deleted row is the reader's snapshot's business: it sees the
-//! delete mark or not (`marks::deleted_rows`).
+//! Writers of different rows take different locks and never wait for each other. Whether a
+//! reader sees a deleted row is the reader's snapshot's business: it sees the delete mark or
+//! not (`marks::deleted_rows`).
 
 use pgrx::pg_sys;
 
@@ -52,9 +57,48 @@ impl Wait {
     }
 }
 
-/// The tuple lock's mode: one lock mode for every writer, since it only makes looking at a
-/// row's marks and adding one a single step.
-const TUPLE_LOCK: pg_sys::LOCKMODE = pg_sys::ExclusiveLock as pg_sys::LOCKMODE;
+/// The tuple lock's mode for a mark of `mode`: heap's (`tupleLockExtraInfo`), so that two
+/// waiters for compatible row locks do not wait for each other.
+fn tuple_lock_mode(mode: Mode) -> pg_sys::LOCKMODE {
+    (match mode.strength() {
+        Mode::KeyShare => pg_sys::AccessShareLock,
+        Mode::Share => pg_sys::RowShareLock,
+        Mode::NoKeyUpdate => pg_sys::ExclusiveLock,
+        _ => pg_sys::AccessExclusiveLock,
+    }) as pg_sys::LOCKMODE
+}
+
+/// The row's marks lock: an exclusive lock held only while its marks are read and one is
+/// added, never while waiting for a transaction, so that no two writers decide from the same
+/// reading. It is a tuple lock of the relation at an offset no TID of a row has (offsets
+/// past `tid::ROWS_PER_BLOCK`), so it shows in `pg_locks` beside the row's tuple lock and the
+/// deadlock detector knows it.
+struct MarksLock {
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointerData,
+}
+
+/// Added to a row's TID offset for its marks lock (above any offset `tid::to_tid` gives).
+const MARKS_LOCK_OFFSET: u16 = 0x8000;
+
+impl MarksLock {
+    fn take(rel: pg_sys::Relation, row_tid: &pg_sys::ItemPointerData) -> MarksLock {
+        const _: () = assert!(tid::ROWS_PER_BLOCK < MARKS_LOCK_OFFSET as u64);
+        let mut tid = *row_tid;
+        tid.ip_posid += MARKS_LOCK_OFFSET;
+        // SAFETY: `rel` is an open relation; the lock is released by `drop` or, on an ERROR,
+        // by the transaction's abort.
+        unsafe { pg_sys::LockTuple(rel, &mut tid, pg_sys::ExclusiveLock as pg_sys::LOCKMODE) };
+        MarksLock { rel, tid }
+    }
+}
+
+impl Drop for MarksLock {
+    fn drop(&mut self) {
+        // SAFETY: taken in `take` on the same relation and TID.
+        unsafe { pg_sys::UnlockTuple(self.rel, &mut self.tid, pg_sys::ExclusiveLock as pg_sys::LOCKMODE) };
+    }
+}
 
 /// Heap's NOWAIT error, word for word.
 fn lock_not_available(rel: pg_sys::Relation) -> ! {
@@ -66,19 +110,20 @@ fn lock_not_available(rel: pg_sys::Relation) -> ! {
     );
 }
 
-/// Takes the tuple lock of `tid`; false if `wait` says not to wait and it is taken.
-unsafe fn lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, wait: Wait) -> bool {
+/// Takes the tuple lock of `tid` in `lockmode`; false if `wait` says not to wait and it is
+/// taken.
+unsafe fn lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, lockmode: pg_sys::LOCKMODE, wait: Wait) -> bool {
     match wait {
         Wait::Block => {
-            pg_sys::LockTuple(rel, tid, TUPLE_LOCK);
+            pg_sys::LockTuple(rel, tid, lockmode);
             true
         }
-        Wait::Skip => crate::compat::conditional_lock_tuple(rel, tid, TUPLE_LOCK),
-        Wait::Error => crate::compat::conditional_lock_tuple(rel, tid, TUPLE_LOCK) || lock_not_available(rel),
+        Wait::Skip => crate::compat::conditional_lock_tuple(rel, tid, lockmode),
+        Wait::Error => crate::compat::conditional_lock_tuple(rel, tid, lockmode) || lock_not_available(rel),
     }
 }
 
-/// What a row's marks say to a writer of `mode` as command `cid` (step 2 of the module
+/// What a row's marks say to a writer of `mode` as command `cid` (steps 2 and 4 of the module
 /// documentation).
 enum MarksSay {
     /// The row is gone: the failure to report (result, ctid, xmax, cmax).
@@ -88,36 +133,54 @@ enum MarksSay {
     /// This transaction holds a lock at least as strong already.
     Held,
     /// Nothing stands in the way of the mark.
-    Free,
+    Free {
+        /// This transaction holds a lock at least as strong already: no mark to add, only
+        /// the new versions to follow.
+        held: bool,
+        /// Running transactions holding `FOR KEY SHARE` on the row (for a no-key UPDATE to
+        /// carry to the new version).
+        key_sharers: Vec<pg_sys::TransactionId>,
+        /// The new version of the row made by a no-key UPDATE, running or committed, that a
+        /// `FOR KEY SHARE` lets through: to be locked too.
+        follow: Option<pg_sys::ItemPointerData>,
+    },
 }
 
 /// Reads the marks of row `row` (TID `row_tid`) of `storage_id` with a dirty snapshot and
 /// says what they mean for a mark of `mode` as command `cid`; deletes the marks of finished
-/// transactions' locks it meets when nothing stands in the way.
+/// transactions' locks it meets when nothing stands in the way. The caller holds the row's
+/// [`MarksLock`].
 fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode: Mode, cid: pg_sys::CommandId) -> MarksSay {
     use pg_sys::TM_Result::*;
     let mut gone = None;
     let mut held = false;
     let mut blocker = None;
     let mut finished_locks = Vec::new();
+    let mut key_sharers = Vec::new();
+    let mut follow = None;
     for m in marks::of_row(storage_id, row) {
         let successor_tid = match m.successor {
             None => row_tid,
             Some(Successor::Row(row)) => tid::to_tid(row),
             Some(Successor::OtherPartition) => tid::moved_partitions(),
         };
+        // a FOR KEY SHARE lets a no-key UPDATE's deletion through and follows it (heap:
+        // "even if there is an update, we can still continue if the key hasn't been
+        // modified")
+        let key_kept = mode == Mode::KeyShare && m.mode == Mode::NoKeyDelete && matches!(m.successor, Some(Successor::Row(_)));
         match m.holder {
             Holder::Mine { cmin } if m.mode.deletes() => {
                 let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
-                gone = Some(MarksSay::Gone(result, successor_tid, unsafe { pg_sys::GetCurrentTransactionIdIfAny() }, cmin));
+                gone = Some(MarksSay::Gone(result, successor_tid, m.xid, cmin));
             }
             Holder::Mine { .. } => held |= !mode.deletes() && m.mode >= mode,
+            Holder::Committed(_) | Holder::Running(_) if key_kept => follow = Some(successor_tid),
             Holder::Committed(xid) if m.mode.deletes() => {
                 let result = if m.successor.is_some() { TM_Updated } else { TM_Deleted };
                 gone = Some(MarksSay::Gone(result, successor_tid, xid, pg_sys::InvalidCommandId));
             }
             // the lock of a finished transaction holds nothing: not kept
-            Holder::Committed(_) if !m.being_forgotten => finished_locks.push(m.tid),
+            Holder::Committed(_) if m.forgettable() => finished_locks.push(m.tid),
             Holder::Committed(_) => {}
             // an ON CONFLICT's row taken back never existed, whoever took it back
             Holder::Running(xid) if m.mode == Mode::Killed => {
@@ -126,6 +189,8 @@ fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode:
             Holder::Running(xid) => {
                 if m.mode.conflicts(mode) {
                     blocker.get_or_insert(xid);
+                } else if m.mode == Mode::KeyShare && !key_sharers.contains(&xid) {
+                    key_sharers.push(xid);
                 }
             }
         }
@@ -137,75 +202,154 @@ fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode:
         return MarksSay::Wait(xid);
     }
     marks::forget(&finished_locks);
-    if held { MarksSay::Held } else { MarksSay::Free }
+    if held && follow.is_none() { MarksSay::Held } else { MarksSay::Free { held, key_sharers, follow } }
 }
 
-/// Places a mark of `mode` on the row at `tid` as command `cid`, by the steps of the module
-/// documentation; fills `tmfd` when it does not. `before_mark` runs once the row is the
-/// caller's to change, still under the tuple lock: it gives the successor to name in the mark
-/// (an UPDATE inserts the new version there), or a result to return without a mark.
-pub unsafe fn mark_row(
-    rel: pg_sys::Relation,
-    tid: &pg_sys::ItemPointerData,
+/// What kind of change a mark is for: the wait's context line names it, as heap's does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Doing {
+    Delete,
+    Update,
+    Lock,
+}
+
+/// A mark to place: its mode, command, wait policy and kind; `follow_updates`: a `FOR KEY
+/// SHARE` also locks the new versions of a row a no-key UPDATE changed (step 4).
+#[derive(Clone, Copy)]
+struct Request {
     mode: Mode,
     cid: pg_sys::CommandId,
     wait: Wait,
+    doing: Doing,
+    follow_updates: bool,
+}
+
+/// What placing a mark did: the result, and for a deletion, whether row locks stay on the
+/// new version (this transaction's own, or others' `FOR KEY SHARE` carried to it): heap's
+/// new tuple then has an xmax, which `RETURNING xmax` shows.
+struct Marked {
+    result: pg_sys::TM_Result::Type,
+    locks_kept: bool,
+}
+
+/// Places the mark `req` asks for on the row at `tid`, by the steps of the module
+/// documentation; fills `tmfd` when it does not. `before_mark` runs once the row is the
+/// caller's to change, under the marks lock: it gives the successor to name in the mark (an
+/// UPDATE inserts the new version there), or a result to return without a mark.
+unsafe fn mark_row(
+    rel: pg_sys::Relation,
+    tid: &pg_sys::ItemPointerData,
+    req: Request,
     tmfd: *mut pg_sys::TM_FailureData,
     before_mark: impl FnOnce() -> Result<Option<Successor>, pg_sys::TM_Result::Type>,
-) -> pg_sys::TM_Result::Type {
+) -> Marked {
+    let Request { mode, cid, wait, doing, follow_updates } = req;
     use pg_sys::TM_Result::*;
     let Some(row) = tid::from_tid(tid) else { pgrx::error!("pg_columnar: invalid TID of a row to change") };
     let Some(storage_id) = meta::storage_id(rel) else {
         pgrx::error!("pg_columnar: relation \"{}\" has no rows to change", crate::storage::relation_name(rel))
     };
     let row_tid = *tid;
-    let mut tid = row_tid;
     let fail = |result, ctid, xmax, cmax| failed(tmfd, result, ctid, xmax, cmax);
-    if !lock_tuple(rel, &mut tid, wait) {
-        return fail(TM_WouldBlock, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId);
+    let done = |result| Marked { result, locks_kept: false };
+    // step 1: a row this transaction holds locked at least as strongly and has not deleted
+    if !mode.deletes() && marks::held_by_me(storage_id, row, mode.strength()) {
+        return done(TM_Ok);
     }
-    let oper = if mode.deletes() { pg_sys::XLTW_Oper::XLTW_Delete } else { pg_sys::XLTW_Oper::XLTW_Lock };
-    // a row this transaction holds locked at least as strongly and has not deleted (an
-    // upsert's row, locked before its update): no other transaction's mark can be in the
-    // way, and the marks need not be read
-    let known_held = marks::held_by_me(storage_id, row, mode.strength());
+    let mut locks_kept = mode.deletes() && marks::held_by_me(storage_id, row, Mode::KeyShare);
+    // a row this transaction holds `FOR UPDATE` (or deletes by a key UPDATE after locking it
+    // so): every other mark would have waited for it, so there is nothing to read
+    let held_exclusively = mode.deletes() && marks::held_by_me(storage_id, row, Mode::Update);
+    let oper = match doing {
+        Doing::Delete => pg_sys::XLTW_Oper::XLTW_Delete,
+        Doing::Update => pg_sys::XLTW_Oper::XLTW_Update,
+        Doing::Lock => pg_sys::XLTW_Oper::XLTW_Lock,
+    };
+    let lockmode = tuple_lock_mode(mode);
+    let mut queued = false;
+    let mut queue_tid = row_tid;
+    let mut before_mark = Some(before_mark);
+    let mut then_follow = None;
     let result = loop {
-        let says = match (known_held, mode.deletes()) {
-            (true, true) => MarksSay::Free,
-            (true, false) => MarksSay::Held,
-            (false, _) => read_marks(storage_id, row, row_tid, mode, cid),
+        let marks_lock = MarksLock::take(rel, &row_tid);
+        let says = if held_exclusively {
+            MarksSay::Free { held: false, key_sharers: Vec::new(), follow: None }
+        } else {
+            read_marks(storage_id, row, row_tid, mode, cid)
         };
         match says {
             MarksSay::Gone(result, ctid, xmax, cmax) => break fail(result, ctid, xmax, cmax),
             MarksSay::Wait(xid) => {
+                drop(marks_lock);
+                // step 3: queue for the row, then wait for the transaction
+                if !queued {
+                    if !lock_tuple(rel, &mut queue_tid, lockmode, wait) {
+                        break fail(TM_WouldBlock, row_tid, xid, pg_sys::InvalidCommandId);
+                    }
+                    queued = true;
+                }
                 if wait == Wait::Block {
-                    pg_sys::XactLockTableWait(xid, rel, &mut tid, oper);
+                    pg_sys::XactLockTableWait(xid, rel, &mut queue_tid, oper);
                 } else if !crate::compat::conditional_xact_lock_table_wait(xid) {
-                    pg_sys::UnlockTuple(rel, &mut tid, TUPLE_LOCK);
                     if wait == Wait::Error {
                         lock_not_available(rel);
                     }
-                    return fail(TM_WouldBlock, row_tid, xid, pg_sys::InvalidCommandId);
+                    break fail(TM_WouldBlock, row_tid, xid, pg_sys::InvalidCommandId);
                 }
                 continue;
             }
             MarksSay::Held => break TM_Ok,
-            MarksSay::Free => {}
-        }
-        match before_mark() {
-            Ok(successor) => {
-                marks::insert(storage_id, row, mode, successor, cid);
-                if mode.deletes() {
-                    // once the mark is there for others' reads to find (`super::ssi`)
-                    super::ssi::check_change(rel, &row_tid);
-                }
+            MarksSay::Free { held: true, follow, .. } => {
+                then_follow = follow.filter(|_| follow_updates);
+                break TM_Ok;
             }
-            Err(result) => break fail(result, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId),
+            MarksSay::Free { held: false, key_sharers, follow } => {
+                let before_mark = before_mark.take().expect("the mark is placed once");
+                match before_mark() {
+                    Ok(successor) => {
+                        marks::insert(storage_id, row, mode, successor, cid);
+                        if let (Mode::NoKeyDelete, Some(Successor::Row(new_row))) = (mode, successor) {
+                            locks_kept |= !key_sharers.is_empty();
+                            for locker in key_sharers {
+                                marks::insert_carried(storage_id, new_row, locker, cid);
+                            }
+                        }
+                        if mode.deletes() {
+                            // once the mark is there for others' reads to find (`super::ssi`)
+                            super::ssi::check_change(rel, &row_tid);
+                        }
+                    }
+                    Err(result) => break fail(result, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId),
+                }
+                then_follow = follow.filter(|_| follow_updates);
+                break TM_Ok;
+            }
         }
-        break TM_Ok;
     };
-    pg_sys::UnlockTuple(rel, &mut tid, TUPLE_LOCK);
-    result
+    if queued {
+        pg_sys::UnlockTuple(rel, &mut queue_tid, lockmode);
+    }
+    match then_follow {
+        Some(next) => done(lock_updated(rel, &next, cid, wait, tmfd)),
+        None => Marked { result, locks_kept: locks_kept && result == TM_Ok },
+    }
+}
+
+/// Locks `FOR KEY SHARE` the new version at `next` of a row this transaction has just locked
+/// so, and the versions after it (heap's `heap_lock_updated_tuple`): a deletion of one of
+/// them, or an UPDATE of its key, waits for this transaction. Fails as heap's does when one
+/// of them is gone (`TM_Updated` naming the next version, or `TM_Deleted`), for the caller to
+/// follow or report.
+unsafe fn lock_updated(rel: pg_sys::Relation, next: &pg_sys::ItemPointerData, cid: pg_sys::CommandId, wait: Wait, tmfd: *mut pg_sys::TM_FailureData) -> pg_sys::TM_Result::Type {
+    if tid::is_moved_partitions(next) {
+        return pg_sys::TM_Result::TM_Ok;
+    }
+    let req = Request { mode: Mode::KeyShare, cid, wait, doing: Doing::Lock, follow_updates: true };
+    match mark_row(rel, next, req, tmfd, || Ok(None)).result {
+        // (this transaction's own new version, or one it deleted: nothing more to lock)
+        pg_sys::TM_Result::TM_SelfModified | pg_sys::TM_Result::TM_Invisible => pg_sys::TM_Result::TM_Ok,
+        result => result,
+    }
 }
 
 /// Fills `tmfd` for a change that did not happen and returns `result`: `ctid` is the row
@@ -250,7 +394,8 @@ pub unsafe fn delete(
     publication::check_write(rel, Change::Delete);
     let wait = if wait { Wait::Block } else { Wait::Skip };
     let moved = changing_part.then_some(Successor::OtherPartition);
-    let result = mark_row(rel, &*tid, Mode::Delete, cid, wait, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| moved));
+    let req = Request { mode: Mode::Delete, cid, wait, doing: Doing::Delete, follow_updates: false };
+    let result = mark_row(rel, &*tid, req, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| moved)).result;
     if result == pg_sys::TM_Result::TM_Ok {
         // counted as heap's deletes are: autovacuum visits the table after enough of them
         pg_sys::pgstat_count_heap_delete(rel);
@@ -326,15 +471,21 @@ pub unsafe fn update(
     };
     *lockmode = lock;
     let wait = if wait { Wait::Block } else { Wait::Skip };
-    let result = mark_row(rel, &*otid, mode, cid, wait, tmfd, || {
+    let req = Request { mode, cid, wait, doing: Doing::Update, follow_updates: false };
+    let marked = mark_row(rel, &*otid, req, tmfd, || {
         crosschecked(rel, &*otid, crosscheck)?;
         write::insert(rel, &[slot], cid);
         Ok(tid::from_tid(&(*slot).tts_tid).map(Successor::Row))
     });
-    if result == pg_sys::TM_Result::TM_Ok {
+    if marked.result == pg_sys::TM_Result::TM_Ok {
         crate::compat::count_update(rel);
+        if marked.locks_kept {
+            // as heap's new tuple, whose xmax keeps the lockers (`RETURNING (xmax = 0)`, an
+            // upsert's "inserted or updated", tells the updated row by it)
+            super::slot::set_xmax(slot, pg_sys::GetCurrentTransactionId());
+        }
     }
-    result
+    marked.result
 }
 
 /// `tuple_lock`: the row at `tid` into `slot`, locked in `mode`. The row's latest state
@@ -361,10 +512,17 @@ pub unsafe fn lock(
         _ => Mode::Update,
     };
     let follow = flags as u32 & pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION != 0;
+    let req = Request {
+        mode,
+        cid,
+        wait: Wait::of_policy(wait_policy),
+        doing: Doing::Lock,
+        follow_updates: flags as u32 & pg_sys::TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS != 0,
+    };
     let mut traversed = false;
     loop {
         let result = match fetch::fetch_for_change(rel, &*tid, cid, slot) {
-            fetch::ForChange::Found => mark_row(rel, &*tid, mode, cid, Wait::of_policy(wait_policy), tmfd, || Ok(None)),
+            fetch::ForChange::Found => mark_row(rel, &*tid, req, tmfd, || Ok(None)).result,
             fetch::ForChange::Invisible | fetch::ForChange::Missing => {
                 failed(tmfd, pg_sys::TM_Result::TM_Invisible, *tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId)
             }
@@ -386,19 +544,26 @@ pub unsafe fn lock(
     }
 }
 
-/// The newest version of the row at `tid`, written back into `tid`: follows the new versions
-/// named by the UPDATE marks of committed transactions and of this one.
-pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData) {
+/// The newest version of the row at `tid` that `snapshot` sees, written back into `tid`
+/// (left as it is if it sees none): follows the new versions named by the UPDATE marks of
+/// every transaction that has not aborted, as heap's `heap_get_latest_tid` follows `t_ctid`,
+/// and keeps the last one the snapshot sees. A REPEATABLE READ `WHERE CURRENT OF` so meets
+/// the version its snapshot has, which a concurrent UPDATE changed: a serialization failure,
+/// not a row the snapshot cannot see.
+pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) {
     let Some(storage_id) = meta::storage_id(rel) else { return };
-    while let Some(row) = tid::from_tid(tid) {
-        let next = marks::of_row(storage_id, row).into_iter().find_map(|m| match m.holder {
-            Holder::Committed(_) | Holder::Mine { .. } if m.mode.deletes() => m.successor,
-            _ => None,
-        });
+    let mut at = *tid;
+    // (row numbers only grow along a chain: a damaged catalog cannot make it a loop)
+    loop {
+        let Some(row) = tid::from_tid(&at) else { return };
+        if fetch::row_visible(rel, &at, snapshot) {
+            *tid = at;
+        }
+        let next = marks::of_row(storage_id, row).into_iter().find_map(|m| if m.mode.deletes() { m.successor } else { None });
         match next {
-            Some(Successor::Row(successor)) => *tid = tid::to_tid(successor),
+            Some(Successor::Row(successor)) if successor > row => at = tid::to_tid(successor),
             // (the newest version in this table, as heap stops there too)
-            Some(Successor::OtherPartition) | None => return,
+            _ => return,
         }
     }
 }

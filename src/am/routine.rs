@@ -186,11 +186,11 @@ unsafe extern "C-unwind" fn tuple_tid_valid(s: pg_sys::TableScanDesc, tid: pg_sy
     fetch::tid_valid(s, tid)
 }
 
-/// The newest version of the row at `tid` (`currtid_byrelname`, `WHERE CURRENT OF` through
-/// a TID scan): follows committed UPDATEs' marks.
+/// The newest version of the row at `tid` that the scan's snapshot sees (`currtid_byrelname`,
+/// `WHERE CURRENT OF` through a TID scan): follows UPDATEs' marks.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_get_latest_tid(s: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) {
-    modify::latest_version((*s).rs_rd, &mut *tid)
+    modify::latest_version((*s).rs_rd, &mut *tid, (*s).rs_snapshot)
 }
 
 #[pgrx::pg_guard]
@@ -204,16 +204,32 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
 
 /// Which of an index page's entries may be removed. The index's own dead marks (`LP_DEAD`,
 /// `knowndeletable` here) are kept: an entry is marked only when a fetch reported its row
-/// dead to all, a row whose inserter aborted (`fetch::fetch_dirty`), so no snapshot, here or
-/// on a standby, can see it (no conflict horizon: `InvalidTransactionId`). Other entries are
-/// not looked into, so a bottom-up deletion, which asks the table for rows dead to every
-/// snapshot, gets none: VACUUM removes the entries of such rows (`am::vacuum`).
+/// dead to all (`fetch::fetch`): a row whose inserter aborted, which no snapshot can see, or
+/// one whose deletion every snapshot sees. The latest transaction of such deletions is the
+/// conflict horizon: a standby cancels its queries whose snapshots may still see the rows
+/// before it removes the entries. Other entries are not looked into, so a bottom-up deletion,
+/// which asks the table for rows dead to every snapshot, gets none: VACUUM removes the
+/// entries of such rows (`am::vacuum`).
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn index_delete_tuples(_rel: pg_sys::Relation, delstate: *mut pg_sys::TM_IndexDeleteOp) -> pg_sys::TransactionId {
+unsafe extern "C-unwind" fn index_delete_tuples(rel: pg_sys::Relation, delstate: *mut pg_sys::TM_IndexDeleteOp) -> pg_sys::TransactionId {
     if (*delstate).bottomup {
         (*delstate).ndeltids = 0;
+        return pg_sys::InvalidTransactionId;
     }
-    pg_sys::InvalidTransactionId
+    let mut horizon = pg_sys::InvalidTransactionId;
+    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return horizon };
+    let deltids = std::slice::from_raw_parts((*delstate).deltids, (*delstate).ndeltids.max(0) as usize);
+    for d in deltids {
+        if !(*(*delstate).status.add(d.id as usize)).knowndeletable {
+            continue;
+        }
+        let Some(row) = super::tid::from_tid(&d.tid) else { continue };
+        match crate::storage::marks::settled_deleter(storage_id, row) {
+            Some(xid) if xid.into_inner() >= pg_sys::FirstNormalTransactionId.into_inner() && (horizon == pg_sys::InvalidTransactionId || pg_sys::TransactionIdFollows(xid, horizon)) => horizon = xid,
+            _ => {}
+        }
+    }
+    horizon
 }
 
 /// Inserts count in the table's statistics as heap's do (autovacuum visits a table after

@@ -2,10 +2,14 @@
 //! vectors) that also answers the system columns `xmin`, `cmin`, `xmax` and `cmax`, which a
 //! plain virtual slot refuses. A row's `xmin` and `cmin` are those of the catalog row that
 //! made its stripe visible (the transaction and command that wrote it, as heap reports a
-//! tuple's raw header fields); rows are never deleted, so `xmax` is 0 and `cmax` equals
-//! `cmin`, as in an undeleted heap tuple. `ctid` and `tableoid` are every slot's own, and a
-//! heap copy of the row keeps them. A slot can also hold a row without its values, read
-//! column by column when asked ([`store_deferred`]).
+//! tuple's raw header fields); a row just inserted, or an UPDATE's new version, has its
+//! inserting (sub)transaction and command. `xmax` is what heap's raw xmax would be: the
+//! transaction of the row's deletion if it has one that has not aborted, else of its latest
+//! row lock (read from the row's marks when asked), 0 for a row with neither; a new version
+//! that kept row locks (an upsert's, of a row it locked) has its updater's. `cmax` equals
+//! `cmin`. `ctid` and `tableoid` are every slot's own, and a heap copy of the row keeps them.
+//! A slot can also hold a row without its values, read column by column when asked
+//! ([`store_deferred`]).
 
 use std::sync::OnceLock;
 
@@ -18,6 +22,10 @@ struct RowSlot {
     /// (empty, or values copied in from another slot).
     xmin: pg_sys::TransactionId,
     cmin: pg_sys::CommandId,
+    /// `xmax` as the row's writer knows it ([`set_xmax`]), when `xmax_known`; otherwise it
+    /// is read from the row's marks.
+    xmax: pg_sys::TransactionId,
+    xmax_known: bool,
     /// A row stored without its values ([`store_deferred`]), read when asked; `relid`
     /// InvalidOid when there is none.
     deferred: Deferred,
@@ -71,8 +79,40 @@ pub fn set_origin(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::TransactionId
             let s = slot as *mut RowSlot;
             (*s).xmin = xmin;
             (*s).cmin = cmin;
+            (*s).xmax_known = false;
         }
     }
+}
+
+/// Records the `xmax` of the row in `slot`, which its writer knows: 0 for a row just
+/// inserted, the updater for a new version that kept row locks (a no-op for other slots).
+pub fn set_xmax(slot: *mut pg_sys::TupleTableSlot, xmax: pg_sys::TransactionId) {
+    if is_row_slot(slot) {
+        unsafe {
+            let s = slot as *mut RowSlot;
+            (*s).xmax = xmax;
+            (*s).xmax_known = true;
+        }
+    }
+}
+
+/// The raw `xmax` of the row in `slot` (see the module documentation), from its marks.
+unsafe fn xmax_of_marks(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::TransactionId {
+    let Some(row) = super::tid::from_tid(&(*slot).tts_tid) else { return pg_sys::InvalidTransactionId };
+    // the table is open: the statement that read the row holds its lock
+    let rel = pg_sys::RelationIdGetRelation((*slot).tts_tableOid);
+    if rel.is_null() {
+        return pg_sys::InvalidTransactionId;
+    }
+    let storage_id = crate::storage::meta::storage_id(rel);
+    pg_sys::RelationClose(rel);
+    let Some(storage_id) = storage_id else { return pg_sys::InvalidTransactionId };
+    let marks = crate::storage::marks::of_row(storage_id, row);
+    marks
+        .iter()
+        .find(|m| m.mode.deletes())
+        .or_else(|| marks.last())
+        .map_or(pg_sys::InvalidTransactionId, |m| m.xid)
 }
 
 /// `ExecClearTuple` for a slot about to take a scan's next row, without a call into
@@ -124,6 +164,7 @@ pub unsafe fn own_values(slot: *mut pg_sys::TupleTableSlot) {
 
 unsafe fn forget_origin(slot: *mut pg_sys::TupleTableSlot) {
     (*(slot as *mut RowSlot)).xmin = pg_sys::InvalidTransactionId;
+    (*(slot as *mut RowSlot)).xmax_known = false;
 }
 
 /// Forgets the deferred row of `slot` (one of ours) and frees the values read for it.
@@ -284,7 +325,10 @@ unsafe extern "C-unwind" fn getsysattr(slot: *mut pg_sys::TupleTableSlot, attnum
     *isnull = false;
     match attnum {
         pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
-        pg_sys::MaxTransactionIdAttributeNumber => pg_sys::Datum::from(0u32),
+        pg_sys::MaxTransactionIdAttributeNumber => {
+            let xmax = if (*s).xmax_known { (*s).xmax } else { xmax_of_marks(slot) };
+            pg_sys::Datum::from(xmax.into_inner())
+        }
         pg_sys::MinCommandIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => pg_sys::Datum::from((*s).cmin),
         _ => no_system_column(),
     }

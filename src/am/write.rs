@@ -77,10 +77,6 @@ struct WriteBuffer {
     /// The relation has a unique index or an exclusion constraint: reservations are recorded
     /// in `pgcol.row_reservation`, so other sessions' checks can wait for these rows.
     announce: bool,
-    /// The relation has an exclusion constraint: the constraint's checks in this backend read
-    /// the buffered rows they meet from here ([`read_buffered`]) instead of writing them out
-    /// (each row's check meets the row itself).
-    exclusion: bool,
     bytes: usize,
     columns: Vec<ColumnBuffer>,
     /// Scratch memory context for detoasted copies, reset after every row; deleted with the
@@ -105,8 +101,11 @@ struct StripeOrigin {
     level: i32,
     /// The latest command that buffered rows into it: the catalog row is inserted as this
     /// command, so the statements that inserted the rows do not see them, and every later
-    /// one does (every read writes the buffer first, so no statement's snapshot falls between
-    /// two commands of one buffer).
+    /// one does. No statement's snapshot falls between two commands of one buffer: every
+    /// read writes the buffer first, and a later command's rows never join a buffer of an
+    /// earlier one's (it is written first: [`insert_rows`]). An earlier command's rows may
+    /// join a later one's (an enclosing INSERT goes on after a function it called inserted),
+    /// and no statement that runs before both have ended reads between them.
     cid: pg_sys::CommandId,
     /// The first command that buffered rows into it (commands only grow, so every row's is
     /// `first_cid..=cid`).
@@ -494,7 +493,6 @@ fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId, original_xid: Optio
         reserved_end: 0,
         last_chunk: 0,
         announce: unique || exclusion,
-        exclusion,
         bytes: 0,
         columns,
         scratch,
@@ -562,9 +560,12 @@ fn insert_rows(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid
     // buffers of a file the relation no longer has are dropped
     BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.relid != relid || w.origin.relfile == relfile));
     let mut w = match take_buffer(relid, &|o| o.level == level) {
-        Some(w) if w.origin.original_xid == original_xid => w,
+        Some(w) if w.origin.original_xid == original_xid && (w.origin.rows == 0 || cid <= w.origin.cid) => w,
         other => {
-            // a buffer of rows of another original transaction becomes a stripe of its own
+            // a buffer of rows of another original transaction becomes a stripe of its own,
+            // and so does one of an earlier command's rows: a statement nested in that
+            // command (a function it calls) that inserts and then reads the table must see
+            // them, and a stripe is visible from the command after its own
             if let Some(other) = other {
                 queue_stripe(rel, other, usize::MAX);
             }
@@ -589,6 +590,9 @@ fn insert_rows(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid
             pg_sys::MemoryContextReset(w.scratch);
             (*slot).tts_tid = super::tid::to_tid(w.origin.first_row + w.origin.rows);
             (*slot).tts_tableOid = relid;
+            // for RETURNING xmin, cmin, xmax (a heap tuple just inserted has them)
+            super::slot::set_origin(slot, pg_sys::GetCurrentTransactionId(), cid);
+            super::slot::set_xmax(slot, pg_sys::InvalidTransactionId);
         }
         w.origin.rows += 1;
     }
@@ -706,9 +710,11 @@ pub fn flush_if_holding(rel: pg_sys::Relation, row: u64) -> bool {
     holds
 }
 
-/// Stores in `slot` the values of row `row` of `rel` if it is in this backend's buffer of a
-/// table with an exclusion constraint (`WriteBuffer::exclusion`); false otherwise. The row
-/// is this transaction's, inserted by command `cid` of the buffer or before.
+/// Stores in `slot` the values of row `row` of `rel` if it is in one of this backend's
+/// buffers; false otherwise. The row is this transaction's, inserted by command `cid` of the
+/// buffer or before. A unique or exclusion check that meets a row of this statement (a batch
+/// with duplicates, `ON CONFLICT DO NOTHING`; every row's exclusion check meets the row
+/// itself) reads it here instead of writing the buffer out as a stripe per duplicate.
 ///
 /// # Safety
 /// `slot` must be a valid slot of `rel`'s descriptor.
@@ -716,7 +722,7 @@ pub unsafe fn read_buffered(rel: pg_sys::Relation, row: u64, slot: *mut pg_sys::
     let relid = (*rel).rd_id;
     BUFFERS.with(|b| {
         let buffers = b.borrow();
-        let Some(w) = buffers.iter().find(|w| w.exclusion && w.origin.relid == relid && w.origin.first_row <= row && row < w.origin.first_row + w.origin.rows) else {
+        let Some(w) = buffers.iter().find(|w| w.origin.relid == relid && w.origin.first_row <= row && row < w.origin.first_row + w.origin.rows) else {
             return false;
         };
         let at = (row - w.origin.first_row) as usize;

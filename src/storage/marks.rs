@@ -86,12 +86,26 @@ pub enum Holder {
 pub struct Mark {
     pub mode: Mode,
     pub holder: Holder,
+    /// The holder's transaction (for `Mine`, the (sub)transaction that placed it).
+    pub xid: pg_sys::TransactionId,
     /// The mark's TID in the catalog.
     pub tid: pg_sys::ItemPointerData,
     /// Someone is deleting the mark itself (see [`forget`]).
     pub being_forgotten: bool,
+    /// The transaction that inserted the mark's catalog row still runs (another's: a lock
+    /// carried to a new version by a running UPDATE, [`insert_carried`]); such a row is not
+    /// this backend's to delete.
+    pub inserter_running: bool,
     /// A deletion by an UPDATE: where the new version is.
     pub successor: Option<Successor>,
+}
+
+impl Mark {
+    /// A lock mark whose holder has ended: it holds nothing, and a writer that reads it may
+    /// delete it ([`forget`]) unless someone else is, or its inserter still runs.
+    pub fn forgettable(&self) -> bool {
+        matches!(self.holder, Holder::Committed(_)) && !self.mode.deletes() && !self.being_forgotten && !self.inserter_running
+    }
 }
 
 /// Where an UPDATE put the new version of the row it deleted.
@@ -174,6 +188,16 @@ fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
 pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, cid: pg_sys::CommandId) {
     MINE.with_borrow_mut(|mine| mine.record(storage_id, row, mode));
     insert_row(storage_id, row, mode, successor, None, cid);
+}
+
+/// Inserts, on row `row` of `storage_id` (a new version that an UPDATE of command `cid`
+/// is making), the `FOR KEY SHARE` lock that running transaction `locker` holds on the old
+/// version: heap's new tuple keeps its old one's key-share lockers in its xmax, so a foreign
+/// key that `locker` checked keeps its row when the new version is deleted. The mark's
+/// original transaction column names the holder ([`of_row`]); if the UPDATE rolls back, the
+/// mark goes with the new version it was on.
+pub fn insert_carried(storage_id: u64, row: u64, locker: pg_sys::TransactionId, cid: pg_sys::CommandId) {
+    insert_row(storage_id, row, Mode::KeyShare, None, Some(locker), cid);
 }
 
 /// Inserts a table rewrite's copy of a deletion made by `original` (FrozenTransactionId: one
@@ -361,7 +385,9 @@ unsafe fn parse(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64
 }
 
 /// Every mark of row `row` of `storage_id` whose transaction has not aborted, each with its
-/// holder.
+/// holder: the transaction that inserted the mark, but for a lock carried to a new version
+/// ([`insert_carried`]), held by its original transaction as long as the carrying UPDATE has
+/// not rolled back, and for a rewrite's copy of a deletion, made by its original transaction.
 pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
     let c = required_catalog();
     let mut marks = Vec::new();
@@ -374,19 +400,61 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
             let raw_xmin = (*header).t_choice.t_heap.t_xmin;
             // the dirty snapshot's check of this tuple left the running inserter and deleter
             // in it
-            let holder = if pg_sys::TransactionIdIsCurrentTransactionId(raw_xmin) {
-                Holder::Mine { cmin: pg_sys::HeapTupleHeaderGetCmin(header) }
-            } else if (*dirty_ptr).xmin != pg_sys::InvalidTransactionId {
-                Holder::Running((*dirty_ptr).xmin)
-            } else {
+            let inserter_running = (*dirty_ptr).xmin != pg_sys::InvalidTransactionId;
+            let (holder, xid) = match original {
+                Some(locker) if !mode.deletes() => {
+                    let holder = if pg_sys::TransactionIdIsCurrentTransactionId(locker) {
+                        Holder::Mine { cmin: pg_sys::FirstCommandId }
+                    } else if pg_sys::TransactionIdIsInProgress(locker) {
+                        Holder::Running(locker)
+                    } else {
+                        // ended: the lock holds nothing, however it ended
+                        Holder::Committed(locker)
+                    };
+                    (holder, locker)
+                }
+                _ if pg_sys::TransactionIdIsCurrentTransactionId(raw_xmin) => (Holder::Mine { cmin: pg_sys::HeapTupleHeaderGetCmin(header) }, raw_xmin),
+                _ if inserter_running => (Holder::Running((*dirty_ptr).xmin), (*dirty_ptr).xmin),
                 // (a rewrite's copy: the deletion's own transaction)
-                Holder::Committed(original.unwrap_or(raw_xmin))
+                _ => (Holder::Committed(original.unwrap_or(raw_xmin)), original.unwrap_or(raw_xmin)),
             };
             let being_forgotten = (*dirty_ptr).xmax != pg_sys::InvalidTransactionId;
-            marks.push(Mark { mode, holder, tid: (*tuple).t_self, being_forgotten, successor });
+            marks.push(Mark { mode, holder, xid, tid: (*tuple).t_self, being_forgotten, inserter_running, successor });
         });
     });
     marks
+}
+
+/// The transaction whose deletion of row `row` of `storage_id` makes the row dead to every
+/// transaction, now and later: a deletion that every snapshot sees (its transaction committed
+/// before any running transaction's snapshot was taken), or the taking back of the row by the
+/// `INSERT ... ON CONFLICT` that inserted it, once that is settled likewise. FrozenTransactionId
+/// for a rewrite's copy of a deletion every snapshot saw. An index that removes the row's
+/// entries gives it as its conflict horizon on a standby.
+pub fn settled_deleter(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId> {
+    let c = catalog()?;
+    let mut found = None;
+    in_scratch(|| unsafe {
+        let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let vistest = pg_sys::GlobalVisTestFor(rel);
+        let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
+        scan(&c, storage_id, Some(row..row + 1), snapshot, std::ptr::null_mut(), |_, mode, _, original, tuple| {
+            if found.is_some() || !mode.deletes() {
+                return;
+            }
+            let settled = match original {
+                // a rewrite's copy stands for its original deletion
+                Some(x) if x == pg_sys::FrozenTransactionId => true,
+                Some(x) => pg_sys::TransactionIdDidCommit(x) && crate::compat::xid_removable(vistest, x),
+                None => super::inserter_settled(tuple, vistest),
+            };
+            if settled {
+                found = Some(original.or(super::inserter(tuple)).unwrap_or(pg_sys::FrozenTransactionId));
+            }
+        });
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    });
+    found
 }
 
 /// The rows of `storage_id` that a reader under `snapshot` finds deleted, ascending. What
@@ -419,44 +487,85 @@ pub fn deleted_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_s
     deleted(storage_id, Some(rows), snapshot, table)
 }
 
+/// [`deleted_among`] for an index fetch, each row with whether it is dead to every
+/// transaction, now and later ([`settled_deleter`]), as far as the mark's header tells without
+/// asking the commit log (a deletion whose commit is not hinted yet counts as not settled:
+/// the next fetch asks again).
+pub fn deletions_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<(u64, bool)> {
+    let mut found = Vec::new();
+    let Some(c) = catalog() else { return found };
+    unsafe {
+        let marks_rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let vistest = pg_sys::GlobalVisTestFor(marks_rel);
+        deleted_each(&c, storage_id, Some(rows), snapshot, table, &mut |row, original, tuple| {
+            let settled = match original {
+                Some(x) => x == pg_sys::FrozenTransactionId,
+                None => {
+                    let infomask = (*(*tuple).t_data).t_infomask;
+                    let hinted = infomask & pg_sys::HEAP_XMIN_COMMITTED as u16 != 0;
+                    hinted && super::inserter(tuple).is_none_or(|x| crate::compat::xid_removable(vistest, x))
+                }
+            };
+            if found.last().is_none_or(|&(r, _)| r != row) {
+                found.push((row, settled));
+            }
+        });
+        pg_sys::table_close(marks_rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    found
+}
+
 /// [`deleted_rows`], of the rows in `rows` only if given.
 fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<u64> {
-    use pg_sys::SnapshotType::*;
-    let Some(c) = catalog() else { return Vec::new() };
     let mut rows = Vec::new();
+    let Some(c) = catalog() else { return rows };
+    deleted_each(&c, storage_id, among, snapshot, table, &mut |row, _, _| rows.push(row));
+    // the index returns them in order; a row has one delete mark a snapshot can see, but
+    // the dirty reading may also meet a mark being replaced
+    rows.dedup();
+    rows
+}
+
+/// Calls `f` with the row, the original transaction and the tuple of each deleting mark a
+/// reader under `snapshot` goes by ([`deleted_rows`]), in row order.
+fn deleted_each(
+    c: &Catalog,
+    storage_id: u64,
+    among: Option<std::ops::Range<u64>>,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+    f: &mut dyn FnMut(u64, Option<pg_sys::TransactionId>, pg_sys::HeapTuple),
+) {
+    use pg_sys::SnapshotType::*;
     unsafe {
         match (*snapshot).snapshot_type {
             SNAPSHOT_ANY => {}
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(&c, storage_id, among, registered, table, |row, mode, _, _, _| {
+                scan(c, storage_id, among, registered, table, |row, mode, _, original, tuple| {
                     if mode.deletes() {
-                        rows.push(row)
+                        f(row, original, tuple)
                     }
                 });
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(&c, storage_id, among, snapshot, table, |row, mode, _, _, _| {
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(c, storage_id, among, snapshot, table, |row, mode, _, original, tuple| {
                 if mode.deletes() {
-                    rows.push(row)
+                    f(row, original, tuple)
                 }
             }),
             _ => {
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-                scan(&c, storage_id, among, dirty_ptr, std::ptr::null_mut(), |row, mode, _, _, _| {
+                scan(c, storage_id, among, dirty_ptr, std::ptr::null_mut(), |row, mode, _, original, tuple| {
                     if mode == Mode::Killed || (mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId) {
-                        rows.push(row)
+                        f(row, original, tuple)
                     }
                 });
             }
         }
     }
-    // the index returns them in order; a row has one delete mark a snapshot can see, but
-    // the dirty reading may also meet a mark being replaced
-    rows.dedup();
-    rows
 }
 
 /// A mark as VACUUM reads it ([`for_vacuum`]).
