@@ -307,16 +307,7 @@ pub unsafe fn fetch_row_version(
 /// none for this relation and command, or if `fresh`. The caller has written this backend's
 /// rows of `rel` that it needs.
 fn with_latest_scan<R>(rel: pg_sys::Relation, fresh: bool, f: impl FnOnce(&mut ScanState) -> R) -> R {
-    let key = unsafe {
-        (
-            rel as usize,
-            (*rel).rd_id,
-            crate::compat::relfile_number(rel),
-            pg_sys::GetCurrentCommandId(false),
-            pg_sys::GetCurrentTransactionNestLevel(),
-            super::write::published_stripes(),
-        )
-    };
+    let key = any_fetch_key(rel);
     ANY_FETCH.with(|c| {
         let mut cache = c.borrow_mut();
         if fresh || !cache.as_ref().is_some_and(|(k, _)| *k == key) {
@@ -327,10 +318,31 @@ fn with_latest_scan<R>(rel: pg_sys::Relation, fresh: bool, f: impl FnOnce(&mut S
     })
 }
 
+/// What the cached SnapshotAny scan of `rel` would be kept for now ([`ANY_FETCH`]).
+fn any_fetch_key(rel: pg_sys::Relation) -> AnyFetchKey {
+    unsafe {
+        (
+            rel as usize,
+            (*rel).rd_id,
+            crate::compat::relfile_number(rel),
+            pg_sys::GetCurrentCommandId(false),
+            pg_sys::GetCurrentTransactionNestLevel(),
+            super::write::published_stripes(),
+        )
+    }
+}
+
+/// Whether [`with_latest_scan`] has a scan of `rel` for this command already.
+fn has_latest_scan(rel: pg_sys::Relation) -> bool {
+    let key = any_fetch_key(rel);
+    ANY_FETCH.with(|c| c.borrow().as_ref().is_some_and(|(k, _)| *k == key))
+}
+
 /// Where a dirty snapshot finds a row: in a stripe (whose inserter may still run), or only
 /// in a range of row numbers a running transaction reserved (the row is in its memory).
 enum DirtyPlace {
-    Stripe { running_inserter: Option<pg_sys::TransactionId> },
+    /// In a stripe, inserted (the catalog row's raw `xmin` and `cmin`) by `origin`.
+    Stripe { running_inserter: Option<pg_sys::TransactionId>, origin: (pg_sys::TransactionId, pg_sys::CommandId) },
     Reserved(pg_sys::TransactionId),
 }
 
@@ -349,7 +361,7 @@ fn dirty_place(stripe: &catalog::StripeRow) -> Option<DirtyPlace> {
         Some(xid) if unsafe { pg_sys::TransactionIdDidCommit(xid) } => None,
         Some(_) => return None,
     };
-    Some(DirtyPlace::Stripe { running_inserter })
+    Some(DirtyPlace::Stripe { running_inserter, origin: (stripe.xmin, stripe.cmin) })
 }
 
 /// What a writer (a row lock, and the UPDATE or DELETE it precedes) finds at a TID.
@@ -375,7 +387,7 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
         let (xmin, cmin) = (scan.stripes[i].xmin, scan.stripes[i].cmin);
         fetch_copied(scan, row, any, slot);
         Some(match place {
-            DirtyPlace::Stripe { running_inserter: Some(_) } => ForChange::Invisible,
+            DirtyPlace::Stripe { running_inserter: Some(_), .. } => ForChange::Invisible,
             _ if pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid => ForChange::Invisible,
             _ => ForChange::Found,
         })
@@ -466,7 +478,16 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
         return Dirty::Found(true);
     }
     let fresh = super::write::flush_if_holding(rel, row);
-    let mut place = with_latest_scan(rel, fresh, |scan| dirty_stripe_of(&scan.stripes, row));
+    // the cached SnapshotAny scan of this command if there is one; else the row's stripe
+    // alone, probed in the catalog: a unique check meets the few rows of one key, and a list
+    // of every stripe costs a catalog row per stripe (a table whose rows are updated one
+    // statement at a time has a stripe per statement until VACUUM merges them)
+    let cached = !fresh && has_latest_scan(rel);
+    let mut place = if cached {
+        with_latest_scan(rel, false, |scan| dirty_stripe_of(&scan.stripes, row))
+    } else {
+        catalog::dirty_stripe_holding(storage_id, row).and_then(|s| dirty_place(&s))
+    };
     if place.is_none() {
         if in_aborted_reservation(rel, storage_id, row) {
             // a rolled-back transaction's row (a loader's retry meets every row of the
@@ -482,13 +503,7 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
         // scan's rebuild (or a reading of every stripe's row) cost more than the probe.
         place = match crate::storage::reservations::running_holder(storage_id, row) {
             Some(xid) => Some(DirtyPlace::Reserved(xid)),
-            None => {
-                let place = catalog::dirty_stripe_holding(storage_id, row).and_then(|s| dirty_place(&s));
-                if place.is_some() {
-                    with_latest_scan(rel, true, |_| ());
-                }
-                place
-            }
+            None => catalog::dirty_stripe_holding(storage_id, row).and_then(|s| dirty_place(&s)),
         };
     }
     let Some(place) = place else {
@@ -499,14 +514,16 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
         return Dirty::Found(false);
     }
     match place {
-        DirtyPlace::Stripe { running_inserter } => {
+        DirtyPlace::Stripe { running_inserter, origin: (xmin, cmin) } => {
             if let Some(xid) = running_inserter {
                 (*snapshot).xmin = xid;
             }
             if super::slot::is_row_slot(slot) {
                 // the values are read when asked: a unique check reads none, ON CONFLICT's
                 // look for a conflict the index's columns
-                return Dirty::Found(with_latest_scan(rel, false, |scan| defer_row(scan, rel, row, slot)));
+                let d = super::slot::Deferred { relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
+                super::slot::store_deferred(slot, d, xmin, cmin);
+                return Dirty::Found(true);
             }
             // copied: the cached scan's next fetch may reuse the vector the values are in
             Dirty::Found(with_latest_scan(rel, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot)))
@@ -603,15 +620,6 @@ fn forget_aborted_reads() {
             a.read_here = false;
         }
     });
-}
-
-/// Stores row `row` of `rel` into `slot` (ours) deferred (`slot::store_deferred`) if a
-/// stripe of `scan` (a SnapshotAny scan) holds it.
-unsafe fn defer_row(scan: &ScanState, rel: pg_sys::Relation, row: u64, slot: *mut pg_sys::TupleTableSlot) -> bool {
-    let Some(i) = stripe_index_of(&scan.stripes, row) else { return false };
-    let d = super::slot::Deferred { relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
-    super::slot::store_deferred(slot, d, scan.stripes[i].xmin, scan.stripes[i].cmin);
-    true
 }
 
 /// Gives `out` the values of `columns` of the deferred row `d` (`slot::store_deferred`),
