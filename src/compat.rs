@@ -858,3 +858,12 @@ pub fn all_tables_cover(lineage: &str) -> String {
         )
     }
 }
+
+/// Whether the current user owns relation `relid` (or is a superuser), as PostgreSQL's "must
+/// be owner" check asks it (16 made the check generic over catalogs).
+pub unsafe fn owns_relation(relid: pg_sys::Oid) -> bool {
+    #[cfg(feature = "pg15")]
+    return pg_sys::pg_class_ownercheck(relid, pg_sys::GetUserId());
+    #[cfg(not(feature = "pg15"))]
+    return pg_sys::object_ownercheck(pg_sys::RelationRelationId, relid, pg_sys::GetUserId());
+}

@@ -369,7 +369,11 @@ mod pgcol {
     fn sort_order(rel: PgRelation) -> TableIterator<'static, (name!(first_row, i64), name!(sort_key, Option<String>), name!(rows_moved, i64))> {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
-        let names: Vec<String> = (0..rel.tuple_desc().len()).map(|i| rel.tuple_desc().get(i).map_or(String::new(), |a| a.name().to_string())).collect();
+        // quoted as the key is written (`"Key=1", "a,b"` is two columns)
+        // SAFETY: `attname` is a NUL-terminated NameData; quote_identifier returns it or a
+        // palloc'd NUL-terminated copy.
+        let quoted = |name: &pg_sys::NameData| unsafe { std::ffi::CStr::from_ptr(pg_sys::quote_identifier(name.data.as_ptr())).to_string_lossy().into_owned() };
+        let names: Vec<String> = (0..rel.tuple_desc().len()).map(|i| rel.tuple_desc().get(i).map_or(String::new(), |a| quoted(&a.attname))).collect();
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();
         let out: Vec<_> = stripes
@@ -389,7 +393,8 @@ mod pgcol {
     /// The stripe directories: per stripe, column and vector, where the vector is, how it is
     /// encoded, its NULL count and its zone map (integers and floats as numbers, byte strings
     /// as hex of the stored bounds, which are at most 32 bytes; `max_truncated` when the
-    /// maximum was shortened).
+    /// maximum was shortened). The zone map is NULL for a vector that stores a row the
+    /// current snapshot does not see: it may be that row's value.
     #[pg_extern(strict, stable)]
     #[search_path(pg_catalog, pg_temp)]
     #[allow(clippy::type_complexity)]
@@ -413,14 +418,21 @@ mod pgcol {
         use pg_columnar_codec::stripe::StoredZone;
         let stripes = open(&rel);
         let raw = rel.as_ptr();
+        let deleted = match crate::storage::meta::read(raw) {
+            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot(), std::ptr::null_mut()),
+            _ => Vec::new(),
+        };
         let mut pages = PageReader::new(raw, true);
+        let mut buf = Vec::new();
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
         let mut out = Vec::new();
         for row in stripes {
-            let stripe = LoadedStripe::load(&mut pages, row.clone());
+            let mut stripe = LoadedStripe::load(&mut pages, row.clone());
+            let hidden = vectors_with_hidden_rows(&mut stripe, &mut pages, &mut buf, &deleted);
             for c in 0..stripe.dir.columns.len() {
                 for (v, e) in stripe.dir.vectors(c).iter().enumerate() {
                     let (min, max, truncated) = match &e.zone {
+                        _ if hidden.get(v).copied().unwrap_or(true) => (None, None, false),
                         StoredZone::Empty => (None, None, false),
                         StoredZone::Int { min, max } => (Some(min.to_string()), Some(max.to_string()), false),
                         StoredZone::Float { min, max } => (Some(min.to_string()), Some(max.to_string()), false),
@@ -442,6 +454,27 @@ mod pgcol {
             }
         }
         TableIterator::new(out)
+    }
+
+    /// Per vector of `stripe`, whether it stores a row the current snapshot does not see
+    /// (deleted, or removed by VACUUM: the image keeps its values). Its zone map was computed
+    /// over that row's values too, so [`vectors`] must not show it (heap offers no SQL path to
+    /// a deleted row's values either).
+    fn vectors_with_hidden_rows(stripe: &mut LoadedStripe, pages: &mut PageReader, buf: &mut Vec<u8>, deleted: &[u64]) -> Vec<bool> {
+        let row = stripe.row.clone();
+        let hidden_offsets: Vec<u64> = (0..row.row_count)
+            .filter(|&o| !row.holds(row.first_row + o))
+            .chain(crate::storage::marks::rows_in(deleted, row.first_row, row.row_count).iter().map(|&r| r - row.first_row))
+            .collect();
+        let rows_per_vector = pg_columnar_codec::MAX_ROWS as u64;
+        let mut hidden = vec![false; row.row_count.div_ceil(rows_per_vector) as usize];
+        let order = stripe.row_order(pages, buf);
+        for offset in hidden_offsets {
+            // a sorted stripe stores the row at its position in key order
+            let position = order.map_or(offset, |o| o.position_of(offset));
+            hidden[(position / rows_per_vector) as usize] = true;
+        }
+        hidden
     }
 
     /// For every vector of every stripe the current snapshot sees: what the encoder did with

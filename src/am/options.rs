@@ -310,7 +310,10 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
                 return None;
             }
             let relid = pg_sys::RangeVarGetRelidExtended((*a).relation, pg_sys::NoLock as pg_sys::LOCKMODE, if (*a).missing_ok { pg_sys::RVROption::RVR_MISSING_OK } else { 0 }, None, std::ptr::null_mut());
-            if relid == pg_sys::InvalidOid {
+            // a role that does not own the table gets PostgreSQL's "must be owner" before
+            // anything is locked or written for our option (nothing to take out of the
+            // statement: it fails at that check)
+            if relid == pg_sys::InvalidOid || !crate::compat::owns_relation(relid) {
                 return None;
             }
             let stored = stored_key(relid);
@@ -385,7 +388,7 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
                 return None;
             }
             let relid = pg_sys::RangeVarGetRelidExtended((*r).relation, pg_sys::NoLock as pg_sys::LOCKMODE, if (*r).missing_ok { pg_sys::RVROption::RVR_MISSING_OK } else { 0 }, None, std::ptr::null_mut());
-            if relid == pg_sys::InvalidOid {
+            if relid == pg_sys::InvalidOid || !crate::compat::owns_relation(relid) {
                 return None;
             }
             let key = stored_key(relid)?;

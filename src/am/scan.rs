@@ -739,10 +739,10 @@ impl ScanState {
                     None => self.stripes.len().checked_sub(1).map(|j| (j, self.stripes[j].row_count - 1)),
                 }
             };
+            // Off either end the position is "outside the table", as heap's `rs_inited = false`:
+            // a step back after running off the end starts at the last row, not the one before.
             let Some((i, r)) = next else {
-                if !forward {
-                    self.pos = None;
-                }
+                self.pos = None;
                 return None;
             };
             self.pos = Some((i, r));

@@ -234,7 +234,7 @@ unsafe fn parse_row(
             (false, Some(x)) => x,
             (false, None) => (*(*tuple).t_data).t_choice.t_heap.t_xmin,
         },
-        cmin: if vacuumed || original_xid.is_some() { pg_sys::FirstCommandId } else { (*(*tuple).t_data).t_choice.t_heap.t_field3.t_cid },
+        cmin: if vacuumed || original_xid.is_some() { pg_sys::FirstCommandId } else { inserting_command((*tuple).t_data) },
         running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId).then_some((*snapshot).xmin),
         vacuumed,
         absent,
@@ -242,6 +242,19 @@ unsafe fn parse_row(
     };
     let being_deleted = dirty && (*snapshot).xmax != pg_sys::InvalidTransactionId;
     (row, values, nulls, being_deleted)
+}
+
+/// The command that inserted a catalog row. When this transaction also deleted the row (a
+/// TRUNCATE or DROP in a savepoint since rolled back) the header holds a combo command id,
+/// which only `HeapTupleHeaderGetCmin` turns back into the inserting command; it may be
+/// asked only of this transaction's rows, and another's raw field is its command already.
+unsafe fn inserting_command(header: pg_sys::HeapTupleHeader) -> pg_sys::CommandId {
+    let combo = (*header).t_infomask & pg_sys::HEAP_COMBOCID as u16 != 0;
+    if combo && pg_sys::TransactionIdIsCurrentTransactionId((*header).t_choice.t_heap.t_xmin) {
+        pg_sys::HeapTupleHeaderGetCmin(header)
+    } else {
+        (*header).t_choice.t_heap.t_field3.t_cid
+    }
 }
 
 /// The stripe that holds row `row` of `storage_id` for a dirty snapshot, if one does: what
