@@ -173,6 +173,11 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     {
         return;
     }
+    // WHERE CURRENT OF runs only as a TID scan: from 18 PostgreSQL makes no other path for
+    // it and no longer costs other paths out through the qual, so none is added beside it
+    if list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).any(|r| (*((*r).clause as *mut pg_sys::Node)).type_ == pg_sys::NodeTag::T_CurrentOfExpr) {
+        return;
+    }
     let relation = pg_sys::RelationIdGetRelation((*rte).relid);
     if relation.is_null() {
         return;
