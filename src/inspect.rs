@@ -472,7 +472,9 @@ mod pgcol {
         for offset in hidden_offsets {
             // a sorted stripe stores the row at its position in key order
             let position = order.map_or(offset, |o| o.position_of(offset));
-            hidden[(position / rows_per_vector) as usize] = true;
+            if let Some(h) = hidden.get_mut((position / rows_per_vector) as usize) {
+                *h = true;
+            }
         }
         hidden
     }
