@@ -52,6 +52,15 @@ mod pgcol {
         }
     }
 
+    /// The row numbers the current snapshot finds deleted, ascending (none to look up
+    /// without stripes).
+    fn deleted_rows(rel: &PgRelation, stripes: &[StripeRow]) -> Vec<u64> {
+        match crate::storage::meta::read(rel.as_ptr()) {
+            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot(), std::ptr::null_mut()),
+            _ => Vec::new(),
+        }
+    }
+
     /// The stripes the current snapshot sees; `row_count` counts the row numbers of each
     /// stripe's range, `deleted_rows` those the snapshot finds deleted, `absent_rows` those
     /// that hold no row (removed by VACUUM, or never given to a row).
@@ -73,10 +82,7 @@ mod pgcol {
         ),
     > {
         let stripes = open(&rel);
-        let deleted = match crate::storage::meta::read(rel.as_ptr()) {
-            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot(), std::ptr::null_mut()),
-            _ => Vec::new(),
-        };
+        let deleted = deleted_rows(&rel, &stripes);
         let rows: Vec<_> = stripes
             .into_iter()
             .map(|s| {
@@ -418,10 +424,7 @@ mod pgcol {
         use pg_columnar_codec::stripe::StoredZone;
         let stripes = open(&rel);
         let raw = rel.as_ptr();
-        let deleted = match crate::storage::meta::read(raw) {
-            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot(), std::ptr::null_mut()),
-            _ => Vec::new(),
-        };
+        let deleted = deleted_rows(&rel, &stripes);
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
