@@ -375,11 +375,9 @@ mod pgcol {
     fn sort_order(rel: PgRelation) -> TableIterator<'static, (name!(first_row, i64), name!(sort_key, Option<String>), name!(rows_moved, i64))> {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
-        // quoted as the key is written (`"Key=1", "a,b"` is two columns)
-        // SAFETY: `attname` is a NUL-terminated NameData; quote_identifier returns it or a
-        // palloc'd NUL-terminated copy.
-        let quoted = |name: &pg_sys::NameData| unsafe { std::ffi::CStr::from_ptr(pg_sys::quote_identifier(name.data.as_ptr())).to_string_lossy().into_owned() };
-        let names: Vec<String> = (0..rel.tuple_desc().len()).map(|i| rel.tuple_desc().get(i).map_or(String::new(), |a| quoted(&a.attname))).collect();
+        // SAFETY: every attnum up to the descriptor's length is one of the table's columns
+        // (a dropped one keeps its placeholder name).
+        let names: Vec<String> = (1..=rel.tuple_desc().len()).map(|a| unsafe { crate::am::options::key_column_name(rel.oid(), a as pg_sys::AttrNumber) }).collect();
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();
         let out: Vec<_> = stripes
@@ -464,9 +462,11 @@ mod pgcol {
     /// over that row's values too, so [`vectors`] must not show it (heap offers no SQL path to
     /// a deleted row's values either).
     fn vectors_with_hidden_rows(stripe: &mut LoadedStripe, pages: &mut PageReader, buf: &mut Vec<u8>, deleted: &[u64]) -> Vec<bool> {
-        let row = stripe.row.clone();
-        let hidden_offsets: Vec<u64> = (0..row.row_count)
-            .filter(|&o| !row.holds(row.first_row + o))
+        let row = &stripe.row;
+        let hidden_offsets: Vec<u64> = row
+            .absent
+            .iter()
+            .flat_map(|&(o, n)| o as u64..o as u64 + n as u64)
             .chain(crate::storage::marks::rows_in(deleted, row.first_row, row.row_count).iter().map(|&r| r - row.first_row))
             .collect();
         let rows_per_vector = pg_columnar_codec::MAX_ROWS as u64;

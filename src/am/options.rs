@@ -197,11 +197,13 @@ unsafe fn validated(relid: pg_sys::Oid, key: &str) -> String {
 
 /// A key of the columns `attnums` of `relid`, as stored.
 unsafe fn key_of_attnums(relid: pg_sys::Oid, attnums: &[pg_sys::AttrNumber]) -> String {
-    attnums
-        .iter()
-        .map(|&a| CStr::from_ptr(pg_sys::quote_identifier(pg_sys::get_attname(relid, a, false))).to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(", ")
+    attnums.iter().map(|&a| key_column_name(relid, a)).collect::<Vec<_>>().join(", ")
+}
+
+/// Column `attnum` of `relid` as a key names it: quoted where needed (`"Key=1", "a,b"` is
+/// two columns). `pgcol.sort_order` shows stored keys the same way.
+pub(crate) unsafe fn key_column_name(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> String {
+    CStr::from_ptr(pg_sys::quote_identifier(pg_sys::get_attname(relid, attnum, false))).to_string_lossy().into_owned()
 }
 
 /// The attribute numbers of the stored key's columns that exist (in key order).
