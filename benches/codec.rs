@@ -11,8 +11,8 @@ use pg_columnar_codec::bits::ByteReader;
 use pg_columnar_codec::filter::{select, select_unpacked, Operand, Predicate};
 use pg_columnar_codec::zonemap::Cmp;
 use pg_columnar_codec::{
-    bitpack, decode_vector, encode_vector, fsst, gorilla, unpack_vector, ByteStrings, ColumnContext, SharedDictionary, SymbolTable, Values,
-    ValuesRef, Vector,
+    bitpack, decode_vector, encode_vector, fsst, gorilla, unpack_vector, ByteStrings,
+    ColumnContext, SharedDictionary, SymbolTable, Values, ValuesRef, Vector,
 };
 use std::hint::black_box;
 
@@ -40,12 +40,26 @@ fn drifting_doubles() -> Vec<f64> {
 }
 
 fn urls() -> ByteStrings {
-    (0..N).map(|i| format!("https://example.com/catalog/item/{}/details?lang=en&ref={}", (i * 7919) % 100_003, i % 13)).collect()
+    (0..N)
+        .map(|i| {
+            format!(
+                "https://example.com/catalog/item/{}/details?lang=en&ref={}",
+                (i * 7919) % 100_003,
+                i % 13
+            )
+        })
+        .collect()
 }
 
 fn random_strings() -> ByteStrings {
     let mut r = gen::Rng(3);
-    (0..N).map(|_| (0..8 + r.below(24)).map(|_| b'a' + r.below(26) as u8).collect::<Vec<u8>>()).collect()
+    (0..N)
+        .map(|_| {
+            (0..8 + r.below(24))
+                .map(|_| b'a' + r.below(26) as u8)
+                .collect::<Vec<u8>>()
+        })
+        .collect()
 }
 
 fn bench_bitpack(c: &mut Criterion) {
@@ -63,11 +77,25 @@ fn bench_bitpack(c: &mut Criterion) {
     // the blocks the writer chooses for a metric in a stripe sorted by host: Rice, for one
     // host's walk, and for the end of one host's and the start of the next (a jump between
     // them, an escape)
-    let walk = |seed| -> Vec<i64> { gen::tsbs::generate(N, 1, seed).usage_user.iter().map(|&v| v as i64).collect() };
-    let two_hosts: Vec<i64> = walk(7)[..600].iter().chain(&walk(8)[600..]).copied().collect();
+    let walk = |seed| -> Vec<i64> {
+        gen::tsbs::generate(N, 1, seed)
+            .usage_user
+            .iter()
+            .map(|&v| v as i64)
+            .collect()
+    };
+    let two_hosts: Vec<i64> = walk(7)[..600]
+        .iter()
+        .chain(&walk(8)[600..])
+        .copied()
+        .collect();
     for (name, values) in [("rice_one_host", walk(7)), ("rice_two_hosts", two_hosts)] {
         let plan = bitpack::plan(&values);
-        assert_eq!(plan.mode, bitpack::BlockMode::Rice, "{name} packs as a Rice block");
+        assert_eq!(
+            plan.mode,
+            bitpack::BlockMode::Rice,
+            "{name} packs as a Rice block"
+        );
         blocks.push((name.to_string(), plan, values));
     }
     for (name, plan, values) in blocks {
@@ -86,7 +114,10 @@ fn bench_bitpack(c: &mut Criterion) {
 }
 
 fn bench_gorilla(c: &mut Criterion) {
-    for (name, values) in [("drifting", drifting_doubles()), ("random", random_doubles())] {
+    for (name, values) in [
+        ("drifting", drifting_doubles()),
+        ("random", random_doubles()),
+    ] {
         let lanes: Vec<u64> = values.iter().map(|x| x.to_bits()).collect();
         let mut enc = Vec::new();
         gorilla::encode(&lanes, 64, &mut enc);
@@ -109,15 +140,26 @@ fn bench_gorilla(c: &mut Criterion) {
 
 fn bench_fsst(c: &mut Criterion) {
     let strings = urls();
-    let table: SymbolTable = fsst::decide_and_build(strings.as_ref().iter()).expect("URLs get a table");
-    let v = Vector { rows: N, nulls: None, values: Values::Bytes(strings.clone()) };
+    let table: SymbolTable =
+        fsst::decide_and_build(strings.as_ref().iter()).expect("URLs get a table");
+    let v = Vector {
+        rows: N,
+        nulls: None,
+        values: Values::Bytes(strings.clone()),
+    };
     let mut enc = Vec::new();
-    let ctx = ColumnContext { fsst: Some(&table), dictionary: None, stride: None };
+    let ctx = ColumnContext {
+        fsst: Some(&table),
+        dictionary: None,
+        stride: None,
+    };
     let report = encode_vector(&v.as_ref(), &ctx, &mut enc).unwrap();
     assert_eq!(report.chosen, Some(pg_columnar_codec::Encoding::Fsst));
     let mut g = c.benchmark_group("fsst");
     g.throughput(Throughput::Bytes(strings.data.len() as u64));
-    g.bench_function("decode_urls", |b| b.iter(|| black_box(decode_vector(black_box(&enc), &ctx).unwrap())));
+    g.bench_function("decode_urls", |b| {
+        b.iter(|| black_box(decode_vector(black_box(&enc), &ctx).unwrap()))
+    });
     g.bench_function("encode_urls", |b| {
         let mut out = Vec::new();
         b.iter(|| {
@@ -126,7 +168,9 @@ fn bench_fsst(c: &mut Criterion) {
             black_box(&out);
         })
     });
-    g.bench_function("build_table_urls", |b| b.iter(|| black_box(fsst::decide_and_build(strings.as_ref().iter()))));
+    g.bench_function("build_table_urls", |b| {
+        b.iter(|| black_box(fsst::decide_and_build(strings.as_ref().iter())))
+    });
     g.finish();
 }
 
@@ -137,27 +181,71 @@ fn bench_chooser(c: &mut Criterion) {
     let table = fsst::decide_and_build(strings.as_ref().iter());
     let hosts = SharedDictionary::build(&ValuesRef::Bytes(t.hostname.as_ref()));
     let none = ColumnContext::default();
-    let period = ColumnContext { fsst: None, dictionary: None, stride: Some(100) };
+    let period = ColumnContext {
+        fsst: None,
+        dictionary: None,
+        stride: Some(100),
+    };
     let columns: Vec<(&str, Values, ColumnContext)> = vec![
         ("tsbs_time", Values::Int64(t.time.clone()), none),
-        ("tsbs_usage_user", Values::Float64(t.usage_user.clone()), none),
+        (
+            "tsbs_usage_user",
+            Values::Float64(t.usage_user.clone()),
+            none,
+        ),
         ("tsbs_hostname", Values::Bytes(t.hostname.clone()), none),
-        ("tsbs_hostname_shared", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: None }),
+        (
+            "tsbs_hostname_shared",
+            Values::Bytes(t.hostname.clone()),
+            ColumnContext {
+                fsst: None,
+                dictionary: hosts.as_ref(),
+                stride: None,
+            },
+        ),
         // what the stripe writer gives TSBS columns: the 100-host period, and the shared
         // dictionary for host names
         ("tsbs_time_period", Values::Int64(t.time.clone()), period),
-        ("tsbs_usage_user_period", Values::Float64(t.usage_user.clone()), period),
+        (
+            "tsbs_usage_user_period",
+            Values::Float64(t.usage_user.clone()),
+            period,
+        ),
         // one host's series, as a stripe sorted by host stores it
-        ("tsbs_usage_user_one_host", Values::Float64(gen::tsbs::generate(N, 1, 7).usage_user), none),
-        ("tsbs_hostname_shared_period", Values::Bytes(t.hostname.clone()), ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: Some(100) }),
+        (
+            "tsbs_usage_user_one_host",
+            Values::Float64(gen::tsbs::generate(N, 1, 7).usage_user),
+            none,
+        ),
+        (
+            "tsbs_hostname_shared_period",
+            Values::Bytes(t.hostname.clone()),
+            ColumnContext {
+                fsst: None,
+                dictionary: hosts.as_ref(),
+                stride: Some(100),
+            },
+        ),
         ("random_doubles", Values::Float64(random_doubles()), none),
         ("random_strings", Values::Bytes(random_strings()), none),
-        ("urls_fsst", Values::Bytes(strings.clone()), ColumnContext { fsst: table.as_ref(), dictionary: None, stride: None }),
+        (
+            "urls_fsst",
+            Values::Bytes(strings.clone()),
+            ColumnContext {
+                fsst: table.as_ref(),
+                dictionary: None,
+                stride: None,
+            },
+        ),
     ];
     let mut g = c.benchmark_group("chooser");
     g.throughput(Throughput::Elements(N as u64));
     for (name, values, ctx) in &columns {
-        let v = Vector { rows: N, nulls: None, values: values.clone() };
+        let v = Vector {
+            rows: N,
+            nulls: None,
+            values: values.clone(),
+        };
         let mut enc = Vec::new();
         encode_vector(&v.as_ref(), ctx, &mut enc).unwrap();
         g.bench_function(BenchmarkId::new("encode", name), |b| {
@@ -180,21 +268,47 @@ fn bench_chooser(c: &mut Criterion) {
 fn bench_filter(c: &mut Criterion) {
     let t = tsbs();
     let hosts = SharedDictionary::build(&ValuesRef::Bytes(t.hostname.as_ref()));
-    let period = ColumnContext { fsst: None, dictionary: None, stride: Some(100) };
-    let shared = ColumnContext { fsst: None, dictionary: hosts.as_ref(), stride: Some(100) };
+    let period = ColumnContext {
+        fsst: None,
+        dictionary: None,
+        stride: Some(100),
+    };
+    let shared = ColumnContext {
+        fsst: None,
+        dictionary: hosts.as_ref(),
+        stride: Some(100),
+    };
     let host = |i: usize| Operand::Bytes(t.hostname.as_ref().get(i).to_vec());
     let cases: Vec<(&str, Values, ColumnContext, Predicate)> = vec![
-        ("usage_user_gt_90", Values::Float64(t.usage_user.clone()), period, Predicate::Compare(Cmp::Gt, Operand::Float(90.0))),
-        ("hostname_in_8", Values::Bytes(t.hostname.clone()), shared, Predicate::Any(Cmp::Eq, (0..8).map(host).collect())),
+        (
+            "usage_user_gt_90",
+            Values::Float64(t.usage_user.clone()),
+            period,
+            Predicate::Compare(Cmp::Gt, Operand::Float(90.0)),
+        ),
+        (
+            "hostname_in_8",
+            Values::Bytes(t.hostname.clone()),
+            shared,
+            Predicate::Any(Cmp::Eq, (0..8).map(host).collect()),
+        ),
     ];
     let mut g = c.benchmark_group("filter");
     g.throughput(Throughput::Elements(N as u64));
     for (name, values, ctx, p) in &cases {
-        let v = Vector { rows: N, nulls: None, values: values.clone() };
+        let v = Vector {
+            rows: N,
+            nulls: None,
+            values: values.clone(),
+        };
         let mut enc = Vec::new();
         encode_vector(&v.as_ref(), ctx, &mut enc).unwrap();
         g.bench_function(BenchmarkId::new("unpacked", name), |b| {
-            b.iter(|| black_box(select_unpacked(&unpack_vector(black_box(&enc), ctx).unwrap(), ctx, p).unwrap()))
+            b.iter(|| {
+                black_box(
+                    select_unpacked(&unpack_vector(black_box(&enc), ctx).unwrap(), ctx, p).unwrap(),
+                )
+            })
         });
         g.bench_function(BenchmarkId::new("decoded", name), |b| {
             b.iter(|| black_box(select(&decode_vector(black_box(&enc), ctx).unwrap(), p).unwrap()))
@@ -203,5 +317,12 @@ fn bench_filter(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_bitpack, bench_gorilla, bench_fsst, bench_chooser, bench_filter);
+criterion_group!(
+    benches,
+    bench_bitpack,
+    bench_gorilla,
+    bench_fsst,
+    bench_chooser,
+    bench_filter
+);
 criterion_main!(benches);

@@ -10,20 +10,27 @@ use crate::am::{life, routine};
 
 /// Attribute `i` (0-based) of a tuple descriptor. From 18 the attributes follow an array of
 /// compact attributes.
-pub unsafe fn tuple_desc_attr(desc: pg_sys::TupleDesc, i: usize) -> *const pg_sys::FormData_pg_attribute {
+pub unsafe fn tuple_desc_attr(
+    desc: pg_sys::TupleDesc,
+    i: usize,
+) -> *const pg_sys::FormData_pg_attribute {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
     {
         (*desc).attrs.as_ptr().add(i)
     }
     #[cfg(any(feature = "pg18", feature = "pg19"))]
     {
-        let first = (*desc).compact_attrs.as_ptr().add((*desc).natts as usize) as *const pg_sys::FormData_pg_attribute;
+        let first = (*desc).compact_attrs.as_ptr().add((*desc).natts as usize)
+            as *const pg_sys::FormData_pg_attribute;
         first.add(i)
     }
 }
 
 /// Sets a slot type's `is_current_xact_tuple` (a callback from 17; before, nothing asks).
-pub fn set_is_current_xact_tuple(ops: &mut pg_sys::TupleTableSlotOps, f: unsafe extern "C-unwind" fn(*mut pg_sys::TupleTableSlot) -> bool) {
+pub fn set_is_current_xact_tuple(
+    ops: &mut pg_sys::TupleTableSlotOps,
+    f: unsafe extern "C-unwind" fn(*mut pg_sys::TupleTableSlot) -> bool,
+) {
     #[cfg(any(feature = "pg15", feature = "pg16"))]
     let _ = (ops, f);
     #[cfg(not(any(feature = "pg15", feature = "pg16")))]
@@ -41,20 +48,33 @@ pub fn set_copy_minimal_tuple(ops: &mut pg_sys::TupleTableSlotOps) {
 
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::MinimalTuple {
+unsafe extern "C-unwind" fn copy_minimal_tuple(
+    slot: *mut pg_sys::TupleTableSlot,
+) -> pg_sys::MinimalTuple {
     crate::am::slot::read_all(slot);
-    (pg_sys::TTSOpsVirtual.copy_minimal_tuple.expect("virtual slots copy minimal tuples"))(slot)
+    (pg_sys::TTSOpsVirtual
+        .copy_minimal_tuple
+        .expect("virtual slots copy minimal tuples"))(slot)
 }
 
 #[cfg(any(feature = "pg18", feature = "pg19"))]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot, extra: pg_sys::Size) -> pg_sys::MinimalTuple {
+unsafe extern "C-unwind" fn copy_minimal_tuple(
+    slot: *mut pg_sys::TupleTableSlot,
+    extra: pg_sys::Size,
+) -> pg_sys::MinimalTuple {
     crate::am::slot::read_all(slot);
-    (pg_sys::TTSOpsVirtual.copy_minimal_tuple.expect("virtual slots copy minimal tuples"))(slot, extra)
+    (pg_sys::TTSOpsVirtual
+        .copy_minimal_tuple
+        .expect("virtual slots copy minimal tuples"))(slot, extra)
 }
 
 /// `ConditionalLockTuple` (from 18 it takes whether to log a failure: no).
-pub unsafe fn conditional_lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, mode: pg_sys::LOCKMODE) -> bool {
+pub unsafe fn conditional_lock_tuple(
+    rel: pg_sys::Relation,
+    tid: &mut pg_sys::ItemPointerData,
+    mode: pg_sys::LOCKMODE,
+) -> bool {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
     {
         pg_sys::ConditionalLockTuple(rel, tid, mode)
@@ -95,9 +115,17 @@ pub unsafe fn log_snapshot_conflict(rel: pg_sys::Relation, horizon: u64) {
         is_catalog_rel: bool,
     }
     #[cfg(feature = "pg15")]
-    let (tablespace, database, size) = ((*rel).rd_node.spcNode, (*rel).rd_node.dbNode, std::mem::size_of::<ReusePage>());
+    let (tablespace, database, size) = (
+        (*rel).rd_node.spcNode,
+        (*rel).rd_node.dbNode,
+        std::mem::size_of::<ReusePage>(),
+    );
     #[cfg(not(feature = "pg15"))]
-    let (tablespace, database, size) = ((*rel).rd_locator.spcOid, (*rel).rd_locator.dbOid, std::mem::offset_of!(ReusePage, is_catalog_rel) + 1);
+    let (tablespace, database, size) = (
+        (*rel).rd_locator.spcOid,
+        (*rel).rd_locator.dbOid,
+        std::mem::offset_of!(ReusePage, is_catalog_rel) + 1,
+    );
     let record = ReusePage {
         tablespace,
         database,
@@ -166,7 +194,11 @@ fn locator_number(l: &Locator) -> u32 {
 
 /// Takes a buffer's content lock in share or exclusive mode (the mode is an enum from 19).
 pub unsafe fn lock_buffer(buffer: pg_sys::Buffer, exclusive: bool) {
-    let mode = if exclusive { pg_sys::BUFFER_LOCK_EXCLUSIVE } else { pg_sys::BUFFER_LOCK_SHARE };
+    let mode = if exclusive {
+        pg_sys::BUFFER_LOCK_EXCLUSIVE
+    } else {
+        pg_sys::BUFFER_LOCK_SHARE
+    };
     #[cfg(not(feature = "pg19"))]
     pg_sys::LockBuffer(buffer, mode as i32);
     #[cfg(feature = "pg19")]
@@ -183,7 +215,10 @@ pub unsafe fn unlock_buffer(buffer: pg_sys::Buffer) {
 }
 
 /// Names the relation in a parallel scan's shared state (up to 17 by OID, from 18 by file).
-pub unsafe fn set_parallel_scan_relation(pscan: pg_sys::ParallelTableScanDesc, rel: pg_sys::Relation) {
+pub unsafe fn set_parallel_scan_relation(
+    pscan: pg_sys::ParallelTableScanDesc,
+    rel: pg_sys::Relation,
+) {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
     {
         (*pscan).phs_relid = (*rel).rd_id;
@@ -199,7 +234,10 @@ pub unsafe fn log_init_fork_created(srel: pg_sys::SMgrRelation) {
     #[cfg(feature = "pg15")]
     pg_sys::log_smgrcreate(&(*srel).smgr_rnode.node, pg_sys::ForkNumber::INIT_FORKNUM);
     #[cfg(not(feature = "pg15"))]
-    pg_sys::log_smgrcreate(&(*srel).smgr_rlocator.locator, pg_sys::ForkNumber::INIT_FORKNUM);
+    pg_sys::log_smgrcreate(
+        &(*srel).smgr_rlocator.locator,
+        pg_sys::ForkNumber::INIT_FORKNUM,
+    );
 }
 
 /// Sets pg_class.relpages/reltuples after VACUUM (18 adds the all-frozen page count). The
@@ -270,7 +308,11 @@ unsafe extern "C-unwind" fn relation_info(
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn relation_info(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry) {
+unsafe extern "C-unwind" fn relation_info(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
     if let Some(prev) = PREV_RELATION_INFO {
         prev(root, rel, rte);
     }
@@ -311,7 +353,10 @@ unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags
 /// Sets `prefetch_maximum` to 0 in every bitmap heap scan of a pg_columnar table in the tree
 /// (subplans included). The prefetch iterator is made at the scan's first row, after this.
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-unsafe extern "C-unwind" fn no_bitmap_prefetch(ps: *mut pg_sys::PlanState, context: *mut std::ffi::c_void) -> bool {
+unsafe extern "C-unwind" fn no_bitmap_prefetch(
+    ps: *mut pg_sys::PlanState,
+    context: *mut std::ffi::c_void,
+) -> bool {
     if (*ps).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
         let node = ps as *mut pg_sys::BitmapHeapScanState;
         if routine::is_columnar((*node).ss.ss_currentRelation) {
@@ -361,7 +406,12 @@ unsafe extern "C-unwind" fn set_new_file(
     // no transaction ids are stored in the table: nothing to freeze, ever
     *freeze_xid = pg_sys::InvalidTransactionId;
     *minmulti = INVALID_MULTIXACT_ID;
-    life::new_storage(rel, locator_number(&*newlocator), || pg_sys::RelationCreateStorage(*newlocator, persistence, true), persistence);
+    life::new_storage(
+        rel,
+        locator_number(&*newlocator),
+        || pg_sys::RelationCreateStorage(*newlocator, persistence, true),
+        persistence,
+    );
 }
 
 /// ALTER TABLE ... SET TABLESPACE: copies the files block by block, as heap does.
@@ -384,12 +434,17 @@ unsafe extern "C-unwind" fn copy_data(rel: pg_sys::Relation, newlocator: *const 
 
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn index_fetch_begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
+unsafe extern "C-unwind" fn index_fetch_begin(
+    rel: pg_sys::Relation,
+) -> *mut pg_sys::IndexFetchTableData {
     routine::index_fetch_begin(rel)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn index_fetch_begin(rel: pg_sys::Relation, flags: u32) -> *mut pg_sys::IndexFetchTableData {
+unsafe extern "C-unwind" fn index_fetch_begin(
+    rel: pg_sys::Relation,
+    flags: u32,
+) -> *mut pg_sys::IndexFetchTableData {
     let data = routine::index_fetch_begin(rel);
     (*data).flags = flags;
     data
@@ -555,20 +610,40 @@ pub unsafe fn tuplesort_next_datum(sort: *mut pg_sys::Tuplesortstate) -> Option<
     let mut value = pg_sys::Datum::from(0);
     let mut isnull = false;
     #[cfg(feature = "pg15")]
-    let found = pg_sys::tuplesort_getdatum(sort, true, &mut value, &mut isnull, std::ptr::null_mut());
+    let found =
+        pg_sys::tuplesort_getdatum(sort, true, &mut value, &mut isnull, std::ptr::null_mut());
     #[cfg(not(feature = "pg15"))]
-    let found = pg_sys::tuplesort_getdatum(sort, true, false, &mut value, &mut isnull, std::ptr::null_mut());
+    let found = pg_sys::tuplesort_getdatum(
+        sort,
+        true,
+        false,
+        &mut value,
+        &mut isnull,
+        std::ptr::null_mut(),
+    );
     (found && !isnull).then_some(value)
 }
 
 /// `index_beginscan` without scan keys (given at `index_rescan`) or instrumentation.
-pub unsafe fn index_beginscan(heap: pg_sys::Relation, index: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::IndexScanDesc {
+pub unsafe fn index_beginscan(
+    heap: pg_sys::Relation,
+    index: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+) -> pg_sys::IndexScanDesc {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
     return pg_sys::index_beginscan(heap, index, snapshot, 0, 0);
     #[cfg(feature = "pg18")]
     return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 0, 0);
     #[cfg(feature = "pg19")]
-    return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 0, 0, pg_sys::ScanOptions::SO_NONE);
+    return pg_sys::index_beginscan(
+        heap,
+        index,
+        snapshot,
+        std::ptr::null_mut(),
+        0,
+        0,
+        pg_sys::ScanOptions::SO_NONE,
+    );
 }
 
 #[cfg(not(feature = "pg19"))]
@@ -585,7 +660,18 @@ unsafe extern "C-unwind" fn copy_for_cluster(
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
-    copy_for_cluster_common(old, new, old_index, use_sort, oldest_xmin, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
+    copy_for_cluster_common(
+        old,
+        new,
+        old_index,
+        use_sort,
+        oldest_xmin,
+        xid_cutoff,
+        multi_cutoff,
+        num_tuples,
+        tups_vacuumed,
+        tups_recently_dead,
+    )
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
@@ -602,7 +688,18 @@ unsafe extern "C-unwind" fn copy_for_cluster(
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
-    copy_for_cluster_common(old, new, old_index, use_sort, oldest_xmin, xid_cutoff, multi_cutoff, num_tuples, tups_vacuumed, tups_recently_dead)
+    copy_for_cluster_common(
+        old,
+        new,
+        old_index,
+        use_sort,
+        oldest_xmin,
+        xid_cutoff,
+        multi_cutoff,
+        num_tuples,
+        tups_vacuumed,
+        tups_recently_dead,
+    )
 }
 
 #[cfg(not(feature = "pg19"))]
@@ -611,7 +708,11 @@ type VacuumParamsPtr = *mut pg_sys::VacuumParams;
 type VacuumParamsPtr = *const pg_sys::VacuumParams;
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, params: VacuumParamsPtr, strategy: pg_sys::BufferAccessStrategy) {
+unsafe extern "C-unwind" fn vacuum(
+    rel: pg_sys::Relation,
+    params: VacuumParamsPtr,
+    strategy: pg_sys::BufferAccessStrategy,
+) {
     use pg_sys::VacOptValue::VACOPTVALUE_DISABLED;
     let options = super::am::vacuum::Options {
         index_cleanup: (*params).index_cleanup != VACOPTVALUE_DISABLED,
@@ -622,7 +723,10 @@ unsafe extern "C-unwind" fn vacuum(rel: pg_sys::Relation, params: VacuumParamsPt
 
 /// Whether `xid` is older than every snapshot that may still be taken into account (19 asks
 /// whether the horizon may be computed again to tell; it may).
-pub unsafe fn xid_removable(vistest: *mut pg_sys::GlobalVisState, xid: pg_sys::TransactionId) -> bool {
+pub unsafe fn xid_removable(
+    vistest: *mut pg_sys::GlobalVisState,
+    xid: pg_sys::TransactionId,
+) -> bool {
     #[cfg(not(feature = "pg19"))]
     return pg_sys::GlobalVisTestIsRemovableXid(vistest, xid);
     #[cfg(feature = "pg19")]
@@ -639,7 +743,12 @@ pub unsafe fn count_update(rel: pg_sys::Relation) {
 }
 
 /// What an index's bulk deletion and cleanup are told (16 adds the table).
-pub unsafe fn index_vacuum_info(index: pg_sys::Relation, table: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy, rows: f64) -> pg_sys::IndexVacuumInfo {
+pub unsafe fn index_vacuum_info(
+    index: pg_sys::Relation,
+    table: pg_sys::Relation,
+    strategy: pg_sys::BufferAccessStrategy,
+    rows: f64,
+) -> pg_sys::IndexVacuumInfo {
     let mut info: pg_sys::IndexVacuumInfo = std::mem::zeroed();
     info.index = index;
     #[cfg(not(feature = "pg15"))]
@@ -671,7 +780,9 @@ pub unsafe fn leave_lazy_vacuum_mode() {
     let proc_array_lock = std::ptr::addr_of_mut!((*pg_sys::MainLWLockArray.add(4)).lock);
     pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
     (*proc).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
-    *(*pg_sys::ProcGlobal).statusFlags.add((*proc).pgxactoff as usize) = (*proc).statusFlags;
+    *(*pg_sys::ProcGlobal)
+        .statusFlags
+        .add((*proc).pgxactoff as usize) = (*proc).statusFlags;
     pg_sys::LWLockRelease(proc_array_lock);
 }
 
@@ -688,7 +799,10 @@ unsafe extern "C-unwind" fn analyze_next_block(
 /// From 17 ANALYZE hands a read stream of the sampled blocks; the block number is all we use.
 #[cfg(not(any(feature = "pg15", feature = "pg16")))]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn analyze_next_block(scan: pg_sys::TableScanDesc, stream: *mut pg_sys::ReadStream) -> bool {
+unsafe extern "C-unwind" fn analyze_next_block(
+    scan: pg_sys::TableScanDesc,
+    stream: *mut pg_sys::ReadStream,
+) -> bool {
     let buffer = pg_sys::read_stream_next_buffer(stream, std::ptr::null_mut());
     if buffer == pg_sys::InvalidBuffer as pg_sys::Buffer {
         return false;
@@ -725,7 +839,10 @@ unsafe extern "C-unwind" fn analyze_next_tuple(
 /// rows.
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn bitmap_next_block(scan: pg_sys::TableScanDesc, tbmres: *mut pg_sys::TBMIterateResult) -> bool {
+unsafe extern "C-unwind" fn bitmap_next_block(
+    scan: pg_sys::TableScanDesc,
+    tbmres: *mut pg_sys::TBMIterateResult,
+) -> bool {
     let st = crate::am::scan::state(scan);
     if (*tbmres).ntuples >= 0 {
         let offsets = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
@@ -772,7 +889,11 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
             *exact_pages += 1;
             *recheck = tbmres.recheck;
             let mut offsets = [0 as pg_sys::OffsetNumber; crate::am::tid::ROWS_PER_BLOCK as usize];
-            let n = pg_sys::tbm_extract_page_tuple(&mut tbmres, offsets.as_mut_ptr(), offsets.len() as u32);
+            let n = pg_sys::tbm_extract_page_tuple(
+                &mut tbmres,
+                offsets.as_mut_ptr(),
+                offsets.len() as u32,
+            );
             st.bitmap_block(tbmres.blockno, Some(&offsets[..n.max(0) as usize]));
         }
     }
@@ -781,7 +902,10 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
 /// The slot type of a custom scan's scan tuple: from 16 the node says which slot operations
 /// `ExecInitCustomScan` should use; 15 always makes a plain virtual slot, which
 /// [`replace_custom_scan_slot`] then replaces.
-pub unsafe fn set_custom_scan_slot_ops(css: &mut pg_sys::CustomScanState, ops: *const pg_sys::TupleTableSlotOps) {
+pub unsafe fn set_custom_scan_slot_ops(
+    css: &mut pg_sys::CustomScanState,
+    ops: *const pg_sys::TupleTableSlotOps,
+) {
     #[cfg(feature = "pg15")]
     let _ = (css, ops);
     #[cfg(not(feature = "pg15"))]
@@ -793,11 +917,16 @@ pub unsafe fn set_custom_scan_slot_ops(css: &mut pg_sys::CustomScanState, ops: *
 /// 15 only (see [`set_custom_scan_slot_ops`]): gives a custom scan a scan slot with `ops`,
 /// from `BeginCustomScan`. The node's expressions were compiled for a virtual slot, which
 /// ours is (with system columns added).
-pub unsafe fn replace_custom_scan_slot(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, ops: *const pg_sys::TupleTableSlotOps) {
+pub unsafe fn replace_custom_scan_slot(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    ops: *const pg_sys::TupleTableSlotOps,
+) {
     #[cfg(feature = "pg15")]
     {
         let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
-        (*node).ss.ss_ScanTupleSlot = pg_sys::ExecAllocTableSlot(&mut (*estate).es_tupleTable, desc, ops);
+        (*node).ss.ss_ScanTupleSlot =
+            pg_sys::ExecAllocTableSlot(&mut (*estate).es_tupleTable, desc, ops);
     }
     #[cfg(not(feature = "pg15"))]
     let _ = (node, estate, ops);

@@ -43,8 +43,13 @@ pub unsafe fn install() {
 /// output command is read first.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn executor_end(query: *mut pg_sys::QueryDesc) {
-    let plain_select = (*query).operation == pg_sys::CmdType::CMD_SELECT && !(*(*query).plannedstmt).hasModifyingCTE;
-    let output_cid = if (*query).estate.is_null() { 0 } else { (*(*query).estate).es_output_cid };
+    let plain_select = (*query).operation == pg_sys::CmdType::CMD_SELECT
+        && !(*(*query).plannedstmt).hasModifyingCTE;
+    let output_cid = if (*query).estate.is_null() {
+        0
+    } else {
+        (*(*query).estate).es_output_cid
+    };
     match PREV_EXECUTOR_END {
         Some(prev) => prev(query),
         None => pg_sys::standard_ExecutorEnd(query),
@@ -67,9 +72,17 @@ unsafe extern "C-unwind" fn process_utility(
     qc: *mut pg_sys::QueryCompletion,
 ) {
     crate::am::ddl::check_utility(pstmt);
-    let first_cid = if pg_sys::IsTransactionState() { pg_sys::GetCurrentCommandId(false) } else { 0 };
+    let first_cid = if pg_sys::IsTransactionState() {
+        pg_sys::GetCurrentCommandId(false)
+    } else {
+        0
+    };
     // our table options, which PostgreSQL would refuse, are taken out of the statement
-    let (options, run) = if pg_sys::IsTransactionState() { options::before(pstmt, read_only_tree) } else { (None, pstmt) };
+    let (options, run) = if pg_sys::IsTransactionState() {
+        options::before(pstmt, read_only_tree)
+    } else {
+        (None, pstmt)
+    };
     // (a copy is the hook's own to run)
     let read_only_tree = read_only_tree && run == pstmt;
     let pstmt = run;
@@ -77,7 +90,16 @@ unsafe extern "C-unwind" fn process_utility(
         let _active = options::HookActive::enter();
         match PREV_PROCESS_UTILITY {
             Some(prev) => prev(pstmt, query, read_only_tree, context, params, env, dest, qc),
-            None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
+            None => pg_sys::standard_ProcessUtility(
+                pstmt,
+                query,
+                read_only_tree,
+                context,
+                params,
+                env,
+                dest,
+                qc,
+            ),
         }
     }
     if let Some(p) = options {
@@ -101,7 +123,10 @@ unsafe extern "C-unwind" fn object_access(
     if let Some(prev) = PREV_OBJECT_ACCESS {
         prev(access, class_id, object_id, sub_id, arg);
     }
-    if access == pg_sys::ObjectAccessType::OAT_DROP && class_id == pg_sys::RelationRelationId && sub_id == 0 {
+    if access == pg_sys::ObjectAccessType::OAT_DROP
+        && class_id == pg_sys::RelationRelationId
+        && sub_id == 0
+    {
         life::on_drop(object_id);
     }
 }
@@ -119,7 +144,11 @@ unsafe extern "C-unwind" fn object_access(
 /// `plan_create_index_workers` builds for CREATE INDEX; there a number set here is taken as
 /// is, past the `maintenance_work_mem` cap PostgreSQL applies to the number it computes
 /// itself, so the same cap (32 MB per process) is applied here.
-pub unsafe fn plan_parallel_workers(relid: pg_sys::Oid, rel: *mut pg_sys::RelOptInfo, inherited: bool) {
+pub unsafe fn plan_parallel_workers(
+    relid: pg_sys::Oid,
+    rel: *mut pg_sys::RelOptInfo,
+    inherited: bool,
+) {
     if (*rel).rel_parallel_workers != -1 {
         return;
     }
@@ -128,7 +157,11 @@ pub unsafe fn plan_parallel_workers(relid: pg_sys::Oid, rel: *mut pg_sys::RelOpt
         return;
     }
     if crate::am::routine::is_columnar(relation) {
-        let tuples = if inherited { life::estimate_size(relation).1 } else { (*rel).tuples };
+        let tuples = if inherited {
+            life::estimate_size(relation).1
+        } else {
+            (*rel).tuples
+        };
         let stripe_rows = crate::am::write::STRIPE_ROW_LIMIT.get().max(1) as f64;
         let stripes = (tuples / stripe_rows).ceil();
         let mut workers = (stripes - 1.0).clamp(0.0, 64.0) as i32;

@@ -22,7 +22,11 @@ mod pgcol {
     /// backend's buffered rows, and returns the stripes the current snapshot sees.
     fn open(rel: &PgRelation) -> Vec<StripeRow> {
         unsafe {
-            let acl = pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode);
+            let acl = pg_sys::pg_class_aclcheck(
+                rel.oid(),
+                pg_sys::GetUserId(),
+                pg_sys::ACL_SELECT as pg_sys::AclMode,
+            );
             if acl != pg_sys::AclResult::ACLCHECK_OK {
                 ereport!(
                     ERROR,
@@ -32,7 +36,9 @@ mod pgcol {
             }
             // what is stored describes every row: where a row-level security policy hides some
             // of them from the caller, nothing is shown
-            if pg_sys::check_enable_rls(rel.oid(), pg_sys::InvalidOid, false) == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32 {
+            if pg_sys::check_enable_rls(rel.oid(), pg_sys::InvalidOid, false)
+                == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+            {
                 ereport!(
                     ERROR,
                     PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
@@ -56,7 +62,11 @@ mod pgcol {
     /// without stripes).
     fn deleted_rows(rel: &PgRelation, stripes: &[StripeRow]) -> Vec<u64> {
         match crate::storage::meta::read(rel.as_ptr()) {
-            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(m.storage_id, scan::current_snapshot(), std::ptr::null_mut()),
+            Some(m) if !stripes.is_empty() => crate::storage::marks::deleted_rows(
+                m.storage_id,
+                scan::current_snapshot(),
+                std::ptr::null_mut(),
+            ),
             _ => Vec::new(),
         }
     }
@@ -156,14 +166,30 @@ mod pgcol {
                 }
                 // the column's shared FSST table and dictionary count as stored bytes
                 let col = &stripe.dir.columns[c];
-                stats[c][4] += (col.fsst.map_or(0, |e| e.length) + col.dictionary.map_or(0, |e| e.length)) as i64;
+                stats[c][4] += (col.fsst.map_or(0, |e| e.length)
+                    + col.dictionary.map_or(0, |e| e.length)) as i64;
             }
         }
         let rows: Vec<_> = stats
             .into_iter()
             .enumerate()
             .filter(|(c, _)| types[*c] != ColumnType::Dropped)
-            .map(|(c, s)| ((c + 1) as i32, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10]))
+            .map(|(c, s)| {
+                (
+                    (c + 1) as i32,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                    s[10],
+                )
+            })
             .collect();
         TableIterator::new(rows)
     }
@@ -195,7 +221,9 @@ mod pgcol {
     /// problem. Returns what it checked.
     #[pg_extern(strict, stable)]
     #[search_path(pg_catalog, pg_temp)]
-    fn verify(rel: PgRelation) -> TableIterator<'static, (name!(stripes, i64), name!(vectors, i64), name!(rows, i64))> {
+    fn verify(
+        rel: PgRelation,
+    ) -> TableIterator<'static, (name!(stripes, i64), name!(vectors, i64), name!(rows, i64))> {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
         let types = column_types(unsafe { (*raw).rd_att });
@@ -206,10 +234,19 @@ mod pgcol {
         let mut blocks: Vec<(u32, u32)> = Vec::new();
         for row in &stripes {
             if row.first_row < last_row_end {
-                crate::storage::corrupt(raw, format!("stripe at row {} overlaps the previous stripe's rows", row.first_row));
+                crate::storage::corrupt(
+                    raw,
+                    format!(
+                        "stripe at row {} overlaps the previous stripe's rows",
+                        row.first_row
+                    ),
+                );
             }
             last_row_end = row.first_row + row.row_count;
-            blocks.push((row.first_block, row.first_block + pages::pages_for(row.byte_length as usize)));
+            blocks.push((
+                row.first_block,
+                row.first_block + pages::pages_for(row.byte_length as usize),
+            ));
             let mut stripe = LoadedStripe::load(&mut pages, row.clone());
             for (c, ty) in types.iter().enumerate().take(stripe.dir.columns.len()) {
                 for v in 0..stripe.vector_count() {
@@ -227,7 +264,13 @@ mod pgcol {
         }
         for w in blocks.windows(2) {
             if w[0].1 > w[1].0 {
-                crate::storage::corrupt(raw, format!("stripes share pages (blocks {}..{} and {}..{})", w[0].0, w[0].1, w[1].0, w[1].1));
+                crate::storage::corrupt(
+                    raw,
+                    format!(
+                        "stripes share pages (blocks {}..{} and {}..{})",
+                        w[0].0, w[0].1, w[1].0, w[1].1
+                    ),
+                );
             }
         }
         TableIterator::once((stripes.len() as i64, vectors, rows))
@@ -287,7 +330,8 @@ mod pgcol {
     > {
         let (stripes, bytes, hits, misses) = crate::am::read::kept_stats();
         let reused = crate::am::fetch::refetched_from_index_fetch();
-        let (dictionaries, dictionary_hits, dictionary_misses) = crate::am::read::kept_dictionary_stats();
+        let (dictionaries, dictionary_hits, dictionary_misses) =
+            crate::am::read::kept_dictionary_stats();
         let (alone, whole) = crate::am::scan::row_at_a_time_decodes();
         let (deferred, deferred_read) = crate::am::slot::deferred_stats();
         let (mark_probes, mark_windows) = crate::am::fetch::mark_reads();
@@ -322,7 +366,14 @@ mod pgcol {
     /// table changes). Shows no table's contents.
     #[pg_extern(volatile)]
     #[search_path(pg_catalog, pg_temp)]
-    fn kept_catalog_reads() -> TableIterator<'static, (name!(kept, i64), name!(catalog_scans, i64), name!(reuses, i64))> {
+    fn kept_catalog_reads() -> TableIterator<
+        'static,
+        (
+            name!(kept, i64),
+            name!(catalog_scans, i64),
+            name!(reuses, i64),
+        ),
+    > {
         let (kept, scans, reuses) = crate::storage::catalog::read_stats();
         TableIterator::once((kept as i64, scans as i64, reuses as i64))
     }
@@ -372,12 +423,25 @@ mod pgcol {
     /// without row positions: NULL key).
     #[pg_extern(strict, stable)]
     #[search_path(pg_catalog, pg_temp)]
-    fn sort_order(rel: PgRelation) -> TableIterator<'static, (name!(first_row, i64), name!(sort_key, Option<String>), name!(rows_moved, i64))> {
+    fn sort_order(
+        rel: PgRelation,
+    ) -> TableIterator<
+        'static,
+        (
+            name!(first_row, i64),
+            name!(sort_key, Option<String>),
+            name!(rows_moved, i64),
+        ),
+    > {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
         // SAFETY: every attnum up to the descriptor's length is one of the table's columns
         // (a dropped one keeps its placeholder name).
-        let names: Vec<String> = (1..=rel.tuple_desc().len()).map(|a| unsafe { crate::am::options::key_column_name(rel.oid(), a as pg_sys::AttrNumber) }).collect();
+        let names: Vec<String> = (1..=rel.tuple_desc().len())
+            .map(|a| unsafe {
+                crate::am::options::key_column_name(rel.oid(), a as pg_sys::AttrNumber)
+            })
+            .collect();
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();
         let out: Vec<_> = stripes
@@ -385,9 +449,24 @@ mod pgcol {
             .map(|row| {
                 let mut stripe = LoadedStripe::load(&mut pages, row.clone());
                 let key = stripe.dir.row_positions.as_ref().map(|p| {
-                    p.key.iter().map(|&c| names.get(c).cloned().unwrap_or_else(|| format!("column {}", c + 1))).collect::<Vec<_>>().join(", ")
+                    p.key
+                        .iter()
+                        .map(|&c| {
+                            names
+                                .get(c)
+                                .cloned()
+                                .unwrap_or_else(|| format!("column {}", c + 1))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 });
-                let moved = stripe.row_order(&mut pages, &mut buf).map_or(0, |o| o.positions().iter().enumerate().filter(|&(i, &p)| i as u32 != p).count());
+                let moved = stripe.row_order(&mut pages, &mut buf).map_or(0, |o| {
+                    o.positions()
+                        .iter()
+                        .enumerate()
+                        .filter(|&(i, &p)| i as u32 != p)
+                        .count()
+                });
                 (row.first_row as i64, key, moved as i64)
             })
             .collect();
@@ -435,9 +514,17 @@ mod pgcol {
                     let (min, max, truncated) = match &e.zone {
                         _ if hidden.get(v).copied().unwrap_or(true) => (None, None, false),
                         StoredZone::Empty => (None, None, false),
-                        StoredZone::Int { min, max } => (Some(min.to_string()), Some(max.to_string()), false),
-                        StoredZone::Float { min, max } => (Some(min.to_string()), Some(max.to_string()), false),
-                        StoredZone::Bytes { min, max, max_truncated } => (Some(hex(min)), Some(hex(max)), *max_truncated),
+                        StoredZone::Int { min, max } => {
+                            (Some(min.to_string()), Some(max.to_string()), false)
+                        }
+                        StoredZone::Float { min, max } => {
+                            (Some(min.to_string()), Some(max.to_string()), false)
+                        }
+                        StoredZone::Bytes {
+                            min,
+                            max,
+                            max_truncated,
+                        } => (Some(hex(min)), Some(hex(max)), *max_truncated),
                     };
                     out.push((
                         row.first_row as i64,
@@ -461,13 +548,22 @@ mod pgcol {
     /// (deleted, or removed by VACUUM: the image keeps its values). Its zone map was computed
     /// over that row's values too, so [`vectors`] must not show it (heap offers no SQL path to
     /// a deleted row's values either).
-    fn vectors_with_hidden_rows(stripe: &mut LoadedStripe, pages: &mut PageReader, buf: &mut Vec<u8>, deleted: &[u64]) -> Vec<bool> {
+    fn vectors_with_hidden_rows(
+        stripe: &mut LoadedStripe,
+        pages: &mut PageReader,
+        buf: &mut Vec<u8>,
+        deleted: &[u64],
+    ) -> Vec<bool> {
         let row = &stripe.row;
         let hidden_offsets: Vec<u64> = row
             .absent
             .iter()
             .flat_map(|&(o, n)| o as u64..o as u64 + n as u64)
-            .chain(crate::storage::marks::rows_in(deleted, row.first_row, row.row_count).iter().map(|&r| r - row.first_row))
+            .chain(
+                crate::storage::marks::rows_in(deleted, row.first_row, row.row_count)
+                    .iter()
+                    .map(|&r| r - row.first_row),
+            )
             .collect();
         let rows_per_vector = pg_columnar_codec::MAX_ROWS as u64;
         let mut hidden = vec![false; row.row_count.div_ceil(rows_per_vector) as usize];
@@ -526,11 +622,15 @@ mod pgcol {
             let mut columns: Vec<(Vec<u8>, bool, Values)> = Vec::new();
             for c in 0..stripe.dir.columns.len() {
                 let ty = types.get(c).copied().unwrap_or(ColumnType::Dropped);
-                let (mut nulls, mut any_null, mut values): (Vec<u8>, bool, Option<Values>) = (Vec::new(), false, None);
+                let (mut nulls, mut any_null, mut values): (Vec<u8>, bool, Option<Values>) =
+                    (Vec::new(), false, None);
                 for v in 0..stripe.vector_count() {
                     let vector = stripe.decode(&mut pages, c, v, ty, &mut buf);
                     let rows = vector.rows;
-                    let mut bits = vector.nulls.clone().unwrap_or_else(|| vec![0; rows.div_ceil(8)]);
+                    let mut bits = vector
+                        .nulls
+                        .clone()
+                        .unwrap_or_else(|| vec![0; rows.div_ceil(8)]);
                     any_null |= vector.nulls.is_some();
                     bits.truncate(rows.div_ceil(8));
                     nulls.extend_from_slice(&bits);
@@ -544,22 +644,47 @@ mod pgcol {
             }
             let mut inputs: Vec<ColumnInput> = columns
                 .iter()
-                .map(|(n, any, v)| ColumnInput { nulls: any.then_some(&n[..]), values: v.as_ref() })
+                .map(|(n, any, v)| ColumnInput {
+                    nulls: any.then_some(&n[..]),
+                    values: v.as_ref(),
+                })
                 .collect();
             // a sorted stripe is encoded again from its rows in insert order, with its key
-            let key = stripe.dir.row_positions.as_ref().map_or(Vec::new(), |p| p.key.clone());
+            let key = stripe
+                .dir
+                .row_positions
+                .as_ref()
+                .map_or(Vec::new(), |p| p.key.clone());
             let rows = row.row_count as usize;
-            let unsorted: Vec<(Option<Vec<u8>>, Values)> = match stripe.row_order(&mut pages, &mut buf) {
-                Some(order) => inputs.iter().map(|c| pg_columnar_codec::sort::permute(c, order.positions(), rows)).collect(),
-                None => Vec::new(),
-            };
+            let unsorted: Vec<(Option<Vec<u8>>, Values)> =
+                match stripe.row_order(&mut pages, &mut buf) {
+                    Some(order) => inputs
+                        .iter()
+                        .map(|c| pg_columnar_codec::sort::permute(c, order.positions(), rows))
+                        .collect(),
+                    None => Vec::new(),
+                };
             if !unsorted.is_empty() {
-                inputs = unsorted.iter().map(|(n, v)| ColumnInput { nulls: n.as_deref(), values: v.as_ref() }).collect();
+                inputs = unsorted
+                    .iter()
+                    .map(|(n, v)| ColumnInput {
+                        nulls: n.as_deref(),
+                        values: v.as_ref(),
+                    })
+                    .collect();
             }
             let mut image = Vec::new();
-            let options = stripe::WriteOptions { sort_key: key, ..Default::default() };
+            let options = stripe::WriteOptions {
+                sort_key: key,
+                ..Default::default()
+            };
             let reports = stripe::write_stripe_with(&inputs, rows, &options, &mut image)
-                .unwrap_or_else(|e| crate::storage::corrupt(raw, format!("stripe at row {} does not encode again: {e}", row.first_row)));
+                .unwrap_or_else(|e| {
+                    crate::storage::corrupt(
+                        raw,
+                        format!("stripe at row {} does not encode again: {e}", row.first_row),
+                    )
+                });
             pages.read(row.first_block, 0, row.byte_length as usize, &mut buf);
             let identical = image == buf;
             for (c, report) in reports.iter().enumerate() {
@@ -584,7 +709,8 @@ mod pgcol {
                             FsstDecision::Tried => "tried",
                         }
                         .to_string(),
-                        r.shared_dictionary && r.chosen == Some(pg_columnar_codec::Encoding::Dictionary),
+                        r.shared_dictionary
+                            && r.chosen == Some(pg_columnar_codec::Encoding::Dictionary),
                         r.stride_block,
                         report.period.map(i32::from),
                         sized.join(","),
@@ -597,22 +723,46 @@ mod pgcol {
     }
 
     /// `a` followed by `b` (vectors of one column have one kind).
-    fn append(a: pg_columnar_codec::Values, b: pg_columnar_codec::Values) -> pg_columnar_codec::Values {
+    fn append(
+        a: pg_columnar_codec::Values,
+        b: pg_columnar_codec::Values,
+    ) -> pg_columnar_codec::Values {
         use pg_columnar_codec::Values::*;
         match (a, b) {
-            (Int8(mut x), Int8(y)) => { x.extend(y); Int8(x) }
-            (Int16(mut x), Int16(y)) => { x.extend(y); Int16(x) }
-            (Int32(mut x), Int32(y)) => { x.extend(y); Int32(x) }
-            (Int64(mut x), Int64(y)) => { x.extend(y); Int64(x) }
-            (Float32(mut x), Float32(y)) => { x.extend(y); Float32(x) }
-            (Float64(mut x), Float64(y)) => { x.extend(y); Float64(x) }
+            (Int8(mut x), Int8(y)) => {
+                x.extend(y);
+                Int8(x)
+            }
+            (Int16(mut x), Int16(y)) => {
+                x.extend(y);
+                Int16(x)
+            }
+            (Int32(mut x), Int32(y)) => {
+                x.extend(y);
+                Int32(x)
+            }
+            (Int64(mut x), Int64(y)) => {
+                x.extend(y);
+                Int64(x)
+            }
+            (Float32(mut x), Float32(y)) => {
+                x.extend(y);
+                Float32(x)
+            }
+            (Float64(mut x), Float64(y)) => {
+                x.extend(y);
+                Float64(x)
+            }
             (Bytes(mut x), Bytes(y)) => {
                 for s in y.as_ref().iter() {
                     x.push(s);
                 }
                 Bytes(x)
             }
-            (Fixed { width, data: mut x }, Fixed { data: y, .. }) => { x.extend(y); Fixed { width, data: x } }
+            (Fixed { width, data: mut x }, Fixed { data: y, .. }) => {
+                x.extend(y);
+                Fixed { width, data: x }
+            }
             // an all-NULL vector decodes with no values of the column's kind
             (x, y) if y.is_empty() => x,
             (x, y) if x.is_empty() => y,

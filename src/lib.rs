@@ -89,7 +89,11 @@ mod pgcol {
             env!("CARGO_PKG_VERSION"),
             pg_sys::PG_MAJORVERSION_NUM,
             pg_columnar_codec::FORMAT_VERSION,
-            if cfg!(debug_assertions) { "debug" } else { "release" }
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
         )
     }
 
@@ -100,7 +104,9 @@ mod pgcol {
         STRICT LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
     ")]
     fn handler(_fcinfo: pg_sys::FunctionCallInfo) -> pgrx::datum::Internal {
-        pgrx::datum::Internal::from(Some(pg_sys::Datum::from(crate::am::routine::routine() as *mut pg_sys::TableAmRoutine)))
+        pgrx::datum::Internal::from(Some(pg_sys::Datum::from(
+            crate::am::routine::routine() as *mut pg_sys::TableAmRoutine
+        )))
     }
 
     /// The event trigger that stores `pg_columnar.sort_key` for a CREATE TABLE or ALTER TABLE
@@ -212,5 +218,10 @@ CREATE EVENT TRIGGER pgcol_check_publications ON ddl_command_end
     EXECUTE FUNCTION pgcol.check_publications();
 "#,
     name = "access_method",
-    requires = [pgcol::handler, pgcol::version, pgcol::table_options, pgcol::check_publications]
+    requires = [
+        pgcol::handler,
+        pgcol::version,
+        pgcol::table_options,
+        pgcol::check_publications
+    ]
 );

@@ -4,14 +4,16 @@
 //! DIR/<target>/<name> for decode_vector, roundtrip, stripe_directory and symbol_table
 //! (codec/fuzz/run calls it). Deterministic: the same files every time.
 
-#[path = "../tests/gen/mod.rs"]
-mod gen;
 #[path = "../fuzz/fuzz_targets/context.rs"]
 mod context;
+#[path = "../tests/gen/mod.rs"]
+mod gen;
 
 use gen::{generate, Nulls, Spec, KINDS};
 use pg_columnar_codec::stripe::{write_stripe, ColumnInput};
-use pg_columnar_codec::{encode_vector, ColumnContext, SharedDictionary, Values, ValuesRef, Vector};
+use pg_columnar_codec::{
+    encode_vector, ColumnContext, SharedDictionary, Values, ValuesRef, Vector,
+};
 use std::path::Path;
 
 fn write(dir: &Path, target: &str, name: &str, bytes: &[u8]) {
@@ -25,12 +27,30 @@ fn roundtrip_input(v: &Values, null_every: u8) -> Vec<u8> {
     let mut out = Vec::new();
     let mut body = Vec::new();
     let kind = match v {
-        Values::Int8(x) => { body.extend(x.iter().map(|&b| b as u8)); 0 }
-        Values::Int16(x) => { x.iter().for_each(|v| body.extend(v.to_le_bytes())); 1 }
-        Values::Int32(x) => { x.iter().for_each(|v| body.extend(v.to_le_bytes())); 2 }
-        Values::Int64(x) => { x.iter().for_each(|v| body.extend(v.to_le_bytes())); 3 }
-        Values::Float32(x) => { x.iter().for_each(|v| body.extend(v.to_le_bytes())); 4 }
-        Values::Float64(x) => { x.iter().for_each(|v| body.extend(v.to_le_bytes())); 5 }
+        Values::Int8(x) => {
+            body.extend(x.iter().map(|&b| b as u8));
+            0
+        }
+        Values::Int16(x) => {
+            x.iter().for_each(|v| body.extend(v.to_le_bytes()));
+            1
+        }
+        Values::Int32(x) => {
+            x.iter().for_each(|v| body.extend(v.to_le_bytes()));
+            2
+        }
+        Values::Int64(x) => {
+            x.iter().for_each(|v| body.extend(v.to_le_bytes()));
+            3
+        }
+        Values::Float32(x) => {
+            x.iter().for_each(|v| body.extend(v.to_le_bytes()));
+            4
+        }
+        Values::Float64(x) => {
+            x.iter().for_each(|v| body.extend(v.to_le_bytes()));
+            5
+        }
         Values::Bytes(b) => {
             for (i, s) in b.as_ref().iter().enumerate() {
                 if i > 0 {
@@ -40,7 +60,10 @@ fn roundtrip_input(v: &Values, null_every: u8) -> Vec<u8> {
             }
             6
         }
-        Values::Fixed { data, .. } => { body.extend_from_slice(data); 7 }
+        Values::Fixed { data, .. } => {
+            body.extend_from_slice(data);
+            7
+        }
     };
     out.push(kind);
     out.push(null_every);
@@ -56,42 +79,102 @@ fn main() {
     // vectors of every kind and shape, plain contexts; some with the fuzz target's context
     for kind in KINDS {
         for shape in gen::shapes() {
-            for (rows, nulls) in [(3, Nulls::None), (100, Nulls::Some(20)), (1024, Nulls::None)] {
+            for (rows, nulls) in [
+                (3, Nulls::None),
+                (100, Nulls::Some(20)),
+                (1024, Nulls::None),
+            ] {
                 seed += 1;
-                let v = generate(&Spec { kind, shape, rows, nulls, seed });
+                let v = generate(&Spec {
+                    kind,
+                    shape,
+                    rows,
+                    nulls,
+                    seed,
+                });
                 let mut bytes = Vec::new();
-                encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).expect("valid vector");
+                encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes)
+                    .expect("valid vector");
                 let name = format!("{kind:?}-{shape:?}-{rows}").replace(['(', ')', ' '], "_");
                 write(dir, "decode_vector", &name, &bytes);
                 if rows <= 100 {
-                    write(dir, "roundtrip", &name, &roundtrip_input(&v.values, if rows == 3 { 0 } else { 5 }));
+                    write(
+                        dir,
+                        "roundtrip",
+                        &name,
+                        &roundtrip_input(&v.values, if rows == 3 { 0 } else { 5 }),
+                    );
                 }
             }
         }
     }
     // FSST with the target's table, and codes into its shared dictionary (squares)
-    let urls: pg_columnar_codec::ByteStrings = (0..200).map(|i| format!("https://example.com/{}/x?y={}", i * 29 % 997, i % 7)).collect();
-    let fsst_ctx = ColumnContext { fsst: Some(table), dictionary: None, stride: None };
+    let urls: pg_columnar_codec::ByteStrings = (0..200)
+        .map(|i| format!("https://example.com/{}/x?y={}", i * 29 % 997, i % 7))
+        .collect();
+    let fsst_ctx = ColumnContext {
+        fsst: Some(table),
+        dictionary: None,
+        stride: None,
+    };
     let mut bytes = Vec::new();
-    encode_vector(&Vector { rows: 200, nulls: None, values: Values::Bytes(urls) }.as_ref(), &fsst_ctx, &mut bytes).unwrap();
+    encode_vector(
+        &Vector {
+            rows: 200,
+            nulls: None,
+            values: Values::Bytes(urls),
+        }
+        .as_ref(),
+        &fsst_ctx,
+        &mut bytes,
+    )
+    .unwrap();
     write(dir, "decode_vector", "fsst-urls", &bytes);
     let squares: Vec<i64> = (0..1024).map(|i| (i % 300) * (i % 300)).collect();
-    let shared_ctx = ColumnContext { fsst: None, dictionary: Some(dictionary), stride: Some(300) };
+    let shared_ctx = ColumnContext {
+        fsst: None,
+        dictionary: Some(dictionary),
+        stride: Some(300),
+    };
     let mut bytes = Vec::new();
-    encode_vector(&Vector { rows: 1024, nulls: None, values: Values::Int64(squares) }.as_ref(), &shared_ctx, &mut bytes).unwrap();
+    encode_vector(
+        &Vector {
+            rows: 1024,
+            nulls: None,
+            values: Values::Int64(squares),
+        }
+        .as_ref(),
+        &shared_ctx,
+        &mut bytes,
+    )
+    .unwrap();
     write(dir, "decode_vector", "shared-squares-stride", &bytes);
     // stripes: TSBS-like columns (time, host, a metric), as the writer lays them out
     for (rows, hosts) in [(1, 1), (2500, 100), (5000, 10)] {
         let t = gen::tsbs::generate(rows, hosts, rows as u64);
         let inputs = [
-            ColumnInput { nulls: None, values: ValuesRef::Int64(&t.time) },
-            ColumnInput { nulls: None, values: ValuesRef::Bytes(t.hostname.as_ref()) },
-            ColumnInput { nulls: None, values: ValuesRef::Float64(&t.usage_user) },
+            ColumnInput {
+                nulls: None,
+                values: ValuesRef::Int64(&t.time),
+            },
+            ColumnInput {
+                nulls: None,
+                values: ValuesRef::Bytes(t.hostname.as_ref()),
+            },
+            ColumnInput {
+                nulls: None,
+                values: ValuesRef::Float64(&t.usage_user),
+            },
         ];
         let mut image = Vec::new();
         write_stripe(&inputs, rows, &mut image).expect("a stripe");
         let prefix = pg_columnar_codec::stripe::StripeDirectory::prefix_len(&image).unwrap();
-        write(dir, "stripe_directory", &format!("tsbs-{rows}"), &image[..prefix]);
+        write(
+            dir,
+            "stripe_directory",
+            &format!("tsbs-{rows}"),
+            &image[..prefix],
+        );
     }
     // a small shared dictionary (first byte: its length times two, plus one for "dictionary"),
     // then a vector coded into it
@@ -100,7 +183,21 @@ fn main() {
     d.serialize(&mut stored);
     let mut input = vec![((stored.len() as u8) << 1) | 1];
     input.extend(&stored);
-    let ctx = ColumnContext { fsst: None, dictionary: Some(&d), stride: None };
-    encode_vector(&Vector { rows: 6, nulls: None, values: Values::Int32(vec![5, 9, 7, 7, 5, 9]) }.as_ref(), &ctx, &mut input).unwrap();
+    let ctx = ColumnContext {
+        fsst: None,
+        dictionary: Some(&d),
+        stride: None,
+    };
+    encode_vector(
+        &Vector {
+            rows: 6,
+            nulls: None,
+            values: Values::Int32(vec![5, 9, 7, 7, 5, 9]),
+        }
+        .as_ref(),
+        &ctx,
+        &mut input,
+    )
+    .unwrap();
     write(dir, "symbol_table", "shared-int32", &input);
 }

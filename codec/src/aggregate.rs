@@ -52,20 +52,42 @@ pub enum Number {
 pub enum State {
     Count(i64),
     /// Integers: how many, and their exact sum.
-    IntSum { n: i64, sum: i128 },
-    Float8Sum { n: i64, sum: f64 },
-    Float4Sum { n: i64, sum: f32 },
+    IntSum {
+        n: i64,
+        sum: i128,
+    },
+    Float8Sum {
+        n: i64,
+        sum: f64,
+    },
+    Float4Sum {
+        n: i64,
+        sum: f32,
+    },
     /// `float8_accum`'s transition values.
-    FloatAccum { n: f64, sx: f64, sxx: f64 },
+    FloatAccum {
+        n: f64,
+        sx: f64,
+        sxx: f64,
+    },
     /// `avg` of floats that all lie within ±[`AVG_BOUND`], at most [`AVG_MAX_ROWS`] of them:
     /// `float8_accum`'s N and Sx, computed as it computes them, without Sxx. Neither can
     /// overflow then (see [`AVG_BOUND`]), and avg's result reads only N and Sx, so the
     /// result and its bits are the same; it is no transition state to hand on, though.
-    FloatAvg { n: f64, sx: f64 },
-    MinMax { max: bool, best: Option<Number> },
+    FloatAvg {
+        n: f64,
+        sx: f64,
+    },
+    MinMax {
+        max: bool,
+        best: Option<Number>,
+    },
     /// `min`/`max` of byte strings in bytewise order (text under a collation that orders
     /// bytewise, which the caller checks).
-    MinMaxBytes { max: bool, best: Option<Vec<u8>> },
+    MinMaxBytes {
+        max: bool,
+        best: Option<Vec<u8>>,
+    },
 }
 
 /// The bound on |x| under which `avg` may be computed without `float8_accum`'s Sxx
@@ -148,9 +170,18 @@ fn gather<T: Copy, U>(x: &[T], all: bool, idx: &[usize], f: impl Fn(T) -> U) -> 
 
 /// The selected values as numbers, and (if `rows` is given) the row of each; `None` for
 /// strings and opaque values.
-fn pick(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, rows: Option<&mut Vec<usize>>) -> Option<Picked> {
+fn pick(
+    u: &Unpacked,
+    ctx: &ColumnContext<'_>,
+    sel: &Selection,
+    rows: Option<&mut Vec<usize>>,
+) -> Option<Picked> {
     let all = u.nulls.is_none() && sel.count() == u.rows && rows.is_none();
-    let idx = if all { Vec::new() } else { picked_indexes(u, sel, rows) };
+    let idx = if all {
+        Vec::new()
+    } else {
+        picked_indexes(u, sel, rows)
+    };
     let (values, codes) = match &u.form {
         Form::Integers { kind, ints } => {
             return Some(match kind {
@@ -239,7 +270,9 @@ fn exact_integer_sum(sum: f64, total: i64, magnitude: i64, limit: i64) -> Option
 /// The exact sum and the sum of magnitudes of `values` (each below 2^52 in magnitude, at
 /// most 1024 of them: no overflow); in two independent chains the compiler vectorizes.
 fn total_and_magnitude(values: &[i64]) -> (i64, i64) {
-    values.iter().fold((0i64, 0i64), |(t, m), &v| (t + v, m + v.abs()))
+    values
+        .iter()
+        .fold((0i64, 0i64), |(t, m), &v| (t + v, m + v.abs()))
 }
 
 /// `sum` plus `run`'s values added one by one as floats ([`avg_step`]'s Sx), in integers
@@ -268,7 +301,8 @@ impl GroupRuns {
     /// are one range (every row, or a sorted stripe's vector that a time window cuts: part
     /// of a host's run), ends counted from the range's start; none otherwise.
     pub fn of_selected(groups: &[u32], sel: &Selection) -> GroupRuns {
-        sel.single_range().map_or_else(GroupRuns::default, |range| GroupRuns::of(&groups[range]))
+        sel.single_range()
+            .map_or_else(GroupRuns::default, |range| GroupRuns::of(&groups[range]))
     }
 
     /// The runs of `groups` (`None` past one change per 8 values).
@@ -280,7 +314,11 @@ impl GroupRuns {
             let g = groups[r];
             let mut end = r + 1;
             // 16 at a time by a test the compiler vectorizes, then one by one
-            while end + 16 <= n && groups[end..end + 16].iter().fold(true, |same, &x| same & (x == g)) {
+            while end + 16 <= n
+                && groups[end..end + 16]
+                    .iter()
+                    .fold(true, |same, &x| same & (x == g))
+            {
                 end += 16;
             }
             while end < n && groups[end] == g {
@@ -311,7 +349,15 @@ impl GroupRuns {
 /// in registers rather than through the states' memory, or at once where that is the same
 /// bits; its count is added at once (exact: counts stay far below 2^53).
 #[inline(always)]
-fn avg_runs<T: Copy>(n: &mut [f64], sx: &mut [f64], x: &[T], groups: &[u32], runs: &GroupRuns, f: impl Fn(T) -> f64, run_sum: impl Fn(f64, &[T]) -> f64) {
+fn avg_runs<T: Copy>(
+    n: &mut [f64],
+    sx: &mut [f64],
+    x: &[T],
+    groups: &[u32],
+    runs: &GroupRuns,
+    f: impl Fn(T) -> f64,
+    run_sum: impl Fn(f64, &[T]) -> f64,
+) {
     let Some(runs) = &runs.0 else {
         for (&v, &g) in x.iter().zip(groups) {
             avg_step(&mut n[g as usize], &mut sx[g as usize], f(v));
@@ -350,10 +396,19 @@ fn float4_sum_step(n: &mut i64, sum: &mut f32, v: f32) -> Result<(), FloatOverfl
 /// `min`/`max` from `best` over `x` in order under `order`: a value replaces the best unless
 /// the best is strictly better, so of equal values the last is kept.
 #[inline(always)]
-fn fold_best<T: Copy>(max: bool, best: Option<T>, x: &[T], order: impl Fn(T, T) -> Ordering) -> Option<T> {
+fn fold_best<T: Copy>(
+    max: bool,
+    best: Option<T>,
+    x: &[T],
+    order: impl Fn(T, T) -> Ordering,
+) -> Option<T> {
     let mut it = x.iter().copied();
     let mut b = best.or_else(|| it.next())?;
-    let keep = if max { Ordering::Greater } else { Ordering::Less };
+    let keep = if max {
+        Ordering::Greater
+    } else {
+        Ordering::Less
+    };
     for v in it {
         if order(b, v) != keep {
             b = v;
@@ -375,7 +430,11 @@ fn min_max_step(max: bool, best: &mut Option<Number>, v: Number) {
 #[inline(always)]
 fn replaces(max: bool, best: Number, new: Number) -> bool {
     let o = number_order(best, new);
-    if max { o != Ordering::Greater } else { o != Ordering::Less }
+    if max {
+        o != Ordering::Greater
+    } else {
+        o != Ordering::Less
+    }
 }
 
 /// The order of two numbers of one kind (floats as PostgreSQL orders them).
@@ -398,9 +457,19 @@ impl State {
             (Function::Sum | Function::Avg, _) if int => State::IntSum { n: 0, sum: 0 },
             (Function::Sum, Kind::Float64) => State::Float8Sum { n: 0, sum: 0.0 },
             (Function::Sum, Kind::Float32) => State::Float4Sum { n: 0, sum: 0.0 },
-            (Function::Avg, Kind::Float64 | Kind::Float32) => State::FloatAccum { n: 0.0, sx: 0.0, sxx: 0.0 },
-            (Function::Min | Function::Max, _) if int || kind.is_float() => State::MinMax { max: f == Function::Max, best: None },
-            (Function::Min | Function::Max, Kind::Bytes) => State::MinMaxBytes { max: f == Function::Max, best: None },
+            (Function::Avg, Kind::Float64 | Kind::Float32) => State::FloatAccum {
+                n: 0.0,
+                sx: 0.0,
+                sxx: 0.0,
+            },
+            (Function::Min | Function::Max, _) if int || kind.is_float() => State::MinMax {
+                max: f == Function::Max,
+                best: None,
+            },
+            (Function::Min | Function::Max, Kind::Bytes) => State::MinMaxBytes {
+                max: f == Function::Max,
+                best: None,
+            },
             _ => return None,
         })
     }
@@ -434,11 +503,19 @@ impl State {
 
     /// Adds the selected rows of `u` (unpacked with `ctx`). `None`: the vector holds values
     /// that are not numbers (a caller checks kinds first).
-    pub fn add(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection) -> Option<Result<(), FloatOverflow>> {
+    pub fn add(
+        &mut self,
+        u: &Unpacked,
+        ctx: &ColumnContext<'_>,
+        sel: &Selection,
+    ) -> Option<Result<(), FloatOverflow>> {
         if let State::Count(n) = self {
             let nonnull = match u.nulls.as_deref() {
                 None => sel.count(),
-                Some(bitmap) => sel.iter().filter(|&r| bitmap[r / 8] >> (r % 8) & 1 == 0).count(),
+                Some(bitmap) => sel
+                    .iter()
+                    .filter(|&r| bitmap[r / 8] >> (r % 8) & 1 == 0)
+                    .count(),
             };
             *n += nonnull as i64;
             return Some(Ok(()));
@@ -452,7 +529,11 @@ impl State {
             })?;
             return Some(Ok(()));
         }
-        if let (Form::Integers { kind, ints }, State::Float8Sum { .. } | State::Float4Sum { .. } | State::FloatAvg { .. }) = (&u.form, &*self) {
+        if let (
+            Form::Integers { kind, ints },
+            State::Float8Sum { .. } | State::Float4Sum { .. } | State::FloatAvg { .. },
+        ) = (&u.form, &*self)
+        {
             if self.add_exact_integers(*kind, ints, u, sel) {
                 return Some(Ok(()));
             }
@@ -464,7 +545,13 @@ impl State {
     /// A float sum (or a bounded avg's Sx) over integer-valued floats, added as integers
     /// when that is what adding them one by one gives ([`exact_integer_sum`]). False
     /// (nothing added) otherwise.
-    fn add_exact_integers(&mut self, kind: Kind, ints: &[i64], u: &Unpacked, sel: &Selection) -> bool {
+    fn add_exact_integers(
+        &mut self,
+        kind: Kind,
+        ints: &[i64],
+        u: &Unpacked,
+        sel: &Selection,
+    ) -> bool {
         let all = u.nulls.is_none() && sel.count() == u.rows;
         let picked;
         let values: &[i64] = if all {
@@ -484,15 +571,28 @@ impl State {
         // (a sum's first value starts it as it is, so an empty one counts as 0)
         match self {
             State::Float8Sum { n, sum } if kind == Kind::Float64 => {
-                let Some(s) = exact_integer_sum(if *n == 0 { 0.0 } else { *sum }, total, magnitude, 1 << 53) else { return false };
+                let Some(s) =
+                    exact_integer_sum(if *n == 0 { 0.0 } else { *sum }, total, magnitude, 1 << 53)
+                else {
+                    return false;
+                };
                 (*sum, *n) = (s as f64, *n + len as i64);
             }
             State::Float4Sum { n, sum } if kind == Kind::Float32 => {
-                let Some(s) = exact_integer_sum(if *n == 0 { 0.0 } else { *sum as f64 }, total, magnitude, 1 << 24) else { return false };
+                let Some(s) = exact_integer_sum(
+                    if *n == 0 { 0.0 } else { *sum as f64 },
+                    total,
+                    magnitude,
+                    1 << 24,
+                ) else {
+                    return false;
+                };
                 (*sum, *n) = (s as f32, *n + len as i64);
             }
             State::FloatAvg { n, sx } => {
-                let Some(s) = exact_integer_sum(*sx, total, magnitude, 1 << 53) else { return false };
+                let Some(s) = exact_integer_sum(*sx, total, magnitude, 1 << 53) else {
+                    return false;
+                };
                 (*sx, *n) = (s as f64, *n + len as f64);
             }
             _ => return false,
@@ -544,16 +644,35 @@ impl State {
             // one loop per value type, on the bare values (the newer of equal values wins,
             // as in min_max_step)
             (State::MinMax { max, best }, Picked::Ints(x)) => {
-                let b = best.map(|b| if let Number::Int(v) = b { v } else { unreachable!() });
+                let b = best.map(|b| {
+                    if let Number::Int(v) = b {
+                        v
+                    } else {
+                        unreachable!()
+                    }
+                });
                 *best = fold_best(*max, b, x, |a, b| a.cmp(&b)).map(Number::Int);
             }
             (State::MinMax { max, best }, Picked::Float8(x)) => {
-                let b = best.map(|b| if let Number::Float8(v) = b { v } else { unreachable!() });
+                let b = best.map(|b| {
+                    if let Number::Float8(v) = b {
+                        v
+                    } else {
+                        unreachable!()
+                    }
+                });
                 *best = fold_best(*max, b, x, float_order).map(Number::Float8);
             }
             (State::MinMax { max, best }, Picked::Float4(x)) => {
-                let b = best.map(|b| if let Number::Float4(v) = b { v } else { unreachable!() });
-                *best = fold_best(*max, b, x, |a, b| float_order(a as f64, b as f64)).map(Number::Float4);
+                let b = best.map(|b| {
+                    if let Number::Float4(v) = b {
+                        v
+                    } else {
+                        unreachable!()
+                    }
+                });
+                *best = fold_best(*max, b, x, |a, b| float_order(a as f64, b as f64))
+                    .map(Number::Float4);
             }
             (s, _) => unreachable!("state {s:?} for values of another kind"),
         }
@@ -564,7 +683,9 @@ impl State {
     pub fn finish(&self, f: Function, kind: Kind) -> Output {
         match self {
             State::Count(n) => Output::Int8(*n),
-            State::IntSum { n: 0, .. } | State::Float8Sum { n: 0, .. } | State::Float4Sum { n: 0, .. } => Output::Null,
+            State::IntSum { n: 0, .. }
+            | State::Float8Sum { n: 0, .. }
+            | State::Float4Sum { n: 0, .. } => Output::Null,
             State::IntSum { n, sum } => match (f, kind) {
                 (Function::Sum, Kind::Int64) => Output::Numeric(*sum),
                 (Function::Sum, _) => Output::Int8(*sum as i64),
@@ -580,7 +701,9 @@ impl State {
                     Output::Float8(*sx / *n)
                 }
             }
-            State::MinMax { best: None, .. } | State::MinMaxBytes { best: None, .. } => Output::Null,
+            State::MinMax { best: None, .. } | State::MinMaxBytes { best: None, .. } => {
+                Output::Null
+            }
             State::MinMaxBytes { best: Some(b), .. } => Output::Bytes(b.clone()),
             State::MinMax { best: Some(b), .. } => match (*b, kind) {
                 (Number::Int(v), Kind::Int16) => Output::Int2(v as i16),
@@ -615,7 +738,12 @@ pub enum MetaAnswer {
 /// `min`/`max` from a zone of the column's own form (zone bounds are the values themselves),
 /// except a float zone bound of ±0.0, since the zone keeps the first of equal values and
 /// PostgreSQL the last, and -0.0 equals 0.0 with other bits. Never `sum` or `avg`.
-pub fn answer_from_metadata(f: Function, kind: Kind, rows: usize, facts: Option<ColumnFacts<'_>>) -> Option<MetaAnswer> {
+pub fn answer_from_metadata(
+    f: Function,
+    kind: Kind,
+    rows: usize,
+    facts: Option<ColumnFacts<'_>>,
+) -> Option<MetaAnswer> {
     match f {
         Function::CountStar => Some(MetaAnswer::Count(rows as i64)),
         Function::Count => Some(MetaAnswer::Count(rows.checked_sub(facts?.nulls)? as i64)),
@@ -623,13 +751,19 @@ pub fn answer_from_metadata(f: Function, kind: Kind, rows: usize, facts: Option<
             let max = f == Function::Max;
             Some(MetaAnswer::Best(match (facts?.zone?, kind) {
                 (StoredZone::Empty, _) => None,
-                (StoredZone::Int { min, max: hi }, Kind::Int16 | Kind::Int32 | Kind::Int64) => Some(Number::Int(if max { *hi } else { *min })),
+                (StoredZone::Int { min, max: hi }, Kind::Int16 | Kind::Int32 | Kind::Int64) => {
+                    Some(Number::Int(if max { *hi } else { *min }))
+                }
                 (StoredZone::Float { min, max: hi }, Kind::Float64 | Kind::Float32) => {
                     let v = if max { *hi } else { *min };
                     if v == 0.0 {
                         return None;
                     }
-                    Some(if kind == Kind::Float32 { Number::Float4(v as f32) } else { Number::Float8(v) })
+                    Some(if kind == Kind::Float32 {
+                        Number::Float4(v as f32)
+                    } else {
+                        Number::Float8(v)
+                    })
                 }
                 _ => return None,
             }))
@@ -640,12 +774,19 @@ pub fn answer_from_metadata(f: Function, kind: Kind, rows: usize, facts: Option<
 
 /// Calls `f` with each selected non-NULL row of `u` and its bytes; `None` if `u` holds no
 /// byte strings (a vector of another kind).
-fn for_each_selected_bytes(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, mut f: impl FnMut(usize, &[u8])) -> Option<()> {
+fn for_each_selected_bytes(
+    u: &Unpacked,
+    ctx: &ColumnContext<'_>,
+    sel: &Selection,
+    mut f: impl FnMut(usize, &[u8]),
+) -> Option<()> {
     // the strings, and for a dictionary vector the code of each non-NULL row into them
     let (strings, codes) = match &u.form {
         Form::Values(Values::Bytes(b)) => (b.as_ref(), None),
         Form::Codes { inline, codes } => {
-            let Values::Bytes(entries) = Unpacked::entries(inline, ctx) else { return None };
+            let Values::Bytes(entries) = Unpacked::entries(inline, ctx) else {
+                return None;
+            };
             (entries.as_ref(), Some(codes.as_slice()))
         }
         _ => return None,
@@ -667,7 +808,11 @@ fn for_each_selected_bytes(u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selectio
 
 /// Whether `new` takes the place of `best` in `min` (`max` false) or `max`, bytewise.
 fn bytes_replace(max: bool, best: &[u8], new: &[u8]) -> bool {
-    if max { new > best } else { new < best }
+    if max {
+        new > best
+    } else {
+        new < best
+    }
 }
 
 /// Grouped `min`/`max`: value `x[k]` goes to group `vg[k]` (the newer of equal values wins,
@@ -675,7 +820,15 @@ fn bytes_replace(max: bool, best: &[u8], new: &[u8]) -> bool {
 /// registers ([`fold_best`], the same rule), not through the group's best in memory value
 /// by value.
 #[inline(always)]
-fn min_max_each<T: Copy>(max: bool, best: &mut [T], seen: &mut [bool], x: &[T], vg: &[u32], runs: &GroupRuns, number: impl Fn(T) -> Number) {
+fn min_max_each<T: Copy>(
+    max: bool,
+    best: &mut [T],
+    seen: &mut [bool],
+    x: &[T],
+    vg: &[u32],
+    runs: &GroupRuns,
+    number: impl Fn(T) -> Number,
+) {
     let Some(runs) = &runs.0 else {
         for (&v, &g) in x.iter().zip(vg) {
             let g = g as usize;
@@ -687,7 +840,9 @@ fn min_max_each<T: Copy>(max: bool, best: &mut [T], seen: &mut [bool], x: &[T], 
         return;
     };
     for (range, g) in GroupRuns::each(runs) {
-        if let Some(b) = fold_best(max, seen[g].then(|| best[g]), &x[range], |a, b| number_order(number(a), number(b))) {
+        if let Some(b) = fold_best(max, seen[g].then(|| best[g]), &x[range], |a, b| {
+            number_order(number(a), number(b))
+        }) {
             best[g] = b;
             seen[g] = true;
         }
@@ -699,17 +854,48 @@ fn min_max_each<T: Copy>(max: bool, best: &mut [T], seen: &mut [bool], x: &[T], 
 #[derive(Debug, Clone, PartialEq)]
 pub enum GroupStates {
     Count(Vec<i64>),
-    IntSum { n: Vec<i64>, sum: Vec<i128> },
-    Float8Sum { n: Vec<i64>, sum: Vec<f64> },
-    Float4Sum { n: Vec<i64>, sum: Vec<f32> },
-    FloatAccum { n: Vec<f64>, sx: Vec<f64>, sxx: Vec<f64> },
+    IntSum {
+        n: Vec<i64>,
+        sum: Vec<i128>,
+    },
+    Float8Sum {
+        n: Vec<i64>,
+        sum: Vec<f64>,
+    },
+    Float4Sum {
+        n: Vec<i64>,
+        sum: Vec<f32>,
+    },
+    FloatAccum {
+        n: Vec<f64>,
+        sx: Vec<f64>,
+        sxx: Vec<f64>,
+    },
     /// See [`State::FloatAvg`].
-    FloatAvg { n: Vec<f64>, sx: Vec<f64> },
+    FloatAvg {
+        n: Vec<f64>,
+        sx: Vec<f64>,
+    },
     /// `min`/`max`: the best value so far of each group that has one (`seen`).
-    MinMaxInt { max: bool, best: Vec<i64>, seen: Vec<bool> },
-    MinMaxFloat8 { max: bool, best: Vec<f64>, seen: Vec<bool> },
-    MinMaxFloat4 { max: bool, best: Vec<f32>, seen: Vec<bool> },
-    MinMaxBytes { max: bool, best: Vec<Option<Box<[u8]>>> },
+    MinMaxInt {
+        max: bool,
+        best: Vec<i64>,
+        seen: Vec<bool>,
+    },
+    MinMaxFloat8 {
+        max: bool,
+        best: Vec<f64>,
+        seen: Vec<bool>,
+    },
+    MinMaxFloat4 {
+        max: bool,
+        best: Vec<f32>,
+        seen: Vec<bool>,
+    },
+    MinMaxBytes {
+        max: bool,
+        best: Vec<Option<Box<[u8]>>>,
+    },
 }
 
 impl GroupStates {
@@ -717,16 +903,44 @@ impl GroupStates {
     pub fn new(f: Function, kind: Kind) -> Option<GroupStates> {
         Some(match State::new(f, kind)? {
             State::Count(_) => GroupStates::Count(Vec::new()),
-            State::IntSum { .. } => GroupStates::IntSum { n: Vec::new(), sum: Vec::new() },
-            State::Float8Sum { .. } => GroupStates::Float8Sum { n: Vec::new(), sum: Vec::new() },
-            State::Float4Sum { .. } => GroupStates::Float4Sum { n: Vec::new(), sum: Vec::new() },
-            State::FloatAccum { .. } => GroupStates::FloatAccum { n: Vec::new(), sx: Vec::new(), sxx: Vec::new() },
+            State::IntSum { .. } => GroupStates::IntSum {
+                n: Vec::new(),
+                sum: Vec::new(),
+            },
+            State::Float8Sum { .. } => GroupStates::Float8Sum {
+                n: Vec::new(),
+                sum: Vec::new(),
+            },
+            State::Float4Sum { .. } => GroupStates::Float4Sum {
+                n: Vec::new(),
+                sum: Vec::new(),
+            },
+            State::FloatAccum { .. } => GroupStates::FloatAccum {
+                n: Vec::new(),
+                sx: Vec::new(),
+                sxx: Vec::new(),
+            },
             State::FloatAvg { .. } => GroupStates::bounded_avg(),
-            State::MinMaxBytes { max, .. } => GroupStates::MinMaxBytes { max, best: Vec::new() },
+            State::MinMaxBytes { max, .. } => GroupStates::MinMaxBytes {
+                max,
+                best: Vec::new(),
+            },
             State::MinMax { max, .. } => match kind {
-                Kind::Float64 => GroupStates::MinMaxFloat8 { max, best: Vec::new(), seen: Vec::new() },
-                Kind::Float32 => GroupStates::MinMaxFloat4 { max, best: Vec::new(), seen: Vec::new() },
-                _ => GroupStates::MinMaxInt { max, best: Vec::new(), seen: Vec::new() },
+                Kind::Float64 => GroupStates::MinMaxFloat8 {
+                    max,
+                    best: Vec::new(),
+                    seen: Vec::new(),
+                },
+                Kind::Float32 => GroupStates::MinMaxFloat4 {
+                    max,
+                    best: Vec::new(),
+                    seen: Vec::new(),
+                },
+                _ => GroupStates::MinMaxInt {
+                    max,
+                    best: Vec::new(),
+                    seen: Vec::new(),
+                },
             },
         })
     }
@@ -734,7 +948,10 @@ impl GroupStates {
     /// `avg` over floats that all lie within ±[`AVG_BOUND`], at most [`AVG_MAX_ROWS`] of
     /// them (the caller proves it, from zone maps): see [`State::FloatAvg`].
     pub fn bounded_avg() -> GroupStates {
-        GroupStates::FloatAvg { n: Vec::new(), sx: Vec::new() }
+        GroupStates::FloatAvg {
+            n: Vec::new(),
+            sx: Vec::new(),
+        }
     }
 
     /// Makes room for `groups` groups, the new ones empty.
@@ -783,22 +1000,49 @@ impl GroupStates {
         let best = |seen: &[bool], v: Number| seen[g].then_some(v);
         match self {
             GroupStates::Count(c) => State::Count(c[g]),
-            GroupStates::IntSum { n, sum } => State::IntSum { n: n[g], sum: sum[g] },
-            GroupStates::Float8Sum { n, sum } => State::Float8Sum { n: n[g], sum: sum[g] },
-            GroupStates::Float4Sum { n, sum } => State::Float4Sum { n: n[g], sum: sum[g] },
-            GroupStates::FloatAccum { n, sx, sxx } => State::FloatAccum { n: n[g], sx: sx[g], sxx: sxx[g] },
+            GroupStates::IntSum { n, sum } => State::IntSum {
+                n: n[g],
+                sum: sum[g],
+            },
+            GroupStates::Float8Sum { n, sum } => State::Float8Sum {
+                n: n[g],
+                sum: sum[g],
+            },
+            GroupStates::Float4Sum { n, sum } => State::Float4Sum {
+                n: n[g],
+                sum: sum[g],
+            },
+            GroupStates::FloatAccum { n, sx, sxx } => State::FloatAccum {
+                n: n[g],
+                sx: sx[g],
+                sxx: sxx[g],
+            },
             GroupStates::FloatAvg { n, sx } => State::FloatAvg { n: n[g], sx: sx[g] },
-            GroupStates::MinMaxBytes { max, best } => State::MinMaxBytes { max: *max, best: best[g].as_ref().map(|b| b.to_vec()) },
-            GroupStates::MinMaxInt { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Int(b[g])) },
-            GroupStates::MinMaxFloat8 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float8(b[g])) },
-            GroupStates::MinMaxFloat4 { max, best: b, seen } => State::MinMax { max: *max, best: best(seen, Number::Float4(b[g])) },
+            GroupStates::MinMaxBytes { max, best } => State::MinMaxBytes {
+                max: *max,
+                best: best[g].as_ref().map(|b| b.to_vec()),
+            },
+            GroupStates::MinMaxInt { max, best: b, seen } => State::MinMax {
+                max: *max,
+                best: best(seen, Number::Int(b[g])),
+            },
+            GroupStates::MinMaxFloat8 { max, best: b, seen } => State::MinMax {
+                max: *max,
+                best: best(seen, Number::Float8(b[g])),
+            },
+            GroupStates::MinMaxFloat4 { max, best: b, seen } => State::MinMax {
+                max: *max,
+                best: best(seen, Number::Float4(b[g])),
+            },
         }
     }
 
     /// Adds the selected rows of a vector to the `count(*)` of their groups (`groups[r]` for
     /// row `r`; `runs` as in [`add`](Self::add)).
     pub fn count_rows(&mut self, sel: &Selection, groups: &[u32], runs: &GroupRuns) {
-        let GroupStates::Count(c) = self else { unreachable!("rows are counted by count(*) only") };
+        let GroupStates::Count(c) = self else {
+            unreachable!("rows are counted by count(*) only")
+        };
         if let Some(runs) = &runs.0 {
             for (range, g) in GroupRuns::each(runs) {
                 c[g] += range.len() as i64;
@@ -813,7 +1057,14 @@ impl GroupStates {
     /// [`State::add`] for grouped rows: each selected row `r` of `u` goes to group
     /// `groups[r]`, in row order; `runs` are [`GroupRuns::of_selected`]. `None`: the vector
     /// holds values that are not numbers.
-    pub fn add(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, sel: &Selection, groups: &[u32], runs: &GroupRuns) -> Option<Result<(), FloatOverflow>> {
+    pub fn add(
+        &mut self,
+        u: &Unpacked,
+        ctx: &ColumnContext<'_>,
+        sel: &Selection,
+        groups: &[u32],
+        runs: &GroupRuns,
+    ) -> Option<Result<(), FloatOverflow>> {
         if let GroupStates::Count(c) = self {
             let nulls = u.nulls.as_deref();
             for r in sel.iter() {
@@ -835,18 +1086,41 @@ impl GroupStates {
         }
         // the rows picked as one range of a vector without NULLs (every row, or part of a
         // host's run), whose values are that range of the vector's, in order
-        let range = if u.nulls.is_none() { sel.single_range() } else { None };
+        let range = if u.nulls.is_none() {
+            sel.single_range()
+        } else {
+            None
+        };
         if let (Some(range), GroupStates::FloatAvg { n, sx }) = (range.clone(), &mut *self) {
             // a plain or bitpacked vector: straight over those values
             match &u.form {
                 Form::Values(Values::Float64(x)) => {
-                    avg_runs(n, sx, &x[range.clone()], &groups[range], runs, |v| v, |s, run| float_run_sum(s, run, |v| v));
+                    avg_runs(
+                        n,
+                        sx,
+                        &x[range.clone()],
+                        &groups[range],
+                        runs,
+                        |v| v,
+                        |s, run| float_run_sum(s, run, |v| v),
+                    );
                     return Some(Ok(()));
                 }
-                Form::Integers { kind: Kind::Float64 | Kind::Float32, ints } => {
+                Form::Integers {
+                    kind: Kind::Float64 | Kind::Float32,
+                    ints,
+                } => {
                     let ints = &ints[range.clone()];
                     let exact = crate::all_within_bits(ints, 52);
-                    avg_runs(n, sx, ints, &groups[range], runs, |v| v as f64, |s, run| float8_run_sum(s, run, exact));
+                    avg_runs(
+                        n,
+                        sx,
+                        ints,
+                        &groups[range],
+                        runs,
+                        |v| v as f64,
+                        |s, run| float8_run_sum(s, run, exact),
+                    );
                     return Some(Ok(()));
                 }
                 _ => {}
@@ -864,9 +1138,10 @@ impl GroupStates {
             value_groups = rows.iter().map(|&r| groups[r]).collect();
             // (the runs of the values picked, for the states that add runs)
             value_runs = match self {
-                GroupStates::FloatAvg { .. } | GroupStates::MinMaxInt { .. } | GroupStates::MinMaxFloat8 { .. } | GroupStates::MinMaxFloat4 { .. } => {
-                    GroupRuns::of(&value_groups)
-                }
+                GroupStates::FloatAvg { .. }
+                | GroupStates::MinMaxInt { .. }
+                | GroupStates::MinMaxFloat8 { .. }
+                | GroupStates::MinMaxFloat4 { .. } => GroupRuns::of(&value_groups),
                 _ => GroupRuns::default(),
             };
             (&value_groups, &value_runs)
@@ -909,11 +1184,33 @@ impl GroupStates {
                     }
                 }
             }
-            (GroupStates::FloatAvg { n, sx }, Picked::Float8(x)) => avg_runs(n, sx, x, vg, runs, |v| v, |s, run| float_run_sum(s, run, |v| v)),
-            (GroupStates::FloatAvg { n, sx }, Picked::Float4(x)) => avg_runs(n, sx, x, vg, runs, |v| v as f64, |s, run| float_run_sum(s, run, |v| v as f64)),
-            (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => min_max_each(*max, best, seen, x, vg, runs, Number::Int),
-            (GroupStates::MinMaxFloat8 { max, best, seen }, Picked::Float8(x)) => min_max_each(*max, best, seen, x, vg, runs, Number::Float8),
-            (GroupStates::MinMaxFloat4 { max, best, seen }, Picked::Float4(x)) => min_max_each(*max, best, seen, x, vg, runs, Number::Float4),
+            (GroupStates::FloatAvg { n, sx }, Picked::Float8(x)) => avg_runs(
+                n,
+                sx,
+                x,
+                vg,
+                runs,
+                |v| v,
+                |s, run| float_run_sum(s, run, |v| v),
+            ),
+            (GroupStates::FloatAvg { n, sx }, Picked::Float4(x)) => avg_runs(
+                n,
+                sx,
+                x,
+                vg,
+                runs,
+                |v| v as f64,
+                |s, run| float_run_sum(s, run, |v| v as f64),
+            ),
+            (GroupStates::MinMaxInt { max, best, seen }, Picked::Ints(x)) => {
+                min_max_each(*max, best, seen, x, vg, runs, Number::Int)
+            }
+            (GroupStates::MinMaxFloat8 { max, best, seen }, Picked::Float8(x)) => {
+                min_max_each(*max, best, seen, x, vg, runs, Number::Float8)
+            }
+            (GroupStates::MinMaxFloat4 { max, best, seen }, Picked::Float4(x)) => {
+                min_max_each(*max, best, seen, x, vg, runs, Number::Float4)
+            }
             (s, _) => unreachable!("grouped state {s:?} for values of another kind"),
         }
         Some(Ok(()))
@@ -930,7 +1227,9 @@ mod tests {
     fn group_runs_are_the_runs_of_equal_groups() {
         let mut state = 7u64;
         let mut next = |n: u64| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 33) % n
         };
         let (mut with_runs, mut without) = (0, 0);
@@ -959,7 +1258,10 @@ mod tests {
                 with_runs += 1;
             }
         }
-        assert!(with_runs > 500 && without > 500, "{with_runs} with runs, {without} without");
+        assert!(
+            with_runs > 500 && without > 500,
+            "{with_runs} with runs, {without} without"
+        );
     }
 
     #[test]
@@ -974,7 +1276,15 @@ mod tests {
         assert_eq!(accum(&mut n, &mut sx, &mut sxx, -1e200), Err(FloatOverflow));
         // ties: the newer value wins, so -0.0 then 0.0 keeps 0.0
         assert!(replaces(false, Number::Float8(-0.0), Number::Float8(0.0)));
-        assert!(!replaces(true, Number::Float8(f64::NAN), Number::Float8(1.0)));
-        assert!(replaces(true, Number::Float8(1.0), Number::Float8(f64::NAN)));
+        assert!(!replaces(
+            true,
+            Number::Float8(f64::NAN),
+            Number::Float8(1.0)
+        ));
+        assert!(replaces(
+            true,
+            Number::Float8(1.0),
+            Number::Float8(f64::NAN)
+        ));
     }
 }

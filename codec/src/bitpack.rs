@@ -60,7 +60,9 @@ pub struct Patch {
 impl Patch {
     /// Section size for a block of `items` packed items.
     fn encoded_len(&self, items: usize) -> usize {
-        PATCH_HEADER + packed_len(self.count, position_width(items)) + packed_len(self.count, self.width)
+        PATCH_HEADER
+            + packed_len(self.count, position_width(items))
+            + packed_len(self.count, self.width)
     }
 }
 
@@ -105,7 +107,9 @@ impl BlockPlan {
             + match self.mode {
                 BlockMode::FrameOfReference => 10,
                 BlockMode::Delta => 18,
-                BlockMode::Stride => STRIDE_HEADER + packed_len(self.lag.min(self.count), self.head_width),
+                BlockMode::Stride => {
+                    STRIDE_HEADER + packed_len(self.lag.min(self.count), self.head_width)
+                }
                 BlockMode::Rice => unreachable!("a Rice block's size is its RicePlan's"),
             }
     }
@@ -169,7 +173,11 @@ pub const MAX_EXCEPTIONS: usize = 64;
 /// narrower windows only leave more items out.
 fn packing(items: &[i64]) -> Packing {
     let (base, width) = min_and_width(items.iter().copied());
-    let unpatched = Packing { base, width, patch: None };
+    let unpatched = Packing {
+        base,
+        width,
+        patch: None,
+    };
     let m = items.len();
     let pw = position_width(m);
     let mut best = packed_len(m, width);
@@ -220,12 +228,24 @@ fn packing(items: &[i64]) -> Packing {
             break;
         }
         let min = if lo > 0 { low[0] } else { high[edge - above] };
-        let max = if above > 0 { high[edge - 1] } else { low[lo - 1] };
-        let patch = Patch { count, base: min, width: bit_width(max.wrapping_sub(min) as u64) };
+        let max = if above > 0 {
+            high[edge - 1]
+        } else {
+            low[lo - 1]
+        };
+        let patch = Patch {
+            count,
+            base: min,
+            width: bit_width(max.wrapping_sub(min) as u64),
+        };
         let total = packed_len(m, w) + patch.encoded_len(m);
         if total < best {
             best = total;
-            chosen = Packing { base: low[lo], width: w, patch: Some(patch) };
+            chosen = Packing {
+                base: low[lo],
+                width: w,
+                patch: Some(patch),
+            };
         }
     }
     chosen
@@ -244,7 +264,12 @@ fn may_patch(items: &[i64], min: i64, width: u32) -> bool {
         buckets[((x.wrapping_sub(min) as u64) >> shift) as usize & 63] += 1;
     }
     let w = width - 1;
-    let run = if w >= shift { (1usize << (w - shift)) + 1 } else { 2 }.min(64);
+    let run = if w >= shift {
+        (1usize << (w - shift)) + 1
+    } else {
+        2
+    }
+    .min(64);
     let mut kept = buckets[..run].iter().sum::<usize>();
     let mut most = kept;
     for i in run..64 {
@@ -304,7 +329,9 @@ pub fn plan_stride(values: &[i64], lag: usize) -> BlockPlan {
     assert!((1..=u16::MAX as usize).contains(&lag), "stride lag {lag}");
     let head = lag.min(values.len());
     let (head_base, head_width) = min_and_width(values[..head].iter().copied());
-    let deltas: Vec<i64> = (head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])).collect();
+    let deltas: Vec<i64> = (head..values.len())
+        .map(|i| values[i].wrapping_sub(values[i - lag]))
+        .collect();
     let p = packing(&deltas);
     BlockPlan {
         mode: BlockMode::Stride,
@@ -324,7 +351,14 @@ pub fn plan_stride(values: &[i64], lag: usize) -> BlockPlan {
 /// is given the delta plan's window); none where that gives none.
 fn rice_plan(deltas: &[i64], delta: &BlockPlan) -> Option<BlockPlan> {
     let rice = crate::rice::plan(deltas, (delta.min_delta, delta.width))?;
-    Some(BlockPlan { mode: BlockMode::Rice, width: rice.k, min_delta: 0, patch: None, rice: Some(rice), ..*delta })
+    Some(BlockPlan {
+        mode: BlockMode::Rice,
+        width: rice.k,
+        min_delta: 0,
+        patch: None,
+        rice: Some(rice),
+        ..*delta
+    })
 }
 
 /// The smallest of frame of reference, delta, (given a lag shorter than the block) stride
@@ -336,7 +370,10 @@ pub fn plan_with(values: &[i64], lag: Option<usize>) -> BlockPlan {
     let mut best = plan_for(values);
     let deltas = deltas_of(values);
     let d = delta_plan(values, &deltas);
-    let rice = (2..=crate::rice::MAX_WINDOW_WIDTH).contains(&d.width).then(|| rice_plan(&deltas, &d)).flatten();
+    let rice = (2..=crate::rice::MAX_WINDOW_WIDTH)
+        .contains(&d.width)
+        .then(|| rice_plan(&deltas, &d))
+        .flatten();
     if d.encoded_len() < best.encoded_len() {
         best = d;
     }
@@ -379,7 +416,11 @@ pub fn write_planned(values: &[i64], plan: &BlockPlan, out: &mut Vec<u8>) {
         BlockMode::Delta => {
             out.extend_from_slice(&plan.base.to_le_bytes());
             out.extend_from_slice(&plan.min_delta.to_le_bytes());
-            write_items(values.windows(2).map(|w| w[1].wrapping_sub(w[0])), plan, out);
+            write_items(
+                values.windows(2).map(|w| w[1].wrapping_sub(w[0])),
+                plan,
+                out,
+            );
         }
         BlockMode::Stride => {
             let head = plan.lag.min(values.len());
@@ -388,13 +429,25 @@ pub fn write_planned(values: &[i64], plan: &BlockPlan, out: &mut Vec<u8>) {
             out.extend_from_slice(&plan.head_base.to_le_bytes());
             out.extend_from_slice(&plan.min_delta.to_le_bytes());
             let hb = plan.head_base;
-            pack(values[..head].iter().map(|&v| v.wrapping_sub(hb) as u64), plan.head_width, out);
+            pack(
+                values[..head].iter().map(|&v| v.wrapping_sub(hb) as u64),
+                plan.head_width,
+                out,
+            );
             let lag = plan.lag;
-            write_items((head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])), plan, out);
+            write_items(
+                (head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])),
+                plan,
+                out,
+            );
         }
         BlockMode::Rice => {
             out.extend_from_slice(&plan.base.to_le_bytes());
-            crate::rice::write_body(&deltas_of(values), plan.rice.as_ref().expect("a Rice plan"), out);
+            crate::rice::write_body(
+                &deltas_of(values),
+                plan.rice.as_ref().expect("a Rice plan"),
+                out,
+            );
         }
     }
 }
@@ -421,9 +474,19 @@ fn write_items(items: impl Iterator<Item = i64> + Clone, plan: &BlockPlan, out: 
     out.extend_from_slice(&(patch.count as u16).to_le_bytes());
     out.push(patch.width as u8);
     out.extend_from_slice(&patch.base.to_le_bytes());
-    let outside = items.enumerate().filter(|&(_, v)| v.wrapping_sub(base) as u64 > mask);
-    pack(outside.clone().map(|(i, _)| i as u64), position_width(plan.items()), out);
-    pack(outside.map(|(_, v)| v.wrapping_sub(patch.base) as u64), patch.width, out);
+    let outside = items
+        .enumerate()
+        .filter(|&(_, v)| v.wrapping_sub(base) as u64 > mask);
+    pack(
+        outside.clone().map(|(i, _)| i as u64),
+        position_width(plan.items()),
+        out,
+    );
+    pack(
+        outside.map(|(_, v)| v.wrapping_sub(patch.base) as u64),
+        patch.width,
+        out,
+    );
 }
 
 /// Packs each value's low `width` bits (the values must fit).
@@ -464,7 +527,11 @@ pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> D
             let data = r.take(packed_len(fields, width), "bitpack fields")?;
             if count == 0 {
                 // no items: a patched block's exceptions cannot have a place
-                return if patched { read_exceptions(r, &mut [], 0) } else { Ok(()) };
+                return if patched {
+                    read_exceptions(r, &mut [], 0)
+                } else {
+                    Ok(())
+                };
             }
             let start = out.len();
             out.resize(start + count, 0);
@@ -481,7 +548,12 @@ pub fn read_block(r: &mut ByteReader<'_>, count: usize, out: &mut Vec<i64>) -> D
                 *v = prev;
             }
         }
-        _ => return Err(DecodeError::UnknownTag { what: "bitpack block mode", value: mode_byte }),
+        _ => {
+            return Err(DecodeError::UnknownTag {
+                what: "bitpack block mode",
+                value: mode_byte,
+            })
+        }
     }
     Ok(())
 }
@@ -491,7 +563,11 @@ fn read_mode(r: &mut ByteReader<'_>) -> DecodeResult<(u8, u32)> {
     let mode_byte = r.u8("bitpack block mode")?;
     let width = r.u8("bitpack block width")? as u32;
     if width > 64 {
-        return Err(DecodeError::OutOfRange { what: "bitpack width", value: width as u64, limit: 64 });
+        return Err(DecodeError::OutOfRange {
+            what: "bitpack width",
+            value: width as u64,
+            limit: 64,
+        });
     }
     Ok((mode_byte, width))
 }
@@ -509,24 +585,50 @@ struct StrideBlock<'a> {
     data: &'a [u8],
 }
 
-fn read_stride_header<'a>(r: &mut ByteReader<'a>, count: usize, width: u32) -> DecodeResult<StrideBlock<'a>> {
+fn read_stride_header<'a>(
+    r: &mut ByteReader<'a>,
+    count: usize,
+    width: u32,
+) -> DecodeResult<StrideBlock<'a>> {
     let lag = r.u16("bitpack stride lag")? as usize;
     if lag == 0 {
-        return Err(DecodeError::OutOfRange { what: "bitpack stride lag", value: 0, limit: u16::MAX as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "bitpack stride lag",
+            value: 0,
+            limit: u16::MAX as u64,
+        });
     }
     let head_width = r.u8("bitpack stride head width")? as u32;
     if head_width > 64 {
-        return Err(DecodeError::OutOfRange { what: "bitpack stride head width", value: head_width as u64, limit: 64 });
+        return Err(DecodeError::OutOfRange {
+            what: "bitpack stride head width",
+            value: head_width as u64,
+            limit: 64,
+        });
     }
     let head_base = r.u64("bitpack stride head base")? as i64;
     let min_delta = r.u64("bitpack block min_delta")? as i64;
     let head = lag.min(count);
     let head_data = r.take(packed_len(head, head_width), "bitpack stride head")?;
     let data = r.take(packed_len(count - head, width), "bitpack fields")?;
-    Ok(StrideBlock { lag, head, head_width, head_base, min_delta, head_data, data })
+    Ok(StrideBlock {
+        lag,
+        head,
+        head_width,
+        head_base,
+        min_delta,
+        head_data,
+        data,
+    })
 }
 
-fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, patched: bool, out: &mut Vec<i64>) -> DecodeResult<()> {
+fn read_stride(
+    r: &mut ByteReader<'_>,
+    count: usize,
+    width: u32,
+    patched: bool,
+    out: &mut Vec<i64>,
+) -> DecodeResult<()> {
     let b = read_stride_header(r, count, width)?;
     let start = out.len();
     out.resize(start + count, 0);
@@ -546,9 +648,18 @@ fn read_stride(r: &mut ByteReader<'_>, count: usize, width: u32, patched: bool, 
 /// it; a stride block's the sum of the items `lag` apart down to its head field; a Rice
 /// block is decoded whole (into `scratch`). The header, every length and the exception
 /// section are checked as [`read_block`] checks them; fields not read are not.
-pub fn value_at(r: &mut ByteReader<'_>, count: usize, index: usize, scratch: &mut Vec<i64>) -> DecodeResult<i64> {
+pub fn value_at(
+    r: &mut ByteReader<'_>,
+    count: usize,
+    index: usize,
+    scratch: &mut Vec<i64>,
+) -> DecodeResult<i64> {
     if index >= count {
-        return Err(DecodeError::OutOfRange { what: "integer of a block", value: index as u64, limit: count.saturating_sub(1) as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "integer of a block",
+            value: index as u64,
+            limit: count.saturating_sub(1) as u64,
+        });
     }
     let (mode_byte, width) = read_mode(r)?;
     let patched = mode_byte & PATCHED != 0;
@@ -556,7 +667,10 @@ pub fn value_at(r: &mut ByteReader<'_>, count: usize, index: usize, scratch: &mu
     let field = |data: &[u8], i: usize| read_field(data, i * width as usize, width) as i64;
     if mode == BlockMode::Stride as u8 {
         let b = read_stride_header(r, count, width)?;
-        let head_field = |i: usize| (read_field(b.head_data, i * b.head_width as usize, b.head_width) as i64).wrapping_add(b.head_base);
+        let head_field = |i: usize| {
+            (read_field(b.head_data, i * b.head_width as usize, b.head_width) as i64)
+                .wrapping_add(b.head_base)
+        };
         if index < b.head {
             return Ok(head_field(index));
         }
@@ -566,7 +680,9 @@ pub fn value_at(r: &mut ByteReader<'_>, count: usize, index: usize, scratch: &mu
         let mut sum = head_field(lane);
         let mut i = index;
         while i >= b.head {
-            sum = sum.wrapping_add(field(b.data, i - b.head)).wrapping_add(b.min_delta);
+            sum = sum
+                .wrapping_add(field(b.data, i - b.head))
+                .wrapping_add(b.min_delta);
             i -= b.lag;
         }
         if patched {
@@ -574,7 +690,9 @@ pub fn value_at(r: &mut ByteReader<'_>, count: usize, index: usize, scratch: &mu
             read_exception_section(r, count - b.head, |at, v| {
                 let i = at + b.head;
                 if i <= index && i % b.lag == lane {
-                    sum = sum.wrapping_add(v).wrapping_sub(field(b.data, at).wrapping_add(b.min_delta));
+                    sum = sum
+                        .wrapping_add(v)
+                        .wrapping_sub(field(b.data, at).wrapping_add(b.min_delta));
                 }
             })?;
         }
@@ -616,7 +734,10 @@ pub fn value_at(r: &mut ByteReader<'_>, count: usize, index: usize, scratch: &mu
             }
             Ok(scratch.iter().fold(base, |sum, &d| sum.wrapping_add(d)))
         }
-        _ => Err(DecodeError::UnknownTag { what: "bitpack block mode", value: mode_byte }),
+        _ => Err(DecodeError::UnknownTag {
+            what: "bitpack block mode",
+            value: mode_byte,
+        }),
     }
 }
 
@@ -629,14 +750,26 @@ fn read_exceptions(r: &mut ByteReader<'_>, items: &mut [i64], offset: i64) -> De
 /// Reads and checks a patched block's exception section for a block of `items` packed items,
 /// calling `each(position, exception)` for every exception, positions ascending (each below
 /// `items`).
-fn read_exception_section(r: &mut ByteReader<'_>, items: usize, mut each: impl FnMut(usize, i64)) -> DecodeResult<()> {
+fn read_exception_section(
+    r: &mut ByteReader<'_>,
+    items: usize,
+    mut each: impl FnMut(usize, i64),
+) -> DecodeResult<()> {
     let count = r.u16("bitpack exception count")? as usize;
     if count == 0 || count > items {
-        return Err(DecodeError::OutOfRange { what: "bitpack exception count", value: count as u64, limit: items as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "bitpack exception count",
+            value: count as u64,
+            limit: items as u64,
+        });
     }
     let width = r.u8("bitpack exception width")? as u32;
     if width > 64 {
-        return Err(DecodeError::OutOfRange { what: "bitpack exception width", value: width as u64, limit: 64 });
+        return Err(DecodeError::OutOfRange {
+            what: "bitpack exception width",
+            value: width as u64,
+            limit: 64,
+        });
     }
     let base = r.u64("bitpack exception base")? as i64;
     let pw = position_width(items);
@@ -646,10 +779,15 @@ fn read_exception_section(r: &mut ByteReader<'_>, items: usize, mut each: impl F
     for k in 0..count {
         let at = read_field(positions, k * pw as usize, pw) as usize;
         if at < next || at >= items {
-            return Err(DecodeError::Inconsistent { what: "bitpack exception positions (out of order or past the items)" });
+            return Err(DecodeError::Inconsistent {
+                what: "bitpack exception positions (out of order or past the items)",
+            });
         }
         next = at + 1;
-        each(at, (read_field(values, k * width as usize, width) as i64).wrapping_add(base));
+        each(
+            at,
+            (read_field(values, k * width as usize, width) as i64).wrapping_add(base),
+        );
     }
     Ok(())
 }
@@ -842,7 +980,10 @@ mod simd {
             let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), ctrl);
             let v = _mm256_and_si256(_mm256_srlv_epi32(v, shifts), mask);
             let a = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)), basev);
-            let b = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v)), basev);
+            let b = _mm256_add_epi64(
+                _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v)),
+                basev,
+            );
             let dst = out.as_mut_ptr().add(g * 8) as *mut __m256i;
             _mm256_storeu_si256(dst, a);
             _mm256_storeu_si256(dst.add(1), b);
@@ -874,9 +1015,19 @@ mod tests {
     fn each_value_at(bytes: &[u8], values: &[i64]) {
         let mut scratch = Vec::new();
         for (i, &v) in values.iter().enumerate() {
-            assert_eq!(value_at(&mut ByteReader::new(bytes), values.len(), i, &mut scratch).unwrap(), v, "integer {i}");
+            assert_eq!(
+                value_at(&mut ByteReader::new(bytes), values.len(), i, &mut scratch).unwrap(),
+                v,
+                "integer {i}"
+            );
         }
-        assert!(value_at(&mut ByteReader::new(bytes), values.len(), values.len(), &mut scratch).is_err());
+        assert!(value_at(
+            &mut ByteReader::new(bytes),
+            values.len(),
+            values.len(),
+            &mut scratch
+        )
+        .is_err());
     }
 
     fn roundtrip_stride(values: &[i64], lag: usize) -> BlockPlan {
@@ -937,7 +1088,9 @@ mod tests {
         roundtrip_stride(&[], 5);
         roundtrip_stride(&[9], 1);
         // a periodic sequence costs nothing past its first period
-        let periodic: Vec<i64> = (0..1024).map(|i| (i % 100) * (i % 100) * 7919 % 10007 - 500).collect();
+        let periodic: Vec<i64> = (0..1024)
+            .map(|i| (i % 100) * (i % 100) * 7919 % 10007 - 500)
+            .collect();
         let p = roundtrip_stride(&periodic, 100);
         assert_eq!((p.width, p.min_delta), (0, 0));
         assert_eq!(plan_with(&periodic, Some(100)).mode, BlockMode::Stride);
@@ -958,7 +1111,10 @@ mod tests {
         bad[4] = 65; // head width
         assert!(read_block(&mut ByteReader::new(&bad), 3, &mut Vec::new()).is_err());
         for cut in 0..out.len() {
-            assert!(read_block(&mut ByteReader::new(&out[..cut]), 3, &mut Vec::new()).is_err(), "cut {cut}");
+            assert!(
+                read_block(&mut ByteReader::new(&out[..cut]), 3, &mut Vec::new()).is_err(),
+                "cut {cut}"
+            );
         }
     }
 
@@ -977,7 +1133,10 @@ mod tests {
         let mut rev = spread.clone();
         rev.reverse();
         let p = roundtrip_stride(&[&spread[..], &rev[..]].concat(), 64);
-        assert_eq!((p.mode, p.width, p.head_width, p.patch), (BlockMode::Stride, 64, 64, None));
+        assert_eq!(
+            (p.mode, p.width, p.head_width, p.patch),
+            (BlockMode::Stride, 64, 64, None)
+        );
         roundtrip(&[]);
         roundtrip(&[42]);
         assert_eq!(roundtrip(&[7; 1024]).width, 0);
@@ -985,7 +1144,9 @@ mod tests {
 
     #[test]
     fn specialised_unpack_matches_the_general_path_at_every_width() {
-        let data: Vec<u8> = (0..9000u32).map(|i| (i.wrapping_mul(2654435761) >> 7) as u8).collect();
+        let data: Vec<u8> = (0..9000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
+            .collect();
         for width in 0..=64u32 {
             for count in [0usize, 1, 7, 8, 9, 63, 64, 65, 1023, 1024] {
                 let len = packed_len(count, width);
@@ -998,12 +1159,21 @@ mod tests {
                 unpack(&data[..len], width, -5, &mut dispatched);
                 assert_eq!(dispatched, slow, "dispatched: width {width} count {count}");
                 #[cfg(target_arch = "x86_64")]
-                if std::arch::is_x86_feature_detected!("avx2") && (1..=simd::MAX_WIDTH).contains(&width) {
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && (1..=simd::MAX_WIDTH).contains(&width)
+                {
                     let mut v = vec![0i64; count];
                     // SAFETY: AVX2 checked above, width in range
                     let done = unsafe { simd::unpack_avx2(&data[..len], width, -5, &mut v) };
-                    assert!(len < 40 || done > 0, "the SIMD kernel did no work at width {width}");
-                    assert_eq!(&v[..done], &slow[..done], "avx2: width {width} count {count}");
+                    assert!(
+                        len < 40 || done > 0,
+                        "the SIMD kernel did no work at width {width}"
+                    );
+                    assert_eq!(
+                        &v[..done],
+                        &slow[..done],
+                        "avx2: width {width} count {count}"
+                    );
                 }
             }
         }
@@ -1015,7 +1185,10 @@ mod tests {
         let mut v: Vec<i64> = (0..600).map(|i| 1_000_000_000 + 10_000_000 * i).collect();
         v.extend((0..424).map(|i| 1_000_000_000 + 10_000_000 * i));
         let p = roundtrip(&v);
-        assert_eq!((p.mode, p.width, p.min_delta), (BlockMode::Delta, 0, 10_000_000));
+        assert_eq!(
+            (p.mode, p.width, p.min_delta),
+            (BlockMode::Delta, 0, 10_000_000)
+        );
         assert_eq!(p.patch.map(|x| (x.count, x.width)), Some((1, 0)));
         assert!(p.encoded_len() < 40, "{}", p.encoded_len());
         // control: unpatched, the jump sets a 33-bit width for all 1023 deltas
@@ -1026,7 +1199,10 @@ mod tests {
         w[500] = 1 << 40;
         w[0] = -(1 << 50);
         let p = roundtrip(&w);
-        assert_eq!((p.mode, p.width, p.base), (BlockMode::FrameOfReference, 3, 0));
+        assert_eq!(
+            (p.mode, p.width, p.base),
+            (BlockMode::FrameOfReference, 3, 0)
+        );
         assert_eq!(p.patch.map(|x| x.count), Some(2));
         // and in a stride block's lagged deltas
         let mut s: Vec<i64> = (0..1024).map(|i| (i % 100) * 1000 + i / 100).collect();
@@ -1044,7 +1220,9 @@ mod tests {
         let mut value = 0i64;
         let walk: Vec<i64> = (0..2 * crate::rice::LOW_CHUNK + 517)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 // mostly small steps, a few of 12
                 value += match x >> 58 {
                     0 => 12,
@@ -1068,7 +1246,9 @@ mod tests {
         let read = |b: &[u8]| {
             let mut r = ByteReader::new(b);
             let mut back = Vec::new();
-            read_block(&mut r, v.len(), &mut back).and_then(|()| r.finish()).map(|()| back)
+            read_block(&mut r, v.len(), &mut back)
+                .and_then(|()| r.finish())
+                .map(|()| back)
         };
         assert_eq!(read(&out).unwrap(), v);
         let section = 10 + packed_len(64, p.width); // mode, width, base, fields
@@ -1098,7 +1278,12 @@ mod tests {
         empty.extend([0u8; 16]);
         empty.extend([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(read_block(&mut ByteReader::new(&empty), 0, &mut Vec::new()).is_err());
-        assert!(read_block(&mut ByteReader::new(&[3 | PATCHED, 0, 0, 0, 0, 0, 0, 0, 0, 0]), 1, &mut Vec::new()).is_err());
+        assert!(read_block(
+            &mut ByteReader::new(&[3 | PATCHED, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+            1,
+            &mut Vec::new()
+        )
+        .is_err());
     }
 
     #[test]

@@ -40,7 +40,11 @@ pub struct BitWriter<'a> {
 
 impl<'a> BitWriter<'a> {
     pub fn new(out: &'a mut Vec<u8>) -> Self {
-        BitWriter { out, acc: 0, fill: 0 }
+        BitWriter {
+            out,
+            acc: 0,
+            fill: 0,
+        }
     }
 
     /// Writes the low `width` bits of `value` (`width` in 0..=64; higher bits of `value`
@@ -156,7 +160,11 @@ impl<'a> ByteReader<'a> {
 
     pub fn take(&mut self, len: usize, what: &'static str) -> DecodeResult<&'a [u8]> {
         if len > self.remaining() {
-            return Err(DecodeError::Truncated { what, needed: len, available: self.remaining() });
+            return Err(DecodeError::Truncated {
+                what,
+                needed: len,
+                available: self.remaining(),
+            });
         }
         let s = &self.data[self.pos..self.pos + len];
         self.pos += len;

@@ -102,7 +102,14 @@ impl TruncUnit {
     /// Whether truncating to this unit resets the time of day (PostgreSQL then recomputes the
     /// zone's offset for the truncated local time; below a day it keeps the original one).
     pub fn reaches_days(self) -> bool {
-        matches!(self, TruncUnit::Day | TruncUnit::Week | TruncUnit::Month | TruncUnit::Quarter | TruncUnit::Year)
+        matches!(
+            self,
+            TruncUnit::Day
+                | TruncUnit::Week
+                | TruncUnit::Month
+                | TruncUnit::Quarter
+                | TruncUnit::Year
+        )
     }
 }
 
@@ -167,7 +174,9 @@ pub fn trunc(unit: TruncUnit, t: i64) -> Option<i64> {
 /// `date_trunc(unit, t)` of a timestamptz in a zone whose offset is fixed at `gmtoff`
 /// seconds east of UTC: truncated in local time, shifted back by the same offset.
 pub fn trunc_at_offset(unit: TruncUnit, t: i64, gmtoff: i64) -> Option<i64> {
-    let shift = gmtoff.checked_mul(USECS_PER_SEC).filter(|s| s.abs() < USECS_PER_DAY)?;
+    let shift = gmtoff
+        .checked_mul(USECS_PER_SEC)
+        .filter(|s| s.abs() < USECS_PER_DAY)?;
     if !(LOW..HIGH).contains(&t) {
         return None;
     }
@@ -199,7 +208,10 @@ pub fn bin(stride: i64, t: i64, origin: i64) -> Option<i64> {
 /// here, where no offset or origin takes a value out of it. A caller bucketing values in
 /// order (a time series) computes one bucket per span, not one per value.
 pub fn span(b: i64, width: i64) -> (i64, i64) {
-    (b.max(LOW + USECS_PER_DAY), b.saturating_add(width).min(HIGH - USECS_PER_DAY))
+    (
+        b.max(LOW + USECS_PER_DAY),
+        b.saturating_add(width).min(HIGH - USECS_PER_DAY),
+    )
 }
 
 #[cfg(test)]
@@ -242,7 +254,9 @@ mod tests {
             match (gy, gm, gd).cmp(&(y, m, d)) {
                 std::cmp::Ordering::Equal => return guess,
                 std::cmp::Ordering::Less => guess += 1.max(((y - gy) * 360 + (m - gm) * 28).abs()),
-                std::cmp::Ordering::Greater => guess -= 1.max(((gy - y) * 360 + (gm - m) * 28).abs()),
+                std::cmp::Ordering::Greater => {
+                    guess -= 1.max(((gy - y) * 360 + (gm - m) * 28).abs())
+                }
             }
         }
     }
@@ -298,9 +312,17 @@ mod tests {
         for _ in 0..4_000 {
             // mostly within a few centuries of 2000, some across the whole range
             let r = next();
-            let t = if r % 4 == 0 { LOW + (r >> 2) as i64 % (HIGH / 4 - LOW) } else { (r as i64) % (300 * 365 * USECS_PER_DAY) };
+            let t = if r % 4 == 0 {
+                LOW + (r >> 2) as i64 % (HIGH / 4 - LOW)
+            } else {
+                (r as i64) % (300 * 365 * USECS_PER_DAY)
+            };
             for unit in UNITS {
-                assert_eq!(trunc(unit, t), Some(reference_trunc(unit, t)), "{unit:?} of {t}");
+                assert_eq!(
+                    trunc(unit, t),
+                    Some(reference_trunc(unit, t)),
+                    "{unit:?} of {t}"
+                );
             }
         }
         // the ends of the range, and edges of days before 2000
@@ -311,9 +333,17 @@ mod tests {
         assert_eq!(trunc(TruncUnit::Hour, i64::MAX), None);
         assert_eq!(trunc(TruncUnit::Hour, i64::MIN), None);
         // 2016-01-12 11:28:37.5 → 11:28 and the Monday 2016-01-11
-        let t = reference_days(2016, 1, 12) * USECS_PER_DAY + (11 * 3600 + 28 * 60 + 37) * USECS_PER_SEC + 500_000;
-        assert_eq!(trunc(TruncUnit::Minute, t), Some(t - 37 * USECS_PER_SEC - 500_000));
-        assert_eq!(trunc(TruncUnit::Week, t), Some(reference_days(2016, 1, 11) * USECS_PER_DAY));
+        let t = reference_days(2016, 1, 12) * USECS_PER_DAY
+            + (11 * 3600 + 28 * 60 + 37) * USECS_PER_SEC
+            + 500_000;
+        assert_eq!(
+            trunc(TruncUnit::Minute, t),
+            Some(t - 37 * USECS_PER_SEC - 500_000)
+        );
+        assert_eq!(
+            trunc(TruncUnit::Week, t),
+            Some(reference_days(2016, 1, 11) * USECS_PER_DAY)
+        );
     }
 
     /// Every value of a bucket's span gets that bucket, from trunc, trunc_at_offset and bin,
@@ -333,7 +363,8 @@ mod tests {
             let offset = [0, 19_800, -36_000, 86_399][(next() % 4) as usize];
             let origin = (next() % (1 << 40)) as i64 - (1 << 39);
             let stride = [m, 15 * m, 7 * USECS_PER_DAY + 5][(next() % 3) as usize];
-            let mut cases: Vec<(Box<dyn Fn(i64) -> Option<i64>>, i64)> = vec![(Box::new(move |v| bin(stride, v, origin)), stride)];
+            let mut cases: Vec<(Box<dyn Fn(i64) -> Option<i64>>, i64)> =
+                vec![(Box::new(move |v| bin(stride, v, origin)), stride)];
             for unit in UNITS.into_iter().filter(|u| u.fixed_width().is_some()) {
                 let width = unit.fixed_width().unwrap();
                 cases.push((Box::new(move |v| trunc(unit, v)), width));
@@ -366,9 +397,18 @@ mod tests {
         // +05:30: 2000-01-01 20:00 UTC is 01:30 the next day locally
         let t = 20 * 3600 * USECS_PER_SEC;
         let ist = 5 * 3600 + 1800;
-        assert_eq!(trunc_at_offset(TruncUnit::Day, t, ist), Some(USECS_PER_DAY - ist * USECS_PER_SEC));
-        assert_eq!(trunc_at_offset(TruncUnit::Hour, t, ist), Some(t - 1800 * USECS_PER_SEC));
-        assert_eq!(trunc_at_offset(TruncUnit::Hour, t, 0), trunc(TruncUnit::Hour, t));
+        assert_eq!(
+            trunc_at_offset(TruncUnit::Day, t, ist),
+            Some(USECS_PER_DAY - ist * USECS_PER_SEC)
+        );
+        assert_eq!(
+            trunc_at_offset(TruncUnit::Hour, t, ist),
+            Some(t - 1800 * USECS_PER_SEC)
+        );
+        assert_eq!(
+            trunc_at_offset(TruncUnit::Hour, t, 0),
+            trunc(TruncUnit::Hour, t)
+        );
         assert_eq!(trunc_at_offset(TruncUnit::Hour, t, 90_000), None);
     }
 

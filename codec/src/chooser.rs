@@ -18,11 +18,11 @@
 use crate::bitpack::{self, BlockPlan};
 use crate::dictionary::{self, DictionaryPlan};
 use crate::fsst::{self, SymbolTable};
-use crate::ColumnContext;
 use crate::gorilla;
 use crate::plain;
 use crate::vector::{count_nulls, last_byte_mask, Kind, ValuesRef, VectorRef, MAX_ROWS};
 use crate::zonemap::{zone_map, ZoneMap};
+use crate::ColumnContext;
 use crate::Encoding;
 use std::fmt;
 
@@ -122,22 +122,33 @@ fn validate(v: &VectorRef<'_>) -> Result<usize, EncodeError> {
     let nulls = match v.nulls {
         Some(b) => {
             if b.len() < v.rows.div_ceil(8) {
-                return Err(EncodeError(format!("null bitmap of {} bytes for {} rows", b.len(), v.rows)));
+                return Err(EncodeError(format!(
+                    "null bitmap of {} bytes for {} rows",
+                    b.len(),
+                    v.rows
+                )));
             }
             count_nulls(b, v.rows)
         }
         None => 0,
     };
     match v.values {
-        ValuesRef::Fixed { width, data } if width == 0 || !data.len().is_multiple_of(width as usize) => {
-            return Err(EncodeError(format!("{} bytes of fixed-width {width} values", data.len())));
+        ValuesRef::Fixed { width, data }
+            if width == 0 || !data.len().is_multiple_of(width as usize) =>
+        {
+            return Err(EncodeError(format!(
+                "{} bytes of fixed-width {width} values",
+                data.len()
+            )));
         }
         ValuesRef::Bytes(b)
             if b.offsets.is_empty()
                 || b.offsets.windows(2).any(|w| w[0] > w[1])
                 || b.offsets[b.len()] > b.data.len() =>
         {
-            return Err(EncodeError("byte string offsets out of order or past the data".into()));
+            return Err(EncodeError(
+                "byte string offsets out of order or past the data".into(),
+            ));
         }
         _ => {}
     }
@@ -221,7 +232,9 @@ pub fn encode_vector(
         report.fsst = match ctx.fsst {
             None => FsstDecision::NoSymbolTable,
             Some(table) => {
-                let best_so_far = best.as_ref().map_or(plain_len, |(l, _)| (*l).min(plain_len));
+                let best_so_far = best
+                    .as_ref()
+                    .map_or(plain_len, |(l, _)| (*l).min(plain_len));
                 if 4 * best_so_far > 3 * report.raw_len {
                     let len = fsst::encoded_len(strings, table);
                     report.candidates[Encoding::Fsst as usize] = Sizing::Exact(len);
@@ -237,7 +250,9 @@ pub fn encode_vector(
         // Gorilla is last: it can only be written if strictly smaller than both the best so
         // far and plain, so its sizing stops once it reaches that bound. This never changes
         // the choice (the reference encoder sizes it fully; the property tests compare).
-        let bound = best.as_ref().map_or(plain_len, |(l, _)| (*l).min(plain_len));
+        let bound = best
+            .as_ref()
+            .map_or(plain_len, |(l, _)| (*l).min(plain_len));
         report.candidates[Encoding::Gorilla as usize] =
             match gorilla::encoded_len_within(&lanes, bits, bound.saturating_sub(1)) {
                 Some(len) => {

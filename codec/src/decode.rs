@@ -10,8 +10,8 @@
 use crate::bits::ByteReader;
 use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
 use crate::error::{DecodeError, DecodeResult};
-use crate::vector::{count_nulls, last_byte_mask, ByteStrings, Kind, Values, Vector, MAX_ROWS};
 use crate::fsst;
+use crate::vector::{count_nulls, last_byte_mask, ByteStrings, Kind, Values, Vector, MAX_ROWS};
 use crate::{bitpack, dictionary, gorilla, plain, ColumnContext, Encoding};
 
 fn empty_values(kind: Kind, fixed_width: u16) -> Values {
@@ -23,7 +23,10 @@ fn empty_values(kind: Kind, fixed_width: u16) -> Values {
         Kind::Float32 => Values::Float32(Vec::new()),
         Kind::Float64 => Values::Float64(Vec::new()),
         Kind::Bytes => Values::Bytes(ByteStrings::new()),
-        Kind::Fixed => Values::Fixed { width: fixed_width, data: Vec::new() },
+        Kind::Fixed => Values::Fixed {
+            width: fixed_width,
+            data: Vec::new(),
+        },
     }
 }
 
@@ -40,10 +43,16 @@ pub enum Form {
     Values(Values),
     /// A bitpack vector: the integers that the values of `kind` are (integer kinds, and
     /// floats that are all exact integers).
-    Integers { kind: Kind, ints: Vec<i64> },
+    Integers {
+        kind: Kind,
+        ints: Vec<i64>,
+    },
     /// A dictionary vector: codes into its inline entries, or (`None`) into the stripe
     /// column's shared dictionary.
-    Codes { inline: Option<Values>, codes: Vec<i64> },
+    Codes {
+        inline: Option<Values>,
+        codes: Vec<i64>,
+    },
 }
 
 /// A vector read and checked, its values still in their [`Form`].
@@ -59,7 +68,11 @@ impl Unpacked {
     /// The entries the codes of a [`Form::Codes`] index; `ctx` must be the one the vector
     /// was unpacked with.
     pub fn entries<'a>(inline: &'a Option<Values>, ctx: &ColumnContext<'a>) -> &'a Values {
-        inline.as_ref().unwrap_or_else(|| ctx.dictionary.expect("unpack_vector checked the shared dictionary").entries())
+        inline.as_ref().unwrap_or_else(|| {
+            ctx.dictionary
+                .expect("unpack_vector checked the shared dictionary")
+                .entries()
+        })
     }
 
     /// The kind of the values and, for fixed-width ones, their width; `None` if the vector
@@ -79,7 +92,8 @@ impl Unpacked {
             Values::Fixed { width, .. } => *width,
             _ => 0,
         };
-        (!values.is_empty() || matches!(self.form, Form::Codes { .. })).then(|| (values.as_ref().kind(), width))
+        (!values.is_empty() || matches!(self.form, Form::Codes { .. }))
+            .then(|| (values.as_ref().kind(), width))
     }
 
     /// The values; `ctx` must be the one the vector was unpacked with.
@@ -87,9 +101,15 @@ impl Unpacked {
         let values = match self.form {
             Form::Values(v) => v,
             Form::Integers { kind, ints } => crate::integers_into(kind, ints),
-            Form::Codes { inline, codes } => dictionary::gather(Unpacked::entries(&inline, ctx), &codes),
+            Form::Codes { inline, codes } => {
+                dictionary::gather(Unpacked::entries(&inline, ctx), &codes)
+            }
         };
-        Vector { rows: self.rows, nulls: self.nulls, values }
+        Vector {
+            rows: self.rows,
+            nulls: self.nulls,
+            values,
+        }
     }
 }
 
@@ -115,7 +135,11 @@ fn read_header<'a>(r: &mut ByteReader<'a>) -> DecodeResult<Header<'a>> {
     let fixed_width = if kind == Kind::Fixed {
         let w = r.u16("fixed width")?;
         if w == 0 {
-            return Err(DecodeError::OutOfRange { what: "fixed width", value: 0, limit: u16::MAX as u64 });
+            return Err(DecodeError::OutOfRange {
+                what: "fixed width",
+                value: 0,
+                limit: u16::MAX as u64,
+            });
         }
         w
     } else {
@@ -123,13 +147,19 @@ fn read_header<'a>(r: &mut ByteReader<'a>) -> DecodeResult<Header<'a>> {
     };
     let rows = r.u16("row count")? as usize;
     if rows > MAX_ROWS {
-        return Err(DecodeError::OutOfRange { what: "row count", value: rows as u64, limit: MAX_ROWS as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "row count",
+            value: rows as u64,
+            limit: MAX_ROWS as u64,
+        });
     }
     let (nulls, null_count) = match r.u8("null mode")? {
         NULLS_NONE => (NullSection::None, 0),
         NULLS_ALL => {
             if rows == 0 {
-                return Err(DecodeError::Inconsistent { what: "all-null vector without rows" });
+                return Err(DecodeError::Inconsistent {
+                    what: "all-null vector without rows",
+                });
             }
             (NullSection::All, rows)
         }
@@ -137,13 +167,26 @@ fn read_header<'a>(r: &mut ByteReader<'a>) -> DecodeResult<Header<'a>> {
             let b = r.take(rows.div_ceil(8), "null bitmap")?;
             let n = count_nulls(b, rows);
             if n == 0 || n == rows || b[rows.div_ceil(8) - 1] & !last_byte_mask(rows) != 0 {
-                return Err(DecodeError::Inconsistent { what: "null bitmap" });
+                return Err(DecodeError::Inconsistent {
+                    what: "null bitmap",
+                });
             }
             (NullSection::Bitmap(b), n)
         }
-        value => return Err(DecodeError::UnknownTag { what: "null mode", value }),
+        value => {
+            return Err(DecodeError::UnknownTag {
+                what: "null mode",
+                value,
+            })
+        }
     };
-    Ok(Header { kind, fixed_width, rows, nulls, null_count })
+    Ok(Header {
+        kind,
+        fixed_width,
+        rows,
+        nulls,
+        null_count,
+    })
 }
 
 /// The lane width of a Gorilla vector of `kind` (a float kind).
@@ -151,14 +194,18 @@ fn gorilla_lane_bits(kind: Kind) -> DecodeResult<u32> {
     match kind {
         Kind::Float32 => Ok(32),
         Kind::Float64 => Ok(64),
-        _ => Err(DecodeError::Inconsistent { what: "gorilla encoding for a non-float kind" }),
+        _ => Err(DecodeError::Inconsistent {
+            what: "gorilla encoding for a non-float kind",
+        }),
     }
 }
 
 /// The symbol table an FSST vector of `kind` (byte strings) is decoded with.
 fn fsst_table<'a>(kind: Kind, ctx: &ColumnContext<'a>) -> DecodeResult<&'a crate::SymbolTable> {
     if kind != Kind::Bytes {
-        return Err(DecodeError::Inconsistent { what: "FSST encoding for a non-string kind" });
+        return Err(DecodeError::Inconsistent {
+            what: "FSST encoding for a non-string kind",
+        });
     }
     ctx.fsst.ok_or(DecodeError::MissingSymbolTable)
 }
@@ -166,7 +213,13 @@ fn fsst_table<'a>(kind: Kind, ctx: &ColumnContext<'a>) -> DecodeResult<&'a crate
 /// Reads and checks one whole encoded vector up to its [`Form`] (see [`decode_vector`]).
 pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpacked> {
     let mut r = ByteReader::new(bytes);
-    let Header { kind, fixed_width, rows, nulls, null_count } = read_header(&mut r)?;
+    let Header {
+        kind,
+        fixed_width,
+        rows,
+        nulls,
+        null_count,
+    } = read_header(&mut r)?;
     let nulls = match nulls {
         NullSection::None => None,
         NullSection::All => {
@@ -179,26 +232,44 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
     let count = rows - null_count;
     if count == 0 {
         r.finish()?;
-        return Ok(Unpacked { rows, nulls, form: Form::Values(empty_values(kind, fixed_width)) });
+        return Ok(Unpacked {
+            rows,
+            nulls,
+            form: Form::Values(empty_values(kind, fixed_width)),
+        });
     }
     let encoding = Encoding::from_tag(r.u8("encoding")?)?;
     let values = match encoding {
         Encoding::Plain => plain::decode(&mut r, kind, fixed_width, count)?,
         Encoding::Dictionary => {
-            let (inline, codes) = dictionary::unpack(&mut r, kind, fixed_width, count, ctx.dictionary)?;
+            let (inline, codes) =
+                dictionary::unpack(&mut r, kind, fixed_width, count, ctx.dictionary)?;
             r.finish()?;
-            return Ok(Unpacked { rows, nulls, form: Form::Codes { inline, codes } });
+            return Ok(Unpacked {
+                rows,
+                nulls,
+                form: Form::Codes { inline, codes },
+            });
         }
         Encoding::Bitpack => {
             let ints = bitpack::read_integers(&mut r, kind, count)?;
             r.finish()?;
-            return Ok(Unpacked { rows, nulls, form: Form::Integers { kind, ints } });
+            return Ok(Unpacked {
+                rows,
+                nulls,
+                form: Form::Integers { kind, ints },
+            });
         }
         Encoding::Gorilla => {
             let bits = gorilla_lane_bits(kind)?;
             let lanes = gorilla::decode(r.take(r.remaining(), "gorilla stream")?, count, bits)?;
             if bits == 32 {
-                Values::Float32(lanes.into_iter().map(|b| f32::from_bits(b as u32)).collect())
+                Values::Float32(
+                    lanes
+                        .into_iter()
+                        .map(|b| f32::from_bits(b as u32))
+                        .collect(),
+                )
             } else {
                 Values::Float64(lanes.into_iter().map(f64::from_bits).collect())
             }
@@ -209,7 +280,11 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
         }
     };
     r.finish()?;
-    Ok(Unpacked { rows, nulls, form: Form::Values(values) })
+    Ok(Unpacked {
+        rows,
+        nulls,
+        form: Form::Values(values),
+    })
 }
 
 /// The row count of one whole encoded vector and its row `row`, as an [`Unpacked`] of one
@@ -220,11 +295,26 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
 /// the row. The header, the null section and every length read are checked as
 /// [`unpack_vector`] checks them; the values of other rows are not (the stripe reader checks
 /// the vector's checksum before either). `scratch` is reused between calls.
-pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &mut Vec<i64>) -> DecodeResult<(usize, Unpacked)> {
+pub fn unpack_row(
+    bytes: &[u8],
+    ctx: &ColumnContext<'_>,
+    row: usize,
+    scratch: &mut Vec<i64>,
+) -> DecodeResult<(usize, Unpacked)> {
     let mut r = ByteReader::new(bytes);
-    let Header { kind, fixed_width, rows, nulls, null_count } = read_header(&mut r)?;
+    let Header {
+        kind,
+        fixed_width,
+        rows,
+        nulls,
+        null_count,
+    } = read_header(&mut r)?;
     if row >= rows {
-        return Err(DecodeError::OutOfRange { what: "row of a vector", value: row as u64, limit: rows.saturating_sub(1) as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "row of a vector",
+            value: row as u64,
+            limit: rows.saturating_sub(1) as u64,
+        });
     }
     // the row's place among the non-null values (`None`: the row is NULL)
     let index = match nulls {
@@ -234,10 +324,26 @@ pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &m
         NullSection::Bitmap(b) => Some(row - count_nulls(b, row)),
     };
     let Some(index) = index else {
-        return Ok((rows, Unpacked { rows: 1, nulls: Some(vec![1]), form: Form::Values(empty_values(kind, fixed_width)) }));
+        return Ok((
+            rows,
+            Unpacked {
+                rows: 1,
+                nulls: Some(vec![1]),
+                form: Form::Values(empty_values(kind, fixed_width)),
+            },
+        ));
     };
     let count = rows - null_count;
-    let one = |form| Ok((rows, Unpacked { rows: 1, nulls: None, form }));
+    let one = |form| {
+        Ok((
+            rows,
+            Unpacked {
+                rows: 1,
+                nulls: None,
+                form,
+            },
+        ))
+    };
     let value = match Encoding::from_tag(r.u8("encoding")?)? {
         Encoding::Plain => match kind {
             Kind::Bytes => {
@@ -253,17 +359,36 @@ pub fn unpack_row(bytes: &[u8], ctx: &ColumnContext<'_>, row: usize, scratch: &m
             }
         },
         Encoding::Dictionary => {
-            let (inline, code) = dictionary::unpack_one(&mut r, kind, fixed_width, count, index, ctx.dictionary, scratch)?;
-            return one(Form::Codes { inline, codes: vec![code] });
+            let (inline, code) = dictionary::unpack_one(
+                &mut r,
+                kind,
+                fixed_width,
+                count,
+                index,
+                ctx.dictionary,
+                scratch,
+            )?;
+            return one(Form::Codes {
+                inline,
+                codes: vec![code],
+            });
         }
         Encoding::Bitpack => {
             let v = bitpack::value_at(&mut r, count, index, scratch)?;
             crate::check_integers(kind, &[v])?;
-            return one(Form::Integers { kind, ints: vec![v] });
+            return one(Form::Integers {
+                kind,
+                ints: vec![v],
+            });
         }
         Encoding::Gorilla => {
             let bits = gorilla_lane_bits(kind)?;
-            let lanes = gorilla::decode_first(r.take(r.remaining(), "gorilla stream")?, count, index + 1, bits)?;
+            let lanes = gorilla::decode_first(
+                r.take(r.remaining(), "gorilla stream")?,
+                count,
+                index + 1,
+                bits,
+            )?;
             let lane = lanes[index];
             if bits == 32 {
                 Values::Float32(vec![f32::from_bits(lane as u32)])

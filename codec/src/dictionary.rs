@@ -38,7 +38,10 @@ enum Items<'a> {
     /// Integers sign-extended, floats as bit patterns.
     Lanes(Vec<u64>),
     Bytes(BytesRef<'a>),
-    Fixed { width: usize, data: &'a [u8] },
+    Fixed {
+        width: usize,
+        data: &'a [u8],
+    },
 }
 
 impl<'a> Items<'a> {
@@ -51,7 +54,10 @@ impl<'a> Items<'a> {
             ValuesRef::Float32(v) => Items::Lanes(v.iter().map(|&x| x.to_bits() as u64).collect()),
             ValuesRef::Float64(v) => Items::Lanes(v.iter().map(|&x| x.to_bits()).collect()),
             ValuesRef::Bytes(b) => Items::Bytes(*b),
-            ValuesRef::Fixed { width, data } => Items::Fixed { width: *width as usize, data },
+            ValuesRef::Fixed { width, data } => Items::Fixed {
+                width: *width as usize,
+                data,
+            },
         }
     }
 
@@ -99,7 +105,9 @@ impl<'a> Items<'a> {
                     Kind::Int16 => Values::Int16(picked.map(|x| x as i16).collect()),
                     Kind::Int32 => Values::Int32(picked.map(|x| x as i32).collect()),
                     Kind::Int64 => Values::Int64(picked.map(|x| x as i64).collect()),
-                    Kind::Float32 => Values::Float32(picked.map(|x| f32::from_bits(x as u32)).collect()),
+                    Kind::Float32 => {
+                        Values::Float32(picked.map(|x| f32::from_bits(x as u32)).collect())
+                    }
                     Kind::Float64 => Values::Float64(picked.map(f64::from_bits).collect()),
                     Kind::Bytes | Kind::Fixed => unreachable!("not a lane kind"),
                 }
@@ -110,7 +118,10 @@ impl<'a> Items<'a> {
                 for i in indices {
                     data.extend_from_slice(self.bytes(i));
                 }
-                Values::Fixed { width: *width as u16, data }
+                Values::Fixed {
+                    width: *width as u16,
+                    data,
+                }
             }
         }
     }
@@ -126,7 +137,9 @@ const EMPTY: u32 = u32::MAX;
 
 impl CodeIndex {
     fn for_entries(max_entries: usize) -> CodeIndex {
-        CodeIndex { slots: vec![EMPTY; (4 * max_entries).next_power_of_two()] }
+        CodeIndex {
+            slots: vec![EMPTY; (4 * max_entries).next_power_of_two()],
+        }
     }
 
     /// `Ok(code)` of the entry with this hash for which `is(code)`, or `Err(slot)`, the empty
@@ -149,8 +162,18 @@ impl CodeIndex {
 /// item's code; `None` if there are more than `cap`.
 fn distinct(items: &Items<'_>, cap: usize) -> Option<(Vec<u32>, Vec<i64>)> {
     match items {
-        Items::Lanes(keys) => distinct_by(keys.len(), cap, |i| xxh3_64(&keys[i].to_le_bytes()), |a, b| keys[a] == keys[b]),
-        _ => distinct_by(items.len(), cap, |i| items.hash(i), |a, b| items.bytes(a) == items.bytes(b)),
+        Items::Lanes(keys) => distinct_by(
+            keys.len(),
+            cap,
+            |i| xxh3_64(&keys[i].to_le_bytes()),
+            |a, b| keys[a] == keys[b],
+        ),
+        _ => distinct_by(
+            items.len(),
+            cap,
+            |i| items.hash(i),
+            |a, b| items.bytes(a) == items.bytes(b),
+        ),
     }
 }
 
@@ -215,22 +238,37 @@ fn plan_entries(entries: &ValuesRef<'_>) -> EntriesPlan {
     let as_ints = entries.as_integers();
     let packed_len = as_ints.as_ref().map(|v| bitpack::plan(v).encoded_len());
     if kind.is_integer() {
-        EntriesPlan { len: packed_len.expect("integers always pack"), packed: as_ints }
+        EntriesPlan {
+            len: packed_len.expect("integers always pack"),
+            packed: as_ints,
+        }
     } else if kind.is_float() {
         let raw = 1 + plain::raw_len(entries);
         match packed_len {
-            Some(len) if 1 + len < raw => EntriesPlan { len: 1 + len, packed: as_ints },
-            _ => EntriesPlan { len: raw, packed: None },
+            Some(len) if 1 + len < raw => EntriesPlan {
+                len: 1 + len,
+                packed: as_ints,
+            },
+            _ => EntriesPlan {
+                len: raw,
+                packed: None,
+            },
         }
     } else {
-        EntriesPlan { len: plain::encoded_len(entries), packed: None }
+        EntriesPlan {
+            len: plain::encoded_len(entries),
+            packed: None,
+        }
     }
 }
 
 fn write_entries(entries: &ValuesRef<'_>, plan: &EntriesPlan, out: &mut Vec<u8>) {
     let kind = entries.kind();
     if kind.is_integer() {
-        bitpack::encode_block(plan.packed.as_ref().expect("integer entries are packed"), out);
+        bitpack::encode_block(
+            plan.packed.as_ref().expect("integer entries are packed"),
+            out,
+        );
     } else if kind.is_float() {
         match &plan.packed {
             Some(v) => {
@@ -247,7 +285,12 @@ fn write_entries(entries: &ValuesRef<'_>, plan: &EntriesPlan, out: &mut Vec<u8>)
     }
 }
 
-fn read_entries(r: &mut ByteReader<'_>, kind: Kind, fixed_width: u16, count: usize) -> DecodeResult<Values> {
+fn read_entries(
+    r: &mut ByteReader<'_>,
+    kind: Kind,
+    fixed_width: u16,
+    count: usize,
+) -> DecodeResult<Values> {
     if kind.is_integer() {
         return bitpack::read_values(r, kind, count);
     }
@@ -255,7 +298,10 @@ fn read_entries(r: &mut ByteReader<'_>, kind: Kind, fixed_width: u16, count: usi
         return match r.u8("dictionary float entry mode")? {
             0 => plain::decode(r, kind, 0, count),
             1 => bitpack::read_values(r, kind, count),
-            value => Err(DecodeError::UnknownTag { what: "dictionary float entry mode", value }),
+            value => Err(DecodeError::UnknownTag {
+                what: "dictionary float entry mode",
+                value,
+            }),
         };
     }
     plain::decode(r, kind, fixed_width, count)
@@ -305,14 +351,20 @@ impl SharedDictionary {
         // loads, which was a third of a point lookup's time
         let mut index = CodeIndex::for_entries(n);
         for i in 0..n {
-            let slot = index.probe(items.hash(i), |c| items.same(c as usize, &items, i)).err()?;
+            let slot = index
+                .probe(items.hash(i), |c| items.same(c as usize, &items, i))
+                .err()?;
             index.slots[slot] = i as u32;
         }
         let lanes = match items {
             Items::Lanes(k) => k,
             _ => Vec::new(),
         };
-        Some(SharedDictionary { entries, lanes, index })
+        Some(SharedDictionary {
+            entries,
+            lanes,
+            index,
+        })
     }
 
     pub fn entries(&self) -> &Values {
@@ -340,9 +392,17 @@ impl SharedDictionary {
     pub fn deserialize(bytes: &[u8]) -> DecodeResult<SharedDictionary> {
         let mut r = ByteReader::new(bytes);
         let kind = Kind::from_tag(r.u8("shared dictionary kind")?)?;
-        let width = if kind == Kind::Fixed { r.u16("shared dictionary fixed width")? } else { 0 };
+        let width = if kind == Kind::Fixed {
+            r.u16("shared dictionary fixed width")?
+        } else {
+            0
+        };
         if kind == Kind::Fixed && width == 0 {
-            return Err(DecodeError::OutOfRange { what: "fixed width", value: 0, limit: u16::MAX as u64 });
+            return Err(DecodeError::OutOfRange {
+                what: "fixed width",
+                value: 0,
+                limit: u16::MAX as u64,
+            });
         }
         let n = r.u16("shared dictionary entry count")? as usize;
         if n == 0 || n > SHARED_MAX_ENTRIES {
@@ -354,8 +414,9 @@ impl SharedDictionary {
         }
         let entries = read_entries(&mut r, kind, width, n)?;
         r.finish()?;
-        SharedDictionary::from_distinct_entries(entries)
-            .ok_or(DecodeError::Inconsistent { what: "shared dictionary with repeated entries" })
+        SharedDictionary::from_distinct_entries(entries).ok_or(DecodeError::Inconsistent {
+            what: "shared dictionary with repeated entries",
+        })
     }
 
     /// Every item's code, or `None` if an item is not in the dictionary or the kinds differ.
@@ -366,10 +427,13 @@ impl SharedDictionary {
         }
         let lookup = |i: usize| -> Option<i64> {
             let found = match items {
-                Items::Lanes(k) => self.index.probe(items.hash(i), |c| self.lanes[c as usize] == k[i]),
+                Items::Lanes(k) => self
+                    .index
+                    .probe(items.hash(i), |c| self.lanes[c as usize] == k[i]),
                 _ => {
                     let own = Items::new(&e); // borrows, no copy, for byte kinds
-                    self.index.probe(items.hash(i), |c| own.same(c as usize, items, i))
+                    self.index
+                        .probe(items.hash(i), |c| own.same(c as usize, items, i))
                 }
             };
             found.ok().map(|c| c as i64)
@@ -409,7 +473,11 @@ impl DictionaryPlan {
 /// values) and the shared one (if given and holding every value); inline on a tie. `None`
 /// for an empty vector or when neither applies. `stride` is the stripe's row period, if it
 /// has one: the codes may then be packed as stride deltas.
-pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>, stride: Option<usize>) -> Option<DictionaryPlan> {
+pub fn plan(
+    values: &ValuesRef<'_>,
+    shared: Option<&SharedDictionary>,
+    stride: Option<usize>,
+) -> Option<DictionaryPlan> {
     if values.is_empty() {
         return None;
     }
@@ -418,7 +486,8 @@ pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>, stride: O
         ValuesRef::Fixed { width, .. } => *width,
         _ => 0,
     };
-    let shared_codes = shared.and_then(|d| Some((d.codes_for(&items, values.kind(), fixed_width)?, d.len())));
+    let shared_codes =
+        shared.and_then(|d| Some((d.codes_for(&items, values.kind(), fixed_width)?, d.len())));
     // Codes into a shared dictionary name the distinct values one to one, so when there are
     // some, the inline dictionary is found from them without hashing the values again.
     let found = match &shared_codes {
@@ -429,14 +498,26 @@ pub fn plan(values: &ValuesRef<'_>, shared: Option<&SharedDictionary>, stride: O
         let entries = items.gather(values.kind(), first.iter().map(|&i| i as usize));
         let ep = plan_entries(&entries.as_ref());
         let codes_plan = bitpack::plan_with(&codes, stride);
-        DictionaryPlan { inline_entries: Some((entries, ep)), codes, codes_plan }
+        DictionaryPlan {
+            inline_entries: Some((entries, ep)),
+            codes,
+            codes_plan,
+        }
     });
     let shared = shared_codes.map(|(codes, _)| {
         let codes_plan = bitpack::plan_with(&codes, stride);
-        DictionaryPlan { inline_entries: None, codes, codes_plan }
+        DictionaryPlan {
+            inline_entries: None,
+            codes,
+            codes_plan,
+        }
     });
     match (inline, shared) {
-        (Some(i), Some(s)) => Some(if s.encoded_len() < i.encoded_len() { s } else { i }),
+        (Some(i), Some(s)) => Some(if s.encoded_len() < i.encoded_len() {
+            s
+        } else {
+            i
+        }),
         (i, s) => i.or(s),
     }
 }
@@ -466,8 +547,16 @@ pub fn unpack(
     bitpack::read_block(r, count, &mut codes)?;
     let n = entries.len();
     if !codes_in_range(&codes, n) {
-        let bad = codes.iter().copied().find(|&c| c < 0 || c as usize >= n).expect("a code out of range");
-        return Err(DecodeError::OutOfRange { what: "dictionary code", value: bad as u64, limit: (n as u64).saturating_sub(1) });
+        let bad = codes
+            .iter()
+            .copied()
+            .find(|&c| c < 0 || c as usize >= n)
+            .expect("a code out of range");
+        return Err(DecodeError::OutOfRange {
+            what: "dictionary code",
+            value: bad as u64,
+            limit: (n as u64).saturating_sub(1),
+        });
     }
     if let Values::Bytes(b) = entries {
         let b = b.as_ref();
@@ -477,7 +566,11 @@ pub fn unpack(
         if longest.saturating_mul(codes.len() as u64) > MAX_VECTOR_BYTES {
             let total: u64 = codes.iter().map(|&c| b.get(c as usize).len() as u64).sum();
             if total > MAX_VECTOR_BYTES {
-                return Err(DecodeError::OutOfRange { what: "decoded bytes of a dictionary vector", value: total, limit: MAX_VECTOR_BYTES });
+                return Err(DecodeError::OutOfRange {
+                    what: "decoded bytes of a dictionary vector",
+                    value: total,
+                    limit: MAX_VECTOR_BYTES,
+                });
             }
         }
     }
@@ -486,17 +579,30 @@ pub fn unpack(
 
 /// A dictionary payload's entries: inline (`Some`), or `None` when its codes index the
 /// shared dictionary `shared`, which must then be present and of the vector's kind.
-fn read_entry_section(r: &mut ByteReader<'_>, kind: Kind, fixed_width: u16, shared: Option<&SharedDictionary>) -> DecodeResult<Option<Values>> {
+fn read_entry_section(
+    r: &mut ByteReader<'_>,
+    kind: Kind,
+    fixed_width: u16,
+    shared: Option<&SharedDictionary>,
+) -> DecodeResult<Option<Values>> {
     match r.u16("dictionary entry count")? as usize {
         0 => {
             let d = shared.ok_or(DecodeError::MissingSharedDictionary)?;
             let e = d.entries.as_ref();
-            if e.kind() != kind || matches!(e, ValuesRef::Fixed { width, .. } if width != fixed_width) {
-                return Err(DecodeError::Inconsistent { what: "shared dictionary of another kind" });
+            if e.kind() != kind
+                || matches!(e, ValuesRef::Fixed { width, .. } if width != fixed_width)
+            {
+                return Err(DecodeError::Inconsistent {
+                    what: "shared dictionary of another kind",
+                });
             }
             Ok(None)
         }
-        n if n > MAX_ENTRIES => Err(DecodeError::OutOfRange { what: "dictionary entry count", value: n as u64, limit: MAX_ENTRIES as u64 }),
+        n if n > MAX_ENTRIES => Err(DecodeError::OutOfRange {
+            what: "dictionary entry count",
+            value: n as u64,
+            limit: MAX_ENTRIES as u64,
+        }),
         n => Ok(Some(read_entries(r, kind, fixed_width, n)?)),
     }
 }
@@ -513,10 +619,16 @@ pub fn unpack_one(
     scratch: &mut Vec<i64>,
 ) -> DecodeResult<(Option<Values>, i64)> {
     let inline = read_entry_section(r, kind, fixed_width, shared)?;
-    let n = inline.as_ref().map_or_else(|| shared.unwrap().entries.len(), |e| e.len());
+    let n = inline
+        .as_ref()
+        .map_or_else(|| shared.unwrap().entries.len(), |e| e.len());
     let code = bitpack::value_at(r, count, index, scratch)?;
     if code < 0 || code as u64 >= n as u64 {
-        return Err(DecodeError::OutOfRange { what: "dictionary code", value: code as u64, limit: (n as u64).saturating_sub(1) });
+        return Err(DecodeError::OutOfRange {
+            what: "dictionary code",
+            value: code as u64,
+            limit: (n as u64).saturating_sub(1),
+        });
     }
     Ok((inline, code))
 }
@@ -527,7 +639,10 @@ pub fn unpack_one(
 /// baseline target's vector instructions lack, so the loop vectorizes.
 fn codes_in_range(codes: &[i64], n: usize) -> bool {
     debug_assert!(n <= SHARED_MAX_ENTRIES);
-    codes.iter().fold(u64::MAX, |a, &c| a & !(c as u64) & (c as u64).wrapping_sub(n as u64)) >> 63 == 1
+    codes.iter().fold(u64::MAX, |a, &c| {
+        a & !(c as u64) & (c as u64).wrapping_sub(n as u64)
+    }) >> 63
+        == 1
 }
 
 /// `entries[codes[i]]` for every i: the codes must index `entries` (as [`unpack`] checks).
@@ -542,15 +657,39 @@ mod tests {
     /// The range check against the plain comparison, at the edges of every `n`.
     #[test]
     fn codes_in_range_is_the_comparison() {
-        let edges = [i64::MIN, i64::MIN + 1, -2, -1, 0, 1, 2, 63, 64, 511, 512, 16383, 16384, i64::MAX - 1, i64::MAX];
+        let edges = [
+            i64::MIN,
+            i64::MIN + 1,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            63,
+            64,
+            511,
+            512,
+            16383,
+            16384,
+            i64::MAX - 1,
+            i64::MAX,
+        ];
         for n in [0usize, 1, 2, 64, 100, 512, 16384] {
             let near = [n as i64 - 1, n as i64, n as i64 + 1];
             for &c in edges.iter().chain(&near) {
-                assert_eq!(codes_in_range(&[c], n), c >= 0 && (c as usize) < n, "code {c} of {n} entries");
+                assert_eq!(
+                    codes_in_range(&[c], n),
+                    c >= 0 && (c as usize) < n,
+                    "code {c} of {n} entries"
+                );
                 // one bad code among good ones is seen wherever it is
                 let mut many = vec![0i64; 37];
                 many[29] = c;
-                assert_eq!(codes_in_range(&many, n), n > 0 && c >= 0 && (c as usize) < n, "code {c} among zeros, {n} entries");
+                assert_eq!(
+                    codes_in_range(&many, n),
+                    n > 0 && c >= 0 && (c as usize) < n,
+                    "code {c} among zeros, {n} entries"
+                );
             }
         }
         assert!(codes_in_range(&[], 0));

@@ -6,11 +6,19 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DecodeError {
     /// The input ended before `what` could be read.
-    Truncated { what: &'static str, needed: usize, available: usize },
+    Truncated {
+        what: &'static str,
+        needed: usize,
+        available: usize,
+    },
     /// A tag byte holds a value no version of the format defines.
     UnknownTag { what: &'static str, value: u8 },
     /// A field holds a value outside its allowed range.
-    OutOfRange { what: &'static str, value: u64, limit: u64 },
+    OutOfRange {
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
     /// Bytes were left over after a complete vector.
     TrailingBytes { count: usize },
     /// The vector needs a per-stripe FSST symbol table and none was given.
@@ -24,8 +32,15 @@ pub enum DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecodeError::Truncated { what, needed, available } => {
-                write!(f, "truncated {what}: needs {needed} bytes, {available} left")
+            DecodeError::Truncated {
+                what,
+                needed,
+                available,
+            } => {
+                write!(
+                    f,
+                    "truncated {what}: needs {needed} bytes, {available} left"
+                )
             }
             DecodeError::UnknownTag { what, value } => write!(f, "unknown {what} {value}"),
             DecodeError::OutOfRange { what, value, limit } => {

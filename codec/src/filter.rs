@@ -13,10 +13,10 @@
 use std::cmp::Ordering;
 
 use crate::decode::{Form, Unpacked};
-use crate::vector::{Kind, Values, Vector, MAX_ROWS};
-use crate::ColumnContext;
 use crate::stripe::StoredZone;
+use crate::vector::{Kind, Values, Vector, MAX_ROWS};
 use crate::zonemap::{bytes_may_satisfy, Cmp};
+use crate::ColumnContext;
 
 const WORDS: usize = MAX_ROWS / 64;
 
@@ -30,7 +30,10 @@ pub struct Selection {
 impl Selection {
     pub fn none(rows: usize) -> Selection {
         assert!(rows <= MAX_ROWS, "a vector has at most {MAX_ROWS} rows");
-        Selection { words: [0; WORDS], rows }
+        Selection {
+            words: [0; WORDS],
+            rows,
+        }
     }
 
     pub fn all(rows: usize) -> Selection {
@@ -62,11 +65,17 @@ impl Selection {
     }
 
     pub fn and(&mut self, o: &Selection) {
-        self.words.iter_mut().zip(&o.words).for_each(|(a, b)| *a &= b);
+        self.words
+            .iter_mut()
+            .zip(&o.words)
+            .for_each(|(a, b)| *a &= b);
     }
 
     pub fn or(&mut self, o: &Selection) {
-        self.words.iter_mut().zip(&o.words).for_each(|(a, b)| *a |= b);
+        self.words
+            .iter_mut()
+            .zip(&o.words)
+            .for_each(|(a, b)| *a |= b);
     }
 
     /// The first selected row at or after `from`.
@@ -95,14 +104,18 @@ impl Selection {
         let first = self.next_from(0)?;
         let end = first + self.count();
         // as many rows from the first as are selected: one range exactly when those are them
-        (end <= self.rows && *self == Selection::of_range(self.rows, first..end)).then_some(first..end)
+        (end <= self.rows && *self == Selection::of_range(self.rows, first..end))
+            .then_some(first..end)
     }
 
     /// The rows `range` of a vector of `rows` rows.
     pub fn of_range(rows: usize, range: std::ops::Range<usize>) -> Selection {
         let mut s = Selection::none(rows);
         for (i, w) in s.words.iter_mut().enumerate() {
-            let (lo, hi) = (range.start.clamp(i * 64, i * 64 + 64) - i * 64, range.end.clamp(i * 64, i * 64 + 64) - i * 64);
+            let (lo, hi) = (
+                range.start.clamp(i * 64, i * 64 + 64) - i * 64,
+                range.end.clamp(i * 64, i * 64 + 64) - i * 64,
+            );
             if hi > lo {
                 *w = (u64::MAX >> (64 - (hi - lo))) << lo;
             }
@@ -112,7 +125,11 @@ impl Selection {
 
     /// The selected rows, ascending.
     pub fn iter(&self) -> SelectedRows<'_> {
-        SelectedRows { words: &self.words, word: 0, bits: self.words[0] }
+        SelectedRows {
+            words: &self.words,
+            word: 0,
+            bits: self.words[0],
+        }
     }
 }
 
@@ -194,7 +211,10 @@ pub enum OperandSet {
     /// `integral`: the floats that are integers within the i64 range, as integers: what a
     /// vector of integer-valued floats unpacked as integers is looked up in (as
     /// `IntTest::of_float` restates `=`).
-    Floats { floats: Vec<f64>, integral: Vec<i64> },
+    Floats {
+        floats: Vec<f64>,
+        integral: Vec<i64>,
+    },
     Bytes(Vec<Vec<u8>>),
 }
 
@@ -203,13 +223,31 @@ impl OperandSet {
     pub fn of(operands: &[Operand]) -> Option<OperandSet> {
         let set = match operands.first()? {
             Operand::Int(_) => {
-                let mut v: Vec<i64> = operands.iter().map(|o| if let Operand::Int(x) = o { Some(*x) } else { None }).collect::<Option<_>>()?;
+                let mut v: Vec<i64> = operands
+                    .iter()
+                    .map(|o| {
+                        if let Operand::Int(x) = o {
+                            Some(*x)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect::<Option<_>>()?;
                 v.sort_unstable();
                 v.dedup();
                 OperandSet::Ints(v)
             }
             Operand::Float(_) => {
-                let mut v: Vec<f64> = operands.iter().map(|o| if let Operand::Float(x) = o { Some(*x) } else { None }).collect::<Option<_>>()?;
+                let mut v: Vec<f64> = operands
+                    .iter()
+                    .map(|o| {
+                        if let Operand::Float(x) = o {
+                            Some(*x)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect::<Option<_>>()?;
                 v.sort_unstable_by(|a, b| float_order(*a, *b));
                 v.dedup_by(|a, b| float_order(*a, *b) == Ordering::Equal);
                 let mut integral: Vec<i64> = v
@@ -221,10 +259,22 @@ impl OperandSet {
                     .collect();
                 integral.sort_unstable();
                 integral.dedup();
-                OperandSet::Floats { floats: v, integral }
+                OperandSet::Floats {
+                    floats: v,
+                    integral,
+                }
             }
             Operand::Bytes(_) => {
-                let mut v: Vec<Vec<u8>> = operands.iter().map(|o| if let Operand::Bytes(x) = o { Some(x.clone()) } else { None }).collect::<Option<_>>()?;
+                let mut v: Vec<Vec<u8>> = operands
+                    .iter()
+                    .map(|o| {
+                        if let Operand::Bytes(x) = o {
+                            Some(x.clone())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect::<Option<_>>()?;
                 v.sort_unstable();
                 v.dedup();
                 OperandSet::Bytes(v)
@@ -241,11 +291,20 @@ impl OperandSet {
     pub fn may_equal_within(&self, zone: &StoredZone) -> bool {
         match (self, zone) {
             (_, StoredZone::Empty) => false,
-            (OperandSet::Ints(s), StoredZone::Int { min, max }) => s.get(s.partition_point(|e| e < min)).is_some_and(|e| e <= max),
+            (OperandSet::Ints(s), StoredZone::Int { min, max }) => s
+                .get(s.partition_point(|e| e < min))
+                .is_some_and(|e| e <= max),
             (OperandSet::Floats { floats, .. }, StoredZone::Float { min, max }) => floats
                 .get(floats.partition_point(|e| float_order(*e, *min).is_lt()))
                 .is_some_and(|e| float_order(*e, *max).is_le()),
-            (OperandSet::Bytes(s), StoredZone::Bytes { min, max, max_truncated }) => s
+            (
+                OperandSet::Bytes(s),
+                StoredZone::Bytes {
+                    min,
+                    max,
+                    max_truncated,
+                },
+            ) => s
                 .get(s.partition_point(|e| e[..] < min[..]))
                 .is_some_and(|e| bytes_may_satisfy(min, max, *max_truncated, Cmp::Eq, e)),
             _ => true,
@@ -256,9 +315,12 @@ impl OperandSet {
     /// zone holds one number, and the set has it.
     pub fn covers_zone(&self, zone: &StoredZone) -> bool {
         match (self, zone) {
-            (OperandSet::Ints(s), StoredZone::Int { min, max }) => min == max && s.binary_search(min).is_ok(),
+            (OperandSet::Ints(s), StoredZone::Int { min, max }) => {
+                min == max && s.binary_search(min).is_ok()
+            }
             (OperandSet::Floats { floats, .. }, StoredZone::Float { min, max }) => {
-                float_order(*min, *max).is_eq() && floats.binary_search_by(|e| float_order(*e, *min)).is_ok()
+                float_order(*min, *max).is_eq()
+                    && floats.binary_search_by(|e| float_order(*e, *min)).is_ok()
             }
             _ => false,
         }
@@ -268,7 +330,9 @@ impl OperandSet {
     pub fn operands(&self) -> Vec<Operand> {
         match self {
             OperandSet::Ints(v) => v.iter().map(|&x| Operand::Int(x)).collect(),
-            OperandSet::Floats { floats, .. } => floats.iter().map(|&x| Operand::Float(x)).collect(),
+            OperandSet::Floats { floats, .. } => {
+                floats.iter().map(|&x| Operand::Float(x)).collect()
+            }
             OperandSet::Bytes(v) => v.iter().map(|x| Operand::Bytes(x.clone())).collect(),
         }
     }
@@ -285,21 +349,41 @@ fn in_floats(set: &[f64], v: f64) -> u8 {
 /// Whether each value is in `set`; `None` if the values are not of the set's form.
 fn member_lanes(lanes: Lanes<'_>, set: &OperandSet) -> Option<Vec<u8>> {
     Some(match (lanes, set) {
-        (Lanes::Values(Values::Int8(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v as i64)).collect(),
-        (Lanes::Values(Values::Int16(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v as i64)).collect(),
-        (Lanes::Values(Values::Int32(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v as i64)).collect(),
-        (Lanes::Values(Values::Int64(x)), OperandSet::Ints(s)) => x.iter().map(|&v| in_ints(s, v)).collect(),
-        (Lanes::Values(Values::Float32(x)), OperandSet::Floats { floats, .. }) => x.iter().map(|&v| in_floats(floats, v as f64)).collect(),
-        (Lanes::Values(Values::Float64(x)), OperandSet::Floats { floats, .. }) => x.iter().map(|&v| in_floats(floats, v)).collect(),
+        (Lanes::Values(Values::Int8(x)), OperandSet::Ints(s)) => {
+            x.iter().map(|&v| in_ints(s, v as i64)).collect()
+        }
+        (Lanes::Values(Values::Int16(x)), OperandSet::Ints(s)) => {
+            x.iter().map(|&v| in_ints(s, v as i64)).collect()
+        }
+        (Lanes::Values(Values::Int32(x)), OperandSet::Ints(s)) => {
+            x.iter().map(|&v| in_ints(s, v as i64)).collect()
+        }
+        (Lanes::Values(Values::Int64(x)), OperandSet::Ints(s)) => {
+            x.iter().map(|&v| in_ints(s, v)).collect()
+        }
+        (Lanes::Values(Values::Float32(x)), OperandSet::Floats { floats, .. }) => {
+            x.iter().map(|&v| in_floats(floats, v as f64)).collect()
+        }
+        (Lanes::Values(Values::Float64(x)), OperandSet::Floats { floats, .. }) => {
+            x.iter().map(|&v| in_floats(floats, v)).collect()
+        }
         (Lanes::Values(Values::Bytes(b)), OperandSet::Bytes(s)) => {
             let b = b.as_ref();
-            (0..b.len()).map(|k| s.binary_search_by(|e| e.as_slice().cmp(b.get(k))).is_ok() as u8).collect()
+            (0..b.len())
+                .map(|k| s.binary_search_by(|e| e.as_slice().cmp(b.get(k))).is_ok() as u8)
+                .collect()
         }
-        (Lanes::Integers { kind, ints }, OperandSet::Ints(s)) if kind.is_integer() => ints.iter().map(|&v| in_ints(s, v)).collect(),
-        (Lanes::Integers { kind, ints }, OperandSet::Floats { integral, .. }) if kind.is_float() => {
+        (Lanes::Integers { kind, ints }, OperandSet::Ints(s)) if kind.is_integer() => {
+            ints.iter().map(|&v| in_ints(s, v)).collect()
+        }
+        (Lanes::Integers { kind, ints }, OperandSet::Floats { integral, .. })
+            if kind.is_float() =>
+        {
             ints.iter().map(|&v| in_ints(integral, v)).collect()
         }
-        (Lanes::Codes { .. }, _) => unreachable!("dictionary codes are looked up per entry (with_codes)"),
+        (Lanes::Codes { .. }, _) => {
+            unreachable!("dictionary codes are looked up per entry (with_codes)")
+        }
         _ => return None,
     })
 }
@@ -330,9 +414,16 @@ fn holds(cmp: Cmp, o: Ordering) -> bool {
 #[derive(Clone, Copy)]
 enum Lanes<'a> {
     Values(&'a Values),
-    Integers { kind: Kind, ints: &'a [i64] },
+    Integers {
+        kind: Kind,
+        ints: &'a [i64],
+    },
     /// `shared`: the entries are a stripe column's shared dictionary.
-    Codes { entries: &'a Values, codes: &'a [i64], shared: bool },
+    Codes {
+        entries: &'a Values,
+        codes: &'a [i64],
+        shared: bool,
+    },
 }
 
 /// One predicate's results on the entries of a shared dictionary, kept across the vectors
@@ -349,7 +440,12 @@ pub struct EntryCache {
 /// re-decided per value and the loop vectorises (inlined, so that the AVX2 build of a caller
 /// compiles it for AVX2 too).
 #[inline(always)]
-fn compare_loop<T: Copy, C: Copy + PartialOrd>(x: &[T], cmp: Cmp, c: C, widen: impl Fn(T) -> C) -> Vec<u8> {
+fn compare_loop<T: Copy, C: Copy + PartialOrd>(
+    x: &[T],
+    cmp: Cmp,
+    c: C,
+    widen: impl Fn(T) -> C,
+) -> Vec<u8> {
     let w = &widen;
     match cmp {
         Cmp::Lt => x.iter().map(|&v| (w(v) < c) as u8).collect(),
@@ -409,8 +505,14 @@ fn float_loop<T: Copy>(x: &[T], cmp: Cmp, c: f64, widen: impl Fn(T) -> f64) -> V
     }
     let w = &widen;
     match cmp {
-        Cmp::Ge => x.iter().map(|&v| (w(v) >= c) as u8 | w(v).is_nan() as u8).collect(),
-        Cmp::Gt => x.iter().map(|&v| (w(v) > c) as u8 | w(v).is_nan() as u8).collect(),
+        Cmp::Ge => x
+            .iter()
+            .map(|&v| (w(v) >= c) as u8 | w(v).is_nan() as u8)
+            .collect(),
+        Cmp::Gt => x
+            .iter()
+            .map(|&v| (w(v) > c) as u8 | w(v).is_nan() as u8)
+            .collect(),
         // IEEE's answers are PostgreSQL's here: a NaN value is not below, not equal
         _ => compare_loop(x, cmp, c, widen),
     }
@@ -502,7 +604,9 @@ fn test_values(values: &Values, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
         (Values::Float64(x), Operand::Float(c)) => float_loop(x, cmp, *c, |v| v),
         (Values::Bytes(b), Operand::Bytes(c)) => {
             let b = b.as_ref();
-            (0..b.len()).map(|k| holds(cmp, b.get(k).cmp(c.as_slice())) as u8).collect()
+            (0..b.len())
+                .map(|k| holds(cmp, b.get(k).cmp(c.as_slice())) as u8)
+                .collect()
         }
         _ => return None,
     })
@@ -523,21 +627,40 @@ fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
                 IntTest::Compare(cmp, c) => compare_ints(ints, cmp, c),
             })
         }
-        Lanes::Codes { .. } => unreachable!("test_all tests a dictionary's entries, then looks its codes up"),
+        Lanes::Codes { .. } => {
+            unreachable!("test_all tests a dictionary's entries, then looks its codes up")
+        }
     }
 }
 
 /// Whether each non-null value satisfies `cmp` against any (`any`) or all of `operands`
 /// (non-empty). Dictionary codes are tested once per entry, whatever the number of operands;
 /// a shared dictionary's entries once per `cache` key.
-fn test_all(lanes: Lanes<'_>, cmp: Cmp, operands: &[Operand], any: bool, cache: Option<(&mut EntryCache, u64)>) -> Option<Vec<u8>> {
+fn test_all(
+    lanes: Lanes<'_>,
+    cmp: Cmp,
+    operands: &[Operand],
+    any: bool,
+    cache: Option<(&mut EntryCache, u64)>,
+) -> Option<Vec<u8>> {
     with_codes(lanes, cache, |l| test_plain(l, cmp, operands, any))
 }
 
 /// `test(lanes)`, except that dictionary codes are tested once per entry (a shared
 /// dictionary's entries once per `cache` key) and then looked up.
-fn with_codes(lanes: Lanes<'_>, cache: Option<(&mut EntryCache, u64)>, test: impl Fn(Lanes<'_>) -> Option<Vec<u8>>) -> Option<Vec<u8>> {
-    let Lanes::Codes { entries, codes, shared } = lanes else { return test(lanes) };
+fn with_codes(
+    lanes: Lanes<'_>,
+    cache: Option<(&mut EntryCache, u64)>,
+    test: impl Fn(Lanes<'_>) -> Option<Vec<u8>>,
+) -> Option<Vec<u8>> {
+    let Lanes::Codes {
+        entries,
+        codes,
+        shared,
+    } = lanes
+    else {
+        return test(lanes);
+    };
     let fresh;
     let hit: &[u8] = match cache {
         Some((cache, key)) if shared => {
@@ -613,7 +736,11 @@ fn place(rows: usize, nulls: Option<&[u8]>, dense: &[u8]) -> Selection {
 
 fn null_selection(rows: usize, nulls: Option<&[u8]>, want_null: bool) -> Selection {
     let Some(bitmap) = nulls else {
-        return if want_null { Selection::none(rows) } else { Selection::all(rows) };
+        return if want_null {
+            Selection::none(rows)
+        } else {
+            Selection::all(rows)
+        };
     };
     let mut s = Selection::none(rows);
     for r in 0..rows {
@@ -624,12 +751,24 @@ fn null_selection(rows: usize, nulls: Option<&[u8]>, want_null: bool) -> Selecti
     s
 }
 
-fn select_lanes(rows: usize, nulls: Option<&[u8]>, lanes: Lanes<'_>, p: &Predicate, cache: Option<(&mut EntryCache, u64)>) -> Option<Selection> {
+fn select_lanes(
+    rows: usize,
+    nulls: Option<&[u8]>,
+    lanes: Lanes<'_>,
+    p: &Predicate,
+    cache: Option<(&mut EntryCache, u64)>,
+) -> Option<Selection> {
     let (cmp, operands, any) = match p {
         Predicate::Compare(cmp, o) => (*cmp, std::slice::from_ref(o), true),
         Predicate::Any(cmp, os) => (*cmp, os.as_slice(), true),
         Predicate::AllOf(cmp, os) => (*cmp, os.as_slice(), false),
-        Predicate::InSet(set) => return Some(place(rows, nulls, &with_codes(lanes, cache, |l| member_lanes(l, set))?)),
+        Predicate::InSet(set) => {
+            return Some(place(
+                rows,
+                nulls,
+                &with_codes(lanes, cache, |l| member_lanes(l, set))?,
+            ))
+        }
         Predicate::IsNull => return Some(null_selection(rows, nulls, true)),
         Predicate::IsNotNull => return Some(null_selection(rows, nulls, false)),
         Predicate::All => return Some(Selection::all(rows)),
@@ -637,15 +776,29 @@ fn select_lanes(rows: usize, nulls: Option<&[u8]>, lanes: Lanes<'_>, p: &Predica
     };
     if operands.is_empty() {
         // ANY of none is false, ALL of none true (the caller states these as All/Nothing)
-        return Some(if any { Selection::none(rows) } else { null_selection(rows, nulls, false) });
+        return Some(if any {
+            Selection::none(rows)
+        } else {
+            null_selection(rows, nulls, false)
+        });
     }
-    Some(place(rows, nulls, &test_all(lanes, cmp, operands, any, cache)?))
+    Some(place(
+        rows,
+        nulls,
+        &test_all(lanes, cmp, operands, any, cache)?,
+    ))
 }
 
 /// Evaluates `p` over every row of `v`; `None` if the vector's values are not of the form
 /// the operand needs (the caller then reports corruption or falls back).
 pub fn select(v: &Vector, p: &Predicate) -> Option<Selection> {
-    select_lanes(v.rows, v.nulls.as_deref(), Lanes::Values(&v.values), p, None)
+    select_lanes(
+        v.rows,
+        v.nulls.as_deref(),
+        Lanes::Values(&v.values),
+        p,
+        None,
+    )
 }
 
 /// [`select`] on a vector not yet materialized, in the form it was unpacked to: integers
@@ -658,15 +811,30 @@ pub fn select_unpacked(u: &Unpacked, ctx: &ColumnContext<'_>, p: &Predicate) -> 
 
 /// [`select_unpacked`], keeping the predicate's results on a shared dictionary's entries in
 /// `cache` under `key` (see [`EntryCache`]).
-pub fn select_unpacked_cached(u: &Unpacked, ctx: &ColumnContext<'_>, p: &Predicate, cache: &mut EntryCache, key: u64) -> Option<Selection> {
+pub fn select_unpacked_cached(
+    u: &Unpacked,
+    ctx: &ColumnContext<'_>,
+    p: &Predicate,
+    cache: &mut EntryCache,
+    key: u64,
+) -> Option<Selection> {
     select_unpacked_with(u, ctx, p, Some((cache, key)))
 }
 
-fn select_unpacked_with(u: &Unpacked, ctx: &ColumnContext<'_>, p: &Predicate, cache: Option<(&mut EntryCache, u64)>) -> Option<Selection> {
+fn select_unpacked_with(
+    u: &Unpacked,
+    ctx: &ColumnContext<'_>,
+    p: &Predicate,
+    cache: Option<(&mut EntryCache, u64)>,
+) -> Option<Selection> {
     let lanes = match &u.form {
         Form::Values(v) => Lanes::Values(v),
         Form::Integers { kind, ints } => Lanes::Integers { kind: *kind, ints },
-        Form::Codes { inline, codes } => Lanes::Codes { entries: Unpacked::entries(inline, ctx), codes, shared: inline.is_none() },
+        Form::Codes { inline, codes } => Lanes::Codes {
+            entries: Unpacked::entries(inline, ctx),
+            codes,
+            shared: inline.is_none(),
+        },
     };
     select_lanes(u.rows, u.nulls.as_deref(), lanes, p, cache)
 }
@@ -699,8 +867,16 @@ mod tests {
                     for r in [end + 1, (start + end) / 2] {
                         if start < end && r < rows && (r > end || (start < r && r + 1 < end)) {
                             let mut t = s;
-                            if r > end { t.set(r) } else { t.unset(r) }
-                            assert_eq!(t.single_range(), expect(&t), "{rows} rows, {start}..{end}, row {r} changed");
+                            if r > end {
+                                t.set(r)
+                            } else {
+                                t.unset(r)
+                            }
+                            assert_eq!(
+                                t.single_range(),
+                                expect(&t),
+                                "{rows} rows, {start}..{end}, row {r} changed"
+                            );
                             assert_eq!(t.single_range(), None);
                         }
                     }
@@ -734,8 +910,13 @@ mod tests {
             .map(|c| match p {
                 Predicate::Compare(cmp, o) => reference_holds(*cmp, c, o),
                 Predicate::Any(cmp, os) => os.iter().any(|o| reference_holds(*cmp, c, o)),
-                Predicate::AllOf(cmp, os) => !matches!(c, Cell::Null) && os.iter().all(|o| reference_holds(*cmp, c, o)),
-                Predicate::InSet(set) => set.operands().iter().any(|o| reference_holds(Cmp::Eq, c, o)),
+                Predicate::AllOf(cmp, os) => {
+                    !matches!(c, Cell::Null) && os.iter().all(|o| reference_holds(*cmp, c, o))
+                }
+                Predicate::InSet(set) => set
+                    .operands()
+                    .iter()
+                    .any(|o| reference_holds(Cmp::Eq, c, o)),
                 Predicate::IsNull => matches!(c, Cell::Null),
                 Predicate::IsNotNull => !matches!(c, Cell::Null),
                 Predicate::All => true,
@@ -754,21 +935,55 @@ mod tests {
                 nulls[r / 8] |= 1 << (r % 8);
             }
         }
-        let ints = || cells.iter().filter_map(|c| if let Cell::Int(v) = c { Some(*v) } else { None });
-        let floats = || cells.iter().filter_map(|c| if let Cell::Float(v) = c { Some(*v) } else { None });
+        let ints = || {
+            cells
+                .iter()
+                .filter_map(|c| if let Cell::Int(v) = c { Some(*v) } else { None })
+        };
+        let floats = || {
+            cells.iter().filter_map(|c| {
+                if let Cell::Float(v) = c {
+                    Some(*v)
+                } else {
+                    None
+                }
+            })
+        };
         let values = match kind {
             0 => Values::Int16(ints().map(|v| v as i16).collect()),
             1 => Values::Int32(ints().map(|v| v as i32).collect()),
             2 => Values::Int64(ints().collect()),
             3 => Values::Float32(floats().map(|v| v as f32).collect()),
             4 => Values::Float64(floats().collect()),
-            _ => Values::Bytes(cells.iter().filter_map(|c| if let Cell::Bytes(b) = c { Some(b.clone()) } else { None }).collect::<ByteStrings>()),
+            _ => Values::Bytes(
+                cells
+                    .iter()
+                    .filter_map(|c| {
+                        if let Cell::Bytes(b) = c {
+                            Some(b.clone())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect::<ByteStrings>(),
+            ),
         };
-        Vector { rows, nulls: any_null.then_some(nulls), values }
+        Vector {
+            rows,
+            nulls: any_null.then_some(nulls),
+            values,
+        }
     }
 
     fn cmp_strategy() -> impl Strategy<Value = Cmp> {
-        prop_oneof![Just(Cmp::Lt), Just(Cmp::Le), Just(Cmp::Eq), Just(Cmp::Ge), Just(Cmp::Gt), Just(Cmp::Ne)]
+        prop_oneof![
+            Just(Cmp::Lt),
+            Just(Cmp::Le),
+            Just(Cmp::Eq),
+            Just(Cmp::Ge),
+            Just(Cmp::Gt),
+            Just(Cmp::Ne)
+        ]
     }
 
     /// Values of one kind (0 int2, 1 int4, 2 int8, 3 float4, 4 float8, 5 bytes) with NULLs and
@@ -787,7 +1002,16 @@ mod tests {
                 1 => vec![i32::MIN as i64, -1, 0, 1, 7, i32::MAX as i64],
                 _ => vec![i64::MIN, -1, 0, 1, 7, i64::MAX],
             };
-            let float_pool = [f64::NAN, -0.0, 0.0, 1.5, -1.5, f64::INFINITY, f64::NEG_INFINITY, 2.25];
+            let float_pool = [
+                f64::NAN,
+                -0.0,
+                0.0,
+                1.5,
+                -1.5,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                2.25,
+            ];
             let byte_pool: [&[u8]; 6] = [b"", b"a", b"ab", b"b", b"\xff", b"host_1"];
             let draw = |n: u64| -> Cell {
                 match kind {
@@ -797,7 +1021,15 @@ mod tests {
                 }
             };
             let null_rate = next() % 4;
-            let cells = (0..rows).map(|_| if next() % 8 < null_rate { Cell::Null } else { draw(next()) }).collect();
+            let cells = (0..rows)
+                .map(|_| {
+                    if next() % 8 < null_rate {
+                        Cell::Null
+                    } else {
+                        draw(next())
+                    }
+                })
+                .collect();
             // integer constants also beyond the column's width (int2 against int8)
             let wide = [i64::MIN, i64::MAX, 1 << 40, -(1 << 20)];
             let operands = (0..SET_MIN_OPERANDS + 4)
@@ -854,11 +1086,44 @@ mod tests {
     fn integer_tests_of_float_constants_equal_the_float_comparisons() {
         let two63 = 9_223_372_036_854_775_808.0f64;
         let constants = [
-            f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 90.0, 90.5, 89.999,
-            two63, -two63, two63 * 2.0, -two63 * 2.0, 9_007_199_254_740_993.0, -9_007_199_254_740_992.0, 1e300, -1e300,
-            f64::MIN_POSITIVE, -f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            90.0,
+            90.5,
+            89.999,
+            two63,
+            -two63,
+            two63 * 2.0,
+            -two63 * 2.0,
+            9_007_199_254_740_993.0,
+            -9_007_199_254_740_992.0,
+            1e300,
+            -1e300,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
         ];
-        let values = [i64::MIN, i64::MIN + 1024, -(1 << 53), -91, -1, 0, 1, 89, 90, 91, 1 << 53, (1 << 62) + 1024, i64::MAX - 1023];
+        let values = [
+            i64::MIN,
+            i64::MIN + 1024,
+            -(1 << 53),
+            -91,
+            -1,
+            0,
+            1,
+            89,
+            90,
+            91,
+            1 << 53,
+            (1 << 62) + 1024,
+            i64::MAX - 1023,
+        ];
         for c in constants {
             for cmp in [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne] {
                 let t = IntTest::of_float(cmp, c);
@@ -884,19 +1149,39 @@ mod tests {
             for span in [4u32, 31, 32, 62] {
                 let ints: Vec<i64> = (0..len)
                     .map(|_| {
-                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         (seed >> 1) as i64 >> (63 - span)
                     })
                     .collect();
-                for c in [0i64, 1, -1, 90, i32::MAX as i64, i32::MAX as i64 + 1, i32::MIN as i64 - 1, i64::MIN, i64::MAX] {
+                for c in [
+                    0i64,
+                    1,
+                    -1,
+                    90,
+                    i32::MAX as i64,
+                    i32::MAX as i64 + 1,
+                    i32::MIN as i64 - 1,
+                    i64::MIN,
+                    i64::MAX,
+                ] {
                     for cmp in [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne] {
-                        let want: Vec<u8> = ints.iter().map(|&v| holds(cmp, v.cmp(&c)) as u8).collect();
+                        let want: Vec<u8> =
+                            ints.iter().map(|&v| holds(cmp, v.cmp(&c)) as u8).collect();
                         assert_eq!(compare_ints_portable(&ints, cmp, c), want, "{cmp:?} {c}");
                         #[cfg(target_arch = "x86_64")]
                         if std::arch::is_x86_feature_detected!("avx2") {
                             // SAFETY: AVX2 is available
-                            assert_eq!(unsafe { compare_ints_avx2(&ints, cmp, c) }, want, "AVX2 {cmp:?} {c}");
-                            assert_eq!(unsafe { crate::all_within_bits_avx2(&ints, 31) }, crate::all_within_bits_portable(&ints, 31));
+                            assert_eq!(
+                                unsafe { compare_ints_avx2(&ints, cmp, c) },
+                                want,
+                                "AVX2 {cmp:?} {c}"
+                            );
+                            assert_eq!(
+                                unsafe { crate::all_within_bits_avx2(&ints, 31) },
+                                crate::all_within_bits_portable(&ints, 31)
+                            );
                         }
                     }
                 }
@@ -918,52 +1203,122 @@ mod tests {
             seed
         };
         let ints = [i64::MIN, -7, -1, 0, 1, 2, 5, 9, 100, i64::MAX];
-        let floats = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1.0, 3.5, f64::INFINITY, f64::NAN];
+        let floats = [
+            f64::NEG_INFINITY,
+            -2.5,
+            -0.0,
+            0.0,
+            1.0,
+            3.5,
+            f64::INFINITY,
+            f64::NAN,
+        ];
         let long = vec![b'h'; ZONE_BYTES + 4];
-        let bytes: Vec<Vec<u8>> = vec![b"".to_vec(), b"a".to_vec(), b"ab".to_vec(), b"b".to_vec(), long[..ZONE_BYTES].to_vec(), long.clone(), b"z".to_vec()];
+        let bytes: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"a".to_vec(),
+            b"ab".to_vec(),
+            b"b".to_vec(),
+            long[..ZONE_BYTES].to_vec(),
+            long.clone(),
+            b"z".to_vec(),
+        ];
         let (mut yes, mut no, mut covered) = (0, 0, 0);
         for _ in 0..20_000 {
             let n = (next() % 20) as usize + 1;
             let (operands, zone) = match next() % 3 {
                 0 => {
-                    let ops: Vec<Operand> = (0..n).map(|_| Operand::Int(ints[(next() % 10) as usize])).collect();
+                    let ops: Vec<Operand> = (0..n)
+                        .map(|_| Operand::Int(ints[(next() % 10) as usize]))
+                        .collect();
                     let (a, b) = (ints[(next() % 10) as usize], ints[(next() % 10) as usize]);
-                    (ops, StoredZone::Int { min: a.min(b), max: a.max(b) })
+                    (
+                        ops,
+                        StoredZone::Int {
+                            min: a.min(b),
+                            max: a.max(b),
+                        },
+                    )
                 }
                 1 => {
-                    let ops: Vec<Operand> = (0..n).map(|_| Operand::Float(floats[(next() % 8) as usize])).collect();
+                    let ops: Vec<Operand> = (0..n)
+                        .map(|_| Operand::Float(floats[(next() % 8) as usize]))
+                        .collect();
                     let (a, b) = (floats[(next() % 8) as usize], floats[(next() % 8) as usize]);
-                    let (min, max) = if float_order(a, b).is_le() { (a, b) } else { (b, a) };
+                    let (min, max) = if float_order(a, b).is_le() {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
                     (ops, StoredZone::Float { min, max })
                 }
                 _ => {
-                    let ops: Vec<Operand> = (0..n).map(|_| Operand::Bytes(bytes[(next() % 7) as usize].clone())).collect();
+                    let ops: Vec<Operand> = (0..n)
+                        .map(|_| Operand::Bytes(bytes[(next() % 7) as usize].clone()))
+                        .collect();
                     let (a, b) = (&bytes[(next() % 7) as usize], &bytes[(next() % 7) as usize]);
                     let (min, max) = if a <= b { (a, b) } else { (b, a) };
                     let cut = |v: &Vec<u8>| ZoneBound::new(&v[..v.len().min(ZONE_BYTES)]);
-                    (ops, StoredZone::Bytes { min: cut(min), max: cut(max), max_truncated: max.len() > ZONE_BYTES })
+                    (
+                        ops,
+                        StoredZone::Bytes {
+                            min: cut(min),
+                            max: cut(max),
+                            max_truncated: max.len() > ZONE_BYTES,
+                        },
+                    )
                 }
             };
-            let zone = if next() % 50 == 0 { StoredZone::Empty } else { zone };
+            let zone = if next() % 50 == 0 {
+                StoredZone::Empty
+            } else {
+                zone
+            };
             let set = OperandSet::of(&operands).unwrap();
             let want_may = operands.iter().any(|o| match (o, &zone) {
                 (_, StoredZone::Empty) => false,
                 (Operand::Int(e), StoredZone::Int { min, max }) => min <= e && e <= max,
-                (Operand::Float(e), StoredZone::Float { min, max }) => float_order(*min, *e).is_le() && float_order(*e, *max).is_le(),
-                (Operand::Bytes(e), StoredZone::Bytes { min, max, max_truncated }) => bytes_may_satisfy(min, max, *max_truncated, Cmp::Eq, e),
+                (Operand::Float(e), StoredZone::Float { min, max }) => {
+                    float_order(*min, *e).is_le() && float_order(*e, *max).is_le()
+                }
+                (
+                    Operand::Bytes(e),
+                    StoredZone::Bytes {
+                        min,
+                        max,
+                        max_truncated,
+                    },
+                ) => bytes_may_satisfy(min, max, *max_truncated, Cmp::Eq, e),
                 _ => unreachable!(),
             });
             let want_covers = operands.iter().any(|o| match (o, &zone) {
                 (Operand::Int(e), StoredZone::Int { min, max }) => min == e && e == max,
-                (Operand::Float(e), StoredZone::Float { min, max }) => float_order(*min, *e).is_eq() && float_order(*e, *max).is_eq(),
+                (Operand::Float(e), StoredZone::Float { min, max }) => {
+                    float_order(*min, *e).is_eq() && float_order(*e, *max).is_eq()
+                }
                 _ => false,
             });
-            assert_eq!(set.may_equal_within(&zone), want_may, "{operands:?} in {zone:?}");
-            assert_eq!(set.covers_zone(&zone), want_covers, "{operands:?} covering {zone:?}");
-            if want_may { yes += 1 } else { no += 1 }
+            assert_eq!(
+                set.may_equal_within(&zone),
+                want_may,
+                "{operands:?} in {zone:?}"
+            );
+            assert_eq!(
+                set.covers_zone(&zone),
+                want_covers,
+                "{operands:?} covering {zone:?}"
+            );
+            if want_may {
+                yes += 1
+            } else {
+                no += 1
+            }
             covered += want_covers as u32;
         }
-        assert!(yes > 1000 && no > 1000 && covered > 100, "{yes} may, {no} may not, {covered} covered");
+        assert!(
+            yes > 1000 && no > 1000 && covered > 100,
+            "{yes} may, {no} may not, {covered} covered"
+        );
     }
 
     #[test]
@@ -976,17 +1331,40 @@ mod tests {
 
     #[test]
     fn edges() {
-        let v = vector(&[Cell::Float(f64::NAN), Cell::Float(-0.0), Cell::Null, Cell::Float(0.0)], 4);
+        let v = vector(
+            &[
+                Cell::Float(f64::NAN),
+                Cell::Float(-0.0),
+                Cell::Null,
+                Cell::Float(0.0),
+            ],
+            4,
+        );
         let sel = |p: Predicate| select(&v, &p).unwrap().iter().collect::<Vec<_>>();
-        assert_eq!(sel(Predicate::Compare(Cmp::Eq, Operand::Float(0.0))), vec![1, 3]);
-        assert_eq!(sel(Predicate::Compare(Cmp::Eq, Operand::Float(f64::NAN))), vec![0]);
-        assert_eq!(sel(Predicate::Compare(Cmp::Gt, Operand::Float(f64::INFINITY))), vec![0]);
-        assert_eq!(sel(Predicate::Compare(Cmp::Ne, Operand::Float(f64::NAN))), vec![1, 3]);
+        assert_eq!(
+            sel(Predicate::Compare(Cmp::Eq, Operand::Float(0.0))),
+            vec![1, 3]
+        );
+        assert_eq!(
+            sel(Predicate::Compare(Cmp::Eq, Operand::Float(f64::NAN))),
+            vec![0]
+        );
+        assert_eq!(
+            sel(Predicate::Compare(Cmp::Gt, Operand::Float(f64::INFINITY))),
+            vec![0]
+        );
+        assert_eq!(
+            sel(Predicate::Compare(Cmp::Ne, Operand::Float(f64::NAN))),
+            vec![1, 3]
+        );
         assert_eq!(sel(Predicate::All), vec![0, 1, 2, 3]);
         assert!(Selection::none(0).is_empty());
         assert_eq!(Selection::all(MAX_ROWS).count(), MAX_ROWS);
         assert_eq!(Selection::all(65).iter().last(), Some(64));
         // a kind the operand does not fit is refused, not guessed
-        assert_eq!(select(&v, &Predicate::Compare(Cmp::Eq, Operand::Int(0))), None);
+        assert_eq!(
+            select(&v, &Predicate::Compare(Cmp::Eq, Operand::Int(0))),
+            None
+        );
     }
 }

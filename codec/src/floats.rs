@@ -86,7 +86,9 @@ pub fn integers_are_floats(kind: Kind, ints: &[i64]) -> DecodeResult<()> {
     if exact {
         Ok(())
     } else {
-        Err(DecodeError::Inconsistent { what: "integer-valued float out of exact range" })
+        Err(DecodeError::Inconsistent {
+            what: "integer-valued float out of exact range",
+        })
     }
 }
 
@@ -119,11 +121,28 @@ mod tests {
         assert_eq!(f32_to_exact_int(16_777_217.0), Some(16_777_216)); // rounds when parsed
         assert_eq!(f32_to_exact_int(1e30), None);
         // the slice versions agree with the scalar ones, 2^63 and -2^63 included
-        let probes = [3.0, -0.0, f64::NAN, -TWO_POW_63, TWO_POW_63, 0.5, f64::INFINITY, -1e300];
+        let probes = [
+            3.0,
+            -0.0,
+            f64::NAN,
+            -TWO_POW_63,
+            TWO_POW_63,
+            0.5,
+            f64::INFINITY,
+            -1e300,
+        ];
         for x in probes {
-            assert_eq!(f64s_as_integers(&[x]), f64_to_exact_int(x).map(|i| vec![i]), "{x}");
+            assert_eq!(
+                f64s_as_integers(&[x]),
+                f64_to_exact_int(x).map(|i| vec![i]),
+                "{x}"
+            );
             let y = x as f32;
-            assert_eq!(f32s_as_integers(&[y]), f32_to_exact_int(y).map(|i| vec![i]), "{y}");
+            assert_eq!(
+                f32s_as_integers(&[y]),
+                f32_to_exact_int(y).map(|i| vec![i]),
+                "{y}"
+            );
         }
     }
 
@@ -135,7 +154,10 @@ mod tests {
             assert!(crate::all_within_bits(&[lo, hi, 0], bits), "{bits}");
             assert!(!crate::all_within_bits(&[0, hi + 1], bits), "{bits}");
             assert!(!crate::all_within_bits(&[lo - 1, 0], bits), "{bits}");
-            assert!(!crate::all_within_bits(&[i64::MIN], bits) && !crate::all_within_bits(&[i64::MAX], bits));
+            assert!(
+                !crate::all_within_bits(&[i64::MIN], bits)
+                    && !crate::all_within_bits(&[i64::MAX], bits)
+            );
         }
         assert!(crate::all_within_bits(&[], 0));
     }
@@ -149,11 +171,30 @@ mod tests {
         assert!(integers_are_floats(Kind::Float32, &[(1 << 24) + 1]).is_err());
         assert!(integers_are_floats(Kind::Float32, &[1 << 24, i64::MIN]).is_ok());
         // the branch-free test agrees with the scalar conversion on every edge
-        for i in [0, 1, -1, (1 << 53) + 1, 1 << 62, i64::MAX, i64::MIN, i64::MAX - 511, i64::MAX - 512, i64::MAX - 1024] {
+        for i in [
+            0,
+            1,
+            -1,
+            (1 << 53) + 1,
+            1 << 62,
+            i64::MAX,
+            i64::MIN,
+            i64::MAX - 511,
+            i64::MAX - 512,
+            i64::MAX - 1024,
+        ] {
             let want = f64_to_exact_int(i as f64) == Some(i);
-            assert_eq!(integers_are_floats(Kind::Float64, &[i]).is_ok(), want, "{i}");
+            assert_eq!(
+                integers_are_floats(Kind::Float64, &[i]).is_ok(),
+                want,
+                "{i}"
+            );
             let want = f32_to_exact_int(i as f32) == Some(i);
-            assert_eq!(integers_are_floats(Kind::Float32, &[i]).is_ok(), want, "{i}");
+            assert_eq!(
+                integers_are_floats(Kind::Float32, &[i]).is_ok(),
+                want,
+                "{i}"
+            );
         }
     }
 }

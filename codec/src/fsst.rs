@@ -93,7 +93,11 @@ impl SymbolTable {
             if s.len() == 1 {
                 single[s[0] as usize] = Some(code as u8);
             } else {
-                keyed.push((u16::from_le_bytes([s[0], s[1]]), std::cmp::Reverse(s.len()), code as u8));
+                keyed.push((
+                    u16::from_le_bytes([s[0], s[1]]),
+                    std::cmp::Reverse(s.len()),
+                    code as u8,
+                ));
             }
         }
         keyed.sort_unstable();
@@ -106,8 +110,18 @@ impl SymbolTable {
             multi_start[p + 1] += multi_start[p];
         }
         let words = symbols.iter().map(|s| word_of(s)).collect();
-        let masks = symbols.iter().map(|s| crate::bits::low_mask(8 * s.len() as u32)).collect();
-        SymbolTable { symbols, words, masks, multi_start, multi, single }
+        let masks = symbols
+            .iter()
+            .map(|s| crate::bits::low_mask(8 * s.len() as u32))
+            .collect();
+        SymbolTable {
+            symbols,
+            words,
+            masks,
+            multi_start,
+            multi,
+            single,
+        }
     }
 
     pub fn symbols(&self) -> &[Vec<u8>] {
@@ -127,20 +141,30 @@ impl SymbolTable {
         let mut r = ByteReader::new(bytes);
         let count = r.u8("FSST symbol count")? as usize;
         if count > MAX_SYMBOLS {
-            return Err(DecodeError::OutOfRange { what: "FSST symbol count", value: count as u64, limit: MAX_SYMBOLS as u64 });
+            return Err(DecodeError::OutOfRange {
+                what: "FSST symbol count",
+                value: count as u64,
+                limit: MAX_SYMBOLS as u64,
+            });
         }
         let lens = r.take(count, "FSST symbol lengths")?.to_vec();
         let mut symbols = Vec::with_capacity(count);
         for l in lens {
             if l == 0 || l as usize > MAX_SYMBOL_LEN {
-                return Err(DecodeError::OutOfRange { what: "FSST symbol length", value: l as u64, limit: MAX_SYMBOL_LEN as u64 });
+                return Err(DecodeError::OutOfRange {
+                    what: "FSST symbol length",
+                    value: l as u64,
+                    limit: MAX_SYMBOL_LEN as u64,
+                });
             }
             symbols.push(r.take(l as usize, "FSST symbol bytes")?.to_vec());
         }
         r.finish()?;
         let mut seen = std::collections::HashSet::new();
         if !symbols.iter().all(|s| seen.insert(s.clone())) {
-            return Err(DecodeError::Inconsistent { what: "FSST table with a repeated symbol" });
+            return Err(DecodeError::Inconsistent {
+                what: "FSST table with a repeated symbol",
+            });
         }
         Ok(SymbolTable::new(symbols))
     }
@@ -217,11 +241,19 @@ impl SymbolTable {
                 out.truncate(len + self.symbols[c].len());
                 i += 1;
             } else if c == ESCAPE as usize {
-                let b = *codes.get(i + 1).ok_or(DecodeError::Truncated { what: "FSST escaped byte", needed: 1, available: 0 })?;
+                let b = *codes.get(i + 1).ok_or(DecodeError::Truncated {
+                    what: "FSST escaped byte",
+                    needed: 1,
+                    available: 0,
+                })?;
                 out.push(b);
                 i += 2;
             } else {
-                return Err(DecodeError::OutOfRange { what: "FSST code", value: c as u64, limit: n as u64 });
+                return Err(DecodeError::OutOfRange {
+                    what: "FSST code",
+                    value: c as u64,
+                    limit: n as u64,
+                });
             }
         }
         Ok(())
@@ -300,7 +332,10 @@ pub fn decide_and_build<'a>(prefix: impl Iterator<Item = &'a [u8]>) -> Option<Sy
     if bytes < DECIDE_MIN_BYTES {
         return None;
     }
-    let distinct = values.iter().collect::<std::collections::HashSet<_>>().len();
+    let distinct = values
+        .iter()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
     if distinct * 100 <= values.len() * DECIDE_MIN_DISTINCT_PERCENT {
         return None;
     }
@@ -321,7 +356,10 @@ pub fn decide_and_build<'a>(prefix: impl Iterator<Item = &'a [u8]>) -> Option<Sy
 
 /// Exact payload size of `strings` compressed with `table`.
 pub fn encoded_len(strings: &BytesRef<'_>, table: &SymbolTable) -> usize {
-    let lens: Vec<i64> = strings.iter().map(|s| table.compressed_len(s) as i64).collect();
+    let lens: Vec<i64> = strings
+        .iter()
+        .map(|s| table.compressed_len(s) as i64)
+        .collect();
     bitpack::plan(&lens).encoded_len() + lens.iter().sum::<i64>() as usize
 }
 
@@ -337,7 +375,11 @@ pub fn encode(strings: &BytesRef<'_>, table: &SymbolTable, out: &mut Vec<u8>) {
     out.extend_from_slice(&compressed);
 }
 
-pub fn decode(r: &mut ByteReader<'_>, count: usize, table: &SymbolTable) -> DecodeResult<ByteStrings> {
+pub fn decode(
+    r: &mut ByteReader<'_>,
+    count: usize,
+    table: &SymbolTable,
+) -> DecodeResult<ByteStrings> {
     let compressed = crate::plain::read_strings(r, count)?;
     let mut out = ByteStrings::new();
     out.data.reserve(compressed.data.len() * 3);
@@ -355,7 +397,13 @@ mod tests {
     #[test]
     fn table_round_trips_and_compresses_repetitive_text() {
         let words: Vec<Vec<u8>> = (0..2000)
-            .map(|i| format!("https://example.com/product/{}/view?ref=home", i * 7919 % 10007).into_bytes())
+            .map(|i| {
+                format!(
+                    "https://example.com/product/{}/view?ref=home",
+                    i * 7919 % 10007
+                )
+                .into_bytes()
+            })
             .collect();
         let refs: Vec<&[u8]> = words.iter().map(|w| w.as_slice()).collect();
         let t = decide_and_build(refs.iter().copied()).expect("a table for distinct URLs");
@@ -378,7 +426,9 @@ mod tests {
 
     #[test]
     fn repetitive_or_tiny_columns_get_no_table() {
-        let hosts: Vec<Vec<u8>> = (0..4096).map(|i| format!("host_{}", i % 100).into_bytes()).collect();
+        let hosts: Vec<Vec<u8>> = (0..4096)
+            .map(|i| format!("host_{}", i % 100).into_bytes())
+            .collect();
         assert!(decide_and_build(hosts.iter().map(|h| h.as_slice())).is_none());
         let tiny: Vec<Vec<u8>> = (0..10).map(|i| format!("v{i}").into_bytes()).collect();
         assert!(decide_and_build(tiny.iter().map(|h| h.as_slice())).is_none());

@@ -60,7 +60,9 @@ impl BitSink for BitCounter {
 /// Encodes `lanes` (bit patterns of `lane_bits`-bit floats, zero-extended) into `sink`.
 #[inline(always)]
 fn run<S: BitSink>(lanes: &[u64], lane_bits: u32, sink: &mut S) {
-    let Some((&first, rest)) = lanes.split_first() else { return };
+    let Some((&first, rest)) = lanes.split_first() else {
+        return;
+    };
     let len_bits = if lane_bits == 64 { 6 } else { 5 };
     let unused = 64 - lane_bits; // leading bits of a u64 lane outside the float
     sink.put(first, lane_bits);
@@ -102,7 +104,10 @@ pub fn encoded_len(lanes: &[u64], lane_bits: u32) -> usize {
 /// so far already need more than `limit` bytes (the rest is not looked at).
 pub fn encoded_len_within(lanes: &[u64], lane_bits: u32, limit: usize) -> Option<usize> {
     let limit_bits = (limit as u64).saturating_mul(8);
-    let mut c = BitCounter { bits: 0, limit: limit_bits };
+    let mut c = BitCounter {
+        bits: 0,
+        limit: limit_bits,
+    };
     run(lanes, lane_bits, &mut c);
     (!c.exceeded()).then_some(c.bits.div_ceil(8) as usize)
 }
@@ -125,11 +130,20 @@ pub fn decode(data: &[u8], count: usize, lane_bits: u32) -> DecodeResult<Vec<u64
 
 /// The first `take` (at most `count`) of the `count` lanes [`decode`] reads from `data`:
 /// records are read up to the last one taken, the rest of the stream is not looked at.
-pub fn decode_first(data: &[u8], count: usize, take: usize, lane_bits: u32) -> DecodeResult<Vec<u64>> {
+pub fn decode_first(
+    data: &[u8],
+    count: usize,
+    take: usize,
+    lane_bits: u32,
+) -> DecodeResult<Vec<u64>> {
     debug_assert!(take <= count);
     let mut out = Vec::with_capacity(take);
     if take == 0 {
-        return if count > 0 || data.is_empty() { Ok(out) } else { Err(DecodeError::TrailingBytes { count: data.len() }) };
+        return if count > 0 || data.is_empty() {
+            Ok(out)
+        } else {
+            Err(DecodeError::TrailingBytes { count: data.len() })
+        };
     }
     let len_bits = if lane_bits == 64 { 6 } else { 5 };
     let len_mask = (1u64 << len_bits) - 1;
@@ -147,7 +161,9 @@ pub fn decode_first(data: &[u8], count: usize, take: usize, lane_bits: u32) -> D
                 0
             } else if word & 2 == 0 {
                 if wlz == u32::MAX {
-                    return Err(DecodeError::Inconsistent { what: "gorilla window reused before one was set" });
+                    return Err(DecodeError::Inconsistent {
+                        what: "gorilla window reused before one was set",
+                    });
                 }
                 let m = lane_bits - wlz - wtz;
                 pos += 2 + m as usize;
@@ -156,7 +172,11 @@ pub fn decode_first(data: &[u8], count: usize, take: usize, lane_bits: u32) -> D
                 let lz = ((word >> 2) as u64 & len_mask) as u32;
                 let m = ((word >> (2 + len_bits)) as u64 & len_mask) as u32 + 1;
                 if lz + m > lane_bits {
-                    return Err(DecodeError::OutOfRange { what: "gorilla window", value: (lz + m) as u64, limit: lane_bits as u64 });
+                    return Err(DecodeError::OutOfRange {
+                        what: "gorilla window",
+                        value: (lz + m) as u64,
+                        limit: lane_bits as u64,
+                    });
                 }
                 wlz = lz;
                 wtz = lane_bits - lz - m;
@@ -170,14 +190,20 @@ pub fn decode_first(data: &[u8], count: usize, take: usize, lane_bits: u32) -> D
             x
         };
         if pos > data.len() * 8 {
-            return Err(DecodeError::Truncated { what: "gorilla record", needed: pos.div_ceil(8), available: data.len() });
+            return Err(DecodeError::Truncated {
+                what: "gorilla record",
+                needed: pos.div_ceil(8),
+                available: data.len(),
+            });
         }
         prev ^= x;
         out.push(prev);
     }
     let used = pos.div_ceil(8);
     if take == count && used != data.len() {
-        return Err(DecodeError::TrailingBytes { count: data.len() - used });
+        return Err(DecodeError::TrailingBytes {
+            count: data.len() - used,
+        });
     }
     Ok(out)
 }
@@ -195,14 +221,20 @@ fn read_record_checked(
     }
     if r.read_checked(1, "gorilla control bit")? == 0 {
         if *wlz == u32::MAX {
-            return Err(DecodeError::Inconsistent { what: "gorilla window reused before one was set" });
+            return Err(DecodeError::Inconsistent {
+                what: "gorilla window reused before one was set",
+            });
         }
         return Ok(r.read_checked(lane_bits - *wlz - *wtz, "gorilla meaningful bits")? << *wtz);
     }
     let lz = r.read_checked(len_bits, "gorilla leading zeros")? as u32;
     let m = r.read_checked(len_bits, "gorilla meaningful length")? as u32 + 1;
     if lz + m > lane_bits {
-        return Err(DecodeError::OutOfRange { what: "gorilla window", value: (lz + m) as u64, limit: lane_bits as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "gorilla window",
+            value: (lz + m) as u64,
+            limit: lane_bits as u64,
+        });
     }
     *wlz = lz;
     *wtz = lane_bits - lz - m;

@@ -39,7 +39,9 @@ pub struct KeyColumn {
 
 impl KeyColumn {
     pub fn is_null(&self, r: usize) -> bool {
-        self.nulls.as_ref().is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1)
+        self.nulls
+            .as_ref()
+            .is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1)
     }
 
     /// The part of row `r`.
@@ -62,7 +64,10 @@ pub struct EntryMemo<T: ?Sized> {
 
 impl<T: ?Sized> Default for EntryMemo<T> {
     fn default() -> Self {
-        EntryMemo { key: None, entries: None }
+        EntryMemo {
+            key: None,
+            entries: None,
+        }
     }
 }
 
@@ -124,7 +129,15 @@ fn spread(rows: usize, nulls: Option<&[u8]>, values: impl Iterator<Item = i64>) 
         None => values.collect(),
         Some(bitmap) => {
             let mut values = values;
-            (0..rows).map(|r| if bitmap[r / 8] >> (r % 8) & 1 == 1 { 0 } else { values.next().unwrap_or(0) }).collect()
+            (0..rows)
+                .map(|r| {
+                    if bitmap[r / 8] >> (r % 8) & 1 == 1 {
+                        0
+                    } else {
+                        values.next().unwrap_or(0)
+                    }
+                })
+                .collect()
         }
     }
 }
@@ -144,7 +157,10 @@ fn ints_of(values: &Values) -> Option<Vec<i64>> {
 fn row_codes(rows: usize, nulls: Option<&[u8]>, codes: &[i64]) -> Vec<u32> {
     match nulls {
         None => codes.iter().map(|&c| c as u32).collect(),
-        Some(_) => spread(rows, nulls, codes.iter().copied()).into_iter().map(|c| c as u32).collect(),
+        Some(_) => spread(rows, nulls, codes.iter().copied())
+            .into_iter()
+            .map(|c| c as u32)
+            .collect(),
     }
 }
 
@@ -152,7 +168,12 @@ fn row_codes(rows: usize, nulls: Option<&[u8]>, codes: &[i64]) -> Vec<u32> {
 /// A dictionary vector gives its codes and entries; `memo` keeps the entries of the last
 /// shared dictionary, named by `dictionary_key` (the caller gives another key whenever it
 /// gives another dictionary).
-pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>, memo: &mut EntryMemo<[i64]>, dictionary_key: u64) -> Option<KeyColumn> {
+pub fn int_keys(
+    u: &Unpacked,
+    ctx: &ColumnContext<'_>,
+    memo: &mut EntryMemo<[i64]>,
+    dictionary_key: u64,
+) -> Option<KeyColumn> {
     let nulls = u.nulls.as_deref();
     let parts = match &u.form {
         Form::Integers { kind, ints } => {
@@ -167,17 +188,29 @@ pub fn int_keys(u: &Unpacked, ctx: &ColumnContext<'_>, memo: &mut EntryMemo<[i64
                 Some(e) => Rc::from(ints_of(e)?),
                 None => shared_ints(ctx, memo, dictionary_key)?,
             };
-            KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries }
+            KeyParts::Coded {
+                codes: row_codes(u.rows, nulls, codes),
+                entries,
+            }
         }
     };
-    Some(KeyColumn { parts, nulls: u.nulls.clone() })
+    Some(KeyColumn {
+        parts,
+        nulls: u.nulls.clone(),
+    })
 }
 
 /// The entries of `ctx`'s shared dictionary as integers, named by `dictionary_key` as in
 /// [`int_keys`]; `None` if it has none or they are not integers.
-pub fn shared_ints(ctx: &ColumnContext<'_>, memo: &mut EntryMemo<[i64]>, dictionary_key: u64) -> Option<Rc<[i64]>> {
+pub fn shared_ints(
+    ctx: &ColumnContext<'_>,
+    memo: &mut EntryMemo<[i64]>,
+    dictionary_key: u64,
+) -> Option<Rc<[i64]>> {
     let dictionary = ctx.dictionary?;
-    memo.get(dictionary_key, || Some(Rc::from(ints_of(dictionary.entries())?)))
+    memo.get(dictionary_key, || {
+        Some(Rc::from(ints_of(dictionary.entries())?))
+    })
 }
 
 /// Dense ids of the distinct byte strings seen, with a cached mapping from the entries of
@@ -201,7 +234,10 @@ pub struct Interner {
 
 impl Interner {
     pub fn new() -> Interner {
-        Interner { strings: ByteStrings::new(), ..Default::default() }
+        Interner {
+            strings: ByteStrings::new(),
+            ..Default::default()
+        }
     }
 
     pub fn id(&mut self, s: &[u8]) -> u32 {
@@ -228,7 +264,9 @@ impl Interner {
     }
 
     fn ids_of_entries(&mut self, entries: &Values) -> Option<Rc<[i64]>> {
-        let Values::Bytes(b) = entries else { return None };
+        let Values::Bytes(b) = entries else {
+            return None;
+        };
         if let Some((last, ids)) = &self.last_entries {
             if last == b {
                 self.entries_reused += b.len() as u64;
@@ -244,7 +282,12 @@ impl Interner {
     /// The id of each row's string of `u`, a vector of byte strings (`None`: it holds other
     /// values). `dictionary_key` names the shared dictionary `ctx` holds: the caller gives
     /// another key whenever it gives another dictionary.
-    pub fn keys(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, dictionary_key: u64) -> Option<KeyColumn> {
+    pub fn keys(
+        &mut self,
+        u: &Unpacked,
+        ctx: &ColumnContext<'_>,
+        dictionary_key: u64,
+    ) -> Option<KeyColumn> {
         let nulls = u.nulls.as_deref();
         let parts = match &u.form {
             Form::Integers { .. } => return None,
@@ -254,15 +297,34 @@ impl Interner {
                 KeyParts::Rows(spread(u.rows, nulls, ids.into_iter()))
             }
             Form::Values(_) => return None,
-            Form::Codes { inline: Some(entries), codes } => KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries: self.ids_of_entries(entries)? },
-            Form::Codes { inline: None, codes } => KeyParts::Coded { codes: row_codes(u.rows, nulls, codes), entries: self.shared_ids(ctx, dictionary_key)? },
+            Form::Codes {
+                inline: Some(entries),
+                codes,
+            } => KeyParts::Coded {
+                codes: row_codes(u.rows, nulls, codes),
+                entries: self.ids_of_entries(entries)?,
+            },
+            Form::Codes {
+                inline: None,
+                codes,
+            } => KeyParts::Coded {
+                codes: row_codes(u.rows, nulls, codes),
+                entries: self.shared_ids(ctx, dictionary_key)?,
+            },
         };
-        Some(KeyColumn { parts, nulls: u.nulls.clone() })
+        Some(KeyColumn {
+            parts,
+            nulls: u.nulls.clone(),
+        })
     }
 
     /// The ids of the entries of `ctx`'s shared dictionary, named by `dictionary_key` as in
     /// [`keys`](Self::keys); `None` if it has none or they are not byte strings.
-    pub fn shared_ids(&mut self, ctx: &ColumnContext<'_>, dictionary_key: u64) -> Option<Rc<[i64]>> {
+    pub fn shared_ids(
+        &mut self,
+        ctx: &ColumnContext<'_>,
+        dictionary_key: u64,
+    ) -> Option<Rc<[i64]>> {
         let dictionary = ctx.dictionary?;
         let mut remap = std::mem::take(&mut self.remap);
         let entries = remap.get(dictionary_key, || self.ids_of_entries(dictionary.entries()));
@@ -282,7 +344,12 @@ impl std::hash::Hash for Key {
     /// One word: each part multiplied by its own odd constant (independent multiplies, not
     /// a chain of them), folded, so a key of several parts hashes about as fast as one.
     fn hash<H: Hasher>(&self, state: &mut H) {
-        const K: [u64; MAX_KEYS] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f, 0x1656_67b1_9e37_79f9, 0x27d4_eb2f_1656_67c5];
+        const K: [u64; MAX_KEYS] = [
+            0x9e37_79b9_7f4a_7c15,
+            0xc2b2_ae3d_27d4_eb4f,
+            0x1656_67b1_9e37_79f9,
+            0x27d4_eb2f_1656_67c5,
+        ];
         let mut h = self.nulls as u64;
         for (p, k) in self.parts.iter().zip(K) {
             h ^= (*p as u64).wrapping_mul(k).rotate_left(31);
@@ -306,7 +373,11 @@ const LOCAL_COMBINATIONS: usize = 1 << 14;
 /// the distinct plain parts in order of appearance.
 #[derive(Debug)]
 enum LocalColumn {
-    Coded { entries: Rc<[i64]>, entry_codes: Vec<u32>, parts: Vec<i64> },
+    Coded {
+        entries: Rc<[i64]>,
+        entry_codes: Vec<u32>,
+        parts: Vec<i64>,
+    },
     Plain(Vec<Option<i64>>),
 }
 
@@ -324,7 +395,11 @@ impl LocalColumn {
                 })
             })
             .collect();
-        LocalColumn::Coded { entries: entries.clone(), entry_codes, parts }
+        LocalColumn::Coded {
+            entries: entries.clone(),
+            entry_codes,
+            parts,
+        }
     }
 
     /// How many codes the column may have while it stays as it is.
@@ -346,7 +421,14 @@ impl LocalColumn {
     /// capacity (its parts are then as they were plus some).
     fn code(&mut self, c: &KeyColumn, selection: &Selection, codes: &mut [u32]) -> Option<()> {
         match (self, &c.parts) {
-            (LocalColumn::Coded { entry_codes, parts, .. }, KeyParts::Coded { codes: row_codes, .. }) => {
+            (
+                LocalColumn::Coded {
+                    entry_codes, parts, ..
+                },
+                KeyParts::Coded {
+                    codes: row_codes, ..
+                },
+            ) => {
                 if c.nulls.is_none() && selection.count() == selection.rows() {
                     // every row, none NULL: straight over the codes
                     for (code, &e) in codes.iter_mut().zip(row_codes) {
@@ -356,7 +438,11 @@ impl LocalColumn {
                 }
                 let null = parts.len() as u32;
                 for r in selection.iter() {
-                    codes[r] = if c.is_null(r) { null } else { entry_codes[row_codes[r] as usize] };
+                    codes[r] = if c.is_null(r) {
+                        null
+                    } else {
+                        entry_codes[row_codes[r] as usize]
+                    };
                 }
             }
             (LocalColumn::Plain(parts), column_parts) => {
@@ -370,7 +456,11 @@ impl LocalColumn {
                         None => None,
                     }
                 };
-                if let KeyParts::Coded { codes: row_codes, entries } = column_parts {
+                if let KeyParts::Coded {
+                    codes: row_codes,
+                    entries,
+                } = column_parts
+                {
                     // each entry's code found once (only entries of selected rows take one)
                     let mut remap = vec![u32::MAX; entries.len()];
                     if c.nulls.is_none() && selection.count() == selection.rows() {
@@ -460,7 +550,10 @@ impl GroupTable {
     /// A table for keys of `width` parts (0 < width ≤ MAX_KEYS).
     pub fn new(width: usize) -> GroupTable {
         assert!((1..=MAX_KEYS).contains(&width), "a key of {width} parts");
-        GroupTable { width, ..Default::default() }
+        GroupTable {
+            width,
+            ..Default::default()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -478,7 +571,10 @@ impl GroupTable {
 
     /// The group of the key of one part `part` (`None`: NULL), if it has been seen.
     pub fn find_single(&self, part: Option<i64>) -> Option<u32> {
-        let mut key = Key { parts: [0; MAX_KEYS], nulls: part.is_none() as u8 };
+        let mut key = Key {
+            parts: [0; MAX_KEYS],
+            nulls: part.is_none() as u8,
+        };
         key.parts[0] = part.unwrap_or(0);
         let slot = match part {
             None => 0,
@@ -542,7 +638,10 @@ impl GroupTable {
             }
             for r in selection.iter() {
                 if c.is_null(r) {
-                    groups[r] = self.number_single(Key { parts: [0; MAX_KEYS], nulls: 1 });
+                    groups[r] = self.number_single(Key {
+                        parts: [0; MAX_KEYS],
+                        nulls: 1,
+                    });
                     continue;
                 }
                 let code = codes[r] as usize;
@@ -558,7 +657,9 @@ impl GroupTable {
             self.entry_groups = Some(memo);
             return;
         }
-        let KeyParts::Rows(parts) = &c.parts else { unreachable!() };
+        let KeyParts::Rows(parts) = &c.parts else {
+            unreachable!()
+        };
         // a run of rows of one part (a time bucket of rows sorted by time) is looked up once
         let mut last: Option<(bool, i64, u32)> = None;
         for r in selection.iter() {
@@ -570,13 +671,22 @@ impl GroupTable {
                     continue;
                 }
             }
-            let slot = if null { 0 } else if (0..DIRECT).contains(&part) { part as usize + 1 } else { usize::MAX };
+            let slot = if null {
+                0
+            } else if (0..DIRECT).contains(&part) {
+                part as usize + 1
+            } else {
+                usize::MAX
+            };
             let g = match self.direct.get(slot) {
                 Some(&g) if g != u32::MAX => g,
                 _ => {
                     let mut parts = [0; MAX_KEYS];
                     parts[0] = part;
-                    self.number_single(Key { parts, nulls: null as u8 })
+                    self.number_single(Key {
+                        parts,
+                        nulls: null as u8,
+                    })
                 }
             };
             last = Some((null, part, g));
@@ -589,21 +699,38 @@ impl GroupTable {
     /// and every combination of codes indexes a table of groups, kept while the dictionaries
     /// stay the same, so only a combination's first row looks its key up and rows are not
     /// hashed one by one. False (nothing assigned) if the parts take too many values.
-    fn assign_local(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) -> bool {
+    fn assign_local(
+        &mut self,
+        columns: &[KeyColumn],
+        selection: &Selection,
+        groups: &mut [u32],
+    ) -> bool {
         let mut local = std::mem::take(&mut self.local);
         let done = self.assign_coded(&mut local, columns, selection, groups);
         self.local = local;
         done
     }
 
-    fn assign_coded(&mut self, local: &mut LocalCoding, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) -> bool {
+    fn assign_coded(
+        &mut self,
+        local: &mut LocalCoding,
+        columns: &[KeyColumn],
+        selection: &Selection,
+        groups: &mut [u32],
+    ) -> bool {
         // the same coding as the last vector's, unless a dictionary changed
         let same = local.columns.len() == columns.len()
-            && local.columns.iter().zip(columns).all(|(l, c)| match (l, &c.parts) {
-                (LocalColumn::Coded { entries: a, .. }, KeyParts::Coded { entries, .. }) => Rc::ptr_eq(a, entries),
-                (LocalColumn::Coded { .. }, KeyParts::Rows(_)) => false,
-                (LocalColumn::Plain(_), _) => true,
-            });
+            && local
+                .columns
+                .iter()
+                .zip(columns)
+                .all(|(l, c)| match (l, &c.parts) {
+                    (LocalColumn::Coded { entries: a, .. }, KeyParts::Coded { entries, .. }) => {
+                        Rc::ptr_eq(a, entries)
+                    }
+                    (LocalColumn::Coded { .. }, KeyParts::Rows(_)) => false,
+                    (LocalColumn::Plain(_), _) => true,
+                });
         if !same {
             // a dictionary of more entries than a plain column may code is coded by its
             // distinct parts once (until it changes); a smaller one, which may change every
@@ -611,7 +738,11 @@ impl GroupTable {
             local.columns = columns
                 .iter()
                 .map(|c| match &c.parts {
-                    KeyParts::Coded { entries, .. } if (LOCAL_PARTS..LOCAL_COMBINATIONS).contains(&entries.len()) => LocalColumn::coded(entries),
+                    KeyParts::Coded { entries, .. }
+                        if (LOCAL_PARTS..LOCAL_COMBINATIONS).contains(&entries.len()) =>
+                    {
+                        LocalColumn::coded(entries)
+                    }
                     _ => LocalColumn::Plain(Vec::new()),
                 })
                 .collect();
@@ -620,17 +751,26 @@ impl GroupTable {
         local.codes.resize_with(columns.len(), Vec::new);
         for (p, c) in columns.iter().enumerate() {
             local.codes[p].resize(selection.rows(), 0);
-            if local.columns[p].code(c, selection, &mut local.codes[p]).is_none() {
+            if local.columns[p]
+                .code(c, selection, &mut local.codes[p])
+                .is_none()
+            {
                 // a plain part past its capacity starts its codes again, and the table
                 local.columns[p] = LocalColumn::Plain(Vec::new());
                 local.table.clear();
-                if local.columns[p].code(c, selection, &mut local.codes[p]).is_none() {
+                if local.columns[p]
+                    .code(c, selection, &mut local.codes[p])
+                    .is_none()
+                {
                     local.columns.clear();
                     return false;
                 }
             }
         }
-        let combinations = local.columns.iter().try_fold(1usize, |n, l| n.checked_mul(l.capacity()).filter(|&n| n <= LOCAL_COMBINATIONS));
+        let combinations = local.columns.iter().try_fold(1usize, |n, l| {
+            n.checked_mul(l.capacity())
+                .filter(|&n| n <= LOCAL_COMBINATIONS)
+        });
         let Some(combinations) = combinations else {
             local.columns.clear();
             return false;
@@ -639,7 +779,10 @@ impl GroupTable {
         let mut number = |r: usize, index: usize| {
             let mut g = local.table[index];
             if g == u32::MAX {
-                let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
+                let mut key = Key {
+                    parts: [0; MAX_KEYS],
+                    nulls: 0,
+                };
                 for (p, (l, codes)) in local.columns.iter().zip(&local.codes).enumerate() {
                     match l.part(codes[r]) {
                         Some(part) => key.parts[p] = part,
@@ -702,17 +845,31 @@ impl GroupTable {
     /// codes of a dictionary compared as codes, so two entries of one part only start a run
     /// that finds the same group), and each run's key is looked up once. False (nothing
     /// assigned) for a partial selection, NULLs, or more than one change per [`RUN_ROWS`].
-    fn assign_runs(&mut self, columns: &[KeyColumn], selection: &Selection, groups: &mut [u32]) -> bool {
+    fn assign_runs(
+        &mut self,
+        columns: &[KeyColumn],
+        selection: &Selection,
+        groups: &mut [u32],
+    ) -> bool {
         let rows = selection.rows();
-        if rows < 2 * RUN_ROWS || selection.count() != rows || columns.iter().any(|c| c.nulls.is_some()) {
+        if rows < 2 * RUN_ROWS
+            || selection.count() != rows
+            || columns.iter().any(|c| c.nulls.is_some())
+        {
             return false;
         }
         // changed[r - 1]: row r's key differs from row r - 1's
         let mut changed = vec![false; rows - 1];
         for c in columns {
             match &c.parts {
-                KeyParts::Rows(p) => changed.iter_mut().zip(p.windows(2)).for_each(|(ch, w)| *ch |= w[0] != w[1]),
-                KeyParts::Coded { codes, .. } => changed.iter_mut().zip(codes.windows(2)).for_each(|(ch, w)| *ch |= w[0] != w[1]),
+                KeyParts::Rows(p) => changed
+                    .iter_mut()
+                    .zip(p.windows(2))
+                    .for_each(|(ch, w)| *ch |= w[0] != w[1]),
+                KeyParts::Coded { codes, .. } => changed
+                    .iter_mut()
+                    .zip(codes.windows(2))
+                    .for_each(|(ch, w)| *ch |= w[0] != w[1]),
             }
         }
         if changed.iter().filter(|&&c| c).count() * RUN_ROWS > rows {
@@ -721,7 +878,10 @@ impl GroupTable {
         self.vectors_by_runs += 1;
         let mut start = 0;
         for end in (1..rows).filter(|&r| changed[r - 1]).chain([rows]) {
-            let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
+            let mut key = Key {
+                parts: [0; MAX_KEYS],
+                nulls: 0,
+            };
             for (p, c) in columns.iter().enumerate() {
                 key.parts[p] = c.part(start);
             }
@@ -738,7 +898,10 @@ impl GroupTable {
         self.rows_hashed += selection.count() as u64;
         let mut last: Option<(Key, u32)> = None;
         for r in selection.iter() {
-            let mut key = Key { parts: [0; MAX_KEYS], nulls: 0 };
+            let mut key = Key {
+                parts: [0; MAX_KEYS],
+                nulls: 0,
+            };
             for (p, c) in columns.iter().enumerate() {
                 if c.is_null(r) {
                     key.nulls |= 1 << p;
@@ -771,22 +934,42 @@ mod tests {
             }
         }
         let any = parts.iter().any(|p| p.is_none());
-        KeyColumn { parts: KeyParts::Rows(parts.iter().map(|p| p.unwrap_or(12345)).collect()), nulls: any.then_some(nulls) }
+        KeyColumn {
+            parts: KeyParts::Rows(parts.iter().map(|p| p.unwrap_or(12345)).collect()),
+            nulls: any.then_some(nulls),
+        }
     }
 
     /// `parts` as a dictionary vector over `dictionary` (each part is one of its entries), or
     /// as plain parts if one is not.
     fn coded(parts: &[Option<i64>], dictionary: &Rc<[i64]>) -> KeyColumn {
         let plain = column(parts);
-        let codes: Option<Vec<u32>> = parts.iter().map(|p| p.map_or(Some(0), |v| dictionary.iter().position(|&e| e == v).map(|c| c as u32))).collect();
+        let codes: Option<Vec<u32>> = parts
+            .iter()
+            .map(|p| {
+                p.map_or(Some(0), |v| {
+                    dictionary.iter().position(|&e| e == v).map(|c| c as u32)
+                })
+            })
+            .collect();
         match codes {
-            Some(codes) => KeyColumn { parts: KeyParts::Coded { codes, entries: dictionary.clone() }, nulls: plain.nulls },
+            Some(codes) => KeyColumn {
+                parts: KeyParts::Coded {
+                    codes,
+                    entries: dictionary.clone(),
+                },
+                nulls: plain.nulls,
+            },
             None => plain,
         }
     }
 
     /// The reference: groups numbered by first appearance, keys compared as `Option`s.
-    fn reference(columns: &[Vec<Option<i64>>], selected: &[usize], seen: &mut Vec<Vec<Option<i64>>>) -> Vec<(usize, u32)> {
+    fn reference(
+        columns: &[Vec<Option<i64>>],
+        selected: &[usize],
+        seen: &mut Vec<Vec<Option<i64>>>,
+    ) -> Vec<(usize, u32)> {
         selected
             .iter()
             .map(|&r| {
@@ -833,7 +1016,11 @@ mod tests {
                         // NULL runs among them
                         let runs = sorted || next() % 3 == 0;
                         // and some in long runs (a sorted vector's host and time bucket)
-                        let repeat = if sorted || (runs && next() % 2 == 0) { 256 } else { 8 };
+                        let repeat = if sorted || (runs && next() % 2 == 0) {
+                            256
+                        } else {
+                            8
+                        };
                         let mut previous: Option<Option<i64>> = None;
                         (0..rows)
                             .map(|_| {
@@ -843,7 +1030,11 @@ mod tests {
                                 }
                                 // NULLs, negatives, values past the direct array, repeats;
                                 // all of them entries of the dictionary when spread is small
-                                let part = if spread < 50 { dictionary[(v >> 8) as usize % spread as usize] } else { (v >> 8) as i64 % spread as i64 - 2 };
+                                let part = if spread < 50 {
+                                    dictionary[(v >> 8) as usize % spread as usize]
+                                } else {
+                                    (v >> 8) as i64 % spread as i64 - 2
+                                };
                                 let part = (v % 11 != 0 || no_nulls).then_some(part);
                                 previous = Some(part);
                                 part
@@ -852,19 +1043,36 @@ mod tests {
                     })
                     .collect();
                 // every row, dense and sparse selections (NULL rows left out of some)
-                let keep = if sorted { 1 } else { [1u64, 3, 50][(next() % 3) as usize] };
+                let keep = if sorted {
+                    1
+                } else {
+                    [1u64, 3, 50][(next() % 3) as usize]
+                };
                 let mut selection = Selection::none(rows);
                 for r in 0..rows {
                     if keep == 1 || next() % keep == 1 {
                         selection.set(r);
                     }
                 }
-                let keys: Vec<KeyColumn> = columns.iter().map(|c| if next() % 2 == 0 { column(c) } else { coded(c, &dictionary) }).collect();
+                let keys: Vec<KeyColumn> = columns
+                    .iter()
+                    .map(|c| {
+                        if next() % 2 == 0 {
+                            column(c)
+                        } else {
+                            coded(c, &dictionary)
+                        }
+                    })
+                    .collect();
                 let mut groups = Vec::new();
                 let before = table.vectors_by_runs;
                 table.assign(&keys, &selection, &mut groups);
                 if width > 1 {
-                    if table.vectors_by_runs > before { by_runs += 1 } else { not_by_runs += 1 }
+                    if table.vectors_by_runs > before {
+                        by_runs += 1
+                    } else {
+                        not_by_runs += 1
+                    }
                 }
                 let selected: Vec<usize> = selection.iter().collect();
                 for (r, g) in reference(&columns, &selected, &mut seen) {
@@ -901,7 +1109,10 @@ mod tests {
                 }
             }
         }
-        assert!(by_runs >= 5 && not_by_runs >= 20, "{by_runs} vectors by runs, {not_by_runs} otherwise");
+        assert!(
+            by_runs >= 5 && not_by_runs >= 20,
+            "{by_runs} vectors by runs, {not_by_runs} otherwise"
+        );
     }
 
     /// The numbering by local codes is the row-by-row one, on vectors whose parts are few
@@ -916,19 +1127,27 @@ mod tests {
             let mut hashed = GroupTable::new(2);
             for v in 0..20i64 {
                 let rows = 1024;
-                let hours: Vec<Option<i64>> = (0..rows).map(|r| (r % 97 != 5).then_some(v / 3 + (r as i64) / 700)).collect();
+                let hours: Vec<Option<i64>> = (0..rows)
+                    .map(|r| (r % 97 != 5).then_some(v / 3 + (r as i64) / 700))
+                    .collect();
                 // (at most LOCAL_PARTS hosts when they are plain)
                 let spread = if inline { 50 } else { 100 };
-                let hosts: Vec<Option<i64>> = (0..rows).map(|r| (r % 89 != 7).then_some((r as i64 * 7 + v) % spread)).collect();
+                let hosts: Vec<Option<i64>> = (0..rows)
+                    .map(|r| (r % 89 != 7).then_some((r as i64 * 7 + v) % spread))
+                    .collect();
                 let keys = if inline {
                     let own: Rc<[i64]> = [v / 3 + 1, v / 3].into_iter().collect();
                     [coded(&hours, &own), column(&hosts)]
                 } else {
                     [column(&hours), coded(&hosts, &dictionary)]
                 };
-                assert!(keys.iter().any(|k| matches!(k.parts, KeyParts::Coded { .. })));
+                assert!(keys
+                    .iter()
+                    .any(|k| matches!(k.parts, KeyParts::Coded { .. })));
                 let mut selection = Selection::none(rows);
-                (0..rows).filter(|r| r % 3 != 1).for_each(|r| selection.set(r));
+                (0..rows)
+                    .filter(|r| r % 3 != 1)
+                    .for_each(|r| selection.set(r));
                 let (mut a, mut b) = (vec![0; rows], vec![0; rows]);
                 assert!(local.assign_local(&keys, &selection, &mut a));
                 hashed.assign_hashed(&keys, &selection, &mut b);
@@ -942,8 +1161,16 @@ mod tests {
         // more distinct plain parts than a vector may have locally
         let many: Vec<Option<i64>> = (0..1024).map(Some).collect();
         let mut groups = vec![0; 1024];
-        assert!(!local.assign_local(&[column(&many), column(&many)], &Selection::all(1024), &mut groups));
-        local.assign(&[column(&many), column(&many)], &Selection::all(1024), &mut groups);
+        assert!(!local.assign_local(
+            &[column(&many), column(&many)],
+            &Selection::all(1024),
+            &mut groups
+        ));
+        local.assign(
+            &[column(&many), column(&many)],
+            &Selection::all(1024),
+            &mut groups,
+        );
         assert_eq!(local.rows_hashed, 1024);
     }
 
@@ -959,12 +1186,25 @@ mod tests {
         for v in 0..40usize {
             let rows = 1024;
             let time_of = |r: usize| ((v * rows + r) / 100 % 1310) as i64;
-            let host_parts: Vec<Option<i64>> = (0..rows).map(|r| (v % 4 != 3 || r % 13 != 0).then_some(1000 + (r % 100) as i64)).collect();
+            let host_parts: Vec<Option<i64>> = (0..rows)
+                .map(|r| (v % 4 != 3 || r % 13 != 0).then_some(1000 + (r % 100) as i64))
+                .collect();
             // each row's code is its timestamp's entry
-            let time_codes = KeyParts::Coded { codes: (0..rows).map(|r| time_of(r) as u32).collect(), entries: times.clone() };
-            let keys = [KeyColumn { parts: time_codes, nulls: None }, coded(&host_parts, &hosts)];
+            let time_codes = KeyParts::Coded {
+                codes: (0..rows).map(|r| time_of(r) as u32).collect(),
+                entries: times.clone(),
+            };
+            let keys = [
+                KeyColumn {
+                    parts: time_codes,
+                    nulls: None,
+                },
+                coded(&host_parts, &hosts),
+            ];
             let mut selection = Selection::none(rows);
-            (0..rows).filter(|r| v % 2 == 0 || r % 5 != 1).for_each(|r| selection.set(r));
+            (0..rows)
+                .filter(|r| v % 2 == 0 || r % 5 != 1)
+                .for_each(|r| selection.set(r));
             let (mut a, mut b) = (vec![0; rows], vec![0; rows]);
             local.assign(&keys, &selection, &mut a);
             hashed.assign_hashed(&keys, &selection, &mut b);
@@ -984,18 +1224,32 @@ mod tests {
             entries.push(s.as_bytes());
         }
         let inline = Some(Values::Bytes(entries.clone()));
-        let u = Unpacked { rows: 4, nulls: Some(vec![0b0100]), form: Form::Codes { inline, codes: vec![1, 0, 1] } };
+        let u = Unpacked {
+            rows: 4,
+            nulls: Some(vec![0b0100]),
+            form: Form::Codes {
+                inline,
+                codes: vec![1, 0, 1],
+            },
+        };
         let mut interner = Interner::new();
         let k = interner.keys(&u, &ColumnContext::default(), 0).unwrap();
         assert!(k.is_null(2));
         assert!(matches!(k.parts, KeyParts::Coded { .. }));
-        let text: Vec<&[u8]> = [0, 1, 3].iter().map(|&r| interner.get(k.part(r) as u32)).collect();
+        let text: Vec<&[u8]> = [0, 1, 3]
+            .iter()
+            .map(|&r| interner.get(k.part(r) as u32))
+            .collect();
         assert_eq!(text, [b"a".as_slice(), b"b", b"a"]);
         // plain strings share ids with the entries
         let mut plain = ByteStrings::new();
         plain.push(b"");
         plain.push(b"b");
-        let u = Unpacked { rows: 2, nulls: None, form: Form::Values(Values::Bytes(plain)) };
+        let u = Unpacked {
+            rows: 2,
+            nulls: None,
+            form: Form::Values(Values::Bytes(plain)),
+        };
         let k2 = interner.keys(&u, &ColumnContext::default(), 0).unwrap();
         assert_eq!(interner.get(k2.part(0) as u32), b"");
         assert_eq!(k2.part(1), k.part(1));
@@ -1003,7 +1257,14 @@ mod tests {
         assert_eq!((interner.entries_interned, interner.rows_interned), (3, 2));
         // a dictionary equal to the last one takes its ids without a lookup per entry (the
         // control: one that differs in a byte is interned entry by entry)
-        let again = Unpacked { rows: 2, nulls: None, form: Form::Codes { inline: Some(Values::Bytes(entries.clone())), codes: vec![2, 0] } };
+        let again = Unpacked {
+            rows: 2,
+            nulls: None,
+            form: Form::Codes {
+                inline: Some(Values::Bytes(entries.clone())),
+                codes: vec![2, 0],
+            },
+        };
         let k3 = interner.keys(&again, &ColumnContext::default(), 0).unwrap();
         assert_eq!((k3.part(0), k3.part(1)), (k2.part(0), k.part(1)));
         assert_eq!((interner.entries_interned, interner.entries_reused), (3, 3));
@@ -1011,18 +1272,60 @@ mod tests {
         for s in ["b", "c", ""] {
             other.push(s.as_bytes());
         }
-        let differs = Unpacked { rows: 1, nulls: None, form: Form::Codes { inline: Some(Values::Bytes(other)), codes: vec![1] } };
-        let k4 = interner.keys(&differs, &ColumnContext::default(), 0).unwrap();
+        let differs = Unpacked {
+            rows: 1,
+            nulls: None,
+            form: Form::Codes {
+                inline: Some(Values::Bytes(other)),
+                codes: vec![1],
+            },
+        };
+        let k4 = interner
+            .keys(&differs, &ColumnContext::default(), 0)
+            .unwrap();
         assert_eq!(interner.get(k4.part(0) as u32), b"c");
-        assert_eq!((interner.entries_interned, interner.entries_reused, interner.len()), (6, 3, 4));
+        assert_eq!(
+            (
+                interner.entries_interned,
+                interner.entries_reused,
+                interner.len()
+            ),
+            (6, 3, 4)
+        );
         // not strings
-        let ints = Unpacked { rows: 1, nulls: None, form: Form::Integers { kind: Kind::Int64, ints: vec![7] } };
+        let ints = Unpacked {
+            rows: 1,
+            nulls: None,
+            form: Form::Integers {
+                kind: Kind::Int64,
+                ints: vec![7],
+            },
+        };
         assert!(interner.keys(&ints, &ColumnContext::default(), 0).is_none());
         let mut memo = EntryMemo::default();
-        assert_eq!(int_keys(&ints, &ColumnContext::default(), &mut memo, 0).unwrap().parts, KeyParts::Rows(vec![7]));
-        let floats = Unpacked { rows: 1, nulls: None, form: Form::Integers { kind: Kind::Float64, ints: vec![7] } };
+        assert_eq!(
+            int_keys(&ints, &ColumnContext::default(), &mut memo, 0)
+                .unwrap()
+                .parts,
+            KeyParts::Rows(vec![7])
+        );
+        let floats = Unpacked {
+            rows: 1,
+            nulls: None,
+            form: Form::Integers {
+                kind: Kind::Float64,
+                ints: vec![7],
+            },
+        };
         assert!(int_keys(&floats, &ColumnContext::default(), &mut memo, 0).is_none());
-        let coded = Unpacked { rows: 3, nulls: Some(vec![0b010]), form: Form::Codes { inline: Some(Values::Int32(vec![5, -9])), codes: vec![1, 0] } };
+        let coded = Unpacked {
+            rows: 3,
+            nulls: Some(vec![0b010]),
+            form: Form::Codes {
+                inline: Some(Values::Int32(vec![5, -9])),
+                codes: vec![1, 0],
+            },
+        };
         let k = int_keys(&coded, &ColumnContext::default(), &mut memo, 0).unwrap();
         assert_eq!((k.part(0), k.is_null(1), k.part(2)), (-9, true, 5));
     }

@@ -20,8 +20,8 @@ mod error;
 pub mod filter;
 pub mod floats;
 pub mod fsst;
-pub mod group;
 pub mod gorilla;
+pub mod group;
 pub mod plain;
 pub mod rice;
 pub mod sort;
@@ -31,11 +31,13 @@ pub mod vector;
 pub mod zonemap;
 
 pub use chooser::{encode_vector, EncodeError, EncodeReport, FsstDecision, Sizing};
-pub use dictionary::SharedDictionary;
-pub use fsst::SymbolTable;
 pub use decode::{decode_vector, unpack_row, unpack_vector, Form, Unpacked};
+pub use dictionary::SharedDictionary;
 pub use error::{DecodeError, DecodeResult};
-pub use vector::{ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS, MAX_VECTOR_BYTES};
+pub use fsst::SymbolTable;
+pub use vector::{
+    ByteStrings, BytesRef, Kind, Values, ValuesRef, Vector, VectorRef, MAX_ROWS, MAX_VECTOR_BYTES,
+};
 pub use zonemap::ZoneMap;
 
 /// What a stripe column shares among its vectors: an FSST symbol table and a dictionary,
@@ -74,14 +76,22 @@ pub enum Encoding {
 }
 
 impl Encoding {
-    pub const ALL: [Encoding; 5] =
-        [Encoding::Plain, Encoding::Dictionary, Encoding::Bitpack, Encoding::Fsst, Encoding::Gorilla];
+    pub const ALL: [Encoding; 5] = [
+        Encoding::Plain,
+        Encoding::Dictionary,
+        Encoding::Bitpack,
+        Encoding::Fsst,
+        Encoding::Gorilla,
+    ];
 
     pub fn from_tag(tag: u8) -> DecodeResult<Encoding> {
         Encoding::ALL
             .get(tag as usize)
             .copied()
-            .ok_or(DecodeError::UnknownTag { what: "encoding", value: tag })
+            .ok_or(DecodeError::UnknownTag {
+                what: "encoding",
+                value: tag,
+            })
     }
 
     pub fn name(self) -> &'static str {
@@ -111,7 +121,9 @@ pub(crate) fn all_within_bits(ints: &[i64], bits: u32) -> bool {
 #[inline(always)]
 pub(crate) fn all_within_bits_portable(ints: &[i64], bits: u32) -> bool {
     debug_assert!(bits <= 62);
-    ints.iter().fold(0u64, |acc, &i| acc | (i.wrapping_add(1 << bits) as u64) >> (bits + 1)) == 0
+    ints.iter().fold(0u64, |acc, &i| {
+        acc | (i.wrapping_add(1 << bits) as u64) >> (bits + 1)
+    }) == 0
 }
 
 /// # Safety
@@ -132,7 +144,11 @@ pub(crate) fn check_integers(kind: Kind, ints: &[i64]) -> DecodeResult<()> {
                 Ok(())
             } else {
                 let bad = ints.iter().copied().find(|&v| v as $t as i64 != v).unwrap();
-                Err(DecodeError::OutOfRange { what: concat!(stringify!($t), " value"), value: bad as u64, limit: <$t>::MAX as u64 })
+                Err(DecodeError::OutOfRange {
+                    what: concat!(stringify!($t), " value"),
+                    value: bad as u64,
+                    limit: <$t>::MAX as u64,
+                })
             }
         }};
     }
@@ -142,7 +158,9 @@ pub(crate) fn check_integers(kind: Kind, ints: &[i64]) -> DecodeResult<()> {
         Kind::Int32 => fits!(i32),
         Kind::Int64 => Ok(()),
         Kind::Float32 | Kind::Float64 => floats::integers_are_floats(kind, ints),
-        Kind::Bytes | Kind::Fixed => Err(DecodeError::Inconsistent { what: "packed integers for a non-numeric kind" }),
+        Kind::Bytes | Kind::Fixed => Err(DecodeError::Inconsistent {
+            what: "packed integers for a non-numeric kind",
+        }),
     }
 }
 

@@ -40,15 +40,21 @@ pub fn encoded_len(values: &ValuesRef<'_>) -> usize {
 pub fn encode(values: &ValuesRef<'_>, out: &mut Vec<u8>) {
     match values {
         ValuesRef::Int8(v) => out.extend(v.iter().map(|x| *x as u8)),
-        ValuesRef::Int16(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        ValuesRef::Int32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        ValuesRef::Int64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        ValuesRef::Float32(v) => {
-            v.iter().for_each(|x| out.extend_from_slice(&x.to_bits().to_le_bytes()))
-        }
-        ValuesRef::Float64(v) => {
-            v.iter().for_each(|x| out.extend_from_slice(&x.to_bits().to_le_bytes()))
-        }
+        ValuesRef::Int16(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        ValuesRef::Int32(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        ValuesRef::Int64(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        ValuesRef::Float32(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_bits().to_le_bytes())),
+        ValuesRef::Float64(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_bits().to_le_bytes())),
         ValuesRef::Bytes(b) => {
             bitpack::encode_block(&lengths(b), out);
             out.extend_from_slice(&b.data[b.offsets[0]..b.offsets[b.len()]]);
@@ -75,9 +81,18 @@ pub fn read_strings(r: &mut ByteReader<'_>, count: usize) -> DecodeResult<ByteSt
 
 /// The bytes of string `index` of `count` stored as [`read_strings`] reads them (the lengths
 /// read into `scratch`, and checked as there).
-pub fn string_at<'a>(r: &mut ByteReader<'a>, count: usize, index: usize, scratch: &mut Vec<i64>) -> DecodeResult<&'a [u8]> {
+pub fn string_at<'a>(
+    r: &mut ByteReader<'a>,
+    count: usize,
+    index: usize,
+    scratch: &mut Vec<i64>,
+) -> DecodeResult<&'a [u8]> {
     if index >= count {
-        return Err(DecodeError::OutOfRange { what: "string of a block", value: index as u64, limit: count.saturating_sub(1) as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "string of a block",
+            value: index as u64,
+            limit: count.saturating_sub(1) as u64,
+        });
     }
     scratch.clear();
     bitpack::read_block(r, count, scratch)?;
@@ -121,11 +136,19 @@ pub fn decode(
     macro_rules! lanes {
         ($t:ty, $n:expr, $what:expr) => {{
             let bytes = r.take(count * $n, $what)?;
-            bytes.chunks_exact($n).map(|c| <$t>::from_le_bytes(c.try_into().unwrap())).collect()
+            bytes
+                .chunks_exact($n)
+                .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()))
+                .collect()
         }};
     }
     Ok(match kind {
-        Kind::Int8 => Values::Int8(r.take(count, "plain int8 values")?.iter().map(|&b| b as i8).collect()),
+        Kind::Int8 => Values::Int8(
+            r.take(count, "plain int8 values")?
+                .iter()
+                .map(|&b| b as i8)
+                .collect(),
+        ),
         Kind::Int16 => Values::Int16(lanes!(i16, 2, "plain int16 values")),
         Kind::Int32 => Values::Int32(lanes!(i32, 4, "plain int32 values")),
         Kind::Int64 => Values::Int64(lanes!(i64, 8, "plain int64 values")),
@@ -140,7 +163,9 @@ pub fn decode(
         Kind::Bytes => Values::Bytes(read_strings(r, count)?),
         Kind::Fixed => Values::Fixed {
             width: fixed_width,
-            data: r.take(count * fixed_width as usize, "plain fixed-width values")?.to_vec(),
+            data: r
+                .take(count * fixed_width as usize, "plain fixed-width values")?
+                .to_vec(),
         },
     })
 }

@@ -42,7 +42,10 @@ pub struct RicePlan {
 impl RicePlan {
     /// Block size in bytes, header included, for `items` deltas.
     pub fn encoded_len(&self, items: usize) -> usize {
-        HEADER + packed_len(items, self.k) + self.unary_len + packed_len(self.escapes, self.escape_width)
+        HEADER
+            + packed_len(items, self.k)
+            + self.unary_len
+            + packed_len(self.escapes, self.escape_width)
     }
 }
 
@@ -91,8 +94,15 @@ pub fn plan(deltas: &[i64], window: (i64, u32)) -> Option<RicePlan> {
             outside.push(d);
         }
     }
-    let counts: Vec<(i64, u64)> =
-        (0..span).map(|o| (base + o as i64, lanes.iter().map(|l| l[o] as u64).sum::<u64>())).filter(|&(_, c)| c > 0).collect();
+    let counts: Vec<(i64, u64)> = (0..span)
+        .map(|o| {
+            (
+                base + o as i64,
+                lanes.iter().map(|l| l[o] as u64).sum::<u64>(),
+            )
+        })
+        .filter(|&(_, c)| c > 0)
+        .collect();
     // the lower median: among the deltas below the window, in it, or above it
     outside.sort_unstable();
     let below = outside.partition_point(|&d| d < base);
@@ -102,12 +112,14 @@ pub fn plan(deltas: &[i64], window: (i64, u32)) -> Option<RicePlan> {
         outside[rank]
     } else if rank < below + inside {
         let mut seen = below as u64;
-        counts.iter().find(|&&(_, c)| {
-            seen += c;
-            seen > rank as u64
-        })
-        .unwrap()
-        .0
+        counts
+            .iter()
+            .find(|&&(_, c)| {
+                seen += c;
+                seen > rank as u64
+            })
+            .unwrap()
+            .0
     } else {
         outside[rank - inside]
     };
@@ -117,7 +129,11 @@ pub fn plan(deltas: &[i64], window: (i64, u32)) -> Option<RicePlan> {
         .map(|&(d, c)| (zigzag(d.wrapping_sub(center)), c))
         .chain(outside.iter().map(|&d| (zigzag(d.wrapping_sub(center)), 1)))
         .collect();
-    let mean = (items.iter().map(|&(z, c)| z as u128 * c as u128).sum::<u128>() / m as u128) as u64;
+    let mean = (items
+        .iter()
+        .map(|&(z, c)| z as u128 * c as u128)
+        .sum::<u128>()
+        / m as u128) as u64;
     let mut best: Option<(usize, RicePlan)> = None;
     for k in bit_width(mean).saturating_sub(2)..64 {
         if best.is_some_and(|(len, _)| HEADER + packed_len(m, k) + m.div_ceil(8) >= len) {
@@ -132,7 +148,13 @@ pub fn plan(deltas: &[i64], window: (i64, u32)) -> Option<RicePlan> {
                 widest = widest.max(high);
             }
         }
-        let p = RicePlan { k, center, unary_len: bits.div_ceil(8), escapes, escape_width: bit_width(widest) };
+        let p = RicePlan {
+            k,
+            center,
+            unary_len: bits.div_ceil(8),
+            escapes,
+            escape_width: bit_width(widest),
+        };
         let len = p.encoded_len(m);
         if best.is_none_or(|(b, _)| len < b) {
             best = Some((len, p));
@@ -160,30 +182,56 @@ pub fn write_body(deltas: &[i64], plan: &RicePlan, out: &mut Vec<u8>) {
     }
     w.finish();
     debug_assert_eq!(out.len() - start, plan.unary_len);
-    crate::bitpack::pack(z.iter().map(|&z| z >> k).filter(|&h| h >= ESCAPE), plan.escape_width, out);
+    crate::bitpack::pack(
+        z.iter().map(|&z| z >> k).filter(|&h| h >= ESCAPE),
+        plan.escape_width,
+        out,
+    );
 }
 
 /// Reads a block body (after mode, `k` and `first`) of `count` values into `out`.
-pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, first: i64, out: &mut Vec<i64>) -> DecodeResult<()> {
+pub fn read_body(
+    r: &mut crate::bits::ByteReader<'_>,
+    count: usize,
+    k: u32,
+    first: i64,
+    out: &mut Vec<i64>,
+) -> DecodeResult<()> {
     if k > 63 {
-        return Err(DecodeError::OutOfRange { what: "rice block k", value: k as u64, limit: 63 });
+        return Err(DecodeError::OutOfRange {
+            what: "rice block k",
+            value: k as u64,
+            limit: 63,
+        });
     }
     let center = r.u64("rice block centre")? as i64;
     let unary_len = r.u32("rice block unary length")? as usize;
     let escapes = r.u32("rice block escape count")? as usize;
     let escape_width = r.u8("rice block escape width")? as u32;
     if escape_width > 64 {
-        return Err(DecodeError::OutOfRange { what: "rice block escape width", value: escape_width as u64, limit: 64 });
+        return Err(DecodeError::OutOfRange {
+            what: "rice block escape width",
+            value: escape_width as u64,
+            limit: 64,
+        });
     }
     let m = count.saturating_sub(1);
     if escapes > m {
-        return Err(DecodeError::OutOfRange { what: "rice block escape count", value: escapes as u64, limit: m as u64 });
+        return Err(DecodeError::OutOfRange {
+            what: "rice block escape count",
+            value: escapes as u64,
+            limit: m as u64,
+        });
     }
     let lows = r.take(packed_len(m, k), "rice block low bits")?;
     let unary = r.take(unary_len, "rice block unary codes")?;
     let escaped = r.take(packed_len(escapes, escape_width), "rice block escapes")?;
     if count == 0 {
-        return if unary_len == 0 && escapes == 0 { Ok(()) } else { Err(CODES) };
+        return if unary_len == 0 && escapes == 0 {
+            Ok(())
+        } else {
+            Err(CODES)
+        };
     }
     // each item's run of zeros, a byte each (a vector's on the stack), with the slack
     // `unary_runs` writes past the last
@@ -207,17 +255,26 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
         // (a block of runs is looked into only if it holds an escape: a test the compiler
         // vectorizes, where a search item by item is a branch per item)
         for (b, block) in runs.chunks(64).enumerate() {
-            if !block.iter().fold(false, |any, &run| any | (run as u64 == ESCAPE)) {
+            if !block
+                .iter()
+                .fold(false, |any, &run| any | (run as u64 == ESCAPE))
+            {
                 continue;
             }
-            for (i, _) in block.iter().enumerate().filter(|&(_, &run)| run as u64 == ESCAPE) {
+            for (i, _) in block
+                .iter()
+                .enumerate()
+                .filter(|&(_, &run)| run as u64 == ESCAPE)
+            {
                 let e = escaped_items.len();
                 if e == escapes {
                     return Err(CODES);
                 }
                 let h = read_field(escaped, e * escape_width as usize, escape_width);
                 if h < ESCAPE || h > u64::MAX >> k {
-                    return Err(DecodeError::Inconsistent { what: "rice block escape (below the escape or too wide)" });
+                    return Err(DecodeError::Inconsistent {
+                        what: "rice block escape (below the escape or too wide)",
+                    });
                 }
                 escaped_items.push((b * 64 + i, h));
             }
@@ -257,7 +314,12 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
         let from = c * LOW_CHUNK;
         let chunk_runs = &runs[from..from + chunk.len()];
         if k > 0 {
-            crate::bitpack::unpack(&lows[from * k as usize / 8..], k, 0, &mut low_bits[..chunk.len()]);
+            crate::bitpack::unpack(
+                &lows[from * k as usize / 8..],
+                k,
+                0,
+                &mut low_bits[..chunk.len()],
+            );
         }
         let mut i = 0;
         while i < chunk.len() {
@@ -276,7 +338,11 @@ pub fn read_body(r: &mut crate::bits::ByteReader<'_>, count: usize, k: u32, firs
                 sum = s;
             } else {
                 let mut s = sum;
-                for ((v, &run), &low) in chunk[i..end].iter_mut().zip(&chunk_runs[i..end]).zip(&low_bits[i..end]) {
+                for ((v, &run), &low) in chunk[i..end]
+                    .iter_mut()
+                    .zip(&chunk_runs[i..end])
+                    .zip(&low_bits[i..end])
+                {
                     s = s.wrapping_add(delta(run as u64, low as u64));
                     *v = s;
                 }
@@ -311,7 +377,11 @@ struct ByteCodes {
 }
 
 const BYTE_CODES: [ByteCodes; 256] = {
-    let mut table = [ByteCodes { runs: 0, stops: 0, tail: 8 }; 256];
+    let mut table = [ByteCodes {
+        runs: 0,
+        stops: 0,
+        tail: 8,
+    }; 256];
     let mut b = 0;
     while b < 256 {
         let (mut runs, mut stops, mut run) = (0u64, 0u8, 0u64);
@@ -326,7 +396,11 @@ const BYTE_CODES: [ByteCodes; 256] = {
             }
             bit += 1;
         }
-        table[b] = ByteCodes { runs, stops, tail: run as u8 };
+        table[b] = ByteCodes {
+            runs,
+            stops,
+            tail: run as u8,
+        };
         b += 1;
     }
     table
@@ -350,7 +424,11 @@ fn unary_runs(unary: &[u8], runs: &mut [u8], m: usize) -> DecodeResult<()> {
         let word = codes.runs + carry.min(ESCAPE + 32);
         runs[n..n + 8].copy_from_slice(&word.to_le_bytes());
         n += codes.stops as usize;
-        carry = if codes.stops == 0 { carry + 8 } else { codes.tail as u64 };
+        carry = if codes.stops == 0 {
+            carry + 8
+        } else {
+            codes.tail as u64
+        };
     }
     if n != m || unary.last() == Some(&0) {
         return Err(CODES);
@@ -412,7 +490,9 @@ mod tests {
             let ones: usize = unary.iter().map(|b| b.count_ones() as usize).sum();
             for m in ones.saturating_sub(1)..=ones + 1 {
                 let mut runs = vec![0u8; m + 8];
-                let fast = unary_runs(&unary, &mut runs, m).ok().map(|()| runs[..m].to_vec());
+                let fast = unary_runs(&unary, &mut runs, m)
+                    .ok()
+                    .map(|()| runs[..m].to_vec());
                 let slow = runs_bit_by_bit(&unary, m);
                 match (&fast, &slow) {
                     (None, None) => {}
@@ -422,16 +502,24 @@ mod tests {
                                 Some(run) => assert_eq!(f as u64, run, "case {case}, item {i}"),
                                 None => {
                                     long += 1;
-                                    assert!(f as u64 > ESCAPE, "case {case}, item {i}: a long run read as {f}");
+                                    assert!(
+                                        f as u64 > ESCAPE,
+                                        "case {case}, item {i}: a long run read as {f}"
+                                    );
                                 }
                             }
                             escape += (s == Some(ESCAPE)) as usize;
                         }
                     }
-                    _ => panic!("case {case} ({unary:02x?}, m {m}): table {fast:?}, bit by bit {slow:?}"),
+                    _ => panic!(
+                        "case {case} ({unary:02x?}, m {m}): table {fast:?}, bit by bit {slow:?}"
+                    ),
                 }
             }
         }
-        assert!(long > 10 && escape > 10, "runs past the escape {long}, escapes {escape}");
+        assert!(
+            long > 10 && escape > 10,
+            "runs past the escape {long}, escapes {escape}"
+        );
     }
 }

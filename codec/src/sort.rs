@@ -101,7 +101,11 @@ fn ranks<'a>(values: impl Iterator<Item = &'a [u8]> + Clone, count: usize) -> Ve
 /// The rows `order` names (stored positions from [`sort_order`], or a prefix of them) of a
 /// column of `row_count` rows: their null bitmap (`None`: the column has no NULLs) and
 /// non-null values.
-pub fn permute(column: &ColumnInput<'_>, order: &[u32], row_count: usize) -> (Option<Vec<u8>>, Values) {
+pub fn permute(
+    column: &ColumnInput<'_>,
+    order: &[u32],
+    row_count: usize,
+) -> (Option<Vec<u8>>, Values) {
     let rows = order.len();
     // each row's value index (valid for non-null rows)
     let value_of: Vec<u32> = match column.nulls {
@@ -119,7 +123,11 @@ pub fn permute(column: &ColumnInput<'_>, order: &[u32], row_count: usize) -> (Op
     };
     let picks: Vec<usize> = match column.nulls {
         None => order.iter().map(|&o| o as usize).collect(),
-        Some(b) => order.iter().filter(|&&o| !is_null(Some(b), o as usize)).map(|&o| value_of[o as usize] as usize).collect(),
+        Some(b) => order
+            .iter()
+            .filter(|&&o| !is_null(Some(b), o as usize))
+            .map(|&o| value_of[o as usize] as usize)
+            .collect(),
     };
     let nulls = column.nulls.map(|b| {
         let mut out = vec![0u8; rows.div_ceil(8)];

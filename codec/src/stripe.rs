@@ -36,7 +36,10 @@ use crate::bits::ByteReader;
 use crate::error::{DecodeError, DecodeResult};
 use crate::vector::{count_nulls, BytesRef, Values, ValuesRef, MAX_ROWS};
 use crate::zonemap::ZoneMap;
-use crate::{encode_vector, fsst, ColumnContext, EncodeError, EncodeReport, Encoding, SharedDictionary, SymbolTable};
+use crate::{
+    encode_vector, fsst, ColumnContext, EncodeError, EncodeReport, Encoding, SharedDictionary,
+    SymbolTable,
+};
 
 pub const MAGIC: [u8; 4] = *b"PGCS";
 pub const HEADER_LEN: usize = 4 + 2 + 2 + 4 + 4;
@@ -66,9 +69,19 @@ pub struct ColumnInput<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoredZone {
     Empty,
-    Int { min: i64, max: i64 },
-    Float { min: f64, max: f64 },
-    Bytes { min: ZoneBound, max: ZoneBound, max_truncated: bool },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Float {
+        min: f64,
+        max: f64,
+    },
+    Bytes {
+        min: ZoneBound,
+        max: ZoneBound,
+        max_truncated: bool,
+    },
 }
 
 /// One bound of a byte-string zone map: at most [`ZONE_BYTES`] bytes, kept inline, since a
@@ -84,7 +97,10 @@ impl ZoneBound {
     pub fn new(b: &[u8]) -> ZoneBound {
         let mut bytes = [0u8; ZONE_BYTES];
         bytes[..b.len()].copy_from_slice(b);
-        ZoneBound { len: b.len() as u8, bytes }
+        ZoneBound {
+            len: b.len() as u8,
+            bytes,
+        }
     }
 }
 
@@ -126,7 +142,9 @@ impl StoredZone {
         let bytes_at = |i: usize| -> &[u8] {
             match values {
                 ValuesRef::Bytes(b) => b.get(i),
-                ValuesRef::Fixed { width, data } => &data[i * *width as usize..(i + 1) * *width as usize],
+                ValuesRef::Fixed { width, data } => {
+                    &data[i * *width as usize..(i + 1) * *width as usize]
+                }
                 _ => unreachable!("byte zone map on a numeric vector"),
             }
         };
@@ -158,7 +176,11 @@ impl StoredZone {
                 out.extend_from_slice(&min.to_bits().to_le_bytes());
                 out.extend_from_slice(&max.to_bits().to_le_bytes());
             }
-            StoredZone::Bytes { min, max, max_truncated } => {
+            StoredZone::Bytes {
+                min,
+                max,
+                max_truncated,
+            } => {
                 out.push(3);
                 out.push(*max_truncated as u8);
                 out.push(min.len() as u8);
@@ -182,7 +204,12 @@ impl StoredZone {
                     Self::bound(r, what)?;
                 }
             }
-            value => return Err(DecodeError::UnknownTag { what: "zone map", value }),
+            value => {
+                return Err(DecodeError::UnknownTag {
+                    what: "zone map",
+                    value,
+                })
+            }
         }
         Ok(())
     }
@@ -190,7 +217,10 @@ impl StoredZone {
     fn read(r: &mut ByteReader<'_>) -> DecodeResult<StoredZone> {
         Ok(match r.u8("zone map tag")? {
             0 => StoredZone::Empty,
-            1 => StoredZone::Int { min: r.u64("zone map minimum")? as i64, max: r.u64("zone map maximum")? as i64 },
+            1 => StoredZone::Int {
+                min: r.u64("zone map minimum")? as i64,
+                max: r.u64("zone map maximum")? as i64,
+            },
             2 => StoredZone::Float {
                 min: f64::from_bits(r.u64("zone map minimum")?),
                 max: f64::from_bits(r.u64("zone map maximum")?),
@@ -199,9 +229,18 @@ impl StoredZone {
                 let max_truncated = Self::max_truncated(r)?;
                 let min = ZoneBound::new(Self::bound(r, "zone map minimum")?);
                 let max = ZoneBound::new(Self::bound(r, "zone map maximum")?);
-                StoredZone::Bytes { min, max, max_truncated }
+                StoredZone::Bytes {
+                    min,
+                    max,
+                    max_truncated,
+                }
             }
-            value => return Err(DecodeError::UnknownTag { what: "zone map", value }),
+            value => {
+                return Err(DecodeError::UnknownTag {
+                    what: "zone map",
+                    value,
+                })
+            }
         })
     }
 
@@ -209,7 +248,11 @@ impl StoredZone {
     fn max_truncated(r: &mut ByteReader<'_>) -> DecodeResult<bool> {
         match r.u8("zone map flags")? {
             flags @ (0 | 1) => Ok(flags == 1),
-            flags => Err(DecodeError::OutOfRange { what: "zone map flags", value: flags as u64, limit: 1 }),
+            flags => Err(DecodeError::OutOfRange {
+                what: "zone map flags",
+                value: flags as u64,
+                limit: 1,
+            }),
         }
     }
 
@@ -217,7 +260,11 @@ impl StoredZone {
     fn bound<'a>(r: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<&'a [u8]> {
         let len = r.u8(what)? as usize;
         if len > ZONE_BYTES {
-            return Err(DecodeError::OutOfRange { what, value: len as u64, limit: ZONE_BYTES as u64 });
+            return Err(DecodeError::OutOfRange {
+                what,
+                value: len as u64,
+                limit: ZONE_BYTES as u64,
+            });
         }
         r.take(len, what)
     }
@@ -257,7 +304,14 @@ impl VectorEntry {
         let (length, encoding, null_count) = Self::head(r, rows)?;
         let checksum = r.u32("vector checksum")?;
         let zone = StoredZone::read(r)?;
-        Ok(VectorEntry { offset, length, encoding, null_count, checksum, zone })
+        Ok(VectorEntry {
+            offset,
+            length,
+            encoding,
+            null_count,
+            checksum,
+            zone,
+        })
     }
 
     /// Steps over an entry of a vector of `rows` rows, refusing what [`read`](Self::read)
@@ -278,7 +332,11 @@ impl VectorEntry {
         };
         let null_count = r.u16("vector null count")? as usize;
         if null_count > rows {
-            return Err(DecodeError::OutOfRange { what: "vector null count", value: null_count as u64, limit: rows as u64 });
+            return Err(DecodeError::OutOfRange {
+                what: "vector null count",
+                value: null_count as u64,
+                limit: rows as u64,
+            });
         }
         Ok((length, encoding, null_count))
     }
@@ -399,11 +457,26 @@ impl StripeDirectory {
     /// entries it makes later.
     pub fn parse_owned(bytes: Vec<u8>) -> DecodeResult<StripeDirectory> {
         let (columns, row_count, row_positions, data_start, total_len) = Self::parse_parts(&bytes)?;
-        Ok(StripeDirectory { row_count, columns, bytes, row_positions, data_start, total_len })
+        Ok(StripeDirectory {
+            row_count,
+            columns,
+            bytes,
+            row_positions,
+            data_start,
+            total_len,
+        })
     }
 
     #[allow(clippy::type_complexity)]
-    fn parse_parts(bytes: &[u8]) -> DecodeResult<(Vec<ColumnDirectory>, usize, Option<RowPositions>, usize, usize)> {
+    fn parse_parts(
+        bytes: &[u8],
+    ) -> DecodeResult<(
+        Vec<ColumnDirectory>,
+        usize,
+        Option<RowPositions>,
+        usize,
+        usize,
+    )> {
         let mut r = ByteReader::new(bytes);
         let (column_count, row_count, version, directory_len) = read_header(&mut r)?;
         let directory = r.take(directory_len, "stripe directory")?;
@@ -412,9 +485,12 @@ impl StripeDirectory {
         // every column takes at least two context entries and every vector entry at least
         // MIN_VECTOR_ENTRY bytes: counts the directory cannot hold are refused before anything
         // is sized from them
-        let needed = (column_count as u128) * (2 * CONTEXT_ENTRY as u128 + vector_count as u128 * MIN_VECTOR_ENTRY as u128);
+        let needed = (column_count as u128)
+            * (2 * CONTEXT_ENTRY as u128 + vector_count as u128 * MIN_VECTOR_ENTRY as u128);
         if needed > directory_len as u128 {
-            return Err(DecodeError::Inconsistent { what: "stripe directory (shorter than its header's column and row counts need)" });
+            return Err(DecodeError::Inconsistent {
+                what: "stripe directory (shorter than its header's column and row counts need)",
+            });
         }
         let data_start = HEADER_LEN + directory_len;
         let mut offset = data_start;
@@ -424,9 +500,15 @@ impl StripeDirectory {
                 let length = r.u32("context length")? as usize;
                 let checksum = r.u32("context checksum")?;
                 if length == 0 && checksum != 0 {
-                    return Err(DecodeError::Inconsistent { what: "checksum of an absent column context" });
+                    return Err(DecodeError::Inconsistent {
+                        what: "checksum of an absent column context",
+                    });
                 }
-                let entry = (length > 0).then_some(ContextEntry { offset: *offset, length, checksum });
+                let entry = (length > 0).then_some(ContextEntry {
+                    offset: *offset,
+                    length,
+                    checksum,
+                });
                 *offset += length;
                 Ok(entry)
             };
@@ -440,7 +522,12 @@ impl StripeDirectory {
                 entries.push(EntryAt { at, offset });
                 offset += length;
             }
-            columns.push(ColumnDirectory { fsst, dictionary, entries, parsed: OnceLock::new() });
+            columns.push(ColumnDirectory {
+                fsst,
+                dictionary,
+                entries,
+                parsed: OnceLock::new(),
+            });
         }
         // a sorted stripe's key and row positions follow the columns
         let row_positions = if r.remaining() > 0 {
@@ -449,24 +536,39 @@ impl StripeDirectory {
             for _ in 0..key_len {
                 let c = r.u16("sort key column")? as usize;
                 if c >= column_count || key.contains(&c) {
-                    return Err(DecodeError::Inconsistent { what: "sort key column (past the columns, or named twice)" });
+                    return Err(DecodeError::Inconsistent {
+                        what: "sort key column (past the columns, or named twice)",
+                    });
                 }
                 key.push(c);
             }
             if key.is_empty() {
-                return Err(DecodeError::Inconsistent { what: "sort key without a column" });
+                return Err(DecodeError::Inconsistent {
+                    what: "sort key without a column",
+                });
             }
             let mut vectors = Vec::with_capacity(vector_count);
             for v in 0..vector_count {
-                let e = VectorEntry::read(&mut r, offset, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
+                let e =
+                    VectorEntry::read(&mut r, offset, (row_count - v * MAX_ROWS).min(MAX_ROWS))?;
                 if e.null_count != 0 || e.encoding.is_none() {
-                    return Err(DecodeError::Inconsistent { what: "row position vector with NULLs" });
+                    return Err(DecodeError::Inconsistent {
+                        what: "row position vector with NULLs",
+                    });
                 }
                 offset += e.length;
                 vectors.push(e);
             }
-            let holds = if version >= 2 { RowPositionValues::InsertOffsets } else { RowPositionValues::StoredPositions };
-            Some(RowPositions { key, vectors, holds })
+            let holds = if version >= 2 {
+                RowPositionValues::InsertOffsets
+            } else {
+                RowPositionValues::StoredPositions
+            };
+            Some(RowPositions {
+                key,
+                vectors,
+                holds,
+            })
         } else {
             None
         };
@@ -486,7 +588,11 @@ impl StripeDirectory {
     /// The entries of every vector of column `c`, made on the first ask and kept: for a
     /// reader that looks at many of a column's zone maps.
     pub fn vectors(&self, c: usize) -> &[VectorEntry] {
-        self.columns[c].parsed.get_or_init(|| (0..self.vector_count()).map(|v| self.read_entry(c, v)).collect())
+        self.columns[c].parsed.get_or_init(|| {
+            (0..self.vector_count())
+                .map(|v| self.read_entry(c, v))
+                .collect()
+        })
     }
 
     /// [`vectors`](Self::vectors) of column `c`, `None` for a column the stripe does not
@@ -499,7 +605,8 @@ impl StripeDirectory {
         let EntryAt { at, offset } = self.columns[c].entries[v];
         let mut r = ByteReader::new(&self.bytes[at as usize..]);
         // bytes `parse` checked with `VectorEntry::check`, which refuses what `read` refuses
-        VectorEntry::read(&mut r, offset, self.vector_rows(v)).expect("a vector entry parse() accepted")
+        VectorEntry::read(&mut r, offset, self.vector_rows(v))
+            .expect("a vector entry parse() accepted")
     }
 
     /// About how many bytes of memory this takes (the directory's bytes, the entries'
@@ -510,7 +617,10 @@ impl StripeDirectory {
             + self
                 .columns
                 .iter()
-                .map(|c| c.entries.len() * std::mem::size_of::<EntryAt>() + c.parsed.get().map_or(0, |p| p.len() * entry))
+                .map(|c| {
+                    c.entries.len() * std::mem::size_of::<EntryAt>()
+                        + c.parsed.get().map_or(0, |p| p.len() * entry)
+                })
                 .sum::<usize>()
     }
 }
@@ -560,7 +670,11 @@ pub fn outline_column(bytes: &[u8], column: usize) -> DecodeResult<Option<Column
         let mut context = |offset: &mut usize| -> DecodeResult<Option<ContextEntry>> {
             let length = r.u32("context length")? as usize;
             let checksum = r.u32("context checksum")?;
-            let entry = (length > 0).then_some(ContextEntry { offset: *offset, length, checksum });
+            let entry = (length > 0).then_some(ContextEntry {
+                offset: *offset,
+                length,
+                checksum,
+            });
             *offset += length;
             Ok(entry)
         };
@@ -575,7 +689,11 @@ pub fn outline_column(bytes: &[u8], column: usize) -> DecodeResult<Option<Column
             StoredZone::check(&mut r)?;
         }
         if c == column {
-            return Ok(Some(ColumnOutline { fsst, dictionary, null_count }));
+            return Ok(Some(ColumnOutline {
+                fsst,
+                dictionary,
+                null_count,
+            }));
         }
     }
     unreachable!("the loop returns at the column")
@@ -615,16 +733,33 @@ fn join_zones(a: &StoredZone, b: &StoredZone) -> Option<StoredZone> {
     Some(match (a, b) {
         (StoredZone::Empty, z) | (z, StoredZone::Empty) => z.clone(),
         (StoredZone::Int { min: a0, max: a1 }, StoredZone::Int { min: b0, max: b1 }) => {
-            StoredZone::Int { min: *a0.min(b0), max: *a1.max(b1) }
+            StoredZone::Int {
+                min: *a0.min(b0),
+                max: *a1.max(b1),
+            }
         }
-        (StoredZone::Float { min: a0, max: a1 }, StoredZone::Float { min: b0, max: b1 }) => StoredZone::Float {
-            min: if float_less(*b0, *a0) { *b0 } else { *a0 },
-            max: if float_less(*a1, *b1) { *b1 } else { *a1 },
-        },
+        (StoredZone::Float { min: a0, max: a1 }, StoredZone::Float { min: b0, max: b1 }) => {
+            StoredZone::Float {
+                min: if float_less(*b0, *a0) { *b0 } else { *a0 },
+                max: if float_less(*a1, *b1) { *b1 } else { *a1 },
+            }
+        }
         (
-            StoredZone::Bytes { min: a0, max: a1, max_truncated: at },
-            StoredZone::Bytes { min: b0, max: b1, max_truncated: bt },
-        ) => StoredZone::Bytes { min: *a0.min(b0), max: *a1.max(b1), max_truncated: *at || *bt },
+            StoredZone::Bytes {
+                min: a0,
+                max: a1,
+                max_truncated: at,
+            },
+            StoredZone::Bytes {
+                min: b0,
+                max: b1,
+                max_truncated: bt,
+            },
+        ) => StoredZone::Bytes {
+            min: *a0.min(b0),
+            max: *a1.max(b1),
+            max_truncated: *at || *bt,
+        },
         _ => return None,
     })
 }
@@ -636,7 +771,9 @@ impl StripeSummary {
             .map(|c| {
                 let vectors = dir.vectors(c);
                 let null_count = vectors.iter().map(|v| v.null_count as u32).sum();
-                let zone = vectors.iter().try_fold(StoredZone::Empty, |acc, v| join_zones(&acc, &v.zone));
+                let zone = vectors
+                    .iter()
+                    .try_fold(StoredZone::Empty, |acc, v| join_zones(&acc, &v.zone));
                 ColumnSummary { null_count, zone }
             })
             .collect();
@@ -669,7 +806,9 @@ impl StripeSummary {
         // every column takes at least 5 bytes: a count the bytes cannot hold is refused
         // before anything is sized from it
         if n * 5 > bytes.len() {
-            return Err(DecodeError::Inconsistent { what: "stripe summary (shorter than its column count needs)" });
+            return Err(DecodeError::Inconsistent {
+                what: "stripe summary (shorter than its column count needs)",
+            });
         }
         let mut columns = Vec::with_capacity(n);
         for _ in 0..n {
@@ -677,7 +816,12 @@ impl StripeSummary {
             let zone = match r.u8("summary zone flag")? {
                 0 => None,
                 1 => Some(StoredZone::read(&mut r)?),
-                value => return Err(DecodeError::UnknownTag { what: "summary zone flag", value }),
+                value => {
+                    return Err(DecodeError::UnknownTag {
+                        what: "summary zone flag",
+                        value,
+                    })
+                }
             };
             columns.push(ColumnSummary { null_count, zone });
         }
@@ -688,7 +832,9 @@ impl StripeSummary {
 
 fn read_header(r: &mut ByteReader<'_>) -> DecodeResult<(usize, usize, u16, usize)> {
     if r.take(4, "stripe magic")? != MAGIC {
-        return Err(DecodeError::Inconsistent { what: "stripe magic (not a pg_columnar stripe)" });
+        return Err(DecodeError::Inconsistent {
+            what: "stripe magic (not a pg_columnar stripe)",
+        });
     }
     let version = r.u16("stripe format version")?;
     if !(crate::OLDEST_READABLE_VERSION..=crate::FORMAT_VERSION).contains(&version) {
@@ -726,10 +872,16 @@ fn slice_values<'a>(values: &ValuesRef<'a>, skip: usize, count: usize) -> Values
         ValuesRef::Int64(v) => ValuesRef::Int64(&v[r]),
         ValuesRef::Float32(v) => ValuesRef::Float32(&v[r]),
         ValuesRef::Float64(v) => ValuesRef::Float64(&v[r]),
-        ValuesRef::Bytes(b) => ValuesRef::Bytes(BytesRef { offsets: &b.offsets[skip..=skip + count], data: b.data }),
+        ValuesRef::Bytes(b) => ValuesRef::Bytes(BytesRef {
+            offsets: &b.offsets[skip..=skip + count],
+            data: b.data,
+        }),
         ValuesRef::Fixed { width, data } => {
             let w = width as usize;
-            ValuesRef::Fixed { width, data: &data[skip * w..(skip + count) * w] }
+            ValuesRef::Fixed {
+                width,
+                data: &data[skip * w..(skip + count) * w],
+            }
         }
     }
 }
@@ -764,16 +916,19 @@ fn same_value(values: &ValuesRef<'_>, i: usize, j: usize) -> bool {
 /// encoder then also tries every column's integers and dictionary codes as differences from
 /// the value `p` rows before (stride blocks, see `bitpack`).
 pub fn detect_period(columns: &[ColumnInput<'_>]) -> Option<u16> {
-    columns.iter().filter(|c| c.nulls.is_none()).find_map(|c| {
-        let v = &c.values;
-        let n = v.len().min(PERIOD_SAMPLE);
-        (2..=MAX_PERIOD.min(n / 2)).find(|&p| {
-            same_value(v, p, 0)
-                && (1..p).any(|i| !same_value(v, i, 0))
-                && (p..n).all(|i| same_value(v, i, i - p))
+    columns
+        .iter()
+        .filter(|c| c.nulls.is_none())
+        .find_map(|c| {
+            let v = &c.values;
+            let n = v.len().min(PERIOD_SAMPLE);
+            (2..=MAX_PERIOD.min(n / 2)).find(|&p| {
+                same_value(v, p, 0)
+                    && (1..p).any(|i| !same_value(v, i, 0))
+                    && (p..n).all(|i| same_value(v, i, i - p))
+            })
         })
-    })
-    .map(|p| p as u16)
+        .map(|p| p as u16)
 }
 
 /// Encodes `row_count` rows of `columns` as one stripe appended to `out`. Per column it
@@ -802,7 +957,10 @@ pub struct WriteOptions {
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { find_period: true, sort_key: Vec::new() }
+        WriteOptions {
+            find_period: true,
+            sort_key: Vec::new(),
+        }
     }
 }
 
@@ -814,29 +972,57 @@ pub fn write_stripe_with(
     out: &mut Vec<u8>,
 ) -> Result<Vec<ColumnReport>, EncodeError> {
     if columns.len() > u16::MAX as usize {
-        return Err(EncodeError(format!("{} columns, at most {}", columns.len(), u16::MAX)));
+        return Err(EncodeError(format!(
+            "{} columns, at most {}",
+            columns.len(),
+            u16::MAX
+        )));
     }
     if row_count > u32::MAX as usize {
         return Err(EncodeError(format!("{row_count} rows in one stripe")));
     }
     let vector_count = row_count.div_ceil(MAX_ROWS);
     if let Some(&c) = options.sort_key.iter().find(|&&c| c >= columns.len()) {
-        return Err(EncodeError(format!("sort key column {} of {}", c + 1, columns.len())));
+        return Err(EncodeError(format!(
+            "sort key column {} of {}",
+            c + 1,
+            columns.len()
+        )));
     }
-    if options.sort_key.len() > u8::MAX as usize || (1..options.sort_key.len()).any(|i| options.sort_key[..i].contains(&options.sort_key[i])) {
-        return Err(EncodeError(format!("sort key {:?}: at most 255 columns, each once", options.sort_key)));
+    if options.sort_key.len() > u8::MAX as usize
+        || (1..options.sort_key.len()).any(|i| options.sort_key[..i].contains(&options.sort_key[i]))
+    {
+        return Err(EncodeError(format!(
+            "sort key {:?}: at most 255 columns, each once",
+            options.sort_key
+        )));
     }
     let order = crate::sort::sort_order(columns, &options.sort_key, row_count);
     // the period of the rows as they came (a sorted stripe's row positions are encoded with
     // it) and of the rows as stored, from as many of them as it examines
-    let input_period = if options.find_period { detect_period(columns) } else { None };
+    let input_period = if options.find_period {
+        detect_period(columns)
+    } else {
+        None
+    };
     let stride = match (&order, options.find_period) {
         (_, false) => None,
         (None, true) => input_period,
         (Some(order), true) => {
             let head = &order[..order.len().min(PERIOD_SAMPLE)];
-            let sorted: Vec<(Option<Vec<u8>>, Values)> = columns.iter().map(|c| crate::sort::permute(c, head, row_count)).collect();
-            detect_period(&sorted.iter().map(|(n, v)| ColumnInput { nulls: n.as_deref(), values: v.as_ref() }).collect::<Vec<_>>())
+            let sorted: Vec<(Option<Vec<u8>>, Values)> = columns
+                .iter()
+                .map(|c| crate::sort::permute(c, head, row_count))
+                .collect();
+            detect_period(
+                &sorted
+                    .iter()
+                    .map(|(n, v)| ColumnInput {
+                        nulls: n.as_deref(),
+                        values: v.as_ref(),
+                    })
+                    .collect::<Vec<_>>(),
+            )
         }
     };
     let mut directory = Vec::new();
@@ -845,9 +1031,14 @@ pub fn write_stripe_with(
     let mut encoded = Vec::new();
     for column in columns {
         // a sorted stripe permutes one column at a time, so at most one column is copied
-        let sorted = order.as_ref().map(|o| crate::sort::permute(column, o, row_count));
+        let sorted = order
+            .as_ref()
+            .map(|o| crate::sort::permute(column, o, row_count));
         let column = match &sorted {
-            Some((nulls, values)) => &ColumnInput { nulls: nulls.as_deref(), values: values.as_ref() },
+            Some((nulls, values)) => &ColumnInput {
+                nulls: nulls.as_deref(),
+                values: values.as_ref(),
+            },
             None => column,
         };
         let values = &column.values;
@@ -861,7 +1052,11 @@ pub fn write_stripe_with(
         // at least SHARED_DICTIONARY_MIN_USES times on average.
         let dictionary = SharedDictionary::build(values)
             .filter(|d| d.len() * SHARED_DICTIONARY_MIN_USES <= values.len());
-        let ctx = ColumnContext { fsst: fsst_table.as_ref(), dictionary: dictionary.as_ref(), stride };
+        let ctx = ColumnContext {
+            fsst: fsst_table.as_ref(),
+            dictionary: dictionary.as_ref(),
+            stride,
+        };
 
         encoded.clear();
         let mut entries = Vec::with_capacity(vector_count);
@@ -871,16 +1066,23 @@ pub fn write_stripe_with(
         for v in 0..vector_count {
             let start = v * MAX_ROWS;
             let rows = (row_count - start).min(MAX_ROWS);
-            let nulls = column.nulls.map(|b| &b[start / 8..(start + rows).div_ceil(8)]);
+            let nulls = column
+                .nulls
+                .map(|b| &b[start / 8..(start + rows).div_ceil(8)]);
             let null_count = nulls.map_or(0, |b| count_nulls(b, rows));
             let count = rows - null_count;
-            let vector = crate::VectorRef { rows, nulls, values: slice_values(values, skip, count) };
+            let vector = crate::VectorRef {
+                rows,
+                nulls,
+                values: slice_values(values, skip, count),
+            };
             skip += count;
             let before = encoded.len();
             let report = encode_vector(&vector, &ctx, &mut encoded)?;
             let bytes = &encoded[before..];
             used_fsst |= report.chosen == Some(Encoding::Fsst);
-            used_dictionary |= report.chosen == Some(Encoding::Dictionary) && report.shared_dictionary;
+            used_dictionary |=
+                report.chosen == Some(Encoding::Dictionary) && report.shared_dictionary;
             entries.push(VectorEntry {
                 offset: 0,
                 length: bytes.len(),
@@ -892,7 +1094,11 @@ pub fn write_stripe_with(
             vector_reports.push(report);
         }
         if skip != values.len() {
-            return Err(EncodeError(format!("{} values for {} non-null rows", values.len(), skip)));
+            return Err(EncodeError(format!(
+                "{} values for {} non-null rows",
+                values.len(),
+                skip
+            )));
         }
 
         let mut context = |present: bool, serialize: &dyn Fn(&mut Vec<u8>)| {
@@ -902,20 +1108,37 @@ pub fn write_stripe_with(
             }
             let bytes = &data[before..];
             directory.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-            directory.extend_from_slice(&(if bytes.is_empty() { 0 } else { checksum32(bytes) }).to_le_bytes());
+            directory.extend_from_slice(
+                &(if bytes.is_empty() {
+                    0
+                } else {
+                    checksum32(bytes)
+                })
+                .to_le_bytes(),
+            );
         };
         context(used_fsst, &|o| fsst_table.as_ref().unwrap().serialize(o));
-        context(used_dictionary, &|o| dictionary.as_ref().unwrap().serialize(o));
+        context(used_dictionary, &|o| {
+            dictionary.as_ref().unwrap().serialize(o)
+        });
         for e in &entries {
             e.write(&mut directory);
         }
         data.extend_from_slice(&encoded);
-        reports.push(ColumnReport { vectors: vector_reports, fsst_table: used_fsst, shared_dictionary: used_dictionary, period: stride });
+        reports.push(ColumnReport {
+            vectors: vector_reports,
+            fsst_table: used_fsst,
+            shared_dictionary: used_dictionary,
+            period: stride,
+        });
     }
     if let Some(order) = &order {
         // the row positions: per vector of stored rows, the insert offset of each (int32,
         // encoded like any column's vector, with the input's row period), after every column
-        let ctx = ColumnContext { stride: input_period, ..ColumnContext::default() };
+        let ctx = ColumnContext {
+            stride: input_period,
+            ..ColumnContext::default()
+        };
         directory.push(options.sort_key.len() as u8);
         for &c in &options.sort_key {
             directory.extend_from_slice(&(c as u16).to_le_bytes());
@@ -923,8 +1146,15 @@ pub fn write_stripe_with(
         for v in 0..vector_count {
             let start = v * MAX_ROWS;
             let rows = (row_count - start).min(MAX_ROWS);
-            let positions: Vec<i32> = order[start..start + rows].iter().map(|&p| p as i32).collect();
-            let vector = crate::VectorRef { rows, nulls: None, values: ValuesRef::Int32(&positions) };
+            let positions: Vec<i32> = order[start..start + rows]
+                .iter()
+                .map(|&p| p as i32)
+                .collect();
+            let vector = crate::VectorRef {
+                rows,
+                nulls: None,
+                values: ValuesRef::Int32(&positions),
+            };
             let before = data.len();
             let report = encode_vector(&vector, &ctx, &mut data)?;
             let bytes = &data[before..];
@@ -953,16 +1183,32 @@ pub fn write_stripe_with(
 /// entry's checksum) of `rows` rows of a stripe of `row_count` rows: insert offsets or stored
 /// positions ([`RowPositionValues`]), each below `row_count`. They are a permutation only if
 /// all are distinct ([`RowPositions::orders`] checks that).
-pub fn decode_row_positions(bytes: &[u8], rows: usize, row_count: usize, out: &mut Vec<u32>) -> DecodeResult<()> {
+pub fn decode_row_positions(
+    bytes: &[u8],
+    rows: usize,
+    row_count: usize,
+    out: &mut Vec<u32>,
+) -> DecodeResult<()> {
     let v = crate::decode_vector(bytes, &ColumnContext::default())?;
     let Values::Int32(positions) = v.values else {
-        return Err(DecodeError::Inconsistent { what: "row position vector (not of int32 positions)" });
+        return Err(DecodeError::Inconsistent {
+            what: "row position vector (not of int32 positions)",
+        });
     };
     if v.rows != rows || v.nulls.is_some() || positions.len() != rows {
-        return Err(DecodeError::Inconsistent { what: "row position vector (not one position per row)" });
+        return Err(DecodeError::Inconsistent {
+            what: "row position vector (not one position per row)",
+        });
     }
-    if let Some(&p) = positions.iter().find(|&&p| p < 0 || p as usize >= row_count) {
-        return Err(DecodeError::OutOfRange { what: "row position", value: p as u32 as u64, limit: row_count as u64 - 1 });
+    if let Some(&p) = positions
+        .iter()
+        .find(|&&p| p < 0 || p as usize >= row_count)
+    {
+        return Err(DecodeError::OutOfRange {
+            what: "row position",
+            value: p as u32 as u64,
+            limit: row_count as u64 - 1,
+        });
     }
     out.extend(positions.iter().map(|&p| p as u32));
     Ok(())

@@ -58,7 +58,11 @@ pub struct TopRows {
 impl TopRows {
     pub fn new(order: Order, keep: usize) -> TopRows {
         assert!(keep > 0, "keeping no rows");
-        TopRows { order, keep, groups: Vec::new() }
+        TopRows {
+            order,
+            keep,
+            groups: Vec::new(),
+        }
     }
 
     pub fn order(&self) -> Order {
@@ -73,7 +77,13 @@ impl TopRows {
     /// ordering values `values` and each row's group in `groups` (`None`: all in group 0).
     /// Groups are numbered densely from 0 (as `group::GroupTable` numbers them); a number
     /// not seen before makes a group.
-    pub fn add(&mut self, groups: Option<&[u32]>, values: &KeyColumn, selection: &Selection, first_position: u64) {
+    pub fn add(
+        &mut self,
+        groups: Option<&[u32]>,
+        values: &KeyColumn,
+        selection: &Selection,
+        first_position: u64,
+    ) {
         for r in selection.iter() {
             let value = (!values.is_null(r)).then(|| values.part(r));
             let entry = (self.order.rank(value), first_position + r as u64);
@@ -148,12 +158,22 @@ mod tests {
             }
         }
         let any = values.iter().any(Option::is_none);
-        KeyColumn { parts: KeyParts::Rows(values.iter().map(|v| v.unwrap_or(0)).collect()), nulls: any.then_some(nulls) }
+        KeyColumn {
+            parts: KeyParts::Rows(values.iter().map(|v| v.unwrap_or(0)).collect()),
+            nulls: any.then_some(nulls),
+        }
     }
 
     /// The reference: every row ranked, sorted within its group, the first `keep` taken.
-    fn reference(order: Order, keep: usize, rows: &[(u32, Option<i64>, u64)]) -> Vec<(u32, Rank, u64)> {
-        let mut ranked: Vec<(u32, Rank, u64)> = rows.iter().map(|&(g, v, p)| (g, order.rank(v), p)).collect();
+    fn reference(
+        order: Order,
+        keep: usize,
+        rows: &[(u32, Option<i64>, u64)],
+    ) -> Vec<(u32, Rank, u64)> {
+        let mut ranked: Vec<(u32, Rank, u64)> = rows
+            .iter()
+            .map(|&(g, v, p)| (g, order.rank(v), p))
+            .collect();
         ranked.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
         let mut out = Vec::new();
         for (i, r) in ranked.iter().enumerate() {
@@ -167,8 +187,14 @@ mod tests {
 
     #[test]
     fn ranks() {
-        let desc = Order { descending: true, nulls_first: true };
-        let asc = Order { descending: false, nulls_first: false };
+        let desc = Order {
+            descending: true,
+            nulls_first: true,
+        };
+        let asc = Order {
+            descending: false,
+            nulls_first: false,
+        };
         assert!(desc.rank(None) > desc.rank(Some(i64::MAX)));
         assert!(desc.rank(Some(5)) > desc.rank(Some(-5)));
         assert!(asc.rank(Some(i64::MIN)) > asc.rank(Some(i64::MAX)));
@@ -188,7 +214,10 @@ mod tests {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut skipped_total = 0;
         for case in 0..300 {
-            let order = Order { descending: rng.below(2) == 0, nulls_first: rng.below(2) == 0 };
+            let order = Order {
+                descending: rng.below(2) == 0,
+                nulls_first: rng.below(2) == 0,
+            };
             let keep = [1, 1, 2, 5, 40][rng.below(5) as usize];
             let groups = [1, 3, 100][rng.below(3) as usize];
             let vectors = 1 + rng.below(12) as usize;
@@ -201,7 +230,9 @@ mod tests {
                 let values: Vec<Option<i64>> = (0..n)
                     .map(|r| {
                         (rng.below(20) != 0).then(|| match spread {
-                            s if s == i64::MAX as u64 => [i64::MIN, i64::MAX, 0, -1][rng.below(4) as usize],
+                            s if s == i64::MAX as u64 => {
+                                [i64::MIN, i64::MAX, 0, -1][rng.below(4) as usize]
+                            }
                             s => (v * 300 + r) as i64 / 7 + rng.below(s) as i64 - (s / 2) as i64,
                         })
                     })
@@ -230,7 +261,12 @@ mod tests {
                 let mut present: Vec<u32> = selection.iter().map(|r| gs[r]).collect();
                 present.sort_unstable();
                 present.dedup();
-                let range = selection.iter().filter_map(|r| values[r]).fold(None, |acc: Option<(i64, i64)>, x| Some(acc.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x)))));
+                let range = selection.iter().filter_map(|r| values[r]).fold(
+                    None,
+                    |acc: Option<(i64, i64)>, x| {
+                        Some(acc.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+                    },
+                );
                 let nulls = selection.iter().any(|r| values[r].is_none());
                 let best = order.best_possible(range, nulls);
                 if let (Some(t), Some(b)) = (top.threshold_of(&present), best) {
@@ -239,9 +275,20 @@ mod tests {
                         continue;
                     }
                 }
-                top.add((!single).then_some(gs.as_slice()), &column(values), selection, *first);
+                top.add(
+                    (!single).then_some(gs.as_slice()),
+                    &column(values),
+                    selection,
+                    *first,
+                );
             }
-            let expected = reference(order, keep, &all.iter().map(|&(g, v, p)| (if single { 0 } else { g }, v, p)).collect::<Vec<_>>());
+            let expected = reference(
+                order,
+                keep,
+                &all.iter()
+                    .map(|&(g, v, p)| (if single { 0 } else { g }, v, p))
+                    .collect::<Vec<_>>(),
+            );
             // groups numbered as seen here are the generator's numbers; map both by number
             let mut got = top.into_rows();
             got.sort();
@@ -249,6 +296,9 @@ mod tests {
             expected.sort();
             assert_eq!(got, expected, "case {case}");
         }
-        assert!(skipped_total > 100, "the skipping rule was hardly exercised ({skipped_total})");
+        assert!(
+            skipped_total > 100,
+            "the skipping rule was hardly exercised ({skipped_total})"
+        );
     }
 }

@@ -45,7 +45,12 @@ impl Kind {
             6 => Kind::Float64,
             7 => Kind::Bytes,
             8 => Kind::Fixed,
-            value => return Err(DecodeError::UnknownTag { what: "value kind", value }),
+            value => {
+                return Err(DecodeError::UnknownTag {
+                    what: "value kind",
+                    value,
+                })
+            }
         })
     }
 
@@ -78,7 +83,10 @@ pub struct ByteStrings {
 
 impl ByteStrings {
     pub fn new() -> Self {
-        ByteStrings { offsets: vec![0], data: Vec::new() }
+        ByteStrings {
+            offsets: vec![0],
+            data: Vec::new(),
+        }
     }
 
     pub fn push(&mut self, value: &[u8]) {
@@ -87,7 +95,10 @@ impl ByteStrings {
     }
 
     pub fn as_ref(&self) -> BytesRef<'_> {
-        BytesRef { offsets: &self.offsets, data: &self.data }
+        BytesRef {
+            offsets: &self.offsets,
+            data: &self.data,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -172,7 +183,10 @@ impl Values {
             Values::Float32(v) => ValuesRef::Float32(v),
             Values::Float64(v) => ValuesRef::Float64(v),
             Values::Bytes(v) => ValuesRef::Bytes(v.as_ref()),
-            Values::Fixed { width, data } => ValuesRef::Fixed { width: *width, data },
+            Values::Fixed { width, data } => ValuesRef::Fixed {
+                width: *width,
+                data,
+            },
         }
     }
 
@@ -215,7 +229,8 @@ impl<'a> ValuesRef<'a> {
             ValuesRef::Float64(v) => pick!(v, Float64),
             ValuesRef::Bytes(b) => {
                 let mut out = ByteStrings::new();
-                out.data.reserve(picks.clone().map(|i| b.get(i).len()).sum());
+                out.data
+                    .reserve(picks.clone().map(|i| b.get(i).len()).sum());
                 out.offsets.reserve(picks.len());
                 for i in picks {
                     out.push(b.get(i));
@@ -228,7 +243,10 @@ impl<'a> ValuesRef<'a> {
                 for i in picks {
                     out.extend_from_slice(&data[i * w..(i + 1) * w]);
                 }
-                Values::Fixed { width: *width, data: out }
+                Values::Fixed {
+                    width: *width,
+                    data: out,
+                }
             }
         }
     }
@@ -307,11 +325,17 @@ pub struct Vector {
 
 impl Vector {
     pub fn as_ref(&self) -> VectorRef<'_> {
-        VectorRef { rows: self.rows, nulls: self.nulls.as_deref(), values: self.values.as_ref() }
+        VectorRef {
+            rows: self.rows,
+            nulls: self.nulls.as_deref(),
+            values: self.values.as_ref(),
+        }
     }
 
     pub fn is_null(&self, row: usize) -> bool {
-        self.nulls.as_ref().is_some_and(|b| b[row / 8] >> (row % 8) & 1 == 1)
+        self.nulls
+            .as_ref()
+            .is_some_and(|b| b[row / 8] >> (row % 8) & 1 == 1)
     }
 }
 

@@ -13,10 +13,19 @@ use crate::vector::ValuesRef;
 pub enum ZoneMap {
     /// The vector has no non-null values.
     Empty,
-    Int { min: i64, max: i64 },
-    Float { min: f64, max: f64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Float {
+        min: f64,
+        max: f64,
+    },
     /// Indices (among the non-null values) of the bytewise minimum and maximum.
-    Bytes { min: usize, max: usize },
+    Bytes {
+        min: usize,
+        max: usize,
+    },
 }
 
 fn int_zone(values: impl Iterator<Item = i64>) -> ZoneMap {
@@ -24,7 +33,10 @@ fn int_zone(values: impl Iterator<Item = i64>) -> ZoneMap {
     for v in values {
         zone = match zone {
             ZoneMap::Empty => ZoneMap::Int { min: v, max: v },
-            ZoneMap::Int { min, max } => ZoneMap::Int { min: min.min(v), max: max.max(v) },
+            ZoneMap::Int { min, max } => ZoneMap::Int {
+                min: min.min(v),
+                max: max.max(v),
+            },
             _ => unreachable!(),
         };
     }
@@ -105,19 +117,28 @@ mod tests {
         let v = [1.0, f64::NAN, -0.0, 0.0, -5.0];
         assert!(matches!(zone_map(&ValuesRef::Float64(&v)),
             ZoneMap::Float { min, max } if min == -5.0 && max.is_nan()));
-        assert!(matches!(zone_map(&ValuesRef::Float64(&[f64::NAN, f64::NAN])),
-            ZoneMap::Float { min, max } if min.is_nan() && max.is_nan()));
-        assert!(matches!(zone_map(&ValuesRef::Float64(&[f64::NAN, 2.0, 1.0])),
-            ZoneMap::Float { min, max } if min == 1.0 && max.is_nan()));
+        assert!(
+            matches!(zone_map(&ValuesRef::Float64(&[f64::NAN, f64::NAN])),
+            ZoneMap::Float { min, max } if min.is_nan() && max.is_nan())
+        );
+        assert!(
+            matches!(zone_map(&ValuesRef::Float64(&[f64::NAN, 2.0, 1.0])),
+            ZoneMap::Float { min, max } if min == 1.0 && max.is_nan())
+        );
         let z = zone_map(&ValuesRef::Float64(&[-0.0, 0.0]));
-        assert!(matches!(z, ZoneMap::Float { min, max } if min.is_sign_negative() && max.is_sign_negative()));
+        assert!(
+            matches!(z, ZoneMap::Float { min, max } if min.is_sign_negative() && max.is_sign_negative())
+        );
         assert_eq!(zone_map(&ValuesRef::Int32(&[])), ZoneMap::Empty);
     }
 
     #[test]
     fn bytes_are_ordered_bytewise() {
         let s: ByteStrings = ["b", "ab", "", "b", "\u{ff}"].into_iter().collect();
-        assert_eq!(zone_map(&ValuesRef::Bytes(s.as_ref())), ZoneMap::Bytes { min: 2, max: 4 });
+        assert_eq!(
+            zone_map(&ValuesRef::Bytes(s.as_ref())),
+            ZoneMap::Bytes { min: 2, max: 4 }
+        );
     }
 }
 
@@ -154,7 +175,13 @@ impl Cmp {
 /// when the maximum is whole, or else only `prefix(v) <= max` where `prefix` keeps
 /// [`crate::stripe::ZONE_BYTES`] bytes (the stored maximum is the true maximum's prefix,
 /// and taking a prefix keeps order).
-pub fn bytes_may_satisfy(min: &[u8], max: &[u8], max_truncated: bool, cmp: Cmp, constant: &[u8]) -> bool {
+pub fn bytes_may_satisfy(
+    min: &[u8],
+    max: &[u8],
+    max_truncated: bool,
+    cmp: Cmp,
+    constant: &[u8],
+) -> bool {
     let prefix = &constant[..constant.len().min(crate::stripe::ZONE_BYTES)];
     // some v <= max could be >= constant (a truncated max: prefix(v) <= max, and v >= c
     // implies prefix(v) >= prefix(c))
@@ -183,7 +210,11 @@ mod pruning_tests {
     fn stored(values: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>, bool) {
         let min = values.iter().min().unwrap();
         let max = values.iter().max().unwrap();
-        (min[..min.len().min(ZONE_BYTES)].to_vec(), max[..max.len().min(ZONE_BYTES)].to_vec(), max.len() > ZONE_BYTES)
+        (
+            min[..min.len().min(ZONE_BYTES)].to_vec(),
+            max[..max.len().min(ZONE_BYTES)].to_vec(),
+            max.len() > ZONE_BYTES,
+        )
     }
 
     /// Reference: a zone may answer `false` only when no value satisfies the comparison;
@@ -210,16 +241,29 @@ mod pruning_tests {
         let (mut pruned, mut kept) = (0, 0);
         for _ in 0..20_000 {
             let values: Vec<Vec<u8>> = (0..1 + next() % 4).map(|_| word(&mut next)).collect();
-            let constant = if next() % 3 == 0 { values[(next() % values.len() as u64) as usize].clone() } else { word(&mut next) };
+            let constant = if next() % 3 == 0 {
+                values[(next() % values.len() as u64) as usize].clone()
+            } else {
+                word(&mut next)
+            };
             let (min, max, truncated) = stored(&values);
             for cmp in [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne] {
-                let any = values.iter().any(|v| cmp.holds(v.as_slice(), constant.as_slice()));
+                let any = values
+                    .iter()
+                    .any(|v| cmp.holds(v.as_slice(), constant.as_slice()));
                 let may = bytes_may_satisfy(&min, &max, truncated, cmp, &constant);
                 assert!(may || !any, "{cmp:?} {constant:?} pruned {values:?}");
-                if may { kept += 1 } else { pruned += 1 }
+                if may {
+                    kept += 1
+                } else {
+                    pruned += 1
+                }
             }
         }
-        assert!(pruned > 10_000 && kept > 10_000, "pruned {pruned}, kept {kept}");
+        assert!(
+            pruned > 10_000 && kept > 10_000,
+            "pruned {pruned}, kept {kept}"
+        );
     }
 
     #[test]
@@ -228,7 +272,13 @@ mod pruning_tests {
         assert!(!bytes_may_satisfy(b"a", b"b", false, Cmp::Gt, b"b"));
         assert!(bytes_may_satisfy(b"a", b"b", true, Cmp::Gt, b"b"));
         let long = vec![b'x'; ZONE_BYTES + 5];
-        assert!(bytes_may_satisfy(b"a", &long[..ZONE_BYTES], true, Cmp::Eq, &long));
+        assert!(bytes_may_satisfy(
+            b"a",
+            &long[..ZONE_BYTES],
+            true,
+            Cmp::Eq,
+            &long
+        ));
         assert!(!bytes_may_satisfy(b"a", b"a", false, Cmp::Ne, b"a"));
         assert!(bytes_may_satisfy(b"a", b"a", true, Cmp::Ne, b"a"));
         assert!(!bytes_may_satisfy(b"b", b"c", false, Cmp::Lt, b"b"));

@@ -7,9 +7,13 @@
 mod gen;
 
 use gen::{generate, GenKind, Nulls, Spec, ROWS};
-use pg_columnar_codec::aggregate::{FloatOverflow, Function, GroupRuns, GroupStates, Output, State};
+use pg_columnar_codec::aggregate::{
+    FloatOverflow, Function, GroupRuns, GroupStates, Output, State,
+};
 use pg_columnar_codec::filter::Selection;
-use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, Kind, SharedDictionary, Values, Vector};
+use pg_columnar_codec::{
+    encode_vector, unpack_vector, ColumnContext, Form, Kind, SharedDictionary, Values, Vector,
+};
 use proptest::prelude::*;
 
 /// The reference: PostgreSQL's transition functions written out plainly, one row at a time.
@@ -85,9 +89,29 @@ impl Reference {
             (Function::Min | Function::Max, v) => {
                 let keep = match (self.best, v) {
                     (None, _) => false,
-                    (Some(Value::I(a)), Value::I(b)) => if f == Function::Max { a > b } else { a < b },
-                    (Some(Value::F8(a)), Value::F8(b)) => pg_order(a, b) == if f == Function::Max { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
-                    (Some(Value::F4(a)), Value::F4(b)) => pg_order(a as f64, b as f64) == if f == Function::Max { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                    (Some(Value::I(a)), Value::I(b)) => {
+                        if f == Function::Max {
+                            a > b
+                        } else {
+                            a < b
+                        }
+                    }
+                    (Some(Value::F8(a)), Value::F8(b)) => {
+                        pg_order(a, b)
+                            == if f == Function::Max {
+                                std::cmp::Ordering::Greater
+                            } else {
+                                std::cmp::Ordering::Less
+                            }
+                    }
+                    (Some(Value::F4(a)), Value::F4(b)) => {
+                        pg_order(a as f64, b as f64)
+                            == if f == Function::Max {
+                                std::cmp::Ordering::Greater
+                            } else {
+                                std::cmp::Ordering::Less
+                            }
+                    }
                     _ => unreachable!(),
                 };
                 if !keep {
@@ -144,13 +168,24 @@ fn value_at(v: &Vector, k: usize) -> Value {
 /// in PostgreSQL's C as here, so payloads are not part of the contract.
 fn same(a: &Output, b: &Output) -> bool {
     match (a, b) {
-        (Output::Float8(x), Output::Float8(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-        (Output::Float4(x), Output::Float4(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (Output::Float8(x), Output::Float8(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Output::Float4(x), Output::Float4(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
         _ => a == b,
     }
 }
 
-const FUNCTIONS: [Function; 6] = [Function::CountStar, Function::Count, Function::Sum, Function::Avg, Function::Min, Function::Max];
+const FUNCTIONS: [Function; 6] = [
+    Function::CountStar,
+    Function::Count,
+    Function::Sum,
+    Function::Avg,
+    Function::Min,
+    Function::Max,
+];
 
 fn kind_of(k: GenKind) -> Kind {
     match k {
@@ -163,7 +198,10 @@ fn kind_of(k: GenKind) -> Kind {
 }
 
 /// Each vector encoded with `ctx` as the writer chooses, and unpacked.
-fn encoded(vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>) -> Vec<pg_columnar_codec::Unpacked> {
+fn encoded(
+    vectors: &[(Vector, Selection)],
+    ctx: &ColumnContext<'_>,
+) -> Vec<pg_columnar_codec::Unpacked> {
     vectors
         .iter()
         .map(|(v, _)| {
@@ -187,7 +225,12 @@ fn count_forms(unpacked: &[pg_columnar_codec::Unpacked], forms: &mut [u32; 3]) {
 
 /// Runs every function over `vectors` (encoded with `ctx`, each with a selection) through
 /// the states and through the reference; returns which forms were met.
-fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, forms: &mut [u32; 3]) {
+fn check(
+    kind: Kind,
+    vectors: &[(Vector, Selection)],
+    ctx: &ColumnContext<'_>,
+    forms: &mut [u32; 3],
+) {
     let unpacked = encoded(vectors, ctx);
     count_forms(&unpacked, forms);
     for f in FUNCTIONS {
@@ -224,7 +267,12 @@ fn check(kind: Kind, vectors: &[(Vector, Selection)], ctx: &ColumnContext<'_>, f
 /// The rows of `vectors` spread over three groups, row by row at random and in runs of one
 /// group (a sorted table's vectors, which the states add a run at a time): each group's
 /// state equals a reference fed that group's rows, and an overflow in any group is the error.
-fn check_grouped(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_columnar_codec::Unpacked], ctx: &ColumnContext<'_>) {
+fn check_grouped(
+    kind: Kind,
+    vectors: &[(Vector, Selection)],
+    unpacked: &[pg_columnar_codec::Unpacked],
+    ctx: &ColumnContext<'_>,
+) {
     const GROUPS: usize = 3;
     let mut rng = gen::Rng(0x5eed);
     for longest_run in [1, 300] {
@@ -249,7 +297,13 @@ fn check_grouped(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_col
 }
 
 /// [`check_grouped`] for one assignment of rows to groups.
-fn check_groups(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_columnar_codec::Unpacked], ctx: &ColumnContext<'_>, groups: &[Vec<u32>]) {
+fn check_groups(
+    kind: Kind,
+    vectors: &[(Vector, Selection)],
+    unpacked: &[pg_columnar_codec::Unpacked],
+    ctx: &ColumnContext<'_>,
+    groups: &[Vec<u32>],
+) {
     const GROUPS: usize = 3;
     for f in FUNCTIONS {
         let mut states = GroupStates::new(f, kind).unwrap();
@@ -260,7 +314,9 @@ fn check_groups(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_colu
             if f == Function::CountStar {
                 states.count_rows(sel, g, &GroupRuns::of_selected(g, sel));
             } else if got.is_ok() {
-                got = states.add(u, ctx, sel, g, &GroupRuns::of_selected(g, sel)).unwrap();
+                got = states
+                    .add(u, ctx, sel, g, &GroupRuns::of_selected(g, sel))
+                    .unwrap();
             }
             let mut k = 0;
             for r in 0..v.rows {
@@ -275,12 +331,19 @@ fn check_groups(kind: Kind, vectors: &[(Vector, Selection)], unpacked: &[pg_colu
         }
         let wants: Vec<_> = references.iter().map(|r| r.output(f, kind)).collect();
         if got.is_err() || wants.iter().any(|w| w.is_err()) {
-            assert_eq!(got.is_err(), wants.iter().any(|w| w.is_err()), "grouped {f:?} on {kind:?}: overflow");
+            assert_eq!(
+                got.is_err(),
+                wants.iter().any(|w| w.is_err()),
+                "grouped {f:?} on {kind:?}: overflow"
+            );
             continue;
         }
         for (g, want) in wants.iter().enumerate() {
             let (a, b) = (states.state(g).finish(f, kind), want.clone().unwrap());
-            assert!(same(&a, &b), "grouped {f:?} on {kind:?}: {a:?} against {b:?}");
+            assert!(
+                same(&a, &b),
+                "grouped {f:?} on {kind:?}: {a:?} against {b:?}"
+            );
         }
     }
 }
@@ -334,14 +397,39 @@ proptest! {
 fn every_form_and_the_float_edges() {
     let mut forms = [0; 3];
     let mut seed = 1;
-    for kind in [GenKind::Int32, GenKind::Int64, GenKind::Float64, GenKind::Float32] {
+    for kind in [
+        GenKind::Int32,
+        GenKind::Int64,
+        GenKind::Float64,
+        GenKind::Float32,
+    ] {
         for shape in gen::shapes() {
             seed += 1;
-            let v = generate(&Spec { kind, shape, rows: 1024, nulls: Nulls::Some(3), seed });
+            let v = generate(&Spec {
+                kind,
+                shape,
+                rows: 1024,
+                nulls: Nulls::Some(3),
+                seed,
+            });
             let s = selection(1024, seed, 60);
             let d = SharedDictionary::build(&v.values.as_ref());
-            check(kind_of(kind), &[(v.clone(), s)], &ColumnContext { fsst: None, dictionary: d.as_ref(), stride: Some(100) }, &mut forms);
-            check(kind_of(kind), &[(v, s)], &ColumnContext::default(), &mut forms);
+            check(
+                kind_of(kind),
+                &[(v.clone(), s)],
+                &ColumnContext {
+                    fsst: None,
+                    dictionary: d.as_ref(),
+                    stride: Some(100),
+                },
+                &mut forms,
+            );
+            check(
+                kind_of(kind),
+                &[(v, s)],
+                &ColumnContext::default(),
+                &mut forms,
+            );
         }
     }
     assert!(forms.iter().all(|&n| n > 0), "{forms:?}");
@@ -358,11 +446,29 @@ fn every_form_and_the_float_edges() {
         vec![f64::INFINITY, f64::NEG_INFINITY],
     ];
     for e in edges {
-        let v = Vector { rows: e.len(), nulls: None, values: Values::Float64(e.clone()) };
+        let v = Vector {
+            rows: e.len(),
+            nulls: None,
+            values: Values::Float64(e.clone()),
+        };
         let s = Selection::all(e.len());
-        check(Kind::Float64, &[(v, s)], &ColumnContext::default(), &mut forms);
-        let v = Vector { rows: e.len(), nulls: None, values: Values::Float32(e.iter().map(|&x| x as f32).collect()) };
-        check(Kind::Float32, &[(v, Selection::all(e.len()))], &ColumnContext::default(), &mut forms);
+        check(
+            Kind::Float64,
+            &[(v, s)],
+            &ColumnContext::default(),
+            &mut forms,
+        );
+        let v = Vector {
+            rows: e.len(),
+            nulls: None,
+            values: Values::Float32(e.iter().map(|&x| x as f32).collect()),
+        };
+        check(
+            Kind::Float32,
+            &[(v, Selection::all(e.len()))],
+            &ColumnContext::default(),
+            &mut forms,
+        );
     }
 }
 
@@ -385,21 +491,44 @@ fn bounded_avg_is_float8_accum_avg() {
                 let rows = 1 + rng.below(1024) as usize;
                 let values: Vec<f64> = (0..rows)
                     .map(|_| match (integers, rng.below(10)) {
-                        (Some(size), _) => (size - 100 + rng.below(200) as i64) as f64 * [1.0, -1.0][rng.below(2) as usize],
+                        (Some(size), _) => {
+                            (size - 100 + rng.below(200) as i64) as f64
+                                * [1.0, -1.0][rng.below(2) as usize]
+                        }
                         (None, 0) => AVG_BOUND,
                         (None, 1) => -AVG_BOUND,
                         (None, 2) => -0.0,
                         _ => (rng.below(2_000_001) as f64 - 1e6) / 1e6 * scale,
                     })
                     .collect();
-                let vector = Vector { rows, nulls: None, values: Values::Float64(values) };
-                (vector, selection(rows, case as u64 * 31 + v, [100, 60, 5, 101][v as usize % 4]))
+                let vector = Vector {
+                    rows,
+                    nulls: None,
+                    values: Values::Float64(values),
+                };
+                (
+                    vector,
+                    selection(
+                        rows,
+                        case as u64 * 31 + v,
+                        [100, 60, 5, 101][v as usize % 4],
+                    ),
+                )
             })
             .collect();
         let unpacked = encoded(&vectors, &ctx);
-        integer_vectors += unpacked.iter().filter(|u| matches!(u.form, pg_columnar_codec::Form::Integers { .. })).count();
-        let (mut full, mut bounded) = (State::new(Function::Avg, Kind::Float64).unwrap(), State::bounded_avg());
-        let (mut full_g, mut bounded_g) = (GroupStates::new(Function::Avg, Kind::Float64).unwrap(), GroupStates::bounded_avg());
+        integer_vectors += unpacked
+            .iter()
+            .filter(|u| matches!(u.form, pg_columnar_codec::Form::Integers { .. }))
+            .count();
+        let (mut full, mut bounded) = (
+            State::new(Function::Avg, Kind::Float64).unwrap(),
+            State::bounded_avg(),
+        );
+        let (mut full_g, mut bounded_g) = (
+            GroupStates::new(Function::Avg, Kind::Float64).unwrap(),
+            GroupStates::bounded_avg(),
+        );
         full_g.resize(4);
         bounded_g.resize(4);
         for ((v, sel), u) in vectors.iter().zip(&unpacked) {
@@ -415,19 +544,36 @@ fn bounded_avg_is_float8_accum_avg() {
                     g
                 })
                 .collect();
-            full.add(u, &ctx, sel).unwrap().expect("no overflow within the bound");
+            full.add(u, &ctx, sel)
+                .unwrap()
+                .expect("no overflow within the bound");
             bounded.add(u, &ctx, sel).unwrap().unwrap();
-            full_g.add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel)).unwrap().expect("no overflow within the bound");
-            bounded_g.add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel)).unwrap().unwrap();
+            full_g
+                .add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel))
+                .unwrap()
+                .expect("no overflow within the bound");
+            bounded_g
+                .add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel))
+                .unwrap()
+                .unwrap();
         }
-        let (a, b) = (full.finish(Function::Avg, Kind::Float64), bounded.finish(Function::Avg, Kind::Float64));
+        let (a, b) = (
+            full.finish(Function::Avg, Kind::Float64),
+            bounded.finish(Function::Avg, Kind::Float64),
+        );
         assert!(same(&a, &b), "case {case}: {a:?} against {b:?}");
         for g in 0..4 {
-            let (a, b) = (full_g.state(g).finish(Function::Avg, Kind::Float64), bounded_g.state(g).finish(Function::Avg, Kind::Float64));
+            let (a, b) = (
+                full_g.state(g).finish(Function::Avg, Kind::Float64),
+                bounded_g.state(g).finish(Function::Avg, Kind::Float64),
+            );
             assert!(same(&a, &b), "case {case}, group {g}: {a:?} against {b:?}");
         }
     }
-    assert!(integer_vectors >= 20, "{integer_vectors} vectors of integers");
+    assert!(
+        integer_vectors >= 20,
+        "{integer_vectors} vectors of integers"
+    );
 }
 
 /// `min`/`max` of byte strings (plain, FSST and dictionary vectors, NULLs, sparse
@@ -461,8 +607,19 @@ fn bytes_min_max_against_reference() {
                     }
                 }
                 let any = nulls.iter().any(|&b| b != 0);
-                let vector = Vector { rows, nulls: any.then_some(nulls), values: Values::Bytes(values) };
-                (vector, selection(rows, case as u64 * 17 + v, [100, 50, 3, 101][v as usize % 4]))
+                let vector = Vector {
+                    rows,
+                    nulls: any.then_some(nulls),
+                    values: Values::Bytes(values),
+                };
+                (
+                    vector,
+                    selection(
+                        rows,
+                        case as u64 * 17 + v,
+                        [100, 50, 3, 101][v as usize % 4],
+                    ),
+                )
             })
             .collect();
         let ctx = ColumnContext::default();
@@ -474,12 +631,20 @@ fn bytes_min_max_against_reference() {
             grouped.resize(3);
             let mut want: Option<Vec<u8>> = None;
             let mut want_g: Vec<Option<Vec<u8>>> = vec![None; 3];
-            let better = |b: &Option<Vec<u8>>, v: &[u8]| b.as_deref().is_none_or(|b| if f == Function::Max { v > b } else { v < b });
+            let better = |b: &Option<Vec<u8>>, v: &[u8]| {
+                b.as_deref()
+                    .is_none_or(|b| if f == Function::Max { v > b } else { v < b })
+            };
             for ((v, sel), u) in vectors.iter().zip(&unpacked) {
                 let groups: Vec<u32> = (0..v.rows).map(|_| rng.below(3) as u32).collect();
                 state.add(u, &ctx, sel).unwrap().unwrap();
-                grouped.add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel)).unwrap().unwrap();
-                let Values::Bytes(b) = &v.values else { unreachable!() };
+                grouped
+                    .add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel))
+                    .unwrap()
+                    .unwrap();
+                let Values::Bytes(b) = &v.values else {
+                    unreachable!()
+                };
                 let mut k = 0;
                 for r in 0..v.rows {
                     if v.is_null(r) {
@@ -500,7 +665,11 @@ fn bytes_min_max_against_reference() {
             let out = |w: Option<Vec<u8>>| w.map_or(Output::Null, Output::Bytes);
             assert_eq!(state.finish(f, Kind::Bytes), out(want), "case {case} {f:?}");
             for g in 0..3 {
-                assert_eq!(grouped.state(g).finish(f, Kind::Bytes), out(want_g[g].clone()), "case {case} {f:?} group {g}");
+                assert_eq!(
+                    grouped.state(g).finish(f, Kind::Bytes),
+                    out(want_g[g].clone()),
+                    "case {case} {f:?} group {g}"
+                );
             }
         }
     }

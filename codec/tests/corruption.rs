@@ -4,15 +4,19 @@
 mod gen;
 
 use gen::{generate, Nulls, Spec, KINDS};
-use pg_columnar_codec::{decode_vector, encode_vector, unpack_row, ByteStrings, ColumnContext, Encoding, SymbolTable, Values, Vector};
+use pg_columnar_codec::{
+    decode_vector, encode_vector, unpack_row, ByteStrings, ColumnContext, Encoding, SymbolTable,
+    Values, Vector,
+};
 
 /// The symbol table used for FSST samples, trained on URL-like strings (built once).
 fn table() -> SymbolTable {
     static TABLE: std::sync::OnceLock<SymbolTable> = std::sync::OnceLock::new();
     TABLE
         .get_or_init(|| {
-            let urls: Vec<String> =
-                (0..300).map(|i| format!("https://example.com/a/{}/b?c={}", i * 31 % 997, i % 7)).collect();
+            let urls: Vec<String> = (0..300)
+                .map(|i| format!("https://example.com/a/{}/b?c={}", i * 31 % 997, i % 7))
+                .collect();
             let refs: Vec<&[u8]> = urls.iter().map(|u| u.as_bytes()).collect();
             pg_columnar_codec::fsst::build_table(&refs)
         })
@@ -20,10 +24,25 @@ fn table() -> SymbolTable {
 }
 
 fn fsst_sample() -> Vec<u8> {
-    let urls: ByteStrings = (0..40).map(|i| format!("https://example.com/a/{}/b?c={}", i * 37 % 991, i % 5)).collect();
-    let v = Vector { rows: 40, nulls: None, values: Values::Bytes(urls) };
+    let urls: ByteStrings = (0..40)
+        .map(|i| format!("https://example.com/a/{}/b?c={}", i * 37 % 991, i % 5))
+        .collect();
+    let v = Vector {
+        rows: 40,
+        nulls: None,
+        values: Values::Bytes(urls),
+    };
     let mut bytes = Vec::new();
-    let r = encode_vector(&v.as_ref(), &ColumnContext { fsst: Some(&table()), dictionary: None, stride: None }, &mut bytes).unwrap();
+    let r = encode_vector(
+        &v.as_ref(),
+        &ColumnContext {
+            fsst: Some(&table()),
+            dictionary: None,
+            stride: None,
+        },
+        &mut bytes,
+    )
+    .unwrap();
     assert_eq!(r.chosen, Some(Encoding::Fsst));
     bytes
 }
@@ -35,7 +54,13 @@ fn samples() -> Vec<Vec<u8>> {
         for shape in gen::shapes() {
             for (rows, nulls) in [(37, Nulls::None), (64, Nulls::Some(25)), (5, Nulls::All)] {
                 seed += 1;
-                let v = generate(&Spec { kind, shape, rows, nulls, seed });
+                let v = generate(&Spec {
+                    kind,
+                    shape,
+                    rows,
+                    nulls,
+                    seed,
+                });
                 let mut bytes = Vec::new();
                 encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
                 out.push(bytes);
@@ -50,9 +75,19 @@ fn samples() -> Vec<Vec<u8>> {
 fn decode_no_panic(bytes: &[u8]) -> bool {
     static T: std::sync::OnceLock<SymbolTable> = std::sync::OnceLock::new();
     let t = T.get_or_init(table);
-    let ctx = ColumnContext { fsst: Some(t), dictionary: None, stride: None };
-    let rows = std::panic::catch_unwind(|| [0, 1, 4, 36, 63].map(|row| unpack_row(bytes, &ctx, row, &mut Vec::new()).is_ok()));
-    assert!(rows.is_ok(), "the single-row reader panicked on {:02x?}", &bytes[..bytes.len().min(64)]);
+    let ctx = ColumnContext {
+        fsst: Some(t),
+        dictionary: None,
+        stride: None,
+    };
+    let rows = std::panic::catch_unwind(|| {
+        [0, 1, 4, 36, 63].map(|row| unpack_row(bytes, &ctx, row, &mut Vec::new()).is_ok())
+    });
+    assert!(
+        rows.is_ok(),
+        "the single-row reader panicked on {:02x?}",
+        &bytes[..bytes.len().min(64)]
+    );
     match std::panic::catch_unwind(|| decode_vector(bytes, &ctx)) {
         Ok(r) => r.is_ok(),
         Err(_) => panic!("decoder panicked on {:02x?}", &bytes[..bytes.len().min(64)]),
@@ -64,7 +99,11 @@ fn every_truncation_is_an_error() {
     for s in samples() {
         assert!(decode_no_panic(&s));
         for len in 0..s.len() {
-            assert!(!decode_no_panic(&s[..len]), "a {len}-byte prefix of a {}-byte vector decoded", s.len());
+            assert!(
+                !decode_no_panic(&s[..len]),
+                "a {len}-byte prefix of a {}-byte vector decoded",
+                s.len()
+            );
         }
     }
 }
@@ -92,7 +131,13 @@ fn flipped_bytes_never_panic() {
 
 #[test]
 fn lying_header_fields_are_errors() {
-    let v = generate(&Spec { kind: gen::GenKind::Int32, shape: gen::Shape::Width(9), rows: 100, nulls: Nulls::None, seed: 1 });
+    let v = generate(&Spec {
+        kind: gen::GenKind::Int32,
+        shape: gen::Shape::Width(9),
+        rows: 100,
+        nulls: Nulls::None,
+        seed: 1,
+    });
     let mut s = Vec::new();
     let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut s).unwrap();
     assert_eq!(r.chosen, Some(pg_columnar_codec::Encoding::Bitpack));
@@ -116,7 +161,10 @@ fn lying_header_fields_are_errors() {
 
 #[test]
 fn fsst_vectors_need_their_table_and_tables_are_checked() {
-    assert_eq!(decode_vector(&fsst_sample(), &ColumnContext::default()), Err(pg_columnar_codec::DecodeError::MissingSymbolTable));
+    assert_eq!(
+        decode_vector(&fsst_sample(), &ColumnContext::default()),
+        Err(pg_columnar_codec::DecodeError::MissingSymbolTable)
+    );
     let mut ser = Vec::new();
     table().serialize(&mut ser);
     assert_eq!(SymbolTable::deserialize(&ser).unwrap(), table());
@@ -137,7 +185,9 @@ fn a_shared_dictionary_with_repeated_entries_is_refused() {
     let repeated = [4u8, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0];
     assert_eq!(
         SharedDictionary::deserialize(&repeated),
-        Err(DecodeError::Inconsistent { what: "shared dictionary with repeated entries" })
+        Err(DecodeError::Inconsistent {
+            what: "shared dictionary with repeated entries"
+        })
     );
     // the control: the same layout with width 1 and fields 0, 1 gives entries 5, 6
     let distinct = [4u8, 2, 0, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0, 0b10];
@@ -150,25 +200,46 @@ fn a_shared_dictionary_with_repeated_entries_is_refused() {
 #[test]
 fn a_dictionary_cannot_expand_without_bound() {
     let long = vec![b'x'; 2 << 20];
-    let v = Vector { rows: 2, nulls: None, values: Values::Bytes([&long[..], &long[..]].into_iter().collect()) };
+    let v = Vector {
+        rows: 2,
+        nulls: None,
+        values: Values::Bytes([&long[..], &long[..]].into_iter().collect()),
+    };
     let mut bytes = Vec::new();
     let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
     assert_eq!(r.chosen, Some(Encoding::Dictionary));
-    assert_eq!(decode_vector(&bytes, &ColumnContext::default()).unwrap().rows, 2);
+    assert_eq!(
+        decode_vector(&bytes, &ColumnContext::default())
+            .unwrap()
+            .rows,
+        2
+    );
     // the row count follows the kind byte
     bytes[1..3].copy_from_slice(&1024u16.to_le_bytes());
     match decode_vector(&bytes, &ColumnContext::default()) {
         Err(pg_columnar_codec::DecodeError::OutOfRange { what, value, limit }) => {
             assert_eq!(what, "decoded bytes of a dictionary vector");
-            assert_eq!((value, limit), (1024 * (2 << 20), pg_columnar_codec::MAX_VECTOR_BYTES));
+            assert_eq!(
+                (value, limit),
+                (1024 * (2 << 20), pg_columnar_codec::MAX_VECTOR_BYTES)
+            );
         }
-        other => panic!("expected the expansion to be refused, got {:?}", other.map(|v| v.rows)),
+        other => panic!(
+            "expected the expansion to be refused, got {:?}",
+            other.map(|v| v.rows)
+        ),
     }
     // the control: the longest entry times the rows passes the limit too, but the codes
     // name it once, so the exact sum of their lengths fits and the vector decodes
     let short = [b'y'];
-    let rows: Vec<&[u8]> = (0..1024).map(|i| if i == 7 { &long[..] } else { &short[..] }).collect();
-    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(rows.into_iter().collect()) };
+    let rows: Vec<&[u8]> = (0..1024)
+        .map(|i| if i == 7 { &long[..] } else { &short[..] })
+        .collect();
+    let v = Vector {
+        rows: 1024,
+        nulls: None,
+        values: Values::Bytes(rows.into_iter().collect()),
+    };
     let mut bytes = Vec::new();
     let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
     assert_eq!(r.chosen, Some(Encoding::Dictionary));
@@ -190,7 +261,9 @@ fn a_stripe_header_cannot_size_the_directory() {
     h.extend_from_slice(&[0u8; 16]);
     assert_eq!(h.len(), 32);
     match StripeDirectory::parse(&h) {
-        Err(pg_columnar_codec::DecodeError::Inconsistent { what }) => assert!(what.starts_with("stripe directory"), "{what}"),
+        Err(pg_columnar_codec::DecodeError::Inconsistent { what }) => {
+            assert!(what.starts_with("stripe directory"), "{what}")
+        }
         other => panic!("expected an inconsistent directory, got {other:?}"),
     }
 }
@@ -201,7 +274,11 @@ fn a_stripe_header_cannot_size_the_directory() {
 fn a_dictionary_code_past_the_entries_is_refused() {
     let names: [&[u8]; 3] = [b"alpha", b"beta", b"gamma"];
     let rows: Vec<&[u8]> = (0..1024).map(|i| names[i % 3]).collect();
-    let v = Vector { rows: 1024, nulls: None, values: Values::Bytes(rows.into_iter().collect()) };
+    let v = Vector {
+        rows: 1024,
+        nulls: None,
+        values: Values::Bytes(rows.into_iter().collect()),
+    };
     let mut bytes = Vec::new();
     let r = encode_vector(&v.as_ref(), &ColumnContext::default(), &mut bytes).unwrap();
     assert_eq!(r.chosen, Some(Encoding::Dictionary));
@@ -211,6 +288,9 @@ fn a_dictionary_code_past_the_entries_is_refused() {
         Err(pg_columnar_codec::DecodeError::OutOfRange { what, value, limit }) => {
             assert_eq!((what, value, limit), ("dictionary code", 3, 2));
         }
-        other => panic!("expected the code to be refused, got {:?}", other.map(|v| v.rows)),
+        other => panic!(
+            "expected the code to be refused, got {:?}",
+            other.map(|v| v.rows)
+        ),
     }
 }

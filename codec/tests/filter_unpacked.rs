@@ -8,9 +8,14 @@ mod gen;
 use std::cell::RefCell;
 
 use gen::{generate, GenKind, Nulls, Spec, KINDS, ROWS};
-use pg_columnar_codec::filter::{select, select_unpacked, select_unpacked_cached, EntryCache, Operand, OperandSet, Predicate, SET_MIN_OPERANDS};
+use pg_columnar_codec::filter::{
+    select, select_unpacked, select_unpacked_cached, EntryCache, Operand, OperandSet, Predicate,
+    SET_MIN_OPERANDS,
+};
 use pg_columnar_codec::zonemap::Cmp;
-use pg_columnar_codec::{encode_vector, unpack_vector, ColumnContext, Form, SharedDictionary, Values, Vector};
+use pg_columnar_codec::{
+    encode_vector, unpack_vector, ColumnContext, Form, SharedDictionary, Values, Vector,
+};
 use proptest::prelude::*;
 
 const CMPS: [Cmp; 6] = [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne];
@@ -23,10 +28,30 @@ fn operands(v: &Vector, seed: u64) -> Vec<Operand> {
     let n = v.values.len();
     let pick = |rng: &mut gen::Rng| (n > 0).then(|| rng.below(n as u64) as usize);
     let ints: Option<Vec<i64>> = match &v.values {
-        Values::Int8(x) => Some((0..3).filter_map(|_| pick(&mut rng)).map(|k| x[k] as i64).collect()),
-        Values::Int16(x) => Some((0..3).filter_map(|_| pick(&mut rng)).map(|k| x[k] as i64).collect()),
-        Values::Int32(x) => Some((0..3).filter_map(|_| pick(&mut rng)).map(|k| x[k] as i64).collect()),
-        Values::Int64(x) => Some((0..3).filter_map(|_| pick(&mut rng)).map(|k| x[k]).collect()),
+        Values::Int8(x) => Some(
+            (0..3)
+                .filter_map(|_| pick(&mut rng))
+                .map(|k| x[k] as i64)
+                .collect(),
+        ),
+        Values::Int16(x) => Some(
+            (0..3)
+                .filter_map(|_| pick(&mut rng))
+                .map(|k| x[k] as i64)
+                .collect(),
+        ),
+        Values::Int32(x) => Some(
+            (0..3)
+                .filter_map(|_| pick(&mut rng))
+                .map(|k| x[k] as i64)
+                .collect(),
+        ),
+        Values::Int64(x) => Some(
+            (0..3)
+                .filter_map(|_| pick(&mut rng))
+                .map(|k| x[k])
+                .collect(),
+        ),
         _ => None,
     };
     if let Some(own) = ints {
@@ -37,8 +62,14 @@ fn operands(v: &Vector, seed: u64) -> Vec<Operand> {
         return out;
     }
     let floats: Vec<f64> = match &v.values {
-        Values::Float32(x) => (0..3).filter_map(|_| pick(&mut rng)).map(|k| x[k] as f64).collect(),
-        Values::Float64(x) => (0..3).filter_map(|_| pick(&mut rng)).map(|k| x[k]).collect(),
+        Values::Float32(x) => (0..3)
+            .filter_map(|_| pick(&mut rng))
+            .map(|k| x[k] as f64)
+            .collect(),
+        Values::Float64(x) => (0..3)
+            .filter_map(|_| pick(&mut rng))
+            .map(|k| x[k])
+            .collect(),
         _ => Vec::new(),
     };
     if matches!(v.values, Values::Float32(_) | Values::Float64(_)) {
@@ -46,7 +77,20 @@ fn operands(v: &Vector, seed: u64) -> Vec<Operand> {
             out.extend([c, c + 0.5, c - 0.5, c.next_up(), c.next_down()].map(Operand::Float));
         }
         let two63 = 9_223_372_036_854_775_808.0f64;
-        for c in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 0.5, -0.5, two63, -two63, -two63 - 4096.0, 1e300, 9_007_199_254_740_993.0] {
+        for c in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            two63,
+            -two63,
+            -two63 - 4096.0,
+            1e300,
+            9_007_199_254_740_993.0,
+        ] {
             out.push(Operand::Float(c));
         }
         return out;
@@ -100,7 +144,12 @@ fn check(v: &Vector, ctx: &ColumnContext<'_>, seed: u64) {
     assert_eq!(decoded.rows, v.rows);
     assert!(decoded.values.bitwise_eq(&v.values));
     let ops = operands(v, seed);
-    let mut preds = vec![Predicate::IsNull, Predicate::IsNotNull, Predicate::All, Predicate::Nothing];
+    let mut preds = vec![
+        Predicate::IsNull,
+        Predicate::IsNotNull,
+        Predicate::All,
+        Predicate::Nothing,
+    ];
     for (i, o) in ops.iter().enumerate() {
         let cmp = CMPS[i % CMPS.len()];
         for cmp in [cmp, CMPS[(i + 3) % CMPS.len()]] {
@@ -116,12 +165,21 @@ fn check(v: &Vector, ctx: &ColumnContext<'_>, seed: u64) {
     if !ops.is_empty() {
         // `= ANY` over many operands (duplicates among them) as a set lookup: the same rows
         // as comparing with each operand
-        let many: Vec<Operand> = ops.iter().cycle().take(ops.len().max(SET_MIN_OPERANDS) + 1).cloned().collect();
+        let many: Vec<Operand> = ops
+            .iter()
+            .cycle()
+            .take(ops.len().max(SET_MIN_OPERANDS) + 1)
+            .cloned()
+            .collect();
         let set = Predicate::any(Cmp::Eq, many.clone());
         if OperandSet::of(&many).is_some() {
             assert!(matches!(set, Predicate::InSet(_)), "{set:?}");
         }
-        assert_eq!(select(&decoded, &set), select(&decoded, &Predicate::Any(Cmp::Eq, many)), "{set:?}");
+        assert_eq!(
+            select(&decoded, &set),
+            select(&decoded, &Predicate::Any(Cmp::Eq, many)),
+            "{set:?}"
+        );
         preds.push(set);
     }
     for p in &preds {
@@ -131,16 +189,28 @@ fn check(v: &Vector, ctx: &ColumnContext<'_>, seed: u64) {
         // through a cache: filled by the first call, read by the second; a cache left by
         // another dictionary under another key is not read
         let mut cache = EntryCache::default();
-        let other = Vector { rows: 1, nulls: None, values: values_like(&v.values) };
+        let other = Vector {
+            rows: 1,
+            nulls: None,
+            values: values_like(&v.values),
+        };
         if let Some(d) = SharedDictionary::build(&other.values.as_ref()) {
-            let octx = ColumnContext { fsst: None, dictionary: Some(&d), stride: None };
+            let octx = ColumnContext {
+                fsst: None,
+                dictionary: Some(&d),
+                stride: None,
+            };
             let mut enc = Vec::new();
             encode_vector(&other.as_ref(), &octx, &mut enc).unwrap();
             let ou = unpack_vector(&enc, &octx).unwrap();
             let _ = select_unpacked_cached(&ou, &octx, p, &mut cache, 1);
         }
         for _ in 0..2 {
-            assert_eq!(select_unpacked_cached(&u, ctx, p, &mut cache, 2), want, "{p:?} through the cache");
+            assert_eq!(
+                select_unpacked_cached(&u, ctx, p, &mut cache, 2),
+                want,
+                "{p:?} through the cache"
+            );
         }
     }
 }
@@ -155,18 +225,44 @@ fn values_like(values: &Values) -> Values {
         Values::Int64(x) => Values::Int64(vec![x.first().map_or(1, |v| v.wrapping_add(1))]),
         Values::Float32(x) => Values::Float32(vec![x.first().map_or(1.0, |v| v + 1.0)]),
         Values::Float64(x) => Values::Float64(vec![x.first().map_or(1.0, |v| v + 1.0)]),
-        Values::Bytes(b) => Values::Bytes([b.as_ref().iter().next().map_or(b"x".to_vec(), |v| [v, b"x"].concat())].into_iter().collect()),
-        Values::Fixed { width, .. } => Values::Fixed { width: *width, data: vec![7; *width as usize] },
+        Values::Bytes(b) => Values::Bytes(
+            [b.as_ref()
+                .iter()
+                .next()
+                .map_or(b"x".to_vec(), |v| [v, b"x"].concat())]
+            .into_iter()
+            .collect(),
+        ),
+        Values::Fixed { width, .. } => Values::Fixed {
+            width: *width,
+            data: vec![7; *width as usize],
+        },
     }
 }
 
 fn spec_strategy() -> impl Strategy<Value = Spec> {
     // fixed-width values take no operands; they are covered by the decode tests
-    let kind = prop::sample::select(KINDS.iter().copied().filter(|k| *k != GenKind::Fixed).collect::<Vec<_>>());
+    let kind = prop::sample::select(
+        KINDS
+            .iter()
+            .copied()
+            .filter(|k| *k != GenKind::Fixed)
+            .collect::<Vec<_>>(),
+    );
     let shape = prop::sample::select(gen::shapes());
     let rows = prop_oneof![prop::sample::select(ROWS.to_vec()), 0usize..=1024];
-    let nulls = prop_oneof![Just(Nulls::None), Just(Nulls::All), (1u64..99).prop_map(Nulls::Some)];
-    (kind, shape, rows, nulls, any::<u64>()).prop_map(|(kind, shape, rows, nulls, seed)| Spec { kind, shape, rows, nulls, seed })
+    let nulls = prop_oneof![
+        Just(Nulls::None),
+        Just(Nulls::All),
+        (1u64..99).prop_map(Nulls::Some)
+    ];
+    (kind, shape, rows, nulls, any::<u64>()).prop_map(|(kind, shape, rows, nulls, seed)| Spec {
+        kind,
+        shape,
+        rows,
+        nulls,
+        seed,
+    })
 }
 
 proptest! {
@@ -185,18 +281,48 @@ proptest! {
 #[test]
 fn every_form_is_engaged() {
     let mut seed = 7u64;
-    for kind in [GenKind::Int32, GenKind::Float64, GenKind::Float32, GenKind::Bytes] {
+    for kind in [
+        GenKind::Int32,
+        GenKind::Float64,
+        GenKind::Float32,
+        GenKind::Bytes,
+    ] {
         for shape in gen::shapes() {
             for shared in [false, true] {
                 seed += 1;
-                let v = generate(&Spec { kind, shape, rows: 1024, nulls: Nulls::Some(5), seed });
-                let d = if shared { SharedDictionary::build(&v.values.as_ref()) } else { None };
-                check(&v, &ColumnContext { fsst: None, dictionary: d.as_ref(), stride: Some(100) }, seed);
+                let v = generate(&Spec {
+                    kind,
+                    shape,
+                    rows: 1024,
+                    nulls: Nulls::Some(5),
+                    seed,
+                });
+                let d = if shared {
+                    SharedDictionary::build(&v.values.as_ref())
+                } else {
+                    None
+                };
+                check(
+                    &v,
+                    &ColumnContext {
+                        fsst: None,
+                        dictionary: d.as_ref(),
+                        stride: Some(100),
+                    },
+                    seed,
+                );
             }
         }
     }
     SEEN.with(|s| {
         let s = s.borrow();
-        assert!(s.values > 0 && s.integers > 0 && s.integer_floats > 0 && s.codes > 0 && s.shared_codes > 0, "{s:?}");
+        assert!(
+            s.values > 0
+                && s.integers > 0
+                && s.integer_floats > 0
+                && s.codes > 0
+                && s.shared_codes > 0,
+            "{s:?}"
+        );
     });
 }

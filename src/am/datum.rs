@@ -9,7 +9,9 @@
 //! bytes.
 
 use pg_columnar_codec::filter::Selection;
-use pg_columnar_codec::{ByteStrings, ColumnContext, Form, Kind, Unpacked, Values, Vector, MAX_ROWS};
+use pg_columnar_codec::{
+    ByteStrings, ColumnContext, Form, Kind, Unpacked, Values, Vector, MAX_ROWS,
+};
 use pgrx::pg_sys;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +45,9 @@ impl ColumnType {
             (false, n) if n > 0 => ColumnType::Fixed(n as u16),
             (false, -1) => ColumnType::Varlena,
             (false, -2) => ColumnType::CString,
-            (byval, len) => pgrx::error!("pg_columnar: unsupported attribute shape (byval {byval}, length {len})"),
+            (byval, len) => pgrx::error!(
+                "pg_columnar: unsupported attribute shape (byval {byval}, length {len})"
+            ),
         }
     }
 
@@ -71,7 +75,10 @@ impl ColumnType {
             ColumnType::Int64 => Values::Int64(Vec::new()),
             ColumnType::Float32 => Values::Float32(Vec::new()),
             ColumnType::Float64 => Values::Float64(Vec::new()),
-            ColumnType::Fixed(width) => Values::Fixed { width, data: Vec::new() },
+            ColumnType::Fixed(width) => Values::Fixed {
+                width,
+                data: Vec::new(),
+            },
             ColumnType::Varlena | ColumnType::CString => Values::Bytes(ByteStrings::new()),
         }
     }
@@ -81,7 +88,9 @@ impl ColumnType {
 pub fn column_types(desc: pg_sys::TupleDesc) -> Vec<ColumnType> {
     unsafe {
         let natts = (*desc).natts as usize;
-        (0..natts).map(|i| ColumnType::of(&*crate::compat::tuple_desc_attr(desc, i))).collect()
+        (0..natts)
+            .map(|i| ColumnType::of(&*crate::compat::tuple_desc_attr(desc, i)))
+            .collect()
     }
 }
 
@@ -103,7 +112,10 @@ pub fn room<T>(v: &mut Vec<T>, more: usize) {
         return;
     }
     if v.try_reserve(more.max(v.len())).is_err() && v.try_reserve_exact(more).is_err() {
-        crate::storage::out_of_memory((v.len() + more).saturating_mul(std::mem::size_of::<T>()), "for buffered rows");
+        crate::storage::out_of_memory(
+            (v.len() + more).saturating_mul(std::mem::size_of::<T>()),
+            "for buffered rows",
+        );
     }
 }
 
@@ -115,7 +127,13 @@ fn push<T>(v: &mut Vec<T>, x: T) {
 
 impl ColumnBuffer {
     pub fn new(ty: ColumnType) -> ColumnBuffer {
-        ColumnBuffer { ty, nulls: Vec::new(), has_nulls: false, values: ty.empty_values(), rows: 0 }
+        ColumnBuffer {
+            ty,
+            nulls: Vec::new(),
+            has_nulls: false,
+            values: ty.empty_values(),
+            rows: 0,
+        }
     }
 
     /// Appends one value. By-reference values are copied (varlenas detoasted first), so the
@@ -182,7 +200,10 @@ impl ColumnBuffer {
         }
         // the value's place among the non-null values
         let at = if self.has_nulls {
-            let whole: usize = self.nulls[..row / 8].iter().map(|b| b.count_ones() as usize).sum();
+            let whole: usize = self.nulls[..row / 8]
+                .iter()
+                .map(|b| b.count_ones() as usize)
+                .sum();
             let part = (self.nulls[row / 8] & ((1u8 << (row % 8)) - 1)).count_ones() as usize;
             row - whole - part
         } else {
@@ -253,7 +274,13 @@ fn varlena_header(len: usize) -> [u8; 4] {
 /// Copies `items` into `arena`, each at an 8-byte aligned offset (pushed to `offsets`),
 /// behind a 4-byte varlena header if `varlena`, and followed by `trailing` zero bytes (a
 /// cstring's NUL). An item `None` is not copied (its offset is pushed as 0).
-fn lay_out<'a>(arena: &mut Vec<u64>, items: impl Iterator<Item = Option<&'a [u8]>> + Clone, varlena: bool, trailing: usize, offsets: &mut Vec<usize>) {
+fn lay_out<'a>(
+    arena: &mut Vec<u64>,
+    items: impl Iterator<Item = Option<&'a [u8]>> + Clone,
+    varlena: bool,
+    trailing: usize,
+    offsets: &mut Vec<usize>,
+) {
     let header = if varlena { 4 } else { 0 };
     let slot = |len: usize| (header + len + trailing).next_multiple_of(8);
     let total: usize = items.clone().flatten().map(|s| slot(s.len())).sum();
@@ -278,7 +305,13 @@ fn lay_out<'a>(arena: &mut Vec<u64>, items: impl Iterator<Item = Option<&'a [u8]
 }
 
 /// By-value Datums (appended): `values` are the non-null rows' in row order.
-fn by_value(datums: &mut Vec<pg_sys::Datum>, nulls_out: &mut Vec<bool>, rows: usize, nulls: Option<&[u8]>, values: impl Iterator<Item = usize>) {
+fn by_value(
+    datums: &mut Vec<pg_sys::Datum>,
+    nulls_out: &mut Vec<bool>,
+    rows: usize,
+    nulls: Option<&[u8]>,
+    values: impl Iterator<Item = usize>,
+) {
     match nulls {
         None => {
             datums.extend(values.map(pg_sys::Datum::from));
@@ -319,7 +352,13 @@ fn integer_datums(
                 datums[r] = pg_sys::Datum::from(datum(ints[r]));
             }
         }
-        None => by_value(datums, nulls_out, rows, nulls, ints.iter().map(|&v| datum(v))),
+        None => by_value(
+            datums,
+            nulls_out,
+            rows,
+            nulls,
+            ints.iter().map(|&v| datum(v)),
+        ),
     }
 }
 
@@ -337,46 +376,101 @@ impl DatumVector {
     /// `selected` rows (every row if `None`); the others must not be stored. A text vector of
     /// dictionary codes gets Datums pointing at its entries, each laid out once (a shared
     /// dictionary's once for its stripe, under `key`); the rest is materialized first.
-    pub fn fill_unpacked(&mut self, ty: ColumnType, u: Unpacked, ctx: &ColumnContext<'_>, key: DictionaryKey, selected: Option<&Selection>) {
+    pub fn fill_unpacked(
+        &mut self,
+        ty: ColumnType,
+        u: Unpacked,
+        ctx: &ColumnContext<'_>,
+        key: DictionaryKey,
+        selected: Option<&Selection>,
+    ) {
         if let Form::Integers { kind, ints } = &u.form {
             // the integers straight into Datums (the values `materialize` would give)
             self.datums.clear();
             self.nulls.clear();
-            let (d, n, rows, nulls) = (&mut self.datums, &mut self.nulls, u.rows, u.nulls.as_deref());
+            let (d, n, rows, nulls) = (
+                &mut self.datums,
+                &mut self.nulls,
+                u.rows,
+                u.nulls.as_deref(),
+            );
             // few rows to store (a node's chosen rows, a selective filter's): theirs alone,
             // value r being row r's without NULLs
             let sparse = selected.filter(|s| nulls.is_none() && s.count() * SPARSE < rows);
             return match kind {
-                Kind::Int8 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as i8 as u8 as usize),
-                Kind::Int16 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as i16 as u16 as usize),
-                Kind::Int32 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as i32 as u32 as usize),
-                Kind::Int64 => integer_datums(d, n, rows, nulls, ints, sparse, |v| v as u64 as usize),
-                Kind::Float32 => integer_datums(d, n, rows, nulls, ints, sparse, |v| (v as f32).to_bits() as usize),
-                Kind::Float64 => integer_datums(d, n, rows, nulls, ints, sparse, |v| (v as f64).to_bits() as usize),
-                Kind::Bytes | Kind::Fixed => unreachable!("unpacked integers are of a numeric kind"),
+                Kind::Int8 => {
+                    integer_datums(d, n, rows, nulls, ints, sparse, |v| v as i8 as u8 as usize)
+                }
+                Kind::Int16 => integer_datums(d, n, rows, nulls, ints, sparse, |v| {
+                    v as i16 as u16 as usize
+                }),
+                Kind::Int32 => integer_datums(d, n, rows, nulls, ints, sparse, |v| {
+                    v as i32 as u32 as usize
+                }),
+                Kind::Int64 => {
+                    integer_datums(d, n, rows, nulls, ints, sparse, |v| v as u64 as usize)
+                }
+                Kind::Float32 => integer_datums(d, n, rows, nulls, ints, sparse, |v| {
+                    (v as f32).to_bits() as usize
+                }),
+                Kind::Float64 => integer_datums(d, n, rows, nulls, ints, sparse, |v| {
+                    (v as f64).to_bits() as usize
+                }),
+                Kind::Bytes | Kind::Fixed => {
+                    unreachable!("unpacked integers are of a numeric kind")
+                }
             };
         }
-        if let (Form::Codes { inline, codes }, ColumnType::Varlena | ColumnType::CString) = (&u.form, ty) {
+        if let (Form::Codes { inline, codes }, ColumnType::Varlena | ColumnType::CString) =
+            (&u.form, ty)
+        {
             if let Values::Bytes(entries) = Unpacked::entries(inline, ctx) {
                 let wanted = selected.map_or(u.rows, |s| s.count());
-                let cached = inline.is_none() && self.dictionary.as_ref().is_some_and(|d| d.0 == key);
+                let cached =
+                    inline.is_none() && self.dictionary.as_ref().is_some_and(|d| d.0 == key);
                 // laying the entries out pays when no more of them than of rows to store
-                if cached || entries.len() <= wanted.max(if inline.is_none() { MAX_ROWS } else { 0 }) {
+                if cached
+                    || entries.len() <= wanted.max(if inline.is_none() { MAX_ROWS } else { 0 })
+                {
                     if !cached {
-                        let (mut arena, mut offsets) = self.dictionary.take().map(|d| (d.1, d.2)).unwrap_or_default();
+                        let (mut arena, mut offsets) = self
+                            .dictionary
+                            .take()
+                            .map(|d| (d.1, d.2))
+                            .unwrap_or_default();
                         offsets.clear();
                         let items = entries.as_ref();
                         let items = (0..items.len()).map(move |i| Some(items.get(i)));
-                        lay_out(&mut arena, items, ty == ColumnType::Varlena, (ty == ColumnType::CString) as usize, &mut offsets);
+                        lay_out(
+                            &mut arena,
+                            items,
+                            ty == ColumnType::Varlena,
+                            (ty == ColumnType::CString) as usize,
+                            &mut offsets,
+                        );
                         // an inline dictionary's layout is this vector's alone
-                        self.dictionary = Some((if inline.is_none() { key } else { (u64::MAX, usize::MAX) }, arena, offsets));
+                        self.dictionary = Some((
+                            if inline.is_none() {
+                                key
+                            } else {
+                                (u64::MAX, usize::MAX)
+                            },
+                            arena,
+                            offsets,
+                        ));
                     }
                     let (_, arena, offsets) = self.dictionary.as_ref().unwrap();
                     let base = arena.as_ptr() as usize;
                     self.datums.clear();
                     self.nulls.clear();
                     let values = codes.iter().map(|&c| base + offsets[c as usize]);
-                    by_value(&mut self.datums, &mut self.nulls, u.rows, u.nulls.as_deref(), values);
+                    by_value(
+                        &mut self.datums,
+                        &mut self.nulls,
+                        u.rows,
+                        u.nulls.as_deref(),
+                        values,
+                    );
                     return;
                 }
             }
@@ -392,12 +486,60 @@ impl DatumVector {
         self.nulls.clear();
         let nulls = v.nulls.as_deref();
         match &v.values {
-            Values::Int8(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u8 as usize)),
-            Values::Int16(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u16 as usize)),
-            Values::Int32(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u32 as usize)),
-            Values::Int64(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x as u64 as usize)),
-            Values::Float32(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x.to_bits() as usize)),
-            Values::Float64(x) => return by_value(&mut self.datums, &mut self.nulls, rows, nulls, x.iter().map(|&x| x.to_bits() as usize)),
+            Values::Int8(x) => {
+                return by_value(
+                    &mut self.datums,
+                    &mut self.nulls,
+                    rows,
+                    nulls,
+                    x.iter().map(|&x| x as u8 as usize),
+                )
+            }
+            Values::Int16(x) => {
+                return by_value(
+                    &mut self.datums,
+                    &mut self.nulls,
+                    rows,
+                    nulls,
+                    x.iter().map(|&x| x as u16 as usize),
+                )
+            }
+            Values::Int32(x) => {
+                return by_value(
+                    &mut self.datums,
+                    &mut self.nulls,
+                    rows,
+                    nulls,
+                    x.iter().map(|&x| x as u32 as usize),
+                )
+            }
+            Values::Int64(x) => {
+                return by_value(
+                    &mut self.datums,
+                    &mut self.nulls,
+                    rows,
+                    nulls,
+                    x.iter().map(|&x| x as u64 as usize),
+                )
+            }
+            Values::Float32(x) => {
+                return by_value(
+                    &mut self.datums,
+                    &mut self.nulls,
+                    rows,
+                    nulls,
+                    x.iter().map(|&x| x.to_bits() as usize),
+                )
+            }
+            Values::Float64(x) => {
+                return by_value(
+                    &mut self.datums,
+                    &mut self.nulls,
+                    rows,
+                    nulls,
+                    x.iter().map(|&x| x.to_bits() as usize),
+                )
+            }
             Values::Fixed { .. } | Values::Bytes(_) => {}
         }
         // by-reference values: lay out those of selected rows in the arena, then point at
@@ -408,7 +550,10 @@ impl DatumVector {
         let mut offsets: Vec<usize> = Vec::new();
         match (&v.values, ty) {
             (Values::Fixed { width, data }, _) => {
-                let items = data.chunks_exact(*width as usize).zip(take.iter()).map(|(d, &t)| t.then_some(d));
+                let items = data
+                    .chunks_exact(*width as usize)
+                    .zip(take.iter())
+                    .map(|(d, &t)| t.then_some(d));
                 lay_out(&mut self.arena, items, false, 0, &mut offsets)
             }
             (Values::Bytes(b), _) => {
@@ -428,7 +573,11 @@ impl DatumVector {
                 self.datums.push(pg_sys::Datum::from(0));
                 continue;
             }
-            self.datums.push(pg_sys::Datum::from(if take[k] { base + offsets[k] } else { 0 }));
+            self.datums.push(pg_sys::Datum::from(if take[k] {
+                base + offsets[k]
+            } else {
+                0
+            }));
             k += 1;
         }
         debug_assert!(rows <= MAX_ROWS);

@@ -4,9 +4,12 @@
 use pgrx::pg_sys;
 
 /// The data of an event trigger's call, if `fcinfo` is one.
-pub unsafe fn event_trigger_data(fcinfo: pg_sys::FunctionCallInfo) -> Option<*mut pg_sys::EventTriggerData> {
+pub unsafe fn event_trigger_data(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> Option<*mut pg_sys::EventTriggerData> {
     let context = (*fcinfo).context;
-    (!context.is_null() && (*context).type_ == pg_sys::NodeTag::T_EventTriggerData).then_some(context as *mut pg_sys::EventTriggerData)
+    (!context.is_null() && (*context).type_ == pg_sys::NodeTag::T_EventTriggerData)
+        .then_some(context as *mut pg_sys::EventTriggerData)
 }
 
 /// Refuses, before it runs, a utility command that would break pg_columnar's catalogs.
@@ -19,7 +22,13 @@ pub unsafe fn check_utility(pstmt: *mut pg_sys::PlannedStmt) {
         return;
     }
     let s = stmt as *mut pg_sys::RefreshMatViewStmt;
-    let relid = pg_sys::RangeVarGetRelidExtended((*s).relation, pg_sys::NoLock as pg_sys::LOCKMODE, pg_sys::RVROption::RVR_MISSING_OK, None, std::ptr::null_mut());
+    let relid = pg_sys::RangeVarGetRelidExtended(
+        (*s).relation,
+        pg_sys::NoLock as pg_sys::LOCKMODE,
+        pg_sys::RVROption::RVR_MISSING_OK,
+        None,
+        std::ptr::null_mut(),
+    );
     let catalogs = [
         (c"stripe", "pgcol.stripe is pg_columnar's stripe catalog", "Refreshing it would forget every stripe of every pg_columnar table."),
         (
@@ -35,7 +44,12 @@ pub unsafe fn check_utility(pstmt: *mut pg_sys::PlannedStmt) {
     ];
     for (name, what, detail) in catalogs {
         if relid != pg_sys::InvalidOid && Some(relid) == crate::storage::pgcol_relation(name) {
-            pgrx::ereport!(ERROR, pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED, format!("{what} and cannot be refreshed"), detail);
+            pgrx::ereport!(
+                ERROR,
+                pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                format!("{what} and cannot be refreshed"),
+                detail
+            );
         }
     }
 }

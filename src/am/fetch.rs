@@ -16,7 +16,15 @@ use crate::storage::{catalog, marks};
 type SnapshotKey = (usize, u32, u32, u32, u64);
 
 fn snapshot_key(s: pg_sys::Snapshot) -> SnapshotKey {
-    unsafe { (s as usize, (*s).curcid, (*s).xmin.into_inner(), (*s).xmax.into_inner(), super::write::published_stripes()) }
+    unsafe {
+        (
+            s as usize,
+            (*s).curcid,
+            (*s).xmin.into_inner(),
+            (*s).xmax.into_inner(),
+            super::write::published_stripes(),
+        )
+    }
 }
 
 #[repr(C)]
@@ -39,7 +47,9 @@ unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
     let desc = arg as *mut FetchDesc;
     if !(*desc).state.is_null() {
         LAST_FETCH.with(|l| {
-            if l.get().is_some_and(|last| last.state == (*desc).state as usize) {
+            if l.get()
+                .is_some_and(|last| last.state == (*desc).state as usize)
+            {
                 l.set(None);
             }
         });
@@ -76,8 +86,14 @@ pub fn refetched_from_index_fetch() -> u64 {
 pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
     let desc = pg_sys::palloc0(std::mem::size_of::<FetchDesc>()) as *mut FetchDesc;
     (*desc).base.rel = rel;
-    (*desc).state = Box::into_raw(Box::new(FetchState { key: None, scan: None, marks: MarkWindow::default(), rescanned: false }));
-    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+    (*desc).state = Box::into_raw(Box::new(FetchState {
+        key: None,
+        scan: None,
+        marks: MarkWindow::default(),
+        rescanned: false,
+    }));
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+        as *mut pg_sys::MemoryContextCallback;
     (*cb).func = Some(drop_state);
     (*cb).arg = desc as *mut std::ffi::c_void;
     pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
@@ -119,7 +135,11 @@ fn count_mark_read(window: bool) {
 fn count_one(counters: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)>>, second: bool) {
     counters.with(|c| {
         let (first, other) = c.get();
-        c.set(if second { (first, other + 1) } else { (first + 1, other) })
+        c.set(if second {
+            (first, other + 1)
+        } else {
+            (first + 1, other)
+        })
     });
 }
 
@@ -141,33 +161,66 @@ struct MarkWindow {
 impl MarkWindow {
     /// Whether the snapshot finds row `row` deleted: `None` if not, else whether the row is
     /// dead to every transaction (`marks::deletions_among`).
-    fn deletion(&mut self, rel: pg_sys::Relation, storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> Option<bool> {
+    fn deletion(
+        &mut self,
+        rel: pg_sys::Relation,
+        storage_id: u64,
+        row: u64,
+        snapshot: pg_sys::Snapshot,
+    ) -> Option<bool> {
         let window = row / MARK_WINDOW;
         if self.read.as_ref().map(|r| r.0) != Some(window) {
             if self.last.replace(window) != Some(window) {
                 count_mark_read(false);
-                return marks::deletions_among(storage_id, row..row + 1, snapshot, rel).first().map(|&(_, dead)| dead);
+                return marks::deletions_among(storage_id, row..row + 1, snapshot, rel)
+                    .first()
+                    .map(|&(_, dead)| dead);
             }
             count_mark_read(true);
             let first = window * MARK_WINDOW;
-            self.read = Some((window, marks::deletions_among(storage_id, first..first.saturating_add(MARK_WINDOW), snapshot, rel)));
+            self.read = Some((
+                window,
+                marks::deletions_among(
+                    storage_id,
+                    first..first.saturating_add(MARK_WINDOW),
+                    snapshot,
+                    rel,
+                ),
+            ));
         }
         let (_, deleted) = self.read.as_ref()?;
-        deleted.binary_search_by_key(&row, |&(r, _)| r).ok().map(|i| deleted[i].1)
+        deleted
+            .binary_search_by_key(&row, |&(r, _)| r)
+            .ok()
+            .map(|i| deleted[i].1)
     }
 }
 
 /// Stores row `row` into `slot` if `snapshot` (that of `scan`, a [`ScanState::for_fetch`])
 /// sees it: its stripe, and not its delete mark.
-fn fetch_into(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
+fn fetch_into(
+    scan: &mut ScanState,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     let rel = scan.rel;
-    fetch_unless_deleted(scan, row, slot, |id| marks::is_deleted(id, row, snapshot, rel))
+    fetch_unless_deleted(scan, row, slot, |id| {
+        marks::is_deleted(id, row, snapshot, rel)
+    })
 }
 
 /// Stores row `row` into `slot` if a stripe of `scan` holds it and `deleted` (given the
 /// table's storage id) says no.
-fn fetch_unless_deleted(scan: &mut ScanState, row: u64, slot: *mut pg_sys::TupleTableSlot, deleted: impl FnOnce(u64) -> bool) -> bool {
-    let Some(i) = stripe_index_of(&scan.stripes, row) else { return false };
+fn fetch_unless_deleted(
+    scan: &mut ScanState,
+    row: u64,
+    slot: *mut pg_sys::TupleTableSlot,
+    deleted: impl FnOnce(u64) -> bool,
+) -> bool {
+    let Some(i) = stripe_index_of(&scan.stripes, row) else {
+        return false;
+    };
     if scan.storage_id.is_some_and(deleted) {
         return false;
     }
@@ -191,7 +244,9 @@ pub unsafe fn fetch(
     let desc = data as *mut FetchDesc;
     let st = &mut *(*desc).state;
     *all_dead = false;
-    let Some(row) = tid::from_tid(&*tid) else { return false };
+    let Some(row) = tid::from_tid(&*tid) else {
+        return false;
+    };
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
         return fetch_dirty((*desc).base.rel, row, snapshot, slot, all_dead);
     }
@@ -214,12 +269,14 @@ pub unsafe fn fetch(
     let scan = st.scan.as_mut().unwrap();
     let found = if mvcc && !serializable {
         let window = &mut st.marks;
-        fetch_unless_deleted(scan, row, slot, |id| match window.deletion(rel, id, row, snapshot) {
-            Some(dead) => {
-                *all_dead = dead;
-                true
+        fetch_unless_deleted(scan, row, slot, |id| {
+            match window.deletion(rel, id, row, snapshot) {
+                Some(dead) => {
+                    *all_dead = dead;
+                    true
+                }
+                None => false,
             }
-            None => false,
         })
     } else if mvcc {
         fetch_into(scan, row, snapshot, slot)
@@ -237,7 +294,12 @@ pub unsafe fn fetch(
         }
     }
     if found && mvcc {
-        let last = LastFetch { state: st as *mut FetchState as usize, relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
+        let last = LastFetch {
+            state: st as *mut FetchState as usize,
+            relid: (*rel).rd_id,
+            relfile: crate::compat::relfile_number(rel),
+            row,
+        };
         LAST_FETCH.with(|l| l.set(Some(last)));
     }
     found
@@ -275,13 +337,20 @@ pub unsafe fn fetch_row_version(
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let Some(row) = tid::from_tid(&*tid) else { return false };
+    let Some(row) = tid::from_tid(&*tid) else {
+        return false;
+    };
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
         let fresh = super::write::flush_if_holding(rel, row);
         // the row an index fetch just returned: read from that fetch's scan, which has it
         // (in one of its stripes, decoded); SnapshotAny masks no row there either
         let last = LAST_FETCH.with(|l| l.get());
-        if let Some(last) = last.filter(|l| !fresh && l.row == row && l.relid == (*rel).rd_id && l.relfile == crate::compat::relfile_number(rel)) {
+        if let Some(last) = last.filter(|l| {
+            !fresh
+                && l.row == row
+                && l.relid == (*rel).rd_id
+                && l.relfile == crate::compat::relfile_number(rel)
+        }) {
             let st = &mut *(last.state as *mut FetchState);
             if let Some(scan) = st.scan.as_mut() {
                 if fetch_copied(scan, row, snapshot, slot) {
@@ -299,14 +368,23 @@ pub unsafe fn fetch_row_version(
             // before the stripes and marks are read (`super::ssi`)
             super::ssi::lock_row(rel, &*tid, snapshot);
         }
-        fetch_copied(&mut ScanState::for_fetch(rel, snapshot), row, snapshot, slot)
+        fetch_copied(
+            &mut ScanState::for_fetch(rel, snapshot),
+            row,
+            snapshot,
+            slot,
+        )
     }
 }
 
 /// Runs `f` on the cached SnapshotAny scan of `rel` ([`ANY_FETCH`]), made first if there is
 /// none for this relation and command, or if `fresh`. The caller has written this backend's
 /// rows of `rel` that it needs.
-fn with_latest_scan<R>(rel: pg_sys::Relation, fresh: bool, f: impl FnOnce(&mut ScanState) -> R) -> R {
+fn with_latest_scan<R>(
+    rel: pg_sys::Relation,
+    fresh: bool,
+    f: impl FnOnce(&mut ScanState) -> R,
+) -> R {
     let key = any_fetch_key(rel);
     ANY_FETCH.with(|c| {
         let mut cache = c.borrow_mut();
@@ -342,7 +420,10 @@ fn has_latest_scan(rel: pg_sys::Relation) -> bool {
 /// in a range of row numbers a running transaction reserved (the row is in its memory).
 enum DirtyPlace {
     /// In a stripe, inserted (the catalog row's raw `xmin` and `cmin`) by `origin`.
-    Stripe { running_inserter: Option<pg_sys::TransactionId>, origin: (pg_sys::TransactionId, pg_sys::CommandId) },
+    Stripe {
+        running_inserter: Option<pg_sys::TransactionId>,
+        origin: (pg_sys::TransactionId, pg_sys::CommandId),
+    },
     Reserved(pg_sys::TransactionId),
 }
 
@@ -361,7 +442,10 @@ fn dirty_place(stripe: &catalog::StripeRow) -> Option<DirtyPlace> {
         Some(xid) if unsafe { pg_sys::TransactionIdDidCommit(xid) } => None,
         Some(_) => return None,
     };
-    Some(DirtyPlace::Stripe { running_inserter, origin: (stripe.xmin, stripe.cmin) })
+    Some(DirtyPlace::Stripe {
+        running_inserter,
+        origin: (stripe.xmin, stripe.cmin),
+    })
 }
 
 /// What a writer (a row lock, and the UPDATE or DELETE it precedes) finds at a TID.
@@ -378,8 +462,15 @@ pub enum ForChange {
 /// heap locks the latest state of a tuple the same way (`HeapTupleSatisfiesUpdate` on its
 /// inserter), so ON CONFLICT DO UPDATE can lock a row its statement's snapshot cannot see.
 /// Deletions and locks are the row's marks, for the caller to read.
-pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, cid: pg_sys::CommandId, slot: *mut pg_sys::TupleTableSlot) -> ForChange {
-    let Some(row) = tid::from_tid(tid) else { return ForChange::Missing };
+pub unsafe fn fetch_for_change(
+    rel: pg_sys::Relation,
+    tid: &pg_sys::ItemPointerData,
+    cid: pg_sys::CommandId,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> ForChange {
+    let Some(row) = tid::from_tid(tid) else {
+        return ForChange::Missing;
+    };
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
     let look = |scan: &mut ScanState| {
         let i = stripe_index_of(&scan.stripes, row)?;
@@ -387,8 +478,13 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
         let (xmin, cmin) = (scan.stripes[i].xmin, scan.stripes[i].cmin);
         fetch_copied(scan, row, any, slot);
         Some(match place {
-            DirtyPlace::Stripe { running_inserter: Some(_), .. } => ForChange::Invisible,
-            _ if pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid => ForChange::Invisible,
+            DirtyPlace::Stripe {
+                running_inserter: Some(_),
+                ..
+            } => ForChange::Invisible,
+            _ if pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid => {
+                ForChange::Invisible
+            }
             _ => ForChange::Found,
         })
     };
@@ -419,13 +515,24 @@ pub unsafe fn fetch_for_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerD
 /// check with a dirty snapshot) or is this backend's, written above. The check then marks
 /// the entry dead (as it does for a heap tuple dead to all), instead of coming back to it at
 /// every insert of the key, each time reading the stripe catalog again.
-unsafe fn fetch_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot, all_dead: &mut bool) -> bool {
+unsafe fn fetch_dirty(
+    rel: pg_sys::Relation,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+    all_dead: &mut bool,
+) -> bool {
     loop {
         match find_dirty(rel, row, snapshot, slot, all_dead) {
             Dirty::Found(found) => return found,
             Dirty::WaitFor(xid) => {
                 let tid = tid::to_tid(row);
-                pg_sys::XactLockTableWait(xid, rel, &tid as *const _ as *mut _, pg_sys::XLTW_Oper::XLTW_RecheckExclusionConstr);
+                pg_sys::XactLockTableWait(
+                    xid,
+                    rel,
+                    &tid as *const _ as *mut _,
+                    pg_sys::XLTW_Oper::XLTW_RecheckExclusionConstr,
+                );
             }
         }
     }
@@ -442,7 +549,12 @@ enum Dirty {
 /// snapshot's `xmax`. A row a committed transaction deleted is also looked at for whether it
 /// is dead to all (`all_dead`): a unique check then marks the index entry dead, and the
 /// checks of a key updated again and again do not each visit every old version.
-unsafe fn gone_by_marks(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot, all_dead: &mut bool) -> bool {
+unsafe fn gone_by_marks(
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    all_dead: &mut bool,
+) -> bool {
     for m in marks::of_row(storage_id, row) {
         match m.holder {
             _ if m.mode == marks::Mode::Killed => return true,
@@ -458,11 +570,19 @@ unsafe fn gone_by_marks(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot, a
     false
 }
 
-unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot, all_dead: &mut bool) -> Dirty {
+unsafe fn find_dirty(
+    rel: pg_sys::Relation,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+    all_dead: &mut bool,
+) -> Dirty {
     (*snapshot).xmin = pg_sys::InvalidTransactionId;
     (*snapshot).xmax = pg_sys::InvalidTransactionId;
     (*snapshot).speculativeToken = 0;
-    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return Dirty::Found(false) };
+    let Some(storage_id) = crate::storage::meta::storage_id(rel) else {
+        return Dirty::Found(false);
+    };
     if marks::deleted_by_me(storage_id, row) {
         // (the old version of a row this transaction's UPDATE just changed, met by the
         // unique check of the new version: what its marks would say)
@@ -514,23 +634,38 @@ unsafe fn find_dirty(rel: pg_sys::Relation, row: u64, snapshot: pg_sys::Snapshot
         return Dirty::Found(false);
     }
     match place {
-        DirtyPlace::Stripe { running_inserter, origin: (xmin, cmin) } => {
+        DirtyPlace::Stripe {
+            running_inserter,
+            origin: (xmin, cmin),
+        } => {
             if let Some(xid) = running_inserter {
                 (*snapshot).xmin = xid;
             }
             if super::slot::is_row_slot(slot) {
                 // the values are read when asked: a unique check reads none, ON CONFLICT's
                 // look for a conflict the index's columns
-                let d = super::slot::Deferred { relid: (*rel).rd_id, relfile: crate::compat::relfile_number(rel), row };
+                let d = super::slot::Deferred {
+                    relid: (*rel).rd_id,
+                    relfile: crate::compat::relfile_number(rel),
+                    row,
+                };
                 super::slot::store_deferred(slot, d, xmin, cmin);
                 return Dirty::Found(true);
             }
             // copied: the cached scan's next fetch may reuse the vector the values are in
-            Dirty::Found(with_latest_scan(rel, false, |scan| fetch_copied(scan, row, std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData), slot)))
+            Dirty::Found(with_latest_scan(rel, false, |scan| {
+                fetch_copied(
+                    scan,
+                    row,
+                    std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData),
+                    slot,
+                )
+            }))
         }
         DirtyPlace::Reserved(xid) => {
             // (interrupts are held off while an LWLock is held)
-            let holds_lwlock = std::ptr::addr_of!(pg_sys::InterruptHoldoffCount).read_volatile() > 0;
+            let holds_lwlock =
+                std::ptr::addr_of!(pg_sys::InterruptHoldoffCount).read_volatile() > 0;
             if !holds_lwlock && super::write::constraint_indexes(rel).1 {
                 return Dirty::WaitFor(xid);
             }
@@ -593,7 +728,12 @@ fn in_aborted_reservation(rel: pg_sys::Relation, storage_id: u64, row: u64) -> b
     ABORTED.with_borrow_mut(|cache| {
         let a = match cache {
             Some(a) if a.key == key => a,
-            _ => cache.insert(AbortedReservations { key, ranges: Vec::new(), unanswered: 0, read_here: false }),
+            _ => cache.insert(AbortedReservations {
+                key,
+                ranges: Vec::new(),
+                unanswered: 0,
+                read_here: false,
+            }),
         };
         if !holds(a) {
             a.unanswered += 1;
@@ -628,21 +768,42 @@ fn forget_aborted_reads() {
 /// (the statement that fetched the row holds its lock); a row asked for after its table was
 /// given a new file (TRUNCATE, a rewrite, in the same transaction) is an ERROR, not another
 /// row's values.
-pub fn read_deferred(d: super::slot::Deferred, columns: std::ops::Range<usize>, desc: pg_sys::TupleDesc, out: &mut dyn FnMut(usize, pg_sys::Datum, bool)) -> usize {
+pub fn read_deferred(
+    d: super::slot::Deferred,
+    columns: std::ops::Range<usize>,
+    desc: pg_sys::TupleDesc,
+    out: &mut dyn FnMut(usize, pg_sys::Datum, bool),
+) -> usize {
     unsafe {
         let rel = pg_sys::RelationIdGetRelation(d.relid);
         if rel.is_null() {
-            pgrx::error!("pg_columnar: the table of a row being read (OID {}) is gone", d.relid.to_u32());
+            pgrx::error!(
+                "pg_columnar: the table of a row being read (OID {}) is gone",
+                d.relid.to_u32()
+            );
         }
-        let name = || std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned();
+        let name = || {
+            std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
         if crate::compat::relfile_number(rel) != d.relfile {
             let name = name();
             pg_sys::RelationClose(rel);
-            pgrx::error!("pg_columnar: row {} of \"{name}\" was read after the table was given a new file", d.row);
+            pgrx::error!(
+                "pg_columnar: row {} of \"{name}\" was read after the table was given a new file",
+                d.row
+            );
         }
         // a row written since the cached scan was made is in a stripe it lacks: made again
-        let end = with_latest_scan(rel, false, |scan| scan.row_columns(d.row, columns.clone(), desc, out))
-            .or_else(|| with_latest_scan(rel, true, |scan| scan.row_columns(d.row, columns.clone(), desc, out)));
+        let end = with_latest_scan(rel, false, |scan| {
+            scan.row_columns(d.row, columns.clone(), desc, out)
+        })
+        .or_else(|| {
+            with_latest_scan(rel, true, |scan| {
+                scan.row_columns(d.row, columns.clone(), desc, out)
+            })
+        });
         let Some(end) = end else {
             let name = name();
             pg_sys::RelationClose(rel);
@@ -655,7 +816,12 @@ pub fn read_deferred(d: super::slot::Deferred, columns: std::ops::Range<usize>, 
 
 /// [`fetch_into`], then the values copied into the slot's own memory: they point into the
 /// scan's decoded vector, which the next fetch reuses or the scan's end frees.
-unsafe fn fetch_copied(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
+unsafe fn fetch_copied(
+    scan: &mut ScanState,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     if !fetch_into(scan, row, snapshot, slot) {
         return false;
     }
@@ -664,7 +830,10 @@ unsafe fn fetch_copied(scan: &mut ScanState, row: u64, snapshot: pg_sys::Snapsho
 }
 
 pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
-    match (tid::from_tid(&*tid), crate::storage::meta::read((*scan).rs_rd)) {
+    match (
+        tid::from_tid(&*tid),
+        crate::storage::meta::read((*scan).rs_rd),
+    ) {
         (Some(row), Some(m)) => row < m.next_row,
         _ => false,
     }
@@ -673,14 +842,27 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
 /// Whether `snapshot` sees the row at `tid`: its stripe, and not its delete mark. (No read
 /// of the row for a serializable transaction's checks, as heap's `tuple_satisfies_snapshot`
 /// is none.)
-pub fn row_visible(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
-    let Some(row) = tid::from_tid(tid) else { return false };
+pub fn row_visible(
+    rel: pg_sys::Relation,
+    tid: &pg_sys::ItemPointerData,
+    snapshot: pg_sys::Snapshot,
+) -> bool {
+    let Some(row) = tid::from_tid(tid) else {
+        return false;
+    };
     super::write::flush_if_holding(rel, row);
-    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return false };
+    let Some(storage_id) = crate::storage::meta::storage_id(rel) else {
+        return false;
+    };
     let none = std::ptr::null_mut();
-    stripe_index_of(&catalog::stripes(storage_id, snapshot, none), row).is_some() && !marks::is_deleted(storage_id, row, snapshot, none)
+    stripe_index_of(&catalog::stripes(storage_id, snapshot, none), row).is_some()
+        && !marks::is_deleted(storage_id, row, snapshot, none)
 }
 
-pub unsafe fn satisfies_snapshot(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, snapshot: pg_sys::Snapshot) -> bool {
+pub unsafe fn satisfies_snapshot(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    snapshot: pg_sys::Snapshot,
+) -> bool {
     row_visible(rel, &(*slot).tts_tid, snapshot)
 }

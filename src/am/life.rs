@@ -57,7 +57,10 @@ pub unsafe fn truncate_in_place(rel: pg_sys::Relation) {
 /// buffered).
 pub unsafe fn estimate_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
     let pages = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
-    let rows: u64 = scan::visible_stripes(rel, scan::current_snapshot()).iter().map(|s| s.row_count - catalog::absent_count(s)).sum();
+    let rows: u64 = scan::visible_stripes(rel, scan::current_snapshot())
+        .iter()
+        .map(|s| s.row_count - catalog::absent_count(s))
+        .sum();
     (pages, (rows + write::pending_rows(rel)) as f64)
 }
 
@@ -118,7 +121,8 @@ pub unsafe fn index_build(
         }
         None => Vec::new(),
     };
-    let range = (numblocks != pg_sys::InvalidBlockNumber).then(|| start_blockno as u64..start_blockno as u64 + numblocks as u64);
+    let range = (numblocks != pg_sys::InvalidBlockNumber)
+        .then(|| start_blockno as u64..start_blockno as u64 + numblocks as u64);
     let mut count = 0.0;
     while st.next(true, slot) {
         entry.next_row();
@@ -136,7 +140,14 @@ pub unsafe fn index_build(
             continue;
         }
         entry.form(info);
-        callback(index, &mut t, entry.values.as_mut_ptr(), entry.isnull.as_mut_ptr(), alive, callback_state);
+        callback(
+            index,
+            &mut t,
+            entry.values.as_mut_ptr(),
+            entry.isnull.as_mut_ptr(),
+            alive,
+            callback_state,
+        );
     }
     drop(own_scan);
     if !own_snapshot.is_null() {
@@ -192,7 +203,13 @@ impl EntryFormer {
 
     /// The index entry of the row in `slot`, into `values` and `isnull`.
     unsafe fn form(&mut self, info: *mut pg_sys::IndexInfo) {
-        pg_sys::FormIndexDatum(info, self.slot, self.estate, self.values.as_mut_ptr(), self.isnull.as_mut_ptr());
+        pg_sys::FormIndexDatum(
+            info,
+            self.slot,
+            self.estate,
+            self.values.as_mut_ptr(),
+            self.isnull.as_mut_ptr(),
+        );
     }
 }
 
@@ -220,19 +237,31 @@ pub unsafe fn index_validate(
 ) {
     let mut entry = EntryFormer::new(table, info);
     let slot = entry.slot;
-    let check = if (*info).ii_Unique { pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES } else { pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO };
+    let check = if (*info).ii_Unique {
+        pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES
+    } else {
+        pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO
+    };
     let mut st = ScanState::new(table, snapshot, std::ptr::null(), true);
     // the index's TIDs as row numbers, one stripe's at a time: the stripe, and which of its
     // rows the index holds
-    let mut indexed = IndexedRows { sort: (*state).tuplesort, next: None, done: false };
+    let mut indexed = IndexedRows {
+        sort: (*state).tuplesort,
+        next: None,
+        done: false,
+    };
     let mut current: Option<(usize, Vec<bool>)> = None;
     while st.next(true, slot) {
         pgrx::check_for_interrupts!();
         entry.next_row();
         (*state).htups += 1.0;
         let mut t = (*slot).tts_tid;
-        let Some(row) = tid::from_tid(&t) else { continue };
-        let Some(i) = super::read::stripe_index_of(&st.stripes, row) else { continue };
+        let Some(row) = tid::from_tid(&t) else {
+            continue;
+        };
+        let Some(i) = super::read::stripe_index_of(&st.stripes, row) else {
+            continue;
+        };
         let stripe = &st.stripes[i];
         if current.as_ref().is_none_or(|(c, _)| *c != i) {
             let mut held = vec![false; stripe.row_count as usize];
@@ -251,7 +280,16 @@ pub unsafe fn index_validate(
             continue;
         }
         entry.form(info);
-        pg_sys::index_insert(index, entry.values.as_mut_ptr(), entry.isnull.as_mut_ptr(), &mut t, table, check, false, info);
+        pg_sys::index_insert(
+            index,
+            entry.values.as_mut_ptr(),
+            entry.isnull.as_mut_ptr(),
+            &mut t,
+            table,
+            check,
+            false,
+            info,
+        );
         (*state).tups_inserted += 1.0;
     }
 }
@@ -273,7 +311,8 @@ impl IndexedRows {
         loop {
             if self.next.is_none() && !self.done {
                 // (int8 by value: the encoded TID)
-                self.next = unsafe { crate::compat::tuplesort_next_datum(self.sort) }.map(|d| tid::from_encoded(d.value() as i64).unwrap_or(u64::MAX));
+                self.next = unsafe { crate::compat::tuplesort_next_datum(self.sort) }
+                    .map(|d| tid::from_encoded(d.value() as i64).unwrap_or(u64::MAX));
                 self.done = self.next.is_none();
             }
             match self.next {

@@ -44,13 +44,26 @@ pub struct DeleteMask {
 impl DeleteMask {
     /// The mask of `stripes` stripes of `rel` under `snapshot`, marks of `storage_id` (none
     /// without one: the table has no rows, or none of them can be deleted).
-    pub fn new(rel: pg_sys::Relation, storage_id: Option<u64>, snapshot: pg_sys::Snapshot, stripes: usize) -> DeleteMask {
-        DeleteMask { source: storage_id.map(|id| (id, snapshot, rel)), stripes: vec![None; stripes], batch: 1 }
+    pub fn new(
+        rel: pg_sys::Relation,
+        storage_id: Option<u64>,
+        snapshot: pg_sys::Snapshot,
+        stripes: usize,
+    ) -> DeleteMask {
+        DeleteMask {
+            source: storage_id.map(|id| (id, snapshot, rel)),
+            stripes: vec![None; stripes],
+            batch: 1,
+        }
     }
 
     /// A mask that hides no row.
     pub fn none(stripes: usize) -> DeleteMask {
-        DeleteMask { source: None, stripes: vec![Some(Vec::new()); stripes], batch: 1 }
+        DeleteMask {
+            source: None,
+            stripes: vec![Some(Vec::new()); stripes],
+            batch: 1,
+        }
     }
 
     /// The deleted and absent rows of stripe `i` of `stripes` (the scan's, sorted by first
@@ -69,9 +82,16 @@ impl DeleteMask {
 
     /// Reads stripe `i` and the unread ones after it, up to `batch` stripes.
     fn read_from(&mut self, stripes: &[StripeRow], i: usize) {
-        let end = (i..stripes.len()).take(self.batch).take_while(|&j| self.stripes[j].is_none()).last().map_or(i + 1, |j| j + 1);
+        let end = (i..stripes.len())
+            .take(self.batch)
+            .take_while(|&j| self.stripes[j].is_none())
+            .last()
+            .map_or(i + 1, |j| j + 1);
         self.batch = self.batch.saturating_mul(2);
-        let (lo, hi) = (stripes[i].first_row, stripes[end - 1].first_row + stripes[end - 1].row_count);
+        let (lo, hi) = (
+            stripes[i].first_row,
+            stripes[end - 1].first_row + stripes[end - 1].row_count,
+        );
         let deleted = match self.source {
             Some((id, snapshot, rel)) => {
                 READS.with(|r| r.set((r.get().0 + 1, r.get().1 + (end - i) as u64)));

@@ -96,7 +96,13 @@ impl MarksLock {
 impl Drop for MarksLock {
     fn drop(&mut self) {
         // SAFETY: taken in `take` on the same relation and TID.
-        unsafe { pg_sys::UnlockTuple(self.rel, &mut self.tid, pg_sys::ExclusiveLock as pg_sys::LOCKMODE) };
+        unsafe {
+            pg_sys::UnlockTuple(
+                self.rel,
+                &mut self.tid,
+                pg_sys::ExclusiveLock as pg_sys::LOCKMODE,
+            )
+        };
     }
 }
 
@@ -106,20 +112,30 @@ fn lock_not_available(rel: pg_sys::Relation) -> ! {
     pgrx::ereport!(
         ERROR,
         pgrx::PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
-        format!("could not obtain lock on row in relation \"{}\"", name.to_string_lossy())
+        format!(
+            "could not obtain lock on row in relation \"{}\"",
+            name.to_string_lossy()
+        )
     );
 }
 
 /// Takes the tuple lock of `tid` in `lockmode`; false if `wait` says not to wait and it is
 /// taken.
-unsafe fn lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, lockmode: pg_sys::LOCKMODE, wait: Wait) -> bool {
+unsafe fn lock_tuple(
+    rel: pg_sys::Relation,
+    tid: &mut pg_sys::ItemPointerData,
+    lockmode: pg_sys::LOCKMODE,
+    wait: Wait,
+) -> bool {
     match wait {
         Wait::Block => {
             pg_sys::LockTuple(rel, tid, lockmode);
             true
         }
         Wait::Skip => crate::compat::conditional_lock_tuple(rel, tid, lockmode),
-        Wait::Error => crate::compat::conditional_lock_tuple(rel, tid, lockmode) || lock_not_available(rel),
+        Wait::Error => {
+            crate::compat::conditional_lock_tuple(rel, tid, lockmode) || lock_not_available(rel)
+        }
     }
 }
 
@@ -127,7 +143,12 @@ unsafe fn lock_tuple(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, l
 /// documentation).
 enum MarksSay {
     /// The row is gone: the failure to report (result, ctid, xmax, cmax).
-    Gone(pg_sys::TM_Result::Type, pg_sys::ItemPointerData, pg_sys::TransactionId, pg_sys::CommandId),
+    Gone(
+        pg_sys::TM_Result::Type,
+        pg_sys::ItemPointerData,
+        pg_sys::TransactionId,
+        pg_sys::CommandId,
+    ),
     /// A running transaction's mark conflicts: wait for it, then look again.
     Wait(pg_sys::TransactionId),
     /// This transaction holds a lock at least as strong already.
@@ -150,7 +171,13 @@ enum MarksSay {
 /// says what they mean for a mark of `mode` as command `cid`; deletes the marks of finished
 /// transactions' locks it meets when nothing stands in the way. The caller holds the row's
 /// [`MarksLock`].
-fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode: Mode, cid: pg_sys::CommandId) -> MarksSay {
+fn read_marks(
+    storage_id: u64,
+    row: u64,
+    row_tid: pg_sys::ItemPointerData,
+    mode: Mode,
+    cid: pg_sys::CommandId,
+) -> MarksSay {
     use pg_sys::TM_Result::*;
     let mut gone = None;
     let mut held = false;
@@ -167,24 +194,44 @@ fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode:
         // a FOR KEY SHARE lets a no-key UPDATE's deletion through and follows it (heap:
         // "even if there is an update, we can still continue if the key hasn't been
         // modified")
-        let key_kept = mode == Mode::KeyShare && m.mode == Mode::NoKeyDelete && matches!(m.successor, Some(Successor::Row(_)));
+        let key_kept = mode == Mode::KeyShare
+            && m.mode == Mode::NoKeyDelete
+            && matches!(m.successor, Some(Successor::Row(_)));
         match m.holder {
             Holder::Mine { cmin } if m.mode.deletes() => {
-                let result = if cmin >= cid { TM_SelfModified } else { TM_Invisible };
+                let result = if cmin >= cid {
+                    TM_SelfModified
+                } else {
+                    TM_Invisible
+                };
                 gone = Some(MarksSay::Gone(result, successor_tid, m.xid, cmin));
             }
             Holder::Mine { .. } => held |= !mode.deletes() && m.mode >= mode,
             Holder::Committed(_) | Holder::Running(_) if key_kept => follow = Some(successor_tid),
             Holder::Committed(xid) if m.mode.deletes() => {
-                let result = if m.successor.is_some() { TM_Updated } else { TM_Deleted };
-                gone = Some(MarksSay::Gone(result, successor_tid, xid, pg_sys::InvalidCommandId));
+                let result = if m.successor.is_some() {
+                    TM_Updated
+                } else {
+                    TM_Deleted
+                };
+                gone = Some(MarksSay::Gone(
+                    result,
+                    successor_tid,
+                    xid,
+                    pg_sys::InvalidCommandId,
+                ));
             }
             // the lock of a finished transaction holds nothing: not kept
             Holder::Committed(_) if m.forgettable() => finished_locks.push(m.tid),
             Holder::Committed(_) => {}
             // an ON CONFLICT's row taken back never existed, whoever took it back
             Holder::Running(xid) if m.mode == Mode::Killed => {
-                gone = Some(MarksSay::Gone(TM_Deleted, row_tid, xid, pg_sys::InvalidCommandId));
+                gone = Some(MarksSay::Gone(
+                    TM_Deleted,
+                    row_tid,
+                    xid,
+                    pg_sys::InvalidCommandId,
+                ));
             }
             Holder::Running(xid) => {
                 if m.mode.conflicts(mode) {
@@ -202,7 +249,15 @@ fn read_marks(storage_id: u64, row: u64, row_tid: pg_sys::ItemPointerData, mode:
         return MarksSay::Wait(xid);
     }
     marks::forget(&finished_locks);
-    if held && follow.is_none() { MarksSay::Held } else { MarksSay::Free { held, key_sharers, follow } }
+    if held && follow.is_none() {
+        MarksSay::Held
+    } else {
+        MarksSay::Free {
+            held,
+            key_sharers,
+            follow,
+        }
+    }
 }
 
 /// What kind of change a mark is for: the wait's context line names it, as heap's does.
@@ -243,15 +298,29 @@ unsafe fn mark_row(
     tmfd: *mut pg_sys::TM_FailureData,
     before_mark: impl FnOnce() -> Result<Option<Successor>, pg_sys::TM_Result::Type>,
 ) -> Marked {
-    let Request { mode, cid, wait, doing, follow_updates } = req;
+    let Request {
+        mode,
+        cid,
+        wait,
+        doing,
+        follow_updates,
+    } = req;
     use pg_sys::TM_Result::*;
-    let Some(row) = tid::from_tid(tid) else { pgrx::error!("pg_columnar: invalid TID of a row to change") };
+    let Some(row) = tid::from_tid(tid) else {
+        pgrx::error!("pg_columnar: invalid TID of a row to change")
+    };
     let Some(storage_id) = meta::storage_id(rel) else {
-        pgrx::error!("pg_columnar: relation \"{}\" has no rows to change", crate::storage::relation_name(rel))
+        pgrx::error!(
+            "pg_columnar: relation \"{}\" has no rows to change",
+            crate::storage::relation_name(rel)
+        )
     };
     let row_tid = *tid;
     let fail = |result, ctid, xmax, cmax| failed(tmfd, result, ctid, xmax, cmax);
-    let done = |result| Marked { result, locks_kept: false };
+    let done = |result| Marked {
+        result,
+        locks_kept: false,
+    };
     // step 1: a row this transaction holds locked at least as strongly and has not deleted
     if !mode.deletes() && marks::held_by_me(storage_id, row, mode.strength()) {
         return done(TM_Ok);
@@ -273,7 +342,11 @@ unsafe fn mark_row(
     let result = loop {
         let marks_lock = MarksLock::take(rel, &row_tid);
         let says = if held_exclusively {
-            MarksSay::Free { held: false, key_sharers: Vec::new(), follow: None }
+            MarksSay::Free {
+                held: false,
+                key_sharers: Vec::new(),
+                follow: None,
+            }
         } else {
             read_marks(storage_id, row, row_tid, mode, cid)
         };
@@ -299,16 +372,24 @@ unsafe fn mark_row(
                 continue;
             }
             MarksSay::Held => break TM_Ok,
-            MarksSay::Free { held: true, follow, .. } => {
+            MarksSay::Free {
+                held: true, follow, ..
+            } => {
                 then_follow = follow.filter(|_| follow_updates);
                 break TM_Ok;
             }
-            MarksSay::Free { held: false, key_sharers, follow } => {
+            MarksSay::Free {
+                held: false,
+                key_sharers,
+                follow,
+            } => {
                 let before_mark = before_mark.take().expect("the mark is placed once");
                 match before_mark() {
                     Ok(successor) => {
                         marks::insert(storage_id, row, mode, successor, cid);
-                        if let (Mode::NoKeyDelete, Some(Successor::Row(new_row))) = (mode, successor) {
+                        if let (Mode::NoKeyDelete, Some(Successor::Row(new_row))) =
+                            (mode, successor)
+                        {
                             locks_kept |= !key_sharers.is_empty();
                             for locker in key_sharers {
                                 marks::insert_carried(storage_id, new_row, locker, cid);
@@ -319,7 +400,14 @@ unsafe fn mark_row(
                             super::ssi::check_change(rel, &row_tid);
                         }
                     }
-                    Err(result) => break fail(result, row_tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId),
+                    Err(result) => {
+                        break fail(
+                            result,
+                            row_tid,
+                            pg_sys::InvalidTransactionId,
+                            pg_sys::InvalidCommandId,
+                        )
+                    }
                 }
                 then_follow = follow.filter(|_| follow_updates);
                 break TM_Ok;
@@ -331,7 +419,10 @@ unsafe fn mark_row(
     }
     match then_follow {
         Some(next) => done(lock_updated(rel, &next, cid, wait, tmfd)),
-        None => Marked { result, locks_kept: locks_kept && result == TM_Ok },
+        None => Marked {
+            result,
+            locks_kept: locks_kept && result == TM_Ok,
+        },
     }
 }
 
@@ -340,14 +431,28 @@ unsafe fn mark_row(
 /// them, or an UPDATE of its key, waits for this transaction. Fails as heap's does when one
 /// of them is gone (`TM_Updated` naming the next version, or `TM_Deleted`), for the caller to
 /// follow or report.
-unsafe fn lock_updated(rel: pg_sys::Relation, next: &pg_sys::ItemPointerData, cid: pg_sys::CommandId, wait: Wait, tmfd: *mut pg_sys::TM_FailureData) -> pg_sys::TM_Result::Type {
+unsafe fn lock_updated(
+    rel: pg_sys::Relation,
+    next: &pg_sys::ItemPointerData,
+    cid: pg_sys::CommandId,
+    wait: Wait,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
     if tid::is_moved_partitions(next) {
         return pg_sys::TM_Result::TM_Ok;
     }
-    let req = Request { mode: Mode::KeyShare, cid, wait, doing: Doing::Lock, follow_updates: true };
+    let req = Request {
+        mode: Mode::KeyShare,
+        cid,
+        wait,
+        doing: Doing::Lock,
+        follow_updates: true,
+    };
     match mark_row(rel, next, req, tmfd, || Ok(None)).result {
         // (this transaction's own new version, or one it deleted: nothing more to lock)
-        pg_sys::TM_Result::TM_SelfModified | pg_sys::TM_Result::TM_Invisible => pg_sys::TM_Result::TM_Ok,
+        pg_sys::TM_Result::TM_SelfModified | pg_sys::TM_Result::TM_Invisible => {
+            pg_sys::TM_Result::TM_Ok
+        }
         result => result,
     }
 }
@@ -371,7 +476,11 @@ unsafe fn failed(
 /// What a foreign-key check under REPEATABLE READ or SERIALIZABLE (`crosscheck`) must find
 /// of the row at `tid` before changing it: a row that snapshot does not see counts as changed
 /// concurrently, as heap has it.
-fn crosschecked(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, crosscheck: pg_sys::Snapshot) -> Result<(), pg_sys::TM_Result::Type> {
+fn crosschecked(
+    rel: pg_sys::Relation,
+    tid: &pg_sys::ItemPointerData,
+    crosscheck: pg_sys::Snapshot,
+) -> Result<(), pg_sys::TM_Result::Type> {
     if crosscheck.is_null() || fetch::row_visible(rel, tid, crosscheck) {
         Ok(())
     } else {
@@ -394,8 +503,17 @@ pub unsafe fn delete(
     publication::check_write(rel, Change::Delete);
     let wait = if wait { Wait::Block } else { Wait::Skip };
     let moved = changing_part.then_some(Successor::OtherPartition);
-    let req = Request { mode: Mode::Delete, cid, wait, doing: Doing::Delete, follow_updates: false };
-    let result = mark_row(rel, &*tid, req, tmfd, || crosschecked(rel, &*tid, crosscheck).map(|()| moved)).result;
+    let req = Request {
+        mode: Mode::Delete,
+        cid,
+        wait,
+        doing: Doing::Delete,
+        follow_updates: false,
+    };
+    let result = mark_row(rel, &*tid, req, tmfd, || {
+        crosschecked(rel, &*tid, crosscheck).map(|()| moved)
+    })
+    .result;
     if result == pg_sys::TM_Result::TM_Ok {
         // counted as heap's deletes are: autovacuum visits the table after enough of them
         pg_sys::pgstat_count_heap_delete(rel);
@@ -407,7 +525,12 @@ pub unsafe fn delete(
 /// relation's key-column bitmap: attribute numbers offset by
 /// `FirstLowInvalidHeapAttributeNumber`). Values are compared by their bytes, as heap does; a
 /// row that cannot be read counts as changed.
-unsafe fn changes_key(rel: pg_sys::Relation, otid: pg_sys::ItemPointer, slot: *mut pg_sys::TupleTableSlot, keys: *mut pg_sys::Bitmapset) -> bool {
+unsafe fn changes_key(
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    keys: *mut pg_sys::Bitmapset,
+) -> bool {
     let old = pg_sys::table_slot_create(rel, std::ptr::null_mut());
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
     let mut changed = !fetch::fetch_row_version(rel, otid, any, old);
@@ -430,7 +553,12 @@ unsafe fn changes_key(rel: pg_sys::Relation, otid: pg_sys::ItemPointer, slot: *m
             let attr = &*crate::compat::tuple_desc_attr((*rel).rd_att, i);
             let same = match (a_null, b_null) {
                 (true, true) => true,
-                (false, false) => pg_sys::datumIsEqual(*(*old).tts_values.add(i), *(*slot).tts_values.add(i), attr.attbyval, attr.attlen.into()),
+                (false, false) => pg_sys::datumIsEqual(
+                    *(*old).tts_values.add(i),
+                    *(*slot).tts_values.add(i),
+                    attr.attbyval,
+                    attr.attlen.into(),
+                ),
                 _ => false,
             };
             if !same {
@@ -461,17 +589,27 @@ pub unsafe fn update(
     lockmode: *mut pg_sys::LockTupleMode::Type,
 ) -> pg_sys::TM_Result::Type {
     publication::check_write(rel, Change::Update);
-    let keys = pg_sys::RelationGetIndexAttrBitmap(rel, pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY);
+    let keys =
+        pg_sys::RelationGetIndexAttrBitmap(rel, pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY);
     let key_changed = !keys.is_null() && changes_key(rel, otid, slot, keys);
     pg_sys::bms_free(keys);
     let (mode, lock) = if key_changed {
         (Mode::Delete, pg_sys::LockTupleMode::LockTupleExclusive)
     } else {
-        (Mode::NoKeyDelete, pg_sys::LockTupleMode::LockTupleNoKeyExclusive)
+        (
+            Mode::NoKeyDelete,
+            pg_sys::LockTupleMode::LockTupleNoKeyExclusive,
+        )
     };
     *lockmode = lock;
     let wait = if wait { Wait::Block } else { Wait::Skip };
-    let req = Request { mode, cid, wait, doing: Doing::Update, follow_updates: false };
+    let req = Request {
+        mode,
+        cid,
+        wait,
+        doing: Doing::Update,
+        follow_updates: false,
+    };
     let marked = mark_row(rel, &*otid, req, tmfd, || {
         crosschecked(rel, &*otid, crosscheck)?;
         write::insert(rel, &[slot], cid);
@@ -523,9 +661,13 @@ pub unsafe fn lock(
     loop {
         let result = match fetch::fetch_for_change(rel, &*tid, cid, slot) {
             fetch::ForChange::Found => mark_row(rel, &*tid, req, tmfd, || Ok(None)).result,
-            fetch::ForChange::Invisible | fetch::ForChange::Missing => {
-                failed(tmfd, pg_sys::TM_Result::TM_Invisible, *tid, pg_sys::InvalidTransactionId, pg_sys::InvalidCommandId)
-            }
+            fetch::ForChange::Invisible | fetch::ForChange::Missing => failed(
+                tmfd,
+                pg_sys::TM_Result::TM_Invisible,
+                *tid,
+                pg_sys::InvalidTransactionId,
+                pg_sys::InvalidCommandId,
+            ),
         };
         (*tmfd).traversed = traversed;
         if result != pg_sys::TM_Result::TM_Updated || !follow {
@@ -550,16 +692,30 @@ pub unsafe fn lock(
 /// and keeps the last one the snapshot sees. A REPEATABLE READ `WHERE CURRENT OF` so meets
 /// the version its snapshot has, which a concurrent UPDATE changed: a serialization failure,
 /// not a row the snapshot cannot see.
-pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) {
-    let Some(storage_id) = meta::storage_id(rel) else { return };
+pub unsafe fn latest_version(
+    rel: pg_sys::Relation,
+    tid: &mut pg_sys::ItemPointerData,
+    snapshot: pg_sys::Snapshot,
+) {
+    let Some(storage_id) = meta::storage_id(rel) else {
+        return;
+    };
     let mut at = *tid;
     // (row numbers only grow along a chain: a damaged catalog cannot make it a loop)
     loop {
-        let Some(row) = tid::from_tid(&at) else { return };
+        let Some(row) = tid::from_tid(&at) else {
+            return;
+        };
         if fetch::row_visible(rel, &at, snapshot) {
             *tid = at;
         }
-        let next = marks::of_row(storage_id, row).into_iter().find_map(|m| if m.mode.deletes() { m.successor } else { None });
+        let next = marks::of_row(storage_id, row).into_iter().find_map(|m| {
+            if m.mode.deletes() {
+                m.successor
+            } else {
+                None
+            }
+        });
         match next {
             Some(Successor::Row(successor)) if successor > row => at = tid::to_tid(successor),
             // (the newest version in this table, as heap stops there too)
@@ -575,12 +731,26 @@ pub unsafe fn latest_version(rel: pg_sys::Relation, tid: &mut pg_sys::ItemPointe
 /// token is not kept, so another session whose unique check meets the row before it is
 /// taken back waits for this transaction, where heap would let it go once the row is: the
 /// same outcome, possibly later.
-pub unsafe fn complete_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, succeeded: bool) {
+pub unsafe fn complete_speculative(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    succeeded: bool,
+) {
     if succeeded {
         return;
     }
-    let (Some(row), Some(storage_id)) = (tid::from_tid(&(*slot).tts_tid), meta::storage_id(rel)) else {
-        pgrx::error!("pg_columnar: an INSERT ... ON CONFLICT into \"{}\" took back a row it did not insert", crate::storage::relation_name(rel))
+    let (Some(row), Some(storage_id)) = (tid::from_tid(&(*slot).tts_tid), meta::storage_id(rel))
+    else {
+        pgrx::error!(
+            "pg_columnar: an INSERT ... ON CONFLICT into \"{}\" took back a row it did not insert",
+            crate::storage::relation_name(rel)
+        )
     };
-    marks::insert(storage_id, row, Mode::Killed, None, pg_sys::GetCurrentCommandId(true));
+    marks::insert(
+        storage_id,
+        row,
+        Mode::Killed,
+        None,
+        pg_sys::GetCurrentCommandId(true),
+    );
 }

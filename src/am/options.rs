@@ -19,7 +19,10 @@
 use std::ffi::{CStr, CString};
 
 use pgrx::pg_sys;
-use pgrx::PgSqlErrorCode::{ERRCODE_DATATYPE_MISMATCH, ERRCODE_INVALID_PARAMETER_VALUE, ERRCODE_UNDEFINED_COLUMN, ERRCODE_WRONG_OBJECT_TYPE};
+use pgrx::PgSqlErrorCode::{
+    ERRCODE_DATATYPE_MISMATCH, ERRCODE_INVALID_PARAMETER_VALUE, ERRCODE_UNDEFINED_COLUMN,
+    ERRCODE_WRONG_OBJECT_TYPE,
+};
 
 use super::routine::is_columnar;
 
@@ -34,7 +37,11 @@ type Change = Option<String>;
 /// an error, as PostgreSQL's own parameters are).
 unsafe fn our_option(def: *mut pg_sys::DefElem) -> Option<()> {
     let name = CStr::from_ptr((*def).defname).to_string_lossy();
-    let namespace = (!(*def).defnamespace.is_null()).then(|| CStr::from_ptr((*def).defnamespace).to_string_lossy().into_owned());
+    let namespace = (!(*def).defnamespace.is_null()).then(|| {
+        CStr::from_ptr((*def).defnamespace)
+            .to_string_lossy()
+            .into_owned()
+    });
     let full = match namespace {
         Some(ns) if ns == NAMESPACE => format!("{ns}.{name}"),
         Some(_) => return None,
@@ -43,7 +50,12 @@ unsafe fn our_option(def: *mut pg_sys::DefElem) -> Option<()> {
         None => return None,
     };
     if full != STORED_NAME {
-        pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{full}\""), "pg_columnar's table option is pg_columnar.sort_key.");
+        pgrx::ereport!(
+            ERROR,
+            ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("unrecognized parameter \"{full}\""),
+            "pg_columnar's table option is pg_columnar.sort_key."
+        );
     }
     Some(())
 }
@@ -66,25 +78,46 @@ unsafe fn take_ours(list: &mut *mut pg_sys::List, reset: bool) -> Option<Change>
 
 unsafe fn def_value(def: *mut pg_sys::DefElem) -> String {
     if (*def).arg.is_null() {
-        pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, "pg_columnar.sort_key needs a value: the key's columns, as in 'hostname, time'");
+        pgrx::ereport!(
+            ERROR,
+            ERRCODE_INVALID_PARAMETER_VALUE,
+            "pg_columnar.sort_key needs a value: the key's columns, as in 'hostname, time'"
+        );
     }
-    CStr::from_ptr(pg_sys::defGetString(def)).to_string_lossy().into_owned()
+    CStr::from_ptr(pg_sys::defGetString(def))
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The options in `pg_class.reloptions` of `relid`, as (name, value).
 unsafe fn stored(relid: pg_sys::Oid) -> Vec<(String, String)> {
-    let tuple = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, pg_sys::Datum::from(relid));
+    let tuple = pg_sys::SearchSysCache1(
+        pg_sys::SysCacheIdentifier::RELOID as i32,
+        pg_sys::Datum::from(relid),
+    );
     if tuple.is_null() {
         return Vec::new();
     }
     let mut isnull = false;
-    let datum = pg_sys::SysCacheGetAttr(pg_sys::SysCacheIdentifier::RELOID as i32, tuple, pg_sys::Anum_pg_class_reloptions as pg_sys::AttrNumber, &mut isnull);
+    let datum = pg_sys::SysCacheGetAttr(
+        pg_sys::SysCacheIdentifier::RELOID as i32,
+        tuple,
+        pg_sys::Anum_pg_class_reloptions as pg_sys::AttrNumber,
+        &mut isnull,
+    );
     let out = if isnull {
         Vec::new()
     } else {
         pgrx::PgList::<pg_sys::DefElem>::from_pg(pg_sys::untransformRelOptions(datum))
             .iter_ptr()
-            .map(|d| (CStr::from_ptr((*d).defname).to_string_lossy().into_owned(), CStr::from_ptr(pg_sys::defGetString(d)).to_string_lossy().into_owned()))
+            .map(|d| {
+                (
+                    CStr::from_ptr((*d).defname).to_string_lossy().into_owned(),
+                    CStr::from_ptr(pg_sys::defGetString(d))
+                        .to_string_lossy()
+                        .into_owned(),
+                )
+            })
             .collect()
     };
     pg_sys::ReleaseSysCache(tuple);
@@ -94,10 +127,22 @@ unsafe fn stored(relid: pg_sys::Oid) -> Vec<(String, String)> {
 /// Writes `options` as `pg_class.reloptions` of `relid` (NULL if none), visible to the
 /// rest of the statement.
 unsafe fn store(relid: pg_sys::Oid, options: &[(String, String)]) {
-    let class = pg_sys::table_open(pg_sys::RelationRelationId, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
-    let tuple = pg_sys::SearchSysCacheCopy(pg_sys::SysCacheIdentifier::RELOID as i32, pg_sys::Datum::from(relid), pg_sys::Datum::from(0), pg_sys::Datum::from(0), pg_sys::Datum::from(0));
+    let class = pg_sys::table_open(
+        pg_sys::RelationRelationId,
+        pg_sys::RowExclusiveLock as pg_sys::LOCKMODE,
+    );
+    let tuple = pg_sys::SearchSysCacheCopy(
+        pg_sys::SysCacheIdentifier::RELOID as i32,
+        pg_sys::Datum::from(relid),
+        pg_sys::Datum::from(0),
+        pg_sys::Datum::from(0),
+        pg_sys::Datum::from(0),
+    );
     if tuple.is_null() {
-        pgrx::error!("pg_columnar: cache lookup failed for relation {}", u32::from(relid));
+        pgrx::error!(
+            "pg_columnar: cache lookup failed for relation {}",
+            u32::from(relid)
+        );
     }
     let natts = pg_sys::Natts_pg_class as usize;
     let mut values = vec![pg_sys::Datum::from(0); natts];
@@ -115,10 +160,23 @@ unsafe fn store(relid: pg_sys::Oid, options: &[(String, String)]) {
                 pg_sys::Datum::from(pg_sys::cstring_to_text(s.as_ptr()))
             })
             .collect();
-        let array = pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, pg_sys::TEXTOID, -1, false, pg_sys::TYPALIGN_INT as std::ffi::c_char);
+        let array = pg_sys::construct_array(
+            elems.as_mut_ptr(),
+            elems.len() as i32,
+            pg_sys::TEXTOID,
+            -1,
+            false,
+            pg_sys::TYPALIGN_INT as std::ffi::c_char,
+        );
         values[at] = pg_sys::Datum::from(array);
     }
-    let new = pg_sys::heap_modify_tuple(tuple, (*class).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr(), replace.as_mut_ptr());
+    let new = pg_sys::heap_modify_tuple(
+        tuple,
+        (*class).rd_att,
+        values.as_mut_ptr(),
+        nulls.as_mut_ptr(),
+        replace.as_mut_ptr(),
+    );
     pg_sys::CatalogTupleUpdate(class, &mut (*new).t_self, new);
     pg_sys::heap_freetuple(new);
     pg_sys::heap_freetuple(tuple);
@@ -128,12 +186,18 @@ unsafe fn store(relid: pg_sys::Oid, options: &[(String, String)]) {
 
 /// The stored sort key of `relid`, as written (`None`: none).
 unsafe fn stored_key(relid: pg_sys::Oid) -> Option<String> {
-    stored(relid).into_iter().find(|(n, _)| n == STORED_NAME).map(|(_, v)| v)
+    stored(relid)
+        .into_iter()
+        .find(|(n, _)| n == STORED_NAME)
+        .map(|(_, v)| v)
 }
 
 /// Sets (`Some`) or removes the stored sort key of `relid`, keeping its other options.
 unsafe fn store_key(relid: pg_sys::Oid, key: Option<&str>) {
-    let mut options: Vec<(String, String)> = stored(relid).into_iter().filter(|(n, _)| n != STORED_NAME).collect();
+    let mut options: Vec<(String, String)> = stored(relid)
+        .into_iter()
+        .filter(|(n, _)| n != STORED_NAME)
+        .collect();
     if let Some(k) = key {
         options.push((STORED_NAME.to_string(), k.to_string()));
     }
@@ -149,7 +213,12 @@ unsafe fn key_names(key: &str) -> Option<Vec<String>> {
     if !pg_sys::SplitIdentifierString(copy, b',' as std::ffi::c_char, &mut list) {
         return None;
     }
-    Some(pgrx::PgList::<std::ffi::c_char>::from_pg(list).iter_ptr().map(|p| CStr::from_ptr(p).to_string_lossy().into_owned()).collect())
+    Some(
+        pgrx::PgList::<std::ffi::c_char>::from_pg(list)
+            .iter_ptr()
+            .map(|p| CStr::from_ptr(p).to_string_lossy().into_owned())
+            .collect(),
+    )
 }
 
 /// Why column `attnum` of `relid` cannot be a key column (`None`: it can). The writer
@@ -159,25 +228,49 @@ unsafe fn key_names(key: &str) -> Option<Vec<String>> {
 unsafe fn unsortable(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> Option<String> {
     let ty = pg_sys::get_atttype(relid, attnum);
     let base = pg_sys::getBaseType(ty);
-    let bytewise = [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BPCHAROID, pg_sys::BYTEAOID, pg_sys::NAMEOID, pg_sys::UUIDOID];
+    let bytewise = [
+        pg_sys::TEXTOID,
+        pg_sys::VARCHAROID,
+        pg_sys::BPCHAROID,
+        pg_sys::BYTEAOID,
+        pg_sys::NAMEOID,
+        pg_sys::UUIDOID,
+    ];
     if pg_sys::get_typbyval(base) || bytewise.contains(&base) {
         return None;
     }
-    Some(CStr::from_ptr(pg_sys::format_type_be(ty)).to_string_lossy().into_owned())
+    Some(
+        CStr::from_ptr(pg_sys::format_type_be(ty))
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// Checks a key against the columns of `relid` and returns it as it is stored: each column
 /// once, quoted where needed, separated by ", ".
 unsafe fn validated(relid: pg_sys::Oid, key: &str) -> String {
-    let Some(names) = key_names(key).filter(|n| !n.is_empty() && n.iter().all(|s| !s.is_empty())) else {
-        pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, format!("invalid pg_columnar.sort_key \"{key}\""), "The key is a list of column names separated by commas, as in 'hostname, time'.");
+    let Some(names) = key_names(key).filter(|n| !n.is_empty() && n.iter().all(|s| !s.is_empty()))
+    else {
+        pgrx::ereport!(
+            ERROR,
+            ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("invalid pg_columnar.sort_key \"{key}\""),
+            "The key is a list of column names separated by commas, as in 'hostname, time'."
+        );
     };
     let mut seen = Vec::new();
     for name in &names {
         let c = CString::new(name.as_str()).expect("no NUL in a name");
         let attnum = pg_sys::get_attnum(relid, c.as_ptr());
         if attnum <= 0 {
-            pgrx::ereport!(ERROR, ERRCODE_UNDEFINED_COLUMN, format!("column \"{name}\" of pg_columnar.sort_key does not exist in \"{}\"", rel_name(relid)));
+            pgrx::ereport!(
+                ERROR,
+                ERRCODE_UNDEFINED_COLUMN,
+                format!(
+                    "column \"{name}\" of pg_columnar.sort_key does not exist in \"{}\"",
+                    rel_name(relid)
+                )
+            );
         }
         if let Some(ty) = unsortable(relid, attnum) {
             pgrx::ereport!(
@@ -188,7 +281,11 @@ unsafe fn validated(relid: pg_sys::Oid, key: &str) -> String {
             );
         }
         if seen.contains(&attnum) {
-            pgrx::ereport!(ERROR, ERRCODE_INVALID_PARAMETER_VALUE, format!("column \"{name}\" appears twice in pg_columnar.sort_key"));
+            pgrx::ereport!(
+                ERROR,
+                ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("column \"{name}\" appears twice in pg_columnar.sort_key")
+            );
         }
         seen.push(attnum);
     }
@@ -197,13 +294,21 @@ unsafe fn validated(relid: pg_sys::Oid, key: &str) -> String {
 
 /// A key of the columns `attnums` of `relid`, as stored.
 unsafe fn key_of_attnums(relid: pg_sys::Oid, attnums: &[pg_sys::AttrNumber]) -> String {
-    attnums.iter().map(|&a| key_column_name(relid, a)).collect::<Vec<_>>().join(", ")
+    attnums
+        .iter()
+        .map(|&a| key_column_name(relid, a))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Column `attnum` of `relid` as a key names it: quoted where needed (`"Key=1", "a,b"` is
 /// two columns). `pgcol.sort_order` shows stored keys the same way.
 pub(crate) unsafe fn key_column_name(relid: pg_sys::Oid, attnum: pg_sys::AttrNumber) -> String {
-    CStr::from_ptr(pg_sys::quote_identifier(pg_sys::get_attname(relid, attnum, false))).to_string_lossy().into_owned()
+    CStr::from_ptr(pg_sys::quote_identifier(pg_sys::get_attname(
+        relid, attnum, false,
+    )))
+    .to_string_lossy()
+    .into_owned()
 }
 
 /// The attribute numbers of the stored key's columns that exist (in key order).
@@ -232,8 +337,14 @@ unsafe fn rel_name(relid: pg_sys::Oid) -> String {
 pub fn sort_key(rel: pg_sys::Relation) -> Vec<usize> {
     unsafe {
         let relid = (*rel).rd_id;
-        let Some(key) = stored_key(relid) else { return Vec::new() };
-        key_attnums(relid, &key).into_iter().filter(|&a| unsortable(relid, a).is_none()).map(|a| a as usize - 1).collect()
+        let Some(key) = stored_key(relid) else {
+            return Vec::new();
+        };
+        key_attnums(relid, &key)
+            .into_iter()
+            .filter(|&a| unsortable(relid, a).is_none())
+            .map(|a| a as usize - 1)
+            .collect()
     }
 }
 
@@ -262,19 +373,30 @@ enum Target {
 /// the one to run. A statement that names our options is changed; if its tree is read-only
 /// (a cached plan's), it is a copy that is changed and run, as PostgreSQL itself copies a
 /// read-only tree before it changes it.
-pub unsafe fn before(pstmt: *mut pg_sys::PlannedStmt, read_only_tree: bool) -> (Option<Pending>, *mut pg_sys::PlannedStmt) {
+pub unsafe fn before(
+    pstmt: *mut pg_sys::PlannedStmt,
+    read_only_tree: bool,
+) -> (Option<Pending>, *mut pg_sys::PlannedStmt) {
     let stmt = (*pstmt).utilityStmt;
     if stmt.is_null() {
         return (None, pstmt);
     }
     let names_ours = match (*stmt).type_ {
-        pg_sys::NodeTag::T_CreateStmt => mentions_ours((*(stmt as *mut pg_sys::CreateStmt)).options),
-        pg_sys::NodeTag::T_AlterTableStmt => pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*(stmt as *mut pg_sys::AlterTableStmt)).cmds)
-            .iter_ptr()
-            .any(|c| is_options_cmd(c) && mentions_ours((*c).def as *mut pg_sys::List)),
+        pg_sys::NodeTag::T_CreateStmt => {
+            mentions_ours((*(stmt as *mut pg_sys::CreateStmt)).options)
+        }
+        pg_sys::NodeTag::T_AlterTableStmt => pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg(
+            (*(stmt as *mut pg_sys::AlterTableStmt)).cmds,
+        )
+        .iter_ptr()
+        .any(|c| is_options_cmd(c) && mentions_ours((*c).def as *mut pg_sys::List)),
         _ => false,
     };
-    let run = if read_only_tree && names_ours { pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt } else { pstmt };
+    let run = if read_only_tree && names_ours {
+        pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt
+    } else {
+        pstmt
+    };
     (before_statement((*run).utilityStmt), run)
 }
 
@@ -289,10 +411,24 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
             }
             let mut change = take_ours(&mut (*c).options, false);
             // CREATE TABLE IF NOT EXISTS of a table that exists changes nothing of it
-            if (*c).if_not_exists && pg_sys::RangeVarGetRelidExtended((*c).relation, pg_sys::NoLock as pg_sys::LOCKMODE, pg_sys::RVROption::RVR_MISSING_OK, None, std::ptr::null_mut()) != pg_sys::InvalidOid {
+            if (*c).if_not_exists
+                && pg_sys::RangeVarGetRelidExtended(
+                    (*c).relation,
+                    pg_sys::NoLock as pg_sys::LOCKMODE,
+                    pg_sys::RVROption::RVR_MISSING_OK,
+                    None,
+                    std::ptr::null_mut(),
+                ) != pg_sys::InvalidOid
+            {
                 change = None;
             }
-            Some(Pending { target: Target::Created((*c).relation), change, key_before: None, hidden: None, leaves_columnar: false })
+            Some(Pending {
+                target: Target::Created((*c).relation),
+                change,
+                key_before: None,
+                hidden: None,
+                leaves_columnar: false,
+            })
         }
         pg_sys::NodeTag::T_CreateTableAsStmt => {
             let c = stmt as *mut pg_sys::CreateTableAsStmt;
@@ -311,7 +447,17 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
             if (*a).objtype != pg_sys::ObjectType::OBJECT_TABLE {
                 return None;
             }
-            let relid = pg_sys::RangeVarGetRelidExtended((*a).relation, pg_sys::NoLock as pg_sys::LOCKMODE, if (*a).missing_ok { pg_sys::RVROption::RVR_MISSING_OK } else { 0 }, None, std::ptr::null_mut());
+            let relid = pg_sys::RangeVarGetRelidExtended(
+                (*a).relation,
+                pg_sys::NoLock as pg_sys::LOCKMODE,
+                if (*a).missing_ok {
+                    pg_sys::RVROption::RVR_MISSING_OK
+                } else {
+                    0
+                },
+                None,
+                std::ptr::null_mut(),
+            );
             // a role that does not own the table gets PostgreSQL's "must be owner" before
             // anything is locked or written for our option (nothing to take out of the
             // statement: it fails at that check)
@@ -320,7 +466,9 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
             }
             let stored = stored_key(relid);
             let cmds = pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*a).cmds);
-            let names_ours = cmds.iter_ptr().any(|c| is_options_cmd(c) && mentions_ours((*c).def as *mut pg_sys::List));
+            let names_ours = cmds
+                .iter_ptr()
+                .any(|c| is_options_cmd(c) && mentions_ours((*c).def as *mut pg_sys::List));
             if stored.is_none() && !names_ours {
                 return None;
             }
@@ -332,7 +480,10 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
                     let mut list = (*cmd).def as *mut pg_sys::List;
                     // (the tree is changed only where it names ours: see `before`)
                     if names_ours {
-                        if let Some(c) = take_ours(&mut list, (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions) {
+                        if let Some(c) = take_ours(
+                            &mut list,
+                            (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions,
+                        ) {
                             change = Some(c);
                         }
                         (*cmd).def = list as *mut pg_sys::Node;
@@ -343,7 +494,8 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
                     other_options = true;
                 }
                 if (*cmd).subtype == pg_sys::AlterTableType::AT_SetAccessMethod {
-                    let columnar = !(*cmd).name.is_null() && CStr::from_ptr((*cmd).name).to_bytes() == b"pg_columnar";
+                    let columnar = !(*cmd).name.is_null()
+                        && CStr::from_ptr((*cmd).name).to_bytes() == b"pg_columnar";
                     to_columnar |= columnar;
                     leaves_columnar |= !columnar;
                 }
@@ -365,7 +517,8 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
             // under the lock the statement takes (PostgreSQL takes it once, at its start)
             let early_key = to_columnar && !other_options && pending.change.is_some();
             if early_key || (other_options && stored.is_some()) {
-                let level = pg_sys::AlterTableGetLockLevel((*a).cmds).max(pg_sys::ShareUpdateExclusiveLock as pg_sys::LOCKMODE);
+                let level = pg_sys::AlterTableGetLockLevel((*a).cmds)
+                    .max(pg_sys::ShareUpdateExclusiveLock as pg_sys::LOCKMODE);
                 pg_sys::LockRelationOid(relid, level);
             }
             // a key set with SET ACCESS METHOD pg_columnar is stored first, so that the
@@ -386,26 +539,50 @@ unsafe fn before_statement(stmt: *mut pg_sys::Node) -> Option<Pending> {
         }
         pg_sys::NodeTag::T_RenameStmt => {
             let r = stmt as *mut pg_sys::RenameStmt;
-            if (*r).renameType != pg_sys::ObjectType::OBJECT_COLUMN || (*r).relationType != pg_sys::ObjectType::OBJECT_TABLE || (*r).relation.is_null() {
+            if (*r).renameType != pg_sys::ObjectType::OBJECT_COLUMN
+                || (*r).relationType != pg_sys::ObjectType::OBJECT_TABLE
+                || (*r).relation.is_null()
+            {
                 return None;
             }
-            let relid = pg_sys::RangeVarGetRelidExtended((*r).relation, pg_sys::NoLock as pg_sys::LOCKMODE, if (*r).missing_ok { pg_sys::RVROption::RVR_MISSING_OK } else { 0 }, None, std::ptr::null_mut());
+            let relid = pg_sys::RangeVarGetRelidExtended(
+                (*r).relation,
+                pg_sys::NoLock as pg_sys::LOCKMODE,
+                if (*r).missing_ok {
+                    pg_sys::RVROption::RVR_MISSING_OK
+                } else {
+                    0
+                },
+                None,
+                std::ptr::null_mut(),
+            );
             if relid == pg_sys::InvalidOid || !crate::compat::owns_relation(relid) {
                 return None;
             }
             let key = stored_key(relid)?;
-            Some(Pending { target: Target::Existing(relid), change: None, key_before: Some(key_attnums(relid, &key)), hidden: None, leaves_columnar: false })
+            Some(Pending {
+                target: Target::Existing(relid),
+                change: None,
+                key_before: Some(key_attnums(relid, &key)),
+                hidden: None,
+                leaves_columnar: false,
+            })
         }
         _ => None,
     }
 }
 
 unsafe fn is_options_cmd(cmd: *mut pg_sys::AlterTableCmd) -> bool {
-    matches!((*cmd).subtype, pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions)
+    matches!(
+        (*cmd).subtype,
+        pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions
+    )
 }
 
 unsafe fn mentions_ours(list: *mut pg_sys::List) -> bool {
-    pgrx::PgList::<pg_sys::DefElem>::from_pg(list).iter_ptr().any(|d| our_option(d).is_some())
+    pgrx::PgList::<pg_sys::DefElem>::from_pg(list)
+        .iter_ptr()
+        .any(|d| our_option(d).is_some())
 }
 
 /// Sets or removes the key of `relid` (validated against its columns); `becoming`: the
@@ -435,7 +612,13 @@ unsafe fn apply(relid: pg_sys::Oid, key: Option<&str>, becoming: bool) {
 /// After PostgreSQL ran the statement [`before`] prepared.
 pub unsafe fn after(p: Pending) {
     let relid = match p.target {
-        Target::Created(rv) => pg_sys::RangeVarGetRelidExtended(rv, pg_sys::NoLock as pg_sys::LOCKMODE, 0, None, std::ptr::null_mut()),
+        Target::Created(rv) => pg_sys::RangeVarGetRelidExtended(
+            rv,
+            pg_sys::NoLock as pg_sys::LOCKMODE,
+            0,
+            None,
+            std::ptr::null_mut(),
+        ),
         Target::Existing(relid) => relid,
     };
     if let Some(key) = p.hidden {
@@ -457,7 +640,9 @@ pub unsafe fn after(p: Pending) {
             .filter(|&a| {
                 // a dropped column keeps its number under another name, which finds nothing
                 let name = pg_sys::get_attname(relid, a, true);
-                !name.is_null() && pg_sys::get_attnum(relid, name) == a && unsortable(relid, a).is_none()
+                !name.is_null()
+                    && pg_sys::get_attnum(relid, name) == a
+                    && unsortable(relid, a).is_none()
             })
             .collect();
         if now.len() < before.len() {
@@ -502,7 +687,9 @@ impl Drop for HookActive {
 /// utility hook did not see. The parse tree it is given is the statement's own copy, which
 /// PostgreSQL goes on to run.
 pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
-    let Some(data) = super::ddl::event_trigger_data(fcinfo) else { return };
+    let Some(data) = super::ddl::event_trigger_data(fcinfo) else {
+        return;
+    };
     if HOOK_DEPTH.with(|d| d.get()) > 0 {
         return;
     }
@@ -513,7 +700,8 @@ pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
             TRIGGER_PENDING.with(|t| *t.borrow_mut() = pending.map(|p| (tree as usize, p)));
         }
         b"ddl_command_end" => {
-            let pending = TRIGGER_PENDING.with(|t| t.borrow_mut().take_if(|(k, _)| *k == tree as usize));
+            let pending =
+                TRIGGER_PENDING.with(|t| t.borrow_mut().take_if(|(k, _)| *k == tree as usize));
             if let Some((_, p)) = pending {
                 after(p);
             }

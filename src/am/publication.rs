@@ -91,7 +91,8 @@ pub fn check_write(rel: pg_sys::Relation, change: Change) {
 fn refuse_write(rel: pg_sys::Relation, change: Change) -> ! {
     let relid = unsafe { (*rel).rd_id };
     let name = crate::storage::relation_name(rel);
-    let publications = covering_publications(relid, change).unwrap_or_else(|| "a publication".into());
+    let publications =
+        covering_publications(relid, change).unwrap_or_else(|| "a publication".into());
     report(
         pgrx::PgLogLevel::ERROR,
         format!("cannot {} pg_columnar table \"{name}\": it is published by {publications}", change.verb()),
@@ -103,10 +104,14 @@ fn refuse_write(rel: pg_sys::Relation, change: Change) -> ! {
 
 /// Raises a report with a detail and a hint.
 fn report(level: pgrx::PgLogLevel, message: String, detail: String, hint: &str) {
-    pgrx::pg_sys::panic::ErrorReport::new(ERRCODE_FEATURE_NOT_SUPPORTED, message, pgrx::function_name!())
-        .set_detail(detail)
-        .set_hint(hint)
-        .report(level);
+    pgrx::pg_sys::panic::ErrorReport::new(
+        ERRCODE_FEATURE_NOT_SUPPORTED,
+        message,
+        pgrx::function_name!(),
+    )
+    .set_detail(detail)
+    .set_hint(hint)
+    .report(level);
 }
 
 /// SQL over a publication `p`: whether it covers the table whose own oid and ancestors' the
@@ -134,9 +139,18 @@ fn covering_publications(relid: pg_sys::Oid, change: Change) -> Option<String> {
         change.column(),
         covers("(SELECT $1 UNION SELECT relid FROM pg_catalog.pg_partition_ancestors($1))")
     );
-    let list = pgrx::Spi::get_one_with_args::<String>(&query, &[relid.into()]).ok().flatten()?;
+    let list = pgrx::Spi::get_one_with_args::<String>(&query, &[relid.into()])
+        .ok()
+        .flatten()?;
     let plural = list.contains("\", \"");
-    Some(format!("{} {list}", if plural { "publications" } else { "publication" }))
+    Some(format!(
+        "{} {list}",
+        if plural {
+            "publications"
+        } else {
+            "publication"
+        }
+    ))
 }
 
 /// The event trigger `pgcol.check_publications`, at `ddl_command_end` of a statement that
@@ -144,7 +158,9 @@ fn covering_publications(relid: pg_sys::Oid, change: Change) -> Option<String> {
 /// by name (directly or through a partitioned table), a WARNING if a publication of all
 /// tables or of schemas it created or changed covers one.
 pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
-    let Some(data) = super::ddl::event_trigger_data(fcinfo) else { return };
+    let Some(data) = super::ddl::event_trigger_data(fcinfo) else {
+        return;
+    };
     let tree = (*data).parsetree;
     if tree.is_null() {
         return;
@@ -164,7 +180,11 @@ pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
             let s = tree as *mut pg_sys::AlterTableStmt;
             let cmds = pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*s).cmds);
             let adds = cmds.iter_ptr().any(|c| {
-                matches!((*c).subtype, pg_sys::AlterTableType::AT_SetAccessMethod | pg_sys::AlterTableType::AT_AttachPartition)
+                matches!(
+                    (*c).subtype,
+                    pg_sys::AlterTableType::AT_SetAccessMethod
+                        | pg_sys::AlterTableType::AT_AttachPartition
+                )
             });
             if adds {
                 relation_members((*s).relation);
@@ -228,11 +248,20 @@ unsafe fn relation_members(relation: *mut pg_sys::RangeVar) {
     if relation.is_null() {
         return;
     }
-    let relid = pg_sys::RangeVarGetRelidExtended(relation, pg_sys::NoLock as pg_sys::LOCKMODE, pg_sys::RVROption::RVR_MISSING_OK, None, std::ptr::null_mut());
+    let relid = pg_sys::RangeVarGetRelidExtended(
+        relation,
+        pg_sys::NoLock as pg_sys::LOCKMODE,
+        pg_sys::RVROption::RVR_MISSING_OK,
+        None,
+        std::ptr::null_mut(),
+    );
     if relid == pg_sys::InvalidOid {
         return;
     }
-    if let Some(found) = listed_columnar("t.oid IN (SELECT $2 UNION SELECT relid FROM pg_catalog.pg_partition_tree($2))", relid.into()) {
+    if let Some(found) = listed_columnar(
+        "t.oid IN (SELECT $2 UNION SELECT relid FROM pg_catalog.pg_partition_tree($2))",
+        relid.into(),
+    ) {
         refuse_member(found);
     }
 }
@@ -240,7 +269,9 @@ unsafe fn relation_members(relation: *mut pg_sys::RangeVar) {
 /// Warns that the publication `pubname`, by all tables or by schemas, covers pg_columnar
 /// tables whose writes it now refuses (if it publishes inserts, updates or deletes).
 unsafe fn warn_covered(pubname: *const std::ffi::c_char) {
-    let Some(am) = super::routine::am_oid() else { return };
+    let Some(am) = super::routine::am_oid() else {
+        return;
+    };
     if pubname.is_null() {
         return;
     }
@@ -252,8 +283,20 @@ unsafe fn warn_covered(pubname: *const std::ffi::c_char) {
            AND (p.pubinsert OR p.pubupdate OR p.pubdelete) AND {}",
         covers("(SELECT c.oid UNION SELECT relid FROM pg_catalog.pg_partition_ancestors(c.oid))")
     );
-    let Ok((Some(tables), Some(n))) = pgrx::Spi::get_two_with_args::<String, i64>(&query, &[am.into(), name.clone().into()]) else { return };
-    let list = if n > 10 { format!("{} and {} more", tables.split(", ").take(10).collect::<Vec<_>>().join(", "), n - 10) } else { tables };
+    let Ok((Some(tables), Some(n))) =
+        pgrx::Spi::get_two_with_args::<String, i64>(&query, &[am.into(), name.clone().into()])
+    else {
+        return;
+    };
+    let list = if n > 10 {
+        format!(
+            "{} and {} more",
+            tables.split(", ").take(10).collect::<Vec<_>>().join(", "),
+            n - 10
+        )
+    } else {
+        tables
+    };
     report(
         pgrx::PgLogLevel::WARNING,
         format!("publication \"{name}\" covers pg_columnar tables, which will refuse the writes it publishes: {list}"),

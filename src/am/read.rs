@@ -6,7 +6,10 @@ use std::rc::Rc;
 
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{self, StripeDirectory};
-use pg_columnar_codec::{unpack_row, unpack_vector, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector, MAX_ROWS};
+use pg_columnar_codec::{
+    unpack_row, unpack_vector, ColumnContext, SharedDictionary, SymbolTable, Unpacked, Vector,
+    MAX_ROWS,
+};
 use pgrx::pg_sys;
 
 use super::datum::{ColumnType, DatumVector};
@@ -58,14 +61,27 @@ impl RowOrder {
 }
 
 fn stripe_error(pages: &PageReader, row: &StripeRow, what: impl std::fmt::Display) -> ! {
-    corrupt(pages.rel(), format!("stripe at row {} (block {}): {what}", row.first_row, row.first_block))
+    corrupt(
+        pages.rel(),
+        format!(
+            "stripe at row {} (block {}): {what}",
+            row.first_row, row.first_block
+        ),
+    )
 }
 
 /// Reads the header and directory of the stripe `row` into `buf`, checked against the
 /// catalog's length and checksum.
 fn read_directory(pages: &mut PageReader, row: &StripeRow, buf: &mut Vec<u8>) {
     if row.prefix_length < stripe::HEADER_LEN as u64 || row.prefix_length > row.byte_length {
-        stripe_error(pages, row, format!("catalog gives a directory of {} bytes in {}", row.prefix_length, row.byte_length));
+        stripe_error(
+            pages,
+            row,
+            format!(
+                "catalog gives a directory of {} bytes in {}",
+                row.prefix_length, row.byte_length
+            ),
+        );
     }
     pages.read(row.first_block, 0, row.prefix_length as usize, buf);
     if xxhash_rust::xxh3::xxh3_64(buf) != row.prefix_checksum {
@@ -130,7 +146,11 @@ struct Kept<K, V> {
 
 impl<K: PartialEq, V> Kept<K, V> {
     const fn new(limit: usize) -> Kept<K, V> {
-        Kept { entries: Vec::new(), bytes: 0, limit }
+        Kept {
+            entries: Vec::new(),
+            bytes: 0,
+            limit,
+        }
     }
 
     /// The entry of `key`, made the most recently used.
@@ -143,7 +163,10 @@ impl<K: PartialEq, V> Kept<K, V> {
 
     /// The bytes the entry of `key` is counted as, if there is one.
     fn size_of(&self, key: &K) -> Option<usize> {
-        self.entries.iter().find(|(k, _, _)| k == key).map(|(_, _, size)| *size)
+        self.entries
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, _, size)| *size)
     }
 
     /// Keeps `value` under `key` (replacing the entry there), forgetting the least recently
@@ -165,7 +188,10 @@ impl<K: PartialEq, V> Kept<K, V> {
 
 /// Adds one to the first of the pair of counters `counts` if `first`, else to the second
 /// (a kept store's hits and misses, rows decoded alone and vectors decoded whole).
-pub fn count_either(counts: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)>>, first: bool) {
+pub fn count_either(
+    counts: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)>>,
+    first: bool,
+) {
     counts.with(|c| {
         let (a, b) = c.get();
         c.set(if first { (a + 1, b) } else { (a, b + 1) });
@@ -185,10 +211,12 @@ pub fn kept_stats() -> (usize, usize, u64, u64) {
 /// statement (an UPDATE's index scan and its fetch of each old row) read the same stripes at
 /// once.
 pub fn kept(row: &StripeRow) -> Option<LoadedStripe> {
-    let found = KEPT.with_borrow_mut(|k| k.get(&StripeKey::of(row)).cloned()).map(|mut stripe| {
-        stripe.row = row.clone();
-        stripe
-    });
+    let found = KEPT
+        .with_borrow_mut(|k| k.get(&StripeKey::of(row)).cloned())
+        .map(|mut stripe| {
+            stripe.row = row.clone();
+            stripe
+        });
     count_either(&KEPT_HITS, found.is_some());
     found
 }
@@ -218,7 +246,12 @@ fn next_serial() -> u64 {
 /// (`stripe::outline_column`): this costs a small part of loading the stripe. What is found
 /// is kept for the backend's later asks ([`KEPT_DICTIONARIES`]): PgColumnarTopN asks it of
 /// every stripe of the table that it may leave out, on every run.
-pub fn column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> ColumnDictionary {
+pub fn column_dictionary(
+    pages: &mut PageReader,
+    row: StripeRow,
+    column: usize,
+    buf: &mut Vec<u8>,
+) -> ColumnDictionary {
     let key = (StripeKey::of(&row), column);
     let kept = KEPT_DICTIONARIES.with_borrow_mut(|k| k.get(&key).cloned());
     count_either(&DICTIONARY_HITS, kept.is_some());
@@ -251,27 +284,58 @@ thread_local! {
 /// that found theirs kept and that did not.
 pub fn kept_dictionary_stats() -> (usize, u64, u64) {
     let (hits, misses) = DICTIONARY_HITS.get();
-    (KEPT_DICTIONARIES.with_borrow(|k| k.entries.len()), hits, misses)
+    (
+        KEPT_DICTIONARIES.with_borrow(|k| k.entries.len()),
+        hits,
+        misses,
+    )
 }
 
 /// [`column_dictionary`] read from the stripe, with the stored length of the dictionary.
-fn read_column_dictionary(pages: &mut PageReader, row: StripeRow, column: usize, buf: &mut Vec<u8>) -> (ColumnDictionary, usize) {
+fn read_column_dictionary(
+    pages: &mut PageReader,
+    row: StripeRow,
+    column: usize,
+    buf: &mut Vec<u8>,
+) -> (ColumnDictionary, usize) {
     read_directory(pages, &row, buf);
     let outline = match stripe::outline_column(buf, column) {
         Ok(Some(o)) => o,
         Ok(None) => return ((None, true, next_serial()), 0),
         Err(e) => stripe_error(pages, &row, e),
     };
-    let Some(entry) = outline.dictionary else { return ((None, outline.null_count > 0, next_serial()), 0) };
+    let Some(entry) = outline.dictionary else {
+        return ((None, outline.null_count > 0, next_serial()), 0);
+    };
     if entry.offset + entry.length > row.byte_length as usize {
-        stripe_error(pages, &row, format!("column {} dictionary lies past the stripe's end", column + 1));
+        stripe_error(
+            pages,
+            &row,
+            format!(
+                "column {} dictionary lies past the stripe's end",
+                column + 1
+            ),
+        );
     }
     pages.read(row.first_block, entry.offset, entry.length, buf);
     if stripe::checksum32(buf) != entry.checksum {
-        stripe_error(pages, &row, format!("column {} dictionary checksum mismatch", column + 1));
+        stripe_error(
+            pages,
+            &row,
+            format!("column {} dictionary checksum mismatch", column + 1),
+        );
     }
-    let dict = SharedDictionary::deserialize(buf).unwrap_or_else(|err| stripe_error(pages, &row, format!("column {} dictionary: {err}", column + 1)));
-    ((Some(Rc::new(dict)), outline.null_count > 0, next_serial()), entry.length)
+    let dict = SharedDictionary::deserialize(buf).unwrap_or_else(|err| {
+        stripe_error(
+            pages,
+            &row,
+            format!("column {} dictionary: {err}", column + 1),
+        )
+    });
+    (
+        (Some(Rc::new(dict)), outline.null_count > 0, next_serial()),
+        entry.length,
+    )
 }
 
 impl LoadedStripe {
@@ -294,7 +358,14 @@ impl LoadedStripe {
             );
         }
         let contexts = vec![None; dir.columns.len()];
-        LoadedStripe { serial: next_serial(), row, dir: Rc::new(dir), contexts, order: None, context_bytes: 0 }
+        LoadedStripe {
+            serial: next_serial(),
+            row,
+            dir: Rc::new(dir),
+            contexts,
+            order: None,
+            context_bytes: 0,
+        }
     }
 
     /// The row order of a sorted stripe (`None`: its rows are stored in insert order), read
@@ -307,10 +378,16 @@ impl LoadedStripe {
             for (v, e) in positions.vectors.iter().enumerate() {
                 pages.read(self.row.first_block, e.offset, e.length, buf);
                 if stripe::checksum32(buf) != e.checksum {
-                    stripe_error(pages, &self.row, format!("row position vector {v} checksum mismatch"));
+                    stripe_error(
+                        pages,
+                        &self.row,
+                        format!("row position vector {v} checksum mismatch"),
+                    );
                 }
                 stripe::decode_row_positions(buf, self.dir.vector_rows(v), rows, &mut values)
-                    .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("row position vector {v}: {err}")));
+                    .unwrap_or_else(|err| {
+                        stripe_error(pages, &self.row, format!("row position vector {v}: {err}"))
+                    });
             }
             let Some((position, offset)) = positions.orders(values) else {
                 stripe_error(pages, &self.row, "row positions name one row twice");
@@ -327,19 +404,37 @@ impl LoadedStripe {
     /// About the memory this load holds: the directory (`StripeDirectory::approx_bytes`),
     /// the contexts read (a few times their stored size) and a sorted stripe's row order.
     fn approx_bytes(&self) -> usize {
-        self.dir.approx_bytes() + 4 * self.context_bytes + self.order.as_ref().map_or(0, |o| 8 * o.position.len())
+        self.dir.approx_bytes()
+            + 4 * self.context_bytes
+            + self.order.as_ref().map_or(0, |o| 8 * o.position.len())
     }
 
     /// Reads and checks one item of a column context (FSST table or dictionary).
-    fn read_context_item(&mut self, pages: &mut PageReader, entry: stripe::ContextEntry, column: usize, what: &str, buf: &mut Vec<u8>) {
+    fn read_context_item(
+        &mut self,
+        pages: &mut PageReader,
+        entry: stripe::ContextEntry,
+        column: usize,
+        what: &str,
+        buf: &mut Vec<u8>,
+    ) {
         self.context_bytes += entry.length;
         pages.read(self.row.first_block, entry.offset, entry.length, buf);
         if stripe::checksum32(buf) != entry.checksum {
-            stripe_error(pages, &self.row, format!("column {} {what} checksum mismatch", column + 1));
+            stripe_error(
+                pages,
+                &self.row,
+                format!("column {} {what} checksum mismatch", column + 1),
+            );
         }
     }
 
-    fn context(&mut self, pages: &mut PageReader, column: usize, buf: &mut Vec<u8>) -> ColumnContext<'_> {
+    fn context(
+        &mut self,
+        pages: &mut PageReader,
+        column: usize,
+        buf: &mut Vec<u8>,
+    ) -> ColumnContext<'_> {
         self.read_context(pages, column, buf);
         self.loaded_context(column)
     }
@@ -348,16 +443,29 @@ impl LoadedStripe {
     /// [`loaded_context`](Self::loaded_context) then gives it.
     pub fn read_context(&mut self, pages: &mut PageReader, column: usize, buf: &mut Vec<u8>) {
         if self.contexts[column].is_none() {
-            let (fsst, dictionary) = (self.dir.columns[column].fsst, self.dir.columns[column].dictionary);
+            let (fsst, dictionary) = (
+                self.dir.columns[column].fsst,
+                self.dir.columns[column].dictionary,
+            );
             let fsst = fsst.map(|e| {
                 self.read_context_item(pages, e, column, "FSST table", buf);
-                SymbolTable::deserialize(buf)
-                    .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} FSST table: {err}", column + 1)))
+                SymbolTable::deserialize(buf).unwrap_or_else(|err| {
+                    stripe_error(
+                        pages,
+                        &self.row,
+                        format!("column {} FSST table: {err}", column + 1),
+                    )
+                })
             });
             let dict = dictionary.map(|e| {
                 self.read_context_item(pages, e, column, "dictionary", buf);
-                SharedDictionary::deserialize(buf)
-                    .unwrap_or_else(|err| stripe_error(pages, &self.row, format!("column {} dictionary: {err}", column + 1)))
+                SharedDictionary::deserialize(buf).unwrap_or_else(|err| {
+                    stripe_error(
+                        pages,
+                        &self.row,
+                        format!("column {} dictionary: {err}", column + 1),
+                    )
+                })
             });
             self.contexts[column] = Some(Rc::new((fsst, dict)));
         }
@@ -367,23 +475,47 @@ impl LoadedStripe {
     /// unpacked vector of it is materialized and filtered with.
     pub fn loaded_context(&self, column: usize) -> ColumnContext<'_> {
         match self.contexts[column].as_deref() {
-            Some((f, d)) => ColumnContext { fsst: f.as_ref(), dictionary: d.as_ref(), stride: None },
+            Some((f, d)) => ColumnContext {
+                fsst: f.as_ref(),
+                dictionary: d.as_ref(),
+                stride: None,
+            },
             None => ColumnContext::default(),
         }
     }
 
     /// Reads vector `v` of `column` (0-based) up to its unpacked form, checking checksum,
     /// kind and row count.
-    pub fn unpack(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Unpacked {
-        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| unpack_vector(bytes, ctx).map(|u| (u.rows, u)))
+    pub fn unpack(
+        &mut self,
+        pages: &mut PageReader,
+        column: usize,
+        v: usize,
+        expected: ColumnType,
+        buf: &mut Vec<u8>,
+    ) -> Unpacked {
+        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| {
+            unpack_vector(bytes, ctx).map(|u| (u.rows, u))
+        })
     }
 
     /// [`unpack`](Self::unpack) of row `r` of the vector alone (`codec::unpack_row`): an
     /// [`Unpacked`] of one row. The vector's checksum, kind and row count are checked as
     /// there.
     #[allow(clippy::too_many_arguments)]
-    pub fn unpack_row(&mut self, pages: &mut PageReader, column: usize, v: usize, r: usize, expected: ColumnType, buf: &mut Vec<u8>, scratch: &mut Vec<i64>) -> Unpacked {
-        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| unpack_row(bytes, ctx, r, scratch))
+    pub fn unpack_row(
+        &mut self,
+        pages: &mut PageReader,
+        column: usize,
+        v: usize,
+        r: usize,
+        expected: ColumnType,
+        buf: &mut Vec<u8>,
+        scratch: &mut Vec<i64>,
+    ) -> Unpacked {
+        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| {
+            unpack_row(bytes, ctx, r, scratch)
+        })
     }
 
     /// Reads vector `v` of `column`, checks its checksum, and unpacks it with `read`, which
@@ -395,7 +527,10 @@ impl LoadedStripe {
         v: usize,
         expected: ColumnType,
         buf: &mut Vec<u8>,
-        read: impl FnOnce(&[u8], &ColumnContext<'_>) -> pg_columnar_codec::DecodeResult<(usize, Unpacked)>,
+        read: impl FnOnce(
+            &[u8],
+            &ColumnContext<'_>,
+        ) -> pg_columnar_codec::DecodeResult<(usize, Unpacked)>,
     ) -> Unpacked {
         let entry = self.dir.vector(column, v);
         let row = self.row.clone();
@@ -404,16 +539,39 @@ impl LoadedStripe {
         let ctx = self.context(pages, column, &mut ctx_buf);
         pages.read(row.first_block, entry.offset, entry.length, buf);
         if stripe::checksum32(buf) != entry.checksum {
-            stripe_error(pages, &row, format!("column {} vector {v} checksum mismatch", column + 1));
+            stripe_error(
+                pages,
+                &row,
+                format!("column {} vector {v} checksum mismatch", column + 1),
+            );
         }
-        let (stored_rows, vector) = read(buf, &ctx)
-            .unwrap_or_else(|e| stripe_error(pages, &row, format!("column {} vector {v}: {e}", column + 1)));
+        let (stored_rows, vector) = read(buf, &ctx).unwrap_or_else(|e| {
+            stripe_error(
+                pages,
+                &row,
+                format!("column {} vector {v}: {e}", column + 1),
+            )
+        });
         if stored_rows != rows {
-            stripe_error(pages, &row, format!("column {} vector {v} has {stored_rows} rows, expected {rows}", column + 1));
+            stripe_error(
+                pages,
+                &row,
+                format!(
+                    "column {} vector {v} has {stored_rows} rows, expected {rows}",
+                    column + 1
+                ),
+            );
         }
         if let (Some(kind), Some((stored, width))) = (expected.kind(), vector.value_kind(&ctx)) {
             if stored != kind {
-                stripe_error(pages, &row, format!("column {} vector {v} holds {stored:?} values, the column needs {kind:?}", column + 1));
+                stripe_error(
+                    pages,
+                    &row,
+                    format!(
+                        "column {} vector {v} holds {stored:?} values, the column needs {kind:?}",
+                        column + 1
+                    ),
+                );
             }
             // a fixed-width vector's width must be the column's: the Datums made from it are
             // read by PostgreSQL as `attlen` bytes each
@@ -427,7 +585,14 @@ impl LoadedStripe {
     }
 
     /// [`unpack`](Self::unpack), then the values.
-    pub fn decode(&mut self, pages: &mut PageReader, column: usize, v: usize, expected: ColumnType, buf: &mut Vec<u8>) -> Vector {
+    pub fn decode(
+        &mut self,
+        pages: &mut PageReader,
+        column: usize,
+        v: usize,
+        expected: ColumnType,
+        buf: &mut Vec<u8>,
+    ) -> Vector {
         let u = self.unpack(pages, column, v, expected, buf);
         u.materialize(&self.loaded_context(column))
     }
@@ -482,7 +647,14 @@ impl DecodedVector {
     /// Makes vector `v` of `stripe` (its `selected` rows) the one held, with the columns of
     /// `decoded` filled from those decoded vectors and the others left to
     /// [`decode`](Self::decode).
-    pub fn prefill(&mut self, stripe: &LoadedStripe, v: usize, types: &[ColumnType], decoded: Vec<(usize, Unpacked)>, selected: Selected<'_>) {
+    pub fn prefill(
+        &mut self,
+        stripe: &LoadedStripe,
+        v: usize,
+        types: &[ColumnType],
+        decoded: Vec<(usize, Unpacked)>,
+        selected: Selected<'_>,
+    ) {
         let key = (stripe.row.first_row, v, selected.map(|s| s.0));
         if self.key != Some(key) || self.single.is_some() {
             self.key = None;
@@ -495,7 +667,13 @@ impl DecodedVector {
         }
         for (c, vector) in decoded {
             if self.is_wanted(c) && !self.filled[c] {
-                self.columns[c].fill_unpacked(types[c], vector, &stripe.loaded_context(c), (stripe.serial, c), selected.map(|s| s.1));
+                self.columns[c].fill_unpacked(
+                    types[c],
+                    vector,
+                    &stripe.loaded_context(c),
+                    (stripe.serial, c),
+                    selected.map(|s| s.1),
+                );
                 self.filled[c] = true;
             }
         }
@@ -530,7 +708,13 @@ impl DecodedVector {
             }
             _ => {
                 let vector = stripe.unpack(pages, c, v, ty, buf);
-                out.fill_unpacked(ty, vector, &stripe.loaded_context(c), (stripe.serial, c), selected.map(|s| s.1));
+                out.fill_unpacked(
+                    ty,
+                    vector,
+                    &stripe.loaded_context(c),
+                    (stripe.serial, c),
+                    selected.map(|s| s.1),
+                );
                 true
             }
         });
@@ -549,7 +733,16 @@ impl DecodedVector {
     /// Decodes row `r` of vector `v` of `stripe` alone, every wanted column of `types` as in
     /// [`decode`](Self::decode): what a fetch of one row by its number needs. A vector held
     /// whole already has it.
-    pub fn decode_row(&mut self, pages: &mut PageReader, stripe: &mut LoadedStripe, v: usize, r: usize, types: &[ColumnType], buf: &mut Vec<u8>, scratch: &mut Vec<i64>) {
+    pub fn decode_row(
+        &mut self,
+        pages: &mut PageReader,
+        stripe: &mut LoadedStripe,
+        v: usize,
+        r: usize,
+        types: &[ColumnType],
+        buf: &mut Vec<u8>,
+        scratch: &mut Vec<i64>,
+    ) {
         let key = (stripe.row.first_row, v, None);
         if self.key == Some(key) && self.single.is_none_or(|s| s == r) {
             return;
@@ -562,7 +755,13 @@ impl DecodedVector {
                 ColumnType::Dropped => out.set_all_null(1),
                 _ => {
                     let value = stripe.unpack_row(pages, c, v, r, ty, buf, scratch);
-                    out.fill_unpacked(ty, value, &stripe.loaded_context(c), (stripe.serial, c), None);
+                    out.fill_unpacked(
+                        ty,
+                        value,
+                        &stripe.loaded_context(c),
+                        (stripe.serial, c),
+                        None,
+                    );
                 }
             }
             false
@@ -582,14 +781,31 @@ impl DecodedVector {
         pages: &mut PageReader,
         stripe: &mut LoadedStripe,
         types: &[ColumnType],
-        mut fill: impl FnMut(&mut DatumVector, &mut LoadedStripe, &mut PageReader, usize, ColumnType) -> bool,
+        mut fill: impl FnMut(
+            &mut DatumVector,
+            &mut LoadedStripe,
+            &mut PageReader,
+            usize,
+            ColumnType,
+        ) -> bool,
     ) {
         let stored = stripe.dir.columns.len().min(types.len());
         if stripe.dir.columns.len() > types.len() {
-            stripe_error(pages, &stripe.row, format!("{} columns stored, the relation has {}", stripe.dir.columns.len(), types.len()));
+            stripe_error(
+                pages,
+                &stripe.row,
+                format!(
+                    "{} columns stored, the relation has {}",
+                    stripe.dir.columns.len(),
+                    types.len()
+                ),
+            );
         }
         for (c, ty) in types.iter().enumerate().take(stored) {
-            if self.is_wanted(c) && !self.filled[c] && fill(&mut self.columns[c], stripe, pages, c, *ty) {
+            if self.is_wanted(c)
+                && !self.filled[c]
+                && fill(&mut self.columns[c], stripe, pages, c, *ty)
+            {
                 self.decoded_count[c] += 1;
             }
         }
@@ -598,7 +814,9 @@ impl DecodedVector {
 
     /// Decodes only the columns marked in `wanted` (`None`: all).
     pub fn set_wanted(&mut self, wanted: Option<Vec<bool>>) {
-        self.wanted_list = wanted.as_ref().map(|w| (0..w.len()).filter(|&c| w[c]).collect());
+        self.wanted_list = wanted
+            .as_ref()
+            .map(|w| (0..w.len()).filter(|&c| w[c]).collect());
         self.wanted = wanted;
     }
 
@@ -611,8 +829,19 @@ impl DecodedVector {
     ///
     /// # Safety
     /// `slot` must be a valid virtual slot for the relation's descriptor.
-    pub unsafe fn store(&self, r: usize, slot: *mut pg_sys::TupleTableSlot, row_number: u64, relid: pg_sys::Oid, stripe: &StripeRow) {
-        debug_assert!(self.single.is_none_or(|s| s == r), "row {r} stored from a decoded row {:?}", self.single);
+    pub unsafe fn store(
+        &self,
+        r: usize,
+        slot: *mut pg_sys::TupleTableSlot,
+        row_number: u64,
+        relid: pg_sys::Oid,
+        stripe: &StripeRow,
+    ) {
+        debug_assert!(
+            self.single.is_none_or(|s| s == r),
+            "row {r} stored from a decoded row {:?}",
+            self.single
+        );
         let r = if self.single.is_some() { 0 } else { r };
         super::slot::clear_for_row(slot);
         let natts = self.columns.len();
@@ -657,6 +886,8 @@ pub fn stripe_index_of(stripes: &[StripeRow], row_number: u64) -> Option<usize> 
 /// stripe the row stored at offset `p` is not the row inserted at offset `p`, which may be
 /// absent while the stored one is not.
 pub fn stripe_index_of_position(stripes: &[StripeRow], position: u64) -> Option<usize> {
-    let i = stripes.partition_point(|s| s.first_row <= position).checked_sub(1)?;
+    let i = stripes
+        .partition_point(|s| s.first_row <= position)
+        .checked_sub(1)?;
     (position - stripes[i].first_row < stripes[i].row_count).then_some(i)
 }

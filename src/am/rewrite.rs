@@ -70,7 +70,10 @@ struct OldRows {
 /// The transaction a copy of something `xid` made stands for (`None`: a frozen catalog
 /// tuple's): FrozenTransactionId once every snapshot sees `xid` (it precedes the rewrite's
 /// horizon; FrozenTransactionId itself precedes every normal id), else `xid`.
-fn standing_for(xid: Option<pg_sys::TransactionId>, oldest_xmin: pg_sys::TransactionId) -> pg_sys::TransactionId {
+fn standing_for(
+    xid: Option<pg_sys::TransactionId>,
+    oldest_xmin: pg_sys::TransactionId,
+) -> pg_sys::TransactionId {
     match xid {
         Some(x) if unsafe { !pg_sys::TransactionIdPrecedes(x, oldest_xmin) } => x,
         _ => pg_sys::FrozenTransactionId,
@@ -84,7 +87,10 @@ impl OldRows {
         // a stripe's catalog row reports its rows' inserter (the original one for an earlier
         // rewrite's copy, FrozenTransactionId for VACUUM's)
         let stripes = scan.stripes.clone();
-        let stand_for = stripes.iter().map(|s| standing_for(Some(s.xmin), oldest_xmin)).collect();
+        let stand_for = stripes
+            .iter()
+            .map(|s| standing_for(Some(s.xmin), oldest_xmin))
+            .collect();
         let mut dirty: pg_sys::SnapshotData = unsafe { std::mem::zeroed() };
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let mut dead = Vec::new();
@@ -98,22 +104,37 @@ impl OldRows {
             if m.mode == Mode::Killed || deleter == pg_sys::FrozenTransactionId {
                 dead.push(m.row);
             } else {
-                recently_dead.insert(m.row, KeptDeletion { mode: m.mode, successor: m.successor, deleter });
+                recently_dead.insert(
+                    m.row,
+                    KeptDeletion {
+                        mode: m.mode,
+                        successor: m.successor,
+                        deleter,
+                    },
+                );
             }
         }
         dead.sort_unstable();
         dead.dedup();
-        OldRows { stripes, stand_for, dead, recently_dead }
+        OldRows {
+            stripes,
+            stand_for,
+            dead,
+            recently_dead,
+        }
     }
 
     /// The transaction the copy of row `row` stands for.
     fn stands_for(&self, row: u64) -> pg_sys::TransactionId {
-        stripe_index_of(&self.stripes, row).map_or(pg_sys::FrozenTransactionId, |i| self.stand_for[i])
+        stripe_index_of(&self.stripes, row)
+            .map_or(pg_sys::FrozenTransactionId, |i| self.stand_for[i])
     }
 
     /// Whether some stripe's rows stand for a transaction that not every snapshot sees.
     fn any_recent(&self) -> bool {
-        self.stand_for.iter().any(|&x| x != pg_sys::FrozenTransactionId)
+        self.stand_for
+            .iter()
+            .any(|&x| x != pg_sys::FrozenTransactionId)
     }
 }
 
@@ -143,7 +164,9 @@ pub unsafe fn copy_for_cluster(
     let mut counts = RewriteCounts::default();
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
     let scan = Box::new(ScanState::new(old, any, std::ptr::null(), true));
-    let Some(storage_id) = scan.storage_id else { return counts };
+    let Some(storage_id) = scan.storage_id else {
+        return counts;
+    };
     let rows = OldRows::read(&scan, storage_id, oldest_xmin);
     let slot = pg_sys::table_slot_create(old, std::ptr::null_mut());
     let heap_slot = pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsHeapTuple);
@@ -159,11 +182,14 @@ pub unsafe fn copy_for_cluster(
     };
     let cid = pg_sys::GetCurrentCommandId(true);
     // the new numbers of the rows recently dead rows were updated to
-    let wanted: std::collections::HashSet<u64> =
-        rows.recently_dead.values().filter_map(|d| match d.successor {
+    let wanted: std::collections::HashSet<u64> = rows
+        .recently_dead
+        .values()
+        .filter_map(|d| match d.successor {
             Some(Successor::Row(r)) => Some(r),
             _ => None,
-        }).collect();
+        })
+        .collect();
     let mut renumbered: HashMap<u64, u64> = HashMap::new();
     let mut kept: Vec<(u64, KeptDeletion)> = Vec::new();
     // an ordered copy writes the rows every snapshot sees first, then the others: each
@@ -178,7 +204,9 @@ pub unsafe fn copy_for_cluster(
         }
         while let Some(row_slot) = next_row(&mut source, slot, heap_slot) {
             pgrx::check_for_interrupts!();
-            let Some(row) = tid::from_tid(&(*row_slot).tts_tid) else { continue };
+            let Some(row) = tid::from_tid(&(*row_slot).tts_tid) else {
+                continue;
+            };
             if rows.dead.binary_search(&row).is_ok() {
                 if pass == 0 {
                     counts.removed += 1.0;
@@ -186,11 +214,14 @@ pub unsafe fn copy_for_cluster(
                 continue;
             }
             let stands_for = rows.stands_for(row);
-            if settled_only.is_some_and(|settled| settled != (stands_for == pg_sys::FrozenTransactionId)) {
+            if settled_only
+                .is_some_and(|settled| settled != (stands_for == pg_sys::FrozenTransactionId))
+            {
                 continue;
             }
             write::insert_copy(new, row_slot, cid, stands_for);
-            let new_row = tid::from_tid(&(*row_slot).tts_tid).expect("a row just written has a row number");
+            let new_row =
+                tid::from_tid(&(*row_slot).tts_tid).expect("a row just written has a row number");
             if wanted.contains(&row) {
                 renumbered.insert(row, new_row);
             }
@@ -210,7 +241,8 @@ pub unsafe fn copy_for_cluster(
     pg_sys::ExecDropSingleTupleTableSlot(slot);
     write::flush_relation(new);
     if !kept.is_empty() {
-        let new_storage = crate::storage::meta::storage_id(new).expect("a table with rows written has a storage id");
+        let new_storage = crate::storage::meta::storage_id(new)
+            .expect("a table with rows written has a storage id");
         for (new_row, d) in kept {
             let successor = match d.successor {
                 // (a new version no snapshot sees any more: an UPDATE whose deleter every
@@ -234,8 +266,18 @@ unsafe fn sorted_rows(
     rows: &OldRows,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> *mut pg_sys::Tuplesortstate {
-    let sortopt = if rows.any_recent() { pg_sys::TUPLESORT_RANDOMACCESS as i32 } else { pg_sys::TUPLESORT_NONE as i32 };
-    let sort = pg_sys::tuplesort_begin_cluster((*old).rd_att, index, pg_sys::maintenance_work_mem, std::ptr::null_mut(), sortopt);
+    let sortopt = if rows.any_recent() {
+        pg_sys::TUPLESORT_RANDOMACCESS as i32
+    } else {
+        pg_sys::TUPLESORT_NONE as i32
+    };
+    let sort = pg_sys::tuplesort_begin_cluster(
+        (*old).rd_att,
+        index,
+        pg_sys::maintenance_work_mem,
+        std::ptr::null_mut(),
+        sortopt,
+    );
     while scan.next(true, slot) {
         pgrx::check_for_interrupts!();
         let mut should_free = false;
@@ -253,10 +295,17 @@ unsafe fn sorted_rows(
 
 /// The next row of `source` in a slot (`slot` or `heap_slot`) whose TID is its row number in
 /// the old table, or `None` at the end.
-unsafe fn next_row(source: &mut Source, slot: *mut pg_sys::TupleTableSlot, heap_slot: *mut pg_sys::TupleTableSlot) -> Option<*mut pg_sys::TupleTableSlot> {
+unsafe fn next_row(
+    source: &mut Source,
+    slot: *mut pg_sys::TupleTableSlot,
+    heap_slot: *mut pg_sys::TupleTableSlot,
+) -> Option<*mut pg_sys::TupleTableSlot> {
     match source {
         Source::Table(scan) => scan.next(true, slot).then_some(slot),
-        Source::Index(scan) => pg_sys::index_getnext_slot(*scan, pg_sys::ScanDirection::ForwardScanDirection, slot).then_some(slot),
+        Source::Index(scan) => {
+            pg_sys::index_getnext_slot(*scan, pg_sys::ScanDirection::ForwardScanDirection, slot)
+                .then_some(slot)
+        }
         Source::Sorted(sort) => {
             let tuple = pg_sys::tuplesort_getheaptuple(*sort, true);
             if tuple.is_null() {
@@ -273,7 +322,9 @@ unsafe fn next_row(source: &mut Source, slot: *mut pg_sys::TupleTableSlot, heap_
 unsafe fn restart(source: &mut Source) {
     match source {
         Source::Table(_) => unreachable!("a copy in the table's order makes one pass"),
-        Source::Index(scan) => pg_sys::index_rescan(*scan, std::ptr::null_mut(), 0, std::ptr::null_mut(), 0),
+        Source::Index(scan) => {
+            pg_sys::index_rescan(*scan, std::ptr::null_mut(), 0, std::ptr::null_mut(), 0)
+        }
         Source::Sorted(sort) => pg_sys::tuplesort_rescan(*sort),
     }
 }

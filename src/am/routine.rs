@@ -13,7 +13,11 @@ use super::publication::{self, Change};
 use super::{fetch, life, modify, scan, write};
 
 pub fn not_supported(what: &str) -> ! {
-    pgrx::ereport!(ERROR, ERRCODE_FEATURE_NOT_SUPPORTED, format!("pg_columnar tables do not support {what}"));
+    pgrx::ereport!(
+        ERROR,
+        ERRCODE_FEATURE_NOT_SUPPORTED,
+        format!("pg_columnar tables do not support {what}")
+    );
 }
 
 struct Routine(pg_sys::TableAmRoutine);
@@ -77,7 +81,9 @@ fn build() -> pg_sys::TableAmRoutine {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn slot_callbacks(_rel: pg_sys::Relation) -> *const pg_sys::TupleTableSlotOps {
+unsafe extern "C-unwind" fn slot_callbacks(
+    _rel: pg_sys::Relation,
+) -> *const pg_sys::TupleTableSlotOps {
     super::slot::ops()
 }
 
@@ -120,7 +126,11 @@ unsafe extern "C-unwind" fn scan_getnextslot(
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn scan_set_tidrange(s: pg_sys::TableScanDesc, mintid: pg_sys::ItemPointer, maxtid: pg_sys::ItemPointer) {
+unsafe extern "C-unwind" fn scan_set_tidrange(
+    s: pg_sys::TableScanDesc,
+    mintid: pg_sys::ItemPointer,
+    maxtid: pg_sys::ItemPointer,
+) {
     scan::set_tidrange(s, mintid, maxtid)
 }
 
@@ -130,12 +140,18 @@ unsafe extern "C-unwind" fn parallelscan_estimate(_rel: pg_sys::Relation) -> pg_
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn parallelscan_initialize(rel: pg_sys::Relation, pscan: pg_sys::ParallelTableScanDesc) -> pg_sys::Size {
+unsafe extern "C-unwind" fn parallelscan_initialize(
+    rel: pg_sys::Relation,
+    pscan: pg_sys::ParallelTableScanDesc,
+) -> pg_sys::Size {
     scan::parallel_initialize(rel, pscan)
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn parallelscan_reinitialize(_rel: pg_sys::Relation, pscan: pg_sys::ParallelTableScanDesc) {
+unsafe extern "C-unwind" fn parallelscan_reinitialize(
+    _rel: pg_sys::Relation,
+    pscan: pg_sys::ParallelTableScanDesc,
+) {
     scan::parallel_reinitialize(pscan)
 }
 
@@ -182,14 +198,20 @@ unsafe extern "C-unwind" fn tuple_fetch_row_version(
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn tuple_tid_valid(s: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
+unsafe extern "C-unwind" fn tuple_tid_valid(
+    s: pg_sys::TableScanDesc,
+    tid: pg_sys::ItemPointer,
+) -> bool {
     fetch::tid_valid(s, tid)
 }
 
 /// The newest version of the row at `tid` that the scan's snapshot sees (`currtid_byrelname`,
 /// `WHERE CURRENT OF` through a TID scan): follows UPDATEs' marks.
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn tuple_get_latest_tid(s: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) {
+unsafe extern "C-unwind" fn tuple_get_latest_tid(
+    s: pg_sys::TableScanDesc,
+    tid: pg_sys::ItemPointer,
+) {
     modify::latest_version((*s).rs_rd, &mut *tid, (*s).rs_snapshot)
 }
 
@@ -211,21 +233,35 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
 /// which asks the table for rows dead to every snapshot, gets none: VACUUM removes the
 /// entries of such rows (`am::vacuum`).
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn index_delete_tuples(rel: pg_sys::Relation, delstate: *mut pg_sys::TM_IndexDeleteOp) -> pg_sys::TransactionId {
+unsafe extern "C-unwind" fn index_delete_tuples(
+    rel: pg_sys::Relation,
+    delstate: *mut pg_sys::TM_IndexDeleteOp,
+) -> pg_sys::TransactionId {
     if (*delstate).bottomup {
         (*delstate).ndeltids = 0;
         return pg_sys::InvalidTransactionId;
     }
     let mut horizon = pg_sys::InvalidTransactionId;
-    let Some(storage_id) = crate::storage::meta::storage_id(rel) else { return horizon };
-    let deltids = std::slice::from_raw_parts((*delstate).deltids, (*delstate).ndeltids.max(0) as usize);
+    let Some(storage_id) = crate::storage::meta::storage_id(rel) else {
+        return horizon;
+    };
+    let deltids =
+        std::slice::from_raw_parts((*delstate).deltids, (*delstate).ndeltids.max(0) as usize);
     for d in deltids {
         if !(*(*delstate).status.add(d.id as usize)).knowndeletable {
             continue;
         }
-        let Some(row) = super::tid::from_tid(&d.tid) else { continue };
+        let Some(row) = super::tid::from_tid(&d.tid) else {
+            continue;
+        };
         match crate::storage::marks::settled_deleter(storage_id, row) {
-            Some(xid) if xid.into_inner() >= pg_sys::FirstNormalTransactionId.into_inner() && (horizon == pg_sys::InvalidTransactionId || pg_sys::TransactionIdFollows(xid, horizon)) => horizon = xid,
+            Some(xid)
+                if xid.into_inner() >= pg_sys::FirstNormalTransactionId.into_inner()
+                    && (horizon == pg_sys::InvalidTransactionId
+                        || pg_sys::TransactionIdFollows(xid, horizon)) =>
+            {
+                horizon = xid
+            }
             _ => {}
         }
     }
@@ -234,15 +270,28 @@ unsafe extern "C-unwind" fn index_delete_tuples(rel: pg_sys::Relation, delstate:
 
 /// Inserts count in the table's statistics as heap's do (autovacuum visits a table after
 /// enough of them, and VACUUM merges small stripes: `am::vacuum`).
-pub unsafe fn tuple_insert(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, cid: pg_sys::CommandId) {
+pub unsafe fn tuple_insert(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+) {
     publication::check_write(rel, Change::Insert);
     write::insert(rel, &[slot], cid);
     pg_sys::pgstat_count_heap_insert(rel, 1);
 }
 
-pub unsafe fn multi_insert(rel: pg_sys::Relation, slots: *mut *mut pg_sys::TupleTableSlot, nslots: i32, cid: pg_sys::CommandId) {
+pub unsafe fn multi_insert(
+    rel: pg_sys::Relation,
+    slots: *mut *mut pg_sys::TupleTableSlot,
+    nslots: i32,
+    cid: pg_sys::CommandId,
+) {
     publication::check_write(rel, Change::Insert);
-    write::insert(rel, std::slice::from_raw_parts(slots, nslots.max(0) as usize), cid);
+    write::insert(
+        rel,
+        std::slice::from_raw_parts(slots, nslots.max(0) as usize),
+        cid,
+    );
     pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64);
 }
 
@@ -291,7 +340,16 @@ unsafe extern "C-unwind" fn index_build_range_scan(
     callback_state: *mut std::ffi::c_void,
     scan: pg_sys::TableScanDesc,
 ) -> f64 {
-    life::index_build(table, index, info, start_blockno, numblocks, callback, callback_state, scan)
+    life::index_build(
+        table,
+        index,
+        info,
+        start_blockno,
+        numblocks,
+        callback,
+        callback_state,
+        scan,
+    )
 }
 
 #[pgrx::pg_guard]
@@ -306,7 +364,10 @@ unsafe extern "C-unwind" fn index_validate_scan(
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn relation_size(rel: pg_sys::Relation, fork: pg_sys::ForkNumber::Type) -> u64 {
+unsafe extern "C-unwind" fn relation_size(
+    rel: pg_sys::Relation,
+    fork: pg_sys::ForkNumber::Type,
+) -> u64 {
     pg_sys::table_block_relation_size(rel, fork)
 }
 
@@ -350,7 +411,10 @@ unsafe extern "C-unwind" fn relation_estimate_size(
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn scan_sample_next_block(s: pg_sys::TableScanDesc, state: *mut pg_sys::SampleScanState) -> bool {
+unsafe extern "C-unwind" fn scan_sample_next_block(
+    s: pg_sys::TableScanDesc,
+    state: *mut pg_sys::SampleScanState,
+) -> bool {
     scan::state(s).sample_next_block(state)
 }
 
@@ -363,7 +427,12 @@ unsafe extern "C-unwind" fn scan_sample_next_tuple(
     scan::state(s).sample_next_row(state, slot)
 }
 
-pub unsafe fn analyze_next_tuple(s: pg_sys::TableScanDesc, liverows: *mut f64, deadrows: *mut f64, slot: *mut pg_sys::TupleTableSlot) -> bool {
+pub unsafe fn analyze_next_tuple(
+    s: pg_sys::TableScanDesc,
+    liverows: *mut f64,
+    deadrows: *mut f64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     if scan::state(s).analyze_next(slot, &mut *deadrows) {
         *liverows += 1.0;
         true
@@ -373,6 +442,7 @@ pub unsafe fn analyze_next_tuple(s: pg_sys::TableScanDesc, liverows: *mut f64, d
 }
 
 pub unsafe fn analyze_block(s: pg_sys::TableScanDesc, block: pg_sys::BlockNumber) {
-    let nblocks = pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
+    let nblocks =
+        pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
     scan::state(s).analyze_block(block, nblocks);
 }

@@ -19,8 +19,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::aggregate::ColumnFacts;
+use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::stripe::{StripeDirectory, StripeSummary};
 use pg_columnar_codec::{ColumnContext, Form, Unpacked, Vector};
 use pgrx::pg_sys;
@@ -54,16 +54,29 @@ pub type ColumnLookup<'v> = dyn Fn(usize) -> Option<(&'v Unpacked, ColumnContext
 /// not store).
 fn column_facts_of_vector(dir: &StripeDirectory, v: usize, c: usize) -> Option<ColumnFacts<'_>> {
     let e = &dir.stored_vectors(c)?[v];
-    Some(ColumnFacts { nulls: e.null_count, zone: Some(&e.zone) })
+    Some(ColumnFacts {
+        nulls: e.null_count,
+        zone: Some(&e.zone),
+    })
 }
 
 /// The [`ColumnLookup`] of vectors unpacked from `stripe` (a column the stripe does not store
 /// has no context).
-fn lookup_in<'a>(stripe: &'a LoadedStripe, unpacked: &'a [(usize, Unpacked)]) -> impl Fn(usize) -> Option<(&'a Unpacked, ColumnContext<'a>)> + 'a {
+fn lookup_in<'a>(
+    stripe: &'a LoadedStripe,
+    unpacked: &'a [(usize, Unpacked)],
+) -> impl Fn(usize) -> Option<(&'a Unpacked, ColumnContext<'a>)> + 'a {
     let stored = stripe.dir.columns.len();
     move |c| {
-        let ctx = if c < stored { stripe.loaded_context(c) } else { ColumnContext::default() };
-        unpacked.iter().find(|(k, _)| *k == c).map(|(_, u)| (u, ctx))
+        let ctx = if c < stored {
+            stripe.loaded_context(c)
+        } else {
+            ColumnContext::default()
+        };
+        unpacked
+            .iter()
+            .find(|(k, _)| *k == c)
+            .map(|(_, u)| (u, ctx))
     }
 }
 
@@ -76,7 +89,12 @@ pub trait VectorFilter {
     /// number of their stripe's load (which names its shared dictionaries); `None` if a
     /// vector is not of the form its predicate reads (a corrupt stripe: the kind of every
     /// vector is checked against the column's).
-    fn select<'v>(&mut self, vector: &ColumnLookup<'v>, stripe: u64, rows: usize) -> Option<Selection>;
+    fn select<'v>(
+        &mut self,
+        vector: &ColumnLookup<'v>,
+        stripe: u64,
+        rows: usize,
+    ) -> Option<Selection>;
 }
 
 /// Decides from a stripe's directory (zone maps, null counts) whether a vector may hold a
@@ -113,7 +131,8 @@ impl VectorSkip for BothSkips {
 /// selected, and `facts` gives what the metadata knows of each column (`None`: nothing).
 /// True if it took them (the scan then reads nothing of them), false to have them read.
 pub trait MetadataAnswer {
-    fn answer<'f>(&mut self, rows: usize, facts: &dyn Fn(usize) -> Option<ColumnFacts<'f>>) -> bool;
+    fn answer<'f>(&mut self, rows: usize, facts: &dyn Fn(usize) -> Option<ColumnFacts<'f>>)
+        -> bool;
 }
 
 /// How [`ScanState::store_row`] decodes a row whose vector it does not hold.
@@ -264,14 +283,23 @@ struct RowCursor {
 /// # Safety
 /// `slot` must be a valid slot of the relation's descriptor; attribute `c` of it is
 /// overwritten (the row stored next replaces it).
-unsafe fn missing_vector(slot: *mut pg_sys::TupleTableSlot, c: usize, ty: ColumnType, rows: usize) -> Vector {
+unsafe fn missing_vector(
+    slot: *mut pg_sys::TupleTableSlot,
+    c: usize,
+    ty: ColumnType,
+    rows: usize,
+) -> Vector {
     pg_sys::slot_getmissingattrs(slot, c as i32, c as i32 + 1);
     let (datum, is_null) = (*(*slot).tts_values.add(c), *(*slot).tts_isnull.add(c));
     let mut column = ColumnBuffer::new(ty);
     for _ in 0..rows {
         column.push(datum, is_null);
     }
-    Vector { rows, nulls: column.has_nulls.then_some(column.nulls), values: column.values }
+    Vector {
+        rows,
+        nulls: column.has_nulls.then_some(column.nulls),
+        values: column.values,
+    }
 }
 
 /// Lists the stripes of `rel` that `snapshot` sees, in row order (what each kind of snapshot
@@ -303,7 +331,12 @@ impl Drop for ScanState {
 }
 
 impl ScanState {
-    pub fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
+    pub fn new(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        parallel: *const AtomicU64,
+        bulk: bool,
+    ) -> ScanState {
         Self::build(rel, snapshot, parallel, bulk, true, false, true)
     }
 
@@ -323,17 +356,34 @@ impl ScanState {
 
     /// A scan that also reads the stripes' zone summaries from the catalog, so that a
     /// [`VectorSkip`] can rule out whole stripes without reading their directories.
-    pub fn with_summaries(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool) -> ScanState {
+    pub fn with_summaries(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        parallel: *const AtomicU64,
+        bulk: bool,
+    ) -> ScanState {
         Self::build(rel, snapshot, parallel, bulk, true, true, true)
     }
 
     /// `flush`: write this backend's unwritten rows of `rel` first (not in a parallel
     /// worker, whose leader did).
-    fn build(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, parallel: *const AtomicU64, bulk: bool, flush: bool, summaries: bool, mask: bool) -> ScanState {
+    fn build(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        parallel: *const AtomicU64,
+        bulk: bool,
+        flush: bool,
+        summaries: bool,
+        mask: bool,
+    ) -> ScanState {
         if flush && (parallel.is_null() || unsafe { pg_sys::ParallelWorkerNumber < 0 }) {
             write::flush_relation(rel);
         }
-        let snapshot = if snapshot.is_null() { current_snapshot() } else { snapshot };
+        let snapshot = if snapshot.is_null() {
+            current_snapshot()
+        } else {
+            snapshot
+        };
         let storage_id = meta::storage_id(rel);
         let (stripes, summaries) = if summaries {
             match storage_id {
@@ -354,11 +404,16 @@ impl ScanState {
                 None => (Vec::new(), Vec::new()),
             }
         } else {
-            let stripes = storage_id.map_or_else(Vec::new, |id| catalog::stripes(id, snapshot, rel));
+            let stripes =
+                storage_id.map_or_else(Vec::new, |id| catalog::stripes(id, snapshot, rel));
             let none = vec![None; stripes.len()];
             (stripes, none)
         };
-        let mask = if mask { DeleteMask::new(rel, storage_id, snapshot, stripes.len()) } else { DeleteMask::none(stripes.len()) };
+        let mask = if mask {
+            DeleteMask::new(rel, storage_id, snapshot, stripes.len())
+        } else {
+            DeleteMask::none(stripes.len())
+        };
         Self::assemble(rel, stripes, summaries, storage_id, mask, parallel, bulk)
     }
 
@@ -514,7 +569,10 @@ impl ScanState {
     /// (`None` without a summary or a zone).
     pub fn stripe_facts(&self, i: usize, column: usize) -> Option<ColumnFacts<'_>> {
         let col = self.summaries.get(i)?.as_ref()?.columns.get(column)?;
-        Some(ColumnFacts { nulls: col.null_count as usize, zone: col.zone.as_ref() })
+        Some(ColumnFacts {
+            nulls: col.null_count as usize,
+            zone: col.zone.as_ref(),
+        })
     }
 
     /// The deleted (and absent) rows of stripe `i`, ascending.
@@ -528,7 +586,10 @@ impl ScanState {
         let first_row = self.stripes[i].first_row;
         if self.deleted_positions.as_ref().map(|d| d.0) != Some(first_row) {
             let offsets: Vec<u64> = self.deleted_in(i).iter().map(|r| r - first_row).collect();
-            let mut positions: Vec<u64> = offsets.into_iter().map(|o| self.position_of(i, o)).collect();
+            let mut positions: Vec<u64> = offsets
+                .into_iter()
+                .map(|o| self.position_of(i, o))
+                .collect();
             positions.sort_unstable();
             self.deleted_positions = Some((first_row, positions));
         }
@@ -549,9 +610,16 @@ impl ScanState {
     fn deleted_in_vector(&mut self, i: usize, v: usize) -> impl Iterator<Item = usize> + '_ {
         let lo = (v * pg_columnar_codec::MAX_ROWS) as u64;
         let hi = lo + pg_columnar_codec::MAX_ROWS as u64;
-        let positions: &[u64] = if self.deleted_in(i).is_empty() { &[] } else { self.deleted_positions(i) };
+        let positions: &[u64] = if self.deleted_in(i).is_empty() {
+            &[]
+        } else {
+            self.deleted_positions(i)
+        };
         let k = positions.partition_point(|&p| p < lo);
-        positions[k..].iter().take_while(move |&&p| p < hi).map(move |&p| (p - lo) as usize)
+        positions[k..]
+            .iter()
+            .take_while(move |&&p| p < hi)
+            .map(move |&p| (p - lo) as usize)
     }
 
     /// Whether vector `v` of stripe `i` holds a deleted row.
@@ -561,7 +629,8 @@ impl ScanState {
 
     /// Takes the deleted rows of vector `v` of stripe `i` out of `selection`.
     fn remove_deleted(&mut self, i: usize, v: usize, selection: &mut Selection) {
-        self.deleted_in_vector(i, v).for_each(|r| selection.unset(r));
+        self.deleted_in_vector(i, v)
+            .for_each(|r| selection.unset(r));
     }
 
     /// Loads stripe `i` if it is not the one loaded. A fetch scan copies it from the stripes
@@ -570,7 +639,8 @@ impl ScanState {
         let row = self.stripes[i].clone();
         if self.stripe.as_ref().map(|s| s.row.first_row) != Some(row.first_row) {
             self.leave_stripe();
-            self.stripe = Some(read::kept(&row).unwrap_or_else(|| LoadedStripe::load(&mut self.pages, row)));
+            self.stripe =
+                Some(read::kept(&row).unwrap_or_else(|| LoadedStripe::load(&mut self.pages, row)));
         }
     }
 
@@ -586,7 +656,11 @@ impl ScanState {
 
     /// Stores the row at stripe `i`, row `r` into `slot`.
     pub fn store(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
-        let how = if self.row_at_a_time { Decode::Fetched } else { Decode::Whole };
+        let how = if self.row_at_a_time {
+            Decode::Fetched
+        } else {
+            Decode::Whole
+        };
         self.store_row(i, r, slot, how, None)
     }
 
@@ -600,7 +674,14 @@ impl ScanState {
     /// [`store`](Self::store) for one of the rows of its vector a node chose, `chosen`
     /// (named by `id`, from [`selection_id`](Self::selection_id)): the vector is decoded
     /// and only those rows laid out as Datums (PgColumnarTopN's rows that share a vector).
-    pub fn store_chosen(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, chosen: &Selection, id: u64) {
+    pub fn store_chosen(
+        &mut self,
+        i: usize,
+        r: u64,
+        slot: *mut pg_sys::TupleTableSlot,
+        chosen: &Selection,
+        id: u64,
+    ) {
         self.store_row(i, r, slot, Decode::Selected, Some((id, chosen)))
     }
 
@@ -612,7 +693,14 @@ impl ScanState {
 
     /// [`store`](Self::store) as `how` says; `chosen`: the selection [`Decode::Selected`]
     /// lays out (`None`: the row cursor's).
-    fn store_row(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot, how: Decode, chosen: Selected<'_>) {
+    fn store_row(
+        &mut self,
+        i: usize,
+        r: u64,
+        slot: *mut pg_sys::TupleTableSlot,
+        how: Decode,
+        chosen: Selected<'_>,
+    ) {
         let desc = unsafe { (*slot).tts_tupleDescriptor };
         if desc != self.types_of {
             self.types = column_types(desc);
@@ -629,7 +717,15 @@ impl ScanState {
             (Some(None), Decode::Fetched | Decode::Alone) => {}
             (Some(Some(held_row)), _) if held_row == in_vector => {}
             (None, Decode::Fetched) | (_, Decode::Alone) => {
-                self.decoded.decode_row(&mut self.pages, stripe, v, in_vector, &self.types, &mut self.buf, &mut self.scratch);
+                self.decoded.decode_row(
+                    &mut self.pages,
+                    stripe,
+                    v,
+                    in_vector,
+                    &self.types,
+                    &mut self.buf,
+                    &mut self.scratch,
+                );
                 read::count_either(&ROW_DECODES, true);
             }
             _ => {
@@ -638,14 +734,35 @@ impl ScanState {
                     // likely near
                     read::count_either(&ROW_DECODES, false);
                 }
-                let selected = if how == Decode::Selected { chosen.or_else(|| self.row_cursor.as_ref().map(|c| (c.id, &c.selection))) } else { None };
-                self.decoded.decode(&mut self.pages, stripe, v, &self.types, &mut self.buf, selected);
+                let selected = if how == Decode::Selected {
+                    chosen.or_else(|| self.row_cursor.as_ref().map(|c| (c.id, &c.selection)))
+                } else {
+                    None
+                };
+                self.decoded.decode(
+                    &mut self.pages,
+                    stripe,
+                    v,
+                    &self.types,
+                    &mut self.buf,
+                    selected,
+                );
             }
         }
         // a sorted stripe's row keeps the number it was inserted with
-        let offset = stripe.row_order(&mut self.pages, &mut self.buf).map_or(r, |o| o.offset_of(r));
+        let offset = stripe
+            .row_order(&mut self.pages, &mut self.buf)
+            .map_or(r, |o| o.offset_of(r));
         let row = &self.stripes[i];
-        unsafe { self.decoded.store((r % pg_columnar_codec::MAX_ROWS as u64) as usize, slot, row.first_row + offset, self.relid, row) };
+        unsafe {
+            self.decoded.store(
+                (r % pg_columnar_codec::MAX_ROWS as u64) as usize,
+                slot,
+                row.first_row + offset,
+                self.relid,
+                row,
+            )
+        };
     }
 
     /// Stores the row of stripe `i` whose row number is the stripe's first plus `offset`
@@ -673,10 +790,23 @@ impl ScanState {
         let position = self.position_of(i, row - self.stripes[i].first_row);
         let types = column_types(desc);
         let mut decoded = DecodedVector::new(types.len());
-        decoded.set_wanted(Some((0..types.len()).map(|c| columns.contains(&c)).collect()));
+        decoded.set_wanted(Some(
+            (0..types.len()).map(|c| columns.contains(&c)).collect(),
+        ));
         let stripe = self.stripe.as_mut().expect("loaded by position_of");
-        let (v, r) = ((position / pg_columnar_codec::MAX_ROWS as u64) as usize, (position % pg_columnar_codec::MAX_ROWS as u64) as usize);
-        decoded.decode_row(&mut self.pages, stripe, v, r, &types, &mut self.buf, &mut self.scratch);
+        let (v, r) = (
+            (position / pg_columnar_codec::MAX_ROWS as u64) as usize,
+            (position % pg_columnar_codec::MAX_ROWS as u64) as usize,
+        );
+        decoded.decode_row(
+            &mut self.pages,
+            stripe,
+            v,
+            r,
+            &types,
+            &mut self.buf,
+            &mut self.scratch,
+        );
         let end = columns.end.min(decoded.stored_columns).max(columns.start);
         for c in columns.start..end {
             out(c, decoded.columns[c].datums[0], decoded.columns[c].nulls[0]);
@@ -687,7 +817,10 @@ impl ScanState {
     /// The row order of stripe `i` (`None`: stored in insert order), loading the stripe.
     fn row_order(&mut self, i: usize) -> Option<&RowOrder> {
         self.load(i);
-        self.stripe.as_mut().unwrap().row_order(&mut self.pages, &mut self.buf)
+        self.stripe
+            .as_mut()
+            .unwrap()
+            .row_order(&mut self.pages, &mut self.buf)
     }
 
     /// Where stripe `i` stores the row of insert offset `offset`.
@@ -697,7 +830,8 @@ impl ScanState {
 
     /// The insert offset of the row stripe `i` stores at `position`.
     fn offset_of(&mut self, i: usize, position: u64) -> u64 {
-        self.row_order(i).map_or(position, |o| o.offset_of(position))
+        self.row_order(i)
+            .map_or(position, |o| o.offset_of(position))
     }
 
     /// The next stripe of a parallel scan, or of a serial one (in [`set_order`](Self::set_order)'s
@@ -717,7 +851,9 @@ impl ScanState {
 
     /// Whether the row stripe `i` stores at `r` is in the TID range.
     fn in_range(&mut self, i: usize, r: u64) -> bool {
-        let Some((lo, hi)) = self.range else { return true };
+        let Some((lo, hi)) = self.range else {
+            return true;
+        };
         let n = self.stripes[i].first_row + self.offset_of(i, r);
         lo <= n && n <= hi
     }
@@ -736,7 +872,11 @@ impl ScanState {
                     Some((i, r)) if r > 0 => Some((i, r - 1)),
                     Some((0, _)) => None,
                     Some((i, _)) => Some((i - 1, self.stripes[i - 1].row_count - 1)),
-                    None => self.stripes.len().checked_sub(1).map(|j| (j, self.stripes[j].row_count - 1)),
+                    None => self
+                        .stripes
+                        .len()
+                        .checked_sub(1)
+                        .map(|j| (j, self.stripes[j].row_count - 1)),
                 }
             };
             // Off either end the position is "outside the table", as heap's `rs_inited = false`:
@@ -775,7 +915,9 @@ impl ScanState {
     /// decides which of its vectors to read (from the catalog summary alone if that rules the
     /// whole stripe out, else from the directory).
     fn enter_stripe(&mut self, i: usize) -> StripeCursor {
-        let vectors = self.stripes[i].row_count.div_ceil(pg_columnar_codec::MAX_ROWS as u64);
+        let vectors = self.stripes[i]
+            .row_count
+            .div_ceil(pg_columnar_codec::MAX_ROWS as u64);
         self.counters.stripes += 1;
         self.counters.vectors += vectors;
         let mut survivors = vec![true; vectors as usize];
@@ -785,7 +927,11 @@ impl ScanState {
                     self.counters.stripes_skipped += 1;
                     self.counters.stripes_unread += 1;
                     self.counters.vectors_skipped += vectors;
-                    return StripeCursor { stripe: i, survivors: Vec::new(), next: 0 };
+                    return StripeCursor {
+                        stripe: i,
+                        survivors: Vec::new(),
+                        next: 0,
+                    };
                 }
             }
             self.load(i);
@@ -800,13 +946,20 @@ impl ScanState {
                 self.counters.stripes_skipped += 1;
             }
         }
-        StripeCursor { stripe: i, survivors, next: 0 }
+        StripeCursor {
+            stripe: i,
+            survivors,
+            next: 0,
+        }
     }
 
     /// The next vector (stripe index, vector index) a vector-at-a-time scan reads.
     /// The next vector to read; with `answer`, stripes and vectors whose every row the
     /// quals select are offered to it first, and not read if it takes them.
-    fn next_vector<'a>(&mut self, mut answer: Option<&mut (dyn MetadataAnswer + 'a)>) -> Option<(usize, usize)> {
+    fn next_vector<'a>(
+        &mut self,
+        mut answer: Option<&mut (dyn MetadataAnswer + 'a)>,
+    ) -> Option<(usize, usize)> {
         loop {
             let next = self.vector_cursor.as_mut().and_then(|c| {
                 while c.next < c.survivors.len() {
@@ -818,19 +971,30 @@ impl ScanState {
                 None
             });
             if let Some((i, v)) = next {
-                if answer.as_deref_mut().is_some_and(|a| self.answer_vector(i, v, a)) {
+                if answer
+                    .as_deref_mut()
+                    .is_some_and(|a| self.answer_vector(i, v, a))
+                {
                     continue;
                 }
                 return Some((i, v));
             }
             let i = self.next_stripe(self.vector_cursor.as_ref().map(|c| c.stripe))?;
             if self.stripes[i].row_count == 0 {
-                self.vector_cursor = Some(StripeCursor { stripe: i, survivors: Vec::new(), next: 0 });
+                self.vector_cursor = Some(StripeCursor {
+                    stripe: i,
+                    survivors: Vec::new(),
+                    next: 0,
+                });
                 continue;
             }
             if let Some(a) = answer.as_deref_mut() {
                 if self.answer_stripe(i, a) {
-                    self.vector_cursor = Some(StripeCursor { stripe: i, survivors: Vec::new(), next: 0 });
+                    self.vector_cursor = Some(StripeCursor {
+                        stripe: i,
+                        survivors: Vec::new(),
+                        next: 0,
+                    });
                     continue;
                 }
             }
@@ -846,13 +1010,20 @@ impl ScanState {
     /// Offers vector `v` of stripe `i` (the loaded one) to `answer` if its directory proves
     /// that the quals select every row and none is deleted; true if it took the vector.
     fn answer_vector(&mut self, i: usize, v: usize, answer: &mut dyn MetadataAnswer) -> bool {
-        let loaded = self.stripe.as_ref().is_some_and(|s| s.row.first_row == self.stripes[i].first_row);
+        let loaded = self
+            .stripe
+            .as_ref()
+            .is_some_and(|s| s.row.first_row == self.stripes[i].first_row);
         if !loaded || self.vector_has_deleted(i, v) {
             return false;
         }
         let dir = &self.stripe.as_ref().unwrap().dir;
         let covered = self.skip.as_mut().is_none_or(|skip| skip.covers(dir, v));
-        if covered && answer.answer(dir.vector_rows(v), &|col| column_facts_of_vector(dir, v, col)) {
+        if covered
+            && answer.answer(dir.vector_rows(v), &|col| {
+                column_facts_of_vector(dir, v, col)
+            })
+        {
             self.counters.vectors_answered += 1;
             return true;
         }
@@ -863,7 +1034,10 @@ impl ScanState {
     /// every row (or there are none); true if it took the stripe.
     fn answer_stripe(&mut self, i: usize, answer: &mut dyn MetadataAnswer) -> bool {
         let rows = self.stripes[i].row_count as usize;
-        let covered = match (self.skip.as_mut(), self.summaries.get(i).and_then(|s| s.as_ref())) {
+        let covered = match (
+            self.skip.as_mut(),
+            self.summaries.get(i).and_then(|s| s.as_ref()),
+        ) {
             (None, _) => true,
             (Some(skip), Some(summary)) => skip.covers_stripe(summary, rows),
             (Some(_), None) => false,
@@ -875,12 +1049,17 @@ impl ScanState {
         let summary = self.summaries.get(i).and_then(|s| s.as_ref());
         let facts = |c: usize| {
             let col = summary?.columns.get(c)?;
-            Some(ColumnFacts { nulls: col.null_count as usize, zone: col.zone.as_ref() })
+            Some(ColumnFacts {
+                nulls: col.null_count as usize,
+                zone: col.zone.as_ref(),
+            })
         };
         if !answer.answer(rows, &facts) {
             return false;
         }
-        let vectors = self.stripes[i].row_count.div_ceil(pg_columnar_codec::MAX_ROWS as u64);
+        let vectors = self.stripes[i]
+            .row_count
+            .div_ceil(pg_columnar_codec::MAX_ROWS as u64);
         self.counters.stripes += 1;
         self.counters.vectors += vectors;
         self.counters.stripes_answered += 1;
@@ -891,33 +1070,62 @@ impl ScanState {
     /// Unpacks vector `v` of stripe `i` of each of `columns` not in `out` yet into `out`. A
     /// column the stripe does not store (added since) is the column's default on every row,
     /// taken from the slot's missing-attribute values; dropped columns are left out.
-    fn unpack_columns(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot, columns: &[usize], out: &mut Vec<(usize, Unpacked)>) {
+    fn unpack_columns(
+        &mut self,
+        i: usize,
+        v: usize,
+        slot: *mut pg_sys::TupleTableSlot,
+        columns: &[usize],
+        out: &mut Vec<(usize, Unpacked)>,
+    ) {
         self.load(i);
         let stripe = self.stripe.as_mut().unwrap();
         let rows = stripe.dir.vector_rows(v);
         let stored = stripe.dir.columns.len();
         for &c in columns {
-            if c >= self.types.len() || self.types[c] == ColumnType::Dropped || out.iter().any(|(k, _)| *k == c) {
+            if c >= self.types.len()
+                || self.types[c] == ColumnType::Dropped
+                || out.iter().any(|(k, _)| *k == c)
+            {
                 continue;
             }
             if c < stored {
-                out.push((c, stripe.unpack(&mut self.pages, c, v, self.types[c], &mut self.buf)));
+                out.push((
+                    c,
+                    stripe.unpack(&mut self.pages, c, v, self.types[c], &mut self.buf),
+                ));
                 self.decoded.decoded_count[c] += 1;
             } else {
                 let m = unsafe { missing_vector(slot, c, self.types[c], rows) };
-                out.push((c, Unpacked { rows: m.rows, nulls: m.nulls, form: Form::Values(m.values) }));
+                out.push((
+                    c,
+                    Unpacked {
+                        rows: m.rows,
+                        nulls: m.nulls,
+                        form: Form::Values(m.values),
+                    },
+                ));
             }
         }
     }
 
     /// The rows of vector `v` of stripe `i` that the [`VectorFilter`] selects (all rows
     /// without one), and the filter columns' vectors, unpacked (only those are read).
-    fn filter_vector(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot) -> (Selection, Vec<(usize, Unpacked)>) {
+    fn filter_vector(
+        &mut self,
+        i: usize,
+        v: usize,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> (Selection, Vec<(usize, Unpacked)>) {
         self.load(i);
         let rows = self.stripe.as_ref().unwrap().dir.vector_rows(v);
         // every filter part is a part of the skip expression too (plan.rs), so where that
         // covers the vector, the filter would select every row
-        let covered = self.filter.is_some() && self.skip.as_mut().is_some_and(|skip| skip.covers(&self.stripe.as_ref().unwrap().dir, v));
+        let covered = self.filter.is_some()
+            && self
+                .skip
+                .as_mut()
+                .is_some_and(|skip| skip.covers(&self.stripe.as_ref().unwrap().dir, v));
         if covered {
             self.counters.vectors_covered += 1;
         }
@@ -932,7 +1140,13 @@ impl ScanState {
         let selection = filter.select(&lookup_in(stripe, &unpacked), stripe.serial, rows);
         self.filter = Some(filter);
         let selection = selection.unwrap_or_else(|| {
-            crate::storage::corrupt(self.pages.rel(), format!("stripe at row {}: a filter column's vector {v} is not of its type", self.stripes[i].first_row))
+            crate::storage::corrupt(
+                self.pages.rel(),
+                format!(
+                    "stripe at row {}: a filter column's vector {v} is not of its type",
+                    self.stripes[i].first_row
+                ),
+            )
         });
         self.counters.rows_filtered += (rows - selection.count()) as u64;
         if selection.is_empty() {
@@ -946,13 +1160,25 @@ impl ScanState {
     /// [`filter_vector`](Self::filter_vector), then the selected rows of the filter columns
     /// laid out as Datums (the other columns are decoded when a row is stored, so a vector
     /// without a selected row costs the filter columns' decoding alone).
-    fn select(&mut self, i: usize, v: usize, slot: *mut pg_sys::TupleTableSlot, id: u64) -> Selection {
+    fn select(
+        &mut self,
+        i: usize,
+        v: usize,
+        slot: *mut pg_sys::TupleTableSlot,
+        id: u64,
+    ) -> Selection {
         let (selection, unpacked) = self.filter_vector(i, v, slot);
         if !selection.is_empty() && !unpacked.is_empty() {
             let stripe = self.stripe.as_ref().unwrap();
             let stored = stripe.dir.columns.len();
             // hand the filter's vectors to the row store, which would decode them again
-            self.decoded.prefill(stripe, v, &self.types, unpacked.into_iter().filter(|(c, _)| *c < stored).collect(), Some((id, &selection)));
+            self.decoded.prefill(
+                stripe,
+                v,
+                &self.types,
+                unpacked.into_iter().filter(|(c, _)| *c < stored).collect(),
+                Some((id, &selection)),
+            );
         }
         selection
     }
@@ -974,7 +1200,9 @@ impl ScanState {
         mut answer: Option<&mut (dyn MetadataAnswer + 'a)>,
     ) -> bool {
         loop {
-            let Some((i, v)) = self.next_vector(answer.as_deref_mut()) else { return false };
+            let Some((i, v)) = self.next_vector(answer.as_deref_mut()) else {
+                return false;
+            };
             let (selection, mut unpacked) = self.filter_vector(i, v, slot);
             if selection.is_empty() {
                 continue;
@@ -995,10 +1223,11 @@ impl ScanState {
         self.counters.stripes += 1;
         self.counters.vectors += vectors;
         let summary = self.summaries.get(i).and_then(|s| s.as_ref());
-        let may = rows > 0 && match (self.skip.as_mut(), summary) {
-            (Some(skip), Some(summary)) => skip.may_match_stripe(summary, rows as usize),
-            _ => true,
-        };
+        let may = rows > 0
+            && match (self.skip.as_mut(), summary) {
+                (Some(skip), Some(summary)) => skip.may_match_stripe(summary, rows as usize),
+                _ => true,
+            };
         if !may {
             self.skip_unread(vectors);
         }
@@ -1023,17 +1252,43 @@ impl ScanState {
     /// stripe has none or does not store the column), whether the column has NULLs there,
     /// and the serial number that names the dictionary. A stripe other than the loaded one
     /// is not loaded: its directory is walked only as far as the column.
-    pub fn with_stripe_dictionary<R>(&mut self, i: usize, c: usize, f: impl FnOnce(&ColumnContext<'_>, bool, u64) -> R) -> R {
+    pub fn with_stripe_dictionary<R>(
+        &mut self,
+        i: usize,
+        c: usize,
+        f: impl FnOnce(&ColumnContext<'_>, bool, u64) -> R,
+    ) -> R {
         let row = self.stripes[i].clone();
-        if let Some(stripe) = self.stripe.as_mut().filter(|s| s.row.first_row == row.first_row) {
-            let Some(vectors) = stripe.dir.stored_vectors(c) else { return f(&ColumnContext::default(), true, stripe.serial) };
+        if let Some(stripe) = self
+            .stripe
+            .as_mut()
+            .filter(|s| s.row.first_row == row.first_row)
+        {
+            let Some(vectors) = stripe.dir.stored_vectors(c) else {
+                return f(&ColumnContext::default(), true, stripe.serial);
+            };
             let nulls = vectors.iter().any(|v| v.null_count > 0);
             stripe.read_context(&mut self.pages, c, &mut self.buf);
             let ctx = stripe.loaded_context(c);
-            return f(&ColumnContext { dictionary: ctx.dictionary, ..Default::default() }, nulls, stripe.serial);
+            return f(
+                &ColumnContext {
+                    dictionary: ctx.dictionary,
+                    ..Default::default()
+                },
+                nulls,
+                stripe.serial,
+            );
         }
-        let (dictionary, nulls, serial) = super::read::column_dictionary(&mut self.pages, row, c, &mut self.buf);
-        f(&ColumnContext { dictionary: dictionary.as_deref(), ..Default::default() }, nulls, serial)
+        let (dictionary, nulls, serial) =
+            super::read::column_dictionary(&mut self.pages, row, c, &mut self.buf);
+        f(
+            &ColumnContext {
+                dictionary: dictionary.as_deref(),
+                ..Default::default()
+            },
+            nulls,
+            serial,
+        )
     }
 
     /// For a node that picks the vectors it reads: vector `v` of stripe `i`, as
@@ -1078,7 +1333,10 @@ impl ScanState {
             if let Some(c) = self.row_cursor.as_mut() {
                 if let Some(r) = c.selection.next_from(c.next) {
                     c.next = r + 1;
-                    let (i, row) = (c.stripe, (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64);
+                    let (i, row) = (
+                        c.stripe,
+                        (c.vector * pg_columnar_codec::MAX_ROWS + r) as u64,
+                    );
                     self.store_row(i, row, slot, Decode::Selected, None);
                     return true;
                 }
@@ -1090,7 +1348,13 @@ impl ScanState {
             };
             let id = self.selection_id();
             let selection = self.select(i, v, slot, id);
-            self.row_cursor = Some(RowCursor { stripe: i, vector: v, selection, next: 0, id });
+            self.row_cursor = Some(RowCursor {
+                stripe: i,
+                vector: v,
+                selection,
+                next: 0,
+                id,
+            });
         }
     }
 
@@ -1116,12 +1380,16 @@ impl ScanState {
             let row = base + offset - 1;
             if let Some(i) = super::read::stripe_index_of(&self.stripes, row) {
                 if !self.mask.hides(&self.stripes, i, row) {
-                    self.bitmap_rows.push_back((i, row - self.stripes[i].first_row));
+                    self.bitmap_rows
+                        .push_back((i, row - self.stripes[i].first_row));
                 }
             }
         };
         match offsets {
-            Some(offsets) => offsets.iter().filter(|&&o| o >= 1 && o as u64 <= tid::ROWS_PER_BLOCK).for_each(|&o| push(o as u64)),
+            Some(offsets) => offsets
+                .iter()
+                .filter(|&&o| o >= 1 && o as u64 <= tid::ROWS_PER_BLOCK)
+                .for_each(|&o| push(o as u64)),
             None => (1..=tid::ROWS_PER_BLOCK).for_each(push),
         }
         !self.bitmap_rows.is_empty()
@@ -1131,8 +1399,14 @@ impl ScanState {
     /// what a sampling method picks blocks among (a block's rows are consecutive row numbers,
     /// [`tid::ROWS_PER_BLOCK`] of them, as its offsets).
     fn sample_blocks(&self) -> u32 {
-        let end = self.stripes.iter().map(|s| s.first_row + s.row_count).max().unwrap_or(0);
-        end.div_ceil(tid::ROWS_PER_BLOCK).min(pg_sys::InvalidBlockNumber as u64) as u32
+        let end = self
+            .stripes
+            .iter()
+            .map(|s| s.first_row + s.row_count)
+            .max()
+            .unwrap_or(0);
+        end.div_ceil(tid::ROWS_PER_BLOCK)
+            .min(pg_sys::InvalidBlockNumber as u64) as u32
     }
 
     /// TABLESAMPLE: moves to the next block the sampling method of `state` picks (SYSTEM's
@@ -1169,9 +1443,17 @@ impl ScanState {
     ///
     /// # Safety
     /// As [`sample_next_block`](Self::sample_next_block); `slot` a slot of the relation.
-    pub unsafe fn sample_next_row(&mut self, state: *mut pg_sys::SampleScanState, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        let Some(block) = self.sample_block else { return false };
-        let next = (*(*state).tsmroutine).NextSampleTuple.expect("a sampling method picks rows");
+    pub unsafe fn sample_next_row(
+        &mut self,
+        state: *mut pg_sys::SampleScanState,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        let Some(block) = self.sample_block else {
+            return false;
+        };
+        let next = (*(*state).tsmroutine)
+            .NextSampleTuple
+            .expect("a sampling method picks rows");
         loop {
             let offset = next(state, block, tid::ROWS_PER_BLOCK as pg_sys::OffsetNumber);
             if offset == pg_sys::InvalidOffsetNumber || offset as u64 > tid::ROWS_PER_BLOCK {
@@ -1196,7 +1478,9 @@ impl ScanState {
 
     /// Bitmap scan: the next row of the current block.
     pub fn bitmap_next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        let Some((i, offset)) = self.bitmap_rows.pop_front() else { return false };
+        let Some((i, offset)) = self.bitmap_rows.pop_front() else {
+            return false;
+        };
         self.store_offset(i, offset, slot);
         true
     }
@@ -1213,14 +1497,21 @@ impl ScanState {
     /// Rows deleted for the snapshot are passed over (and counted in `dead`).
     pub fn analyze_next(&mut self, slot: *mut pg_sys::TupleTableSlot, dead: &mut f64) -> bool {
         loop {
-            let Some(range) = self.analyze.as_mut() else { return false };
-            let Some(ordinal) = range.next() else { return false };
+            let Some(range) = self.analyze.as_mut() else {
+                return false;
+            };
+            let Some(ordinal) = range.next() else {
+                return false;
+            };
             if ordinal >= self.total_rows {
                 return false;
             }
             // the stripe holding the ordinal-th stored row: the last one starting at or before
             // it (a stripe of no rows starts where the next does, and partition_point passes it)
-            let i = self.first_ordinals.partition_point(|&first| first <= ordinal) - 1;
+            let i = self
+                .first_ordinals
+                .partition_point(|&first| first <= ordinal)
+                - 1;
             let position = ordinal - self.first_ordinals[i];
             if self.stored_row_deleted(i, position) {
                 *dead += 1.0;
@@ -1252,11 +1543,17 @@ pub unsafe fn begin(
 ) -> pg_sys::TableScanDesc {
     let bulk = flags & pg_sys::ScanOptions::SO_TYPE_SEQSCAN != 0;
     use pg_sys::ScanOptions::*;
-    if flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN | SO_TYPE_TIDRANGESCAN | SO_TYPE_BITMAPSCAN) != 0 {
+    if flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN | SO_TYPE_TIDRANGESCAN | SO_TYPE_BITMAPSCAN)
+        != 0
+    {
         // before the stripes are listed (`super::ssi`)
         super::ssi::lock_relation(rel, snapshot);
     }
-    let shared = if pscan.is_null() { std::ptr::null() } else { &(*(pscan as *mut ParallelShared)).next_stripe as *const AtomicU64 };
+    let shared = if pscan.is_null() {
+        std::ptr::null()
+    } else {
+        &(*(pscan as *mut ParallelShared)).next_stripe as *const AtomicU64
+    };
     let state = ScanState::new(rel, snapshot, shared, bulk);
     let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
     (*desc).base.rs_rd = rel;
@@ -1266,7 +1563,8 @@ pub unsafe fn begin(
     (*desc).base.rs_flags = flags;
     (*desc).base.rs_parallel = pscan;
     (*desc).state = Box::into_raw(Box::new(state));
-    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+        as *mut pg_sys::MemoryContextCallback;
     (*cb).func = Some(drop_state);
     (*cb).arg = desc as *mut std::ffi::c_void;
     pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
@@ -1292,14 +1590,23 @@ pub unsafe fn rescan(scan: pg_sys::TableScanDesc) {
     state(scan).restart();
 }
 
-pub unsafe fn getnextslot(scan: pg_sys::TableScanDesc, direction: pg_sys::ScanDirection::Type, slot: *mut pg_sys::TupleTableSlot) -> bool {
+pub unsafe fn getnextslot(
+    scan: pg_sys::TableScanDesc,
+    direction: pg_sys::ScanDirection::Type,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     let forward = direction != pg_sys::ScanDirection::BackwardScanDirection;
     state(scan).next(forward, slot)
 }
 
-pub unsafe fn set_tidrange(scan: pg_sys::TableScanDesc, mintid: pg_sys::ItemPointer, maxtid: pg_sys::ItemPointer) {
+pub unsafe fn set_tidrange(
+    scan: pg_sys::TableScanDesc,
+    mintid: pg_sys::ItemPointer,
+    maxtid: pg_sys::ItemPointer,
+) {
     let st = state(scan);
-    let lo = tid::block_of(&*mintid) as u64 * tid::ROWS_PER_BLOCK + ((*mintid).ip_posid as u64).saturating_sub(1);
+    let lo = tid::block_of(&*mintid) as u64 * tid::ROWS_PER_BLOCK
+        + ((*mintid).ip_posid as u64).saturating_sub(1);
     let hi_block = tid::block_of(&*maxtid) as u64 * tid::ROWS_PER_BLOCK;
     let hi = match (*maxtid).ip_posid as u64 {
         0 => hi_block.checked_sub(1),
@@ -1316,7 +1623,10 @@ pub fn parallel_size() -> usize {
     std::mem::size_of::<ParallelShared>().next_multiple_of(pg_sys::MAXIMUM_ALIGNOF as usize)
 }
 
-pub unsafe fn parallel_initialize(rel: pg_sys::Relation, pscan: pg_sys::ParallelTableScanDesc) -> usize {
+pub unsafe fn parallel_initialize(
+    rel: pg_sys::Relation,
+    pscan: pg_sys::ParallelTableScanDesc,
+) -> usize {
     // rows this backend buffered must be written before workers look for stripes
     write::flush_relation(rel);
     let shared = pscan as *mut ParallelShared;
@@ -1327,5 +1637,7 @@ pub unsafe fn parallel_initialize(rel: pg_sys::Relation, pscan: pg_sys::Parallel
 }
 
 pub unsafe fn parallel_reinitialize(pscan: pg_sys::ParallelTableScanDesc) {
-    (*(pscan as *mut ParallelShared)).next_stripe.store(0, Ordering::SeqCst);
+    (*(pscan as *mut ParallelShared))
+        .next_stripe
+        .store(0, Ordering::SeqCst);
 }

@@ -73,7 +73,11 @@ pub fn is_row_slot(slot: *mut pg_sys::TupleTableSlot) -> bool {
 }
 
 /// Records which stripe the row just stored in `slot` comes from (a no-op for other slots).
-pub fn set_origin(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::TransactionId, cmin: pg_sys::CommandId) {
+pub fn set_origin(
+    slot: *mut pg_sys::TupleTableSlot,
+    xmin: pg_sys::TransactionId,
+    cmin: pg_sys::CommandId,
+) {
     if is_row_slot(slot) {
         unsafe {
             let s = slot as *mut RowSlot;
@@ -98,7 +102,9 @@ pub fn set_xmax(slot: *mut pg_sys::TupleTableSlot, xmax: pg_sys::TransactionId) 
 
 /// The raw `xmax` of the row in `slot` (see the module documentation), from its marks.
 unsafe fn xmax_of_marks(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::TransactionId {
-    let Some(row) = super::tid::from_tid(&(*slot).tts_tid) else { return pg_sys::InvalidTransactionId };
+    let Some(row) = super::tid::from_tid(&(*slot).tts_tid) else {
+        return pg_sys::InvalidTransactionId;
+    };
     // the table is open: the statement that read the row holds its lock
     let rel = pg_sys::RelationIdGetRelation((*slot).tts_tableOid);
     if rel.is_null() {
@@ -106,7 +112,9 @@ unsafe fn xmax_of_marks(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::Transactio
     }
     let storage_id = crate::storage::meta::storage_id(rel);
     pg_sys::RelationClose(rel);
-    let Some(storage_id) = storage_id else { return pg_sys::InvalidTransactionId };
+    let Some(storage_id) = storage_id else {
+        return pg_sys::InvalidTransactionId;
+    };
     let marks = crate::storage::marks::of_row(storage_id, row);
     marks
         .iter()
@@ -185,7 +193,12 @@ unsafe fn forget_deferred(slot: *mut pg_sys::TupleTableSlot) {
 ///
 /// # Safety
 /// `slot` must be a valid slot of ours for `d`'s relation's descriptor.
-pub unsafe fn store_deferred(slot: *mut pg_sys::TupleTableSlot, d: Deferred, xmin: pg_sys::TransactionId, cmin: pg_sys::CommandId) {
+pub unsafe fn store_deferred(
+    slot: *mut pg_sys::TupleTableSlot,
+    d: Deferred,
+    xmin: pg_sys::TransactionId,
+    cmin: pg_sys::CommandId,
+) {
     debug_assert!(is_row_slot(slot));
     pg_sys::ExecClearTuple(slot);
     let s = slot as *mut RowSlot;
@@ -206,7 +219,10 @@ thread_local! {
 
 /// Rows stored deferred so far in this backend, and the column values read for them.
 pub fn deferred_stats() -> (u64, u64) {
-    (DEFERRED_ROWS.with(|n| n.get()), DEFERRED_COLUMNS_READ.with(|n| n.get()))
+    (
+        DEFERRED_ROWS.with(|n| n.get()),
+        DEFERRED_COLUMNS_READ.with(|n| n.get()),
+    )
 }
 
 /// Reads every value of `slot`'s deferred row, if it holds one: what copies and
@@ -225,12 +241,17 @@ pub unsafe fn read_all(slot: *mut pg_sys::TupleTableSlot) {
 /// PostgreSQL fills the later ones with their defaults), copying values passed by reference
 /// into the slot's deferred context.
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natts: std::ffi::c_int) {
+unsafe extern "C-unwind" fn getsomeattrs(
+    slot: *mut pg_sys::TupleTableSlot,
+    natts: std::ffi::c_int,
+) {
     let s = slot as *mut RowSlot;
     let d = (*s).deferred;
     if d.relid == pg_sys::InvalidOid {
         // what a virtual slot says to this
-        return (pg_sys::TTSOpsVirtual.getsomeattrs.expect("virtual slots have getsomeattrs"))(slot, natts);
+        return (pg_sys::TTSOpsVirtual
+            .getsomeattrs
+            .expect("virtual slots have getsomeattrs"))(slot, natts);
     }
     if (*s).deferred_mcxt.is_null() {
         (*s).deferred_mcxt = pg_sys::AllocSetContextCreateInternal(
@@ -269,7 +290,9 @@ unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natt
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
     read_all(slot);
-    (pg_sys::TTSOpsVirtual.materialize.expect("virtual slots materialize"))(slot)
+    (pg_sys::TTSOpsVirtual
+        .materialize
+        .expect("virtual slots materialize"))(slot)
 }
 
 #[pgrx::pg_guard]
@@ -279,7 +302,9 @@ unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
         pg_sys::MemoryContextDelete((*s).deferred_mcxt);
         (*s).deferred_mcxt = std::ptr::null_mut();
     }
-    (pg_sys::TTSOpsVirtual.release.expect("virtual slots release"))(slot)
+    (pg_sys::TTSOpsVirtual
+        .release
+        .expect("virtual slots release"))(slot)
 }
 
 #[pgrx::pg_guard]
@@ -290,7 +315,10 @@ unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTableSlot) {
+unsafe extern "C-unwind" fn copyslot(
+    dst: *mut pg_sys::TupleTableSlot,
+    src: *mut pg_sys::TupleTableSlot,
+) {
     forget_origin(dst);
     forget_deferred(dst);
     (pg_sys::TTSOpsVirtual.copyslot.expect("virtual slots copy"))(dst, src)
@@ -300,9 +328,13 @@ unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut
 /// virtual slot's copy has neither). ANALYZE sorts its sample by the copies' TIDs before it
 /// computes each column's correlation with row order, which the custom scan's costs read.
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::HeapTuple {
+unsafe extern "C-unwind" fn copy_heap_tuple(
+    slot: *mut pg_sys::TupleTableSlot,
+) -> pg_sys::HeapTuple {
     read_all(slot);
-    let tuple = (pg_sys::TTSOpsVirtual.copy_heap_tuple.expect("virtual slots copy heap tuples"))(slot);
+    let tuple = (pg_sys::TTSOpsVirtual
+        .copy_heap_tuple
+        .expect("virtual slots copy heap tuples"))(slot);
     (*tuple).t_self = (*slot).tts_tid;
     (*tuple).t_tableOid = (*slot).tts_tableOid;
     tuple
@@ -317,7 +349,11 @@ fn no_system_column() -> ! {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn getsysattr(slot: *mut pg_sys::TupleTableSlot, attnum: std::ffi::c_int, isnull: *mut bool) -> pg_sys::Datum {
+unsafe extern "C-unwind" fn getsysattr(
+    slot: *mut pg_sys::TupleTableSlot,
+    attnum: std::ffi::c_int,
+    isnull: *mut bool,
+) -> pg_sys::Datum {
     let s = slot as *mut RowSlot;
     if (*s).xmin == pg_sys::InvalidTransactionId {
         no_system_column();
@@ -326,10 +362,16 @@ unsafe extern "C-unwind" fn getsysattr(slot: *mut pg_sys::TupleTableSlot, attnum
     match attnum {
         pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
         pg_sys::MaxTransactionIdAttributeNumber => {
-            let xmax = if (*s).xmax_known { (*s).xmax } else { xmax_of_marks(slot) };
+            let xmax = if (*s).xmax_known {
+                (*s).xmax
+            } else {
+                xmax_of_marks(slot)
+            };
             pg_sys::Datum::from(xmax.into_inner())
         }
-        pg_sys::MinCommandIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => pg_sys::Datum::from((*s).cmin),
+        pg_sys::MinCommandIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => {
+            pg_sys::Datum::from((*s).cmin)
+        }
         _ => no_system_column(),
     }
 }

@@ -43,7 +43,13 @@ pub fn lock_row(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: 
 
 /// Rows inserted into `rel`, now in a stripe others' reads can find.
 pub fn check_insert(rel: pg_sys::Relation) {
-    unsafe { pg_sys::CheckForSerializableConflictIn(rel, std::ptr::null_mut(), pg_sys::InvalidBlockNumber) };
+    unsafe {
+        pg_sys::CheckForSerializableConflictIn(
+            rel,
+            std::ptr::null_mut(),
+            pg_sys::InvalidBlockNumber,
+        )
+    };
 }
 
 /// The row at `tid` of `rel` deleted (or updated), its mark now in the catalog.

@@ -30,7 +30,12 @@ pub struct Conflict {
 
 impl Conflict {
     pub fn new(storage_id: u64) -> Conflict {
-        Conflict { storage_id, rows: None, pages: None, logged: None }
+        Conflict {
+            storage_id,
+            rows: None,
+            pages: None,
+            logged: None,
+        }
     }
 
     /// Counts transaction `xid`'s deletion among those of the rows the VACUUM removes.
@@ -45,18 +50,25 @@ impl Conflict {
         let mut needed = self.rows;
         if into_free_pages {
             let storage_id = self.storage_id;
-            if let Some(xid) = *self.pages.get_or_insert_with(|| catalog::freed_horizon(storage_id)) {
+            if let Some(xid) = *self
+                .pages
+                .get_or_insert_with(|| catalog::freed_horizon(storage_id))
+            {
                 needed = Some(newer_xid(needed, xid));
             }
         }
         let Some(needed) = needed else { return };
-        if self.logged.is_some_and(|logged| !unsafe { pg_sys::TransactionIdFollows(needed, logged) }) {
+        if self
+            .logged
+            .is_some_and(|logged| !unsafe { pg_sys::TransactionIdFollows(needed, logged) })
+        {
             return;
         }
         self.logged = Some(needed);
         unsafe {
             let standbys_read_wal = pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_REPLICA as i32;
-            let permanent = (*(*rel).rd_rel).relpersistence == pg_sys::RELPERSISTENCE_PERMANENT as std::ffi::c_char;
+            let permanent = (*(*rel).rd_rel).relpersistence
+                == pg_sys::RELPERSISTENCE_PERMANENT as std::ffi::c_char;
             if standbys_read_wal && permanent {
                 crate::compat::log_snapshot_conflict(rel, full_xid(needed));
             }
@@ -70,6 +82,10 @@ fn full_xid(xid: pg_sys::TransactionId) -> u64 {
     let epoch = next >> 32;
     let xid = xid.into_inner();
     // an xid above the next one's low half was assigned in the previous epoch
-    let epoch = if xid > next as u32 { epoch.saturating_sub(1) } else { epoch };
+    let epoch = if xid > next as u32 {
+        epoch.saturating_sub(1)
+    } else {
+        epoch
+    };
     epoch << 32 | xid as u64
 }

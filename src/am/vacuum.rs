@@ -103,7 +103,10 @@ impl FreePages {
 
     /// Takes the lowest run of `count` free pages that starts below `below`.
     fn take(&mut self, count: u32, below: u32) -> Option<u32> {
-        let i = self.0.iter().position(|&(first, n)| n >= count && first < below)?;
+        let i = self
+            .0
+            .iter()
+            .position(|&(first, n)| n >= count && first < below)?;
         let (first, n) = self.0[i];
         if n == count {
             self.0.remove(i);
@@ -130,7 +133,11 @@ pub struct Options {
 }
 
 /// `relation_vacuum`.
-pub unsafe fn vacuum(rel: pg_sys::Relation, options: Options, strategy: pg_sys::BufferAccessStrategy) {
+pub unsafe fn vacuum(
+    rel: pg_sys::Relation,
+    options: Options,
+    strategy: pg_sys::BufferAccessStrategy,
+) {
     let mut report = VacuumReport::default();
     let dead = match meta::read(rel) {
         Some(m) => rewrite(rel, m.storage_id, options, &mut report),
@@ -142,7 +149,10 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, options: Options, strategy: pg_sys::
     let (pages, tuples) = super::life::estimate_size(rel);
     report.index_entries_removed = remove_index_entries(rel, &dead, strategy, tuples);
     LAST.with(|l| l.set(report));
-    pgrx::debug1!("pg_columnar: VACUUM of \"{}\": {report:?}", crate::storage::relation_name(rel));
+    pgrx::debug1!(
+        "pg_columnar: VACUUM of \"{}\": {report:?}",
+        crate::storage::relation_name(rel)
+    );
     crate::compat::update_relstats(rel, pages, tuples);
 }
 
@@ -153,16 +163,24 @@ struct Group {
 
 /// Steps 1 and 2 of the module comment; returns the row-number ranges (ascending,
 /// half-open) whose index entries must go.
-unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, report: &mut VacuumReport) -> Vec<(u64, u64)> {
+unsafe fn rewrite(
+    rel: pg_sys::Relation,
+    storage_id: u64,
+    options: Options,
+    report: &mut VacuumReport,
+) -> Vec<(u64, u64)> {
     // A moment without writers: every row number below `next_row` is in a committed stripe
     // or dead, and no page off the catalog is being filled. Writers that start later only
     // append pages and take row numbers from `next_row` on.
     let mut free = None;
     let mut dead_below = None;
     if pg_sys::ConditionalLockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) {
-        let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+        let nblocks =
+            pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
         free = Some(FreePages::between(&catalog::occupied(storage_id), nblocks));
-        dead_below = meta::read(rel).map(|m| m.next_row).filter(|_| options.index_cleanup);
+        dead_below = meta::read(rel)
+            .map(|m| m.next_row)
+            .filter(|_| options.index_cleanup);
         pg_sys::UnlockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE);
     }
     report.quiet = free.is_some();
@@ -175,8 +193,11 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, repo
     let marks = marks::for_vacuum(storage_id, snapshot);
     // rows deleted for every snapshot, and every settled mark on them (a lock mark there is
     // met by no writer: no snapshot sees the row)
-    let mut removable_rows: Vec<u64> =
-        marks.iter().filter(|m| options.index_cleanup && m.settled && m.mode.deletes()).map(|m| m.row).collect();
+    let mut removable_rows: Vec<u64> = marks
+        .iter()
+        .filter(|m| options.index_cleanup && m.settled && m.mode.deletes())
+        .map(|m| m.row)
+        .collect();
     removable_rows.sort_unstable();
     removable_rows.dedup();
     let mut removable: Vec<(u64, pg_sys::ItemPointerData)> = marks
@@ -188,8 +209,13 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, repo
     // a standby's queries that may still see these rows, or read the pages of stripes
     // replaced for every snapshot here, are cancelled before the writes that need it
     let mut conflict = Conflict::new(storage_id);
-    for m in marks.iter().filter(|m| m.settled && m.mode.deletes() && removable_rows.binary_search(&m.row).is_ok()) {
-        m.maker.into_iter().for_each(|xid| conflict.remove_row_deleted_by(xid));
+    for m in marks
+        .iter()
+        .filter(|m| m.settled && m.mode.deletes() && removable_rows.binary_search(&m.row).is_ok())
+    {
+        m.maker
+            .into_iter()
+            .for_each(|xid| conflict.remove_row_deleted_by(xid));
     }
     let groups = plan(&stripes, &removable_rows, dead_below);
     let mut dead: Vec<(u64, u64)> = Vec::new();
@@ -203,13 +229,26 @@ unsafe fn rewrite(rel: pg_sys::Relation, storage_id: u64, options: Options, repo
     );
     for group in &groups {
         let old = pg_sys::MemoryContextSwitchTo(context);
-        write_group(rel, storage_id, &stripes[group.members.clone()], &removable, free.as_mut(), cid, &mut conflict, &mut dead, report);
+        write_group(
+            rel,
+            storage_id,
+            &stripes[group.members.clone()],
+            &removable,
+            free.as_mut(),
+            cid,
+            &mut conflict,
+            &mut dead,
+            report,
+        );
         pg_sys::MemoryContextSwitchTo(old);
         pg_sys::MemoryContextReset(context);
     }
     if let Some(free) = free.as_mut() {
         let mut rewritten = vec![false; stripes.len()];
-        groups.iter().flat_map(|g| g.members.clone()).for_each(|i| rewritten[i] = true);
+        groups
+            .iter()
+            .flat_map(|g| g.members.clone())
+            .for_each(|i| rewritten[i] = true);
         move_down(rel, &stripes, &rewritten, free, cid, &mut conflict, report);
     }
     pg_sys::MemoryContextDelete(context);
@@ -228,7 +267,10 @@ fn plan(stripes: &[VacuumRow], removable: &[u64], dead_below: Option<u64>) -> Ve
     let limit = write::stripe_row_limit();
     let small = SMALL_STRIPE_ROWS;
     let removed_in = |s: &StripeRow| {
-        marks::rows_in(removable, s.first_row, s.row_count).iter().filter(|&&r| super::read::stripe_index_of(std::slice::from_ref(s), r).is_some()).count() as u64
+        marks::rows_in(removable, s.first_row, s.row_count)
+            .iter()
+            .filter(|&&r| super::read::stripe_index_of(std::slice::from_ref(s), r).is_some())
+            .count() as u64
     };
     let live = |s: &StripeRow| s.row_count - catalog::absent_count(s) - removed_in(s);
     // its catalog row gets the removed rows as absent, its marks go
@@ -341,18 +383,22 @@ unsafe fn write_group(
         let (mut row, zones) = if let [only] = old {
             // the same image and pages under a new catalog row: its zone summary may cover
             // values of rows now absent, which only makes it looser
-            (only.row.clone(), only.zones.as_deref().map(std::rc::Rc::<[u8]>::from))
+            (
+                only.row.clone(),
+                only.zones.as_deref().map(std::rc::Rc::<[u8]>::from),
+            )
         } else {
             let image = merged_image(rel, &stripes, first_row, span);
             report.images_encoded += 1;
-            let first_block = match free.and_then(|f| f.take(pages::pages_for(image.len()), u32::MAX)) {
-                Some(block) => {
-                    conflict.before_write(rel, true);
-                    pages::write_at(rel, block, &image);
-                    block
-                }
-                None => pages::append(rel, &image),
-            };
+            let first_block =
+                match free.and_then(|f| f.take(pages::pages_for(image.len()), u32::MAX)) {
+                    Some(block) => {
+                        conflict.before_write(rel, true);
+                        pages::write_at(rel, block, &image);
+                        block
+                    }
+                    None => pages::append(rel, &image),
+                };
             let (row, zones) = write::catalog_row(&image, storage_id, first_row, span, first_block);
             (row, Some(zones))
         };
@@ -374,7 +420,12 @@ unsafe fn write_group(
 /// them a copy of a neighbouring row: the next one if it lies in the same vector of 1024
 /// numbers and the previous one does not, else the previous one. Rows are copied as heap
 /// tuples into the current memory context.
-unsafe fn merged_image(rel: pg_sys::Relation, stripes: &[StripeRow], first_row: u64, span: u64) -> Vec<u8> {
+unsafe fn merged_image(
+    rel: pg_sys::Relation,
+    stripes: &[StripeRow],
+    first_row: u64,
+    span: u64,
+) -> Vec<u8> {
     let mut scan = ScanState::every_stored_row(rel, stripes.to_vec());
     let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsVirtual);
     let mut rows: Vec<(u64, pg_sys::HeapTuple)> = Vec::new();
@@ -437,10 +488,20 @@ unsafe fn move_down(
         }
         let count = pages::pages_for(v.row.byte_length as usize);
         // a free run holds it only below its own pages, which are occupied
-        let Some(block) = free.take(count, v.row.first_block) else { break };
+        let Some(block) = free.take(count, v.row.first_block) else {
+            break;
+        };
         reader.read(v.row.first_block, 0, v.row.byte_length as usize, &mut image);
-        if xxhash_rust::xxh3::xxh3_64(&image[..v.row.prefix_length as usize]) != v.row.prefix_checksum {
-            crate::storage::corrupt(rel, format!("stripe at row {} (block {}): directory checksum mismatch", v.row.first_row, v.row.first_block));
+        if xxhash_rust::xxh3::xxh3_64(&image[..v.row.prefix_length as usize])
+            != v.row.prefix_checksum
+        {
+            crate::storage::corrupt(
+                rel,
+                format!(
+                    "stripe at row {} (block {}): directory checksum mismatch",
+                    v.row.first_row, v.row.first_block
+                ),
+            );
         }
         conflict.before_write(rel, true);
         crate::compat::leave_lazy_vacuum_mode();
@@ -458,25 +519,45 @@ unsafe fn move_down(
 /// Bulk deletion of the index entries of the row-number ranges `dead` (ascending,
 /// half-open), then each index's cleanup, told the table's `rows`; returns how many entries
 /// went.
-unsafe fn remove_index_entries(rel: pg_sys::Relation, dead: &[(u64, u64)], strategy: pg_sys::BufferAccessStrategy, rows: f64) -> u64 {
+unsafe fn remove_index_entries(
+    rel: pg_sys::Relation,
+    dead: &[(u64, u64)],
+    strategy: pg_sys::BufferAccessStrategy,
+    rows: f64,
+) -> u64 {
     if dead.is_empty() || !(*(*rel).rd_rel).relhasindex {
         return 0;
     }
-    unsafe extern "C-unwind" fn is_dead(tid: pg_sys::ItemPointer, state: *mut std::ffi::c_void) -> bool {
+    unsafe extern "C-unwind" fn is_dead(
+        tid: pg_sys::ItemPointer,
+        state: *mut std::ffi::c_void,
+    ) -> bool {
         let dead = &*(state as *const Vec<(u64, u64)>);
-        let Some(row) = tid::from_tid(&*tid) else { return false };
+        let Some(row) = tid::from_tid(&*tid) else {
+            return false;
+        };
         let i = dead.partition_point(|&(a, _)| a <= row);
         i > 0 && row < dead[i - 1].1
     }
     let dead: Vec<(u64, u64)> = dead.to_vec();
     let mut nindexes = 0;
     let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
-    pg_sys::vac_open_indexes(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE, &mut nindexes, &mut indexes);
+    pg_sys::vac_open_indexes(
+        rel,
+        pg_sys::RowExclusiveLock as pg_sys::LOCKMODE,
+        &mut nindexes,
+        &mut indexes,
+    );
     let mut removed = 0.0;
     for k in 0..nindexes as usize {
         let index = *indexes.add(k);
         let mut info = crate::compat::index_vacuum_info(index, rel, strategy, rows);
-        let stats = pg_sys::index_bulk_delete(&mut info, std::ptr::null_mut(), Some(is_dead), &dead as *const _ as *mut std::ffi::c_void);
+        let stats = pg_sys::index_bulk_delete(
+            &mut info,
+            std::ptr::null_mut(),
+            Some(is_dead),
+            &dead as *const _ as *mut std::ffi::c_void,
+        );
         if !stats.is_null() {
             removed += (*stats).tuples_removed;
         }
@@ -497,7 +578,11 @@ unsafe fn truncate(rel: pg_sys::Relation) -> u64 {
     }
     let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
     let used = match meta::read(rel) {
-        Some(m) => catalog::occupied(m.storage_id).iter().map(|&(first, count)| first + count).max().unwrap_or(1),
+        Some(m) => catalog::occupied(m.storage_id)
+            .iter()
+            .map(|&(first, count)| first + count)
+            .max()
+            .unwrap_or(1),
         None => nblocks.min(1),
     };
     let truncated = if used < nblocks {

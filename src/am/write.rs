@@ -177,10 +177,17 @@ fn current_level() -> i32 {
 }
 
 /// Encodes buffered columns as a stripe image (pure Rust: runs on any thread).
-fn encode_columns(columns: &[ColumnBuffer], rows: usize, options: stripe::WriteOptions) -> Result<Vec<u8>, String> {
+fn encode_columns(
+    columns: &[ColumnBuffer],
+    rows: usize,
+    options: stripe::WriteOptions,
+) -> Result<Vec<u8>, String> {
     let inputs: Vec<ColumnInput> = columns
         .iter()
-        .map(|c| ColumnInput { nulls: c.has_nulls.then_some(&c.nulls[..]), values: c.values.as_ref() })
+        .map(|c| ColumnInput {
+            nulls: c.has_nulls.then_some(&c.nulls[..]),
+            values: c.values.as_ref(),
+        })
         .collect();
     let mut image = Vec::new();
     stripe::write_stripe_with(&inputs, rows, &options, &mut image).map_err(|e| e.to_string())?;
@@ -188,7 +195,10 @@ fn encode_columns(columns: &[ColumnBuffer], rows: usize, options: stripe::WriteO
 }
 
 fn write_options(rel: pg_sys::Relation) -> stripe::WriteOptions {
-    stripe::WriteOptions { find_period: !IGNORE_ROW_PERIOD.get(), sort_key: super::options::sort_key(rel) }
+    stripe::WriteOptions {
+        find_period: !IGNORE_ROW_PERIOD.get(),
+        sort_key: super::options::sort_key(rel),
+    }
 }
 
 /// Runs `f` on a new thread with every signal blocked (PostgreSQL's signal handlers must run
@@ -202,21 +212,34 @@ where
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let handle = std::thread::Builder::new().name("pg_columnar encode".into()).spawn(f);
+        let handle = std::thread::Builder::new()
+            .name("pg_columnar encode".into())
+            .spawn(f);
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         handle.ok()
     }
 }
 
 fn encode_error(rel: pg_sys::Relation, e: impl std::fmt::Display) -> ! {
-    pgrx::error!("pg_columnar: cannot encode a stripe of \"{}\": {e}", storage::relation_name(rel))
+    pgrx::error!(
+        "pg_columnar: cannot encode a stripe of \"{}\": {e}",
+        storage::relation_name(rel)
+    )
 }
 
 /// The catalog row of stripe image `image` holding rows `first_row..first_row + row_count`
 /// of storage `storage_id`, written at `first_block`, and its zone summary.
-pub fn catalog_row(image: &[u8], storage_id: u64, first_row: u64, row_count: u64, first_block: u32) -> (catalog::StripeRow, std::rc::Rc<[u8]>) {
-    let prefix_length = stripe::StripeDirectory::prefix_len(image).expect("a stripe just written parses");
-    let dir = stripe::StripeDirectory::parse(&image[..prefix_length]).expect("a stripe just written parses");
+pub fn catalog_row(
+    image: &[u8],
+    storage_id: u64,
+    first_row: u64,
+    row_count: u64,
+    first_block: u32,
+) -> (catalog::StripeRow, std::rc::Rc<[u8]>) {
+    let prefix_length =
+        stripe::StripeDirectory::prefix_len(image).expect("a stripe just written parses");
+    let dir = stripe::StripeDirectory::parse(&image[..prefix_length])
+        .expect("a stripe just written parses");
     let zones: std::rc::Rc<[u8]> = stripe::StripeSummary::of(&dir).to_bytes().into();
     let row = catalog::StripeRow {
         storage_id,
@@ -240,10 +263,24 @@ pub fn catalog_row(image: &[u8], storage_id: u64, first_row: u64, row_count: u64
 /// rows' level is remembered (see the module comment).
 fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
     let first_block = pages::append(rel, image);
-    let (mut row, zones) = catalog_row(image, origin.storage_id, origin.first_row, origin.rows, first_block);
+    let (mut row, zones) = catalog_row(
+        image,
+        origin.storage_id,
+        origin.first_row,
+        origin.rows,
+        first_block,
+    );
     row.cmin = origin.cid;
     row.original_xid = origin.original_xid;
-    publish(Deep { relid: origin.relid, relfile: origin.relfile, row, zones, cid: origin.cid, owner: origin.level, writer: 0 });
+    publish(Deep {
+        relid: origin.relid,
+        relfile: origin.relfile,
+        row,
+        zones,
+        cid: origin.cid,
+        owner: origin.level,
+        writer: 0,
+    });
     super::ssi::check_insert(rel);
 }
 
@@ -258,7 +295,14 @@ pub struct ImageBuilder {
 impl ImageBuilder {
     pub fn new(rel: pg_sys::Relation) -> ImageBuilder {
         let desc = unsafe { (*rel).rd_att };
-        ImageBuilder { desc, columns: column_types(desc).into_iter().map(ColumnBuffer::new).collect(), rows: 0 }
+        ImageBuilder {
+            desc,
+            columns: column_types(desc)
+                .into_iter()
+                .map(ColumnBuffer::new)
+                .collect(),
+            rows: 0,
+        }
     }
 
     /// Appends the row `tuple` (of the relation's row type). Detoasted copies are made in the
@@ -278,7 +322,8 @@ impl ImageBuilder {
     }
 
     pub fn encode(self, rel: pg_sys::Relation) -> Vec<u8> {
-        encode_columns(&self.columns, self.rows, write_options(rel)).unwrap_or_else(|e| encode_error(rel, e))
+        encode_columns(&self.columns, self.rows, write_options(rel))
+            .unwrap_or_else(|e| encode_error(rel, e))
     }
 }
 
@@ -298,7 +343,10 @@ fn publish_orphans(rel: pg_sys::Relation) {
     let relid = unsafe { (*rel).rd_id };
     let relfile = relfile_of(rel);
     loop {
-        let Some(orphan) = ORPHANS.with(|o| o.borrow().iter().find(|x| x.relid == relid).cloned()) else { break };
+        let Some(orphan) = ORPHANS.with(|o| o.borrow().iter().find(|x| x.relid == relid).cloned())
+        else {
+            break;
+        };
         let first_row = orphan.row.first_row;
         if orphan.relfile == relfile {
             publish(orphan);
@@ -306,7 +354,10 @@ fn publish_orphans(rel: pg_sys::Relation) {
         // removed only once its row is in: an ERROR above leaves it to be published later
         ORPHANS.with(|o| {
             let mut o = o.borrow_mut();
-            if let Some(i) = o.iter().position(|x| x.relid == relid && x.row.first_row == first_row) {
+            if let Some(i) = o
+                .iter()
+                .position(|x| x.relid == relid && x.row.first_row == first_row)
+            {
                 o.remove(i);
             }
         });
@@ -319,8 +370,14 @@ fn write_oldest(rel: pg_sys::Relation, matches: &dyn Fn(&StripeOrigin) -> bool) 
     let relid = unsafe { (*rel).rd_id };
     let Some((id, origin, image)) = IN_FLIGHT.with(|v| {
         let mut v = v.borrow_mut();
-        let f = v.iter_mut().find(|f| f.origin.relid == relid && matches(&f.origin))?;
-        Some((f.id, f.origin, std::mem::replace(&mut f.image, Image::Taken)))
+        let f = v
+            .iter_mut()
+            .find(|f| f.origin.relid == relid && matches(&f.origin))?;
+        Some((
+            f.id,
+            f.origin,
+            std::mem::replace(&mut f.image, Image::Taken),
+        ))
     }) else {
         return false;
     };
@@ -356,7 +413,12 @@ fn write_oldest(rel: pg_sys::Relation, matches: &dyn Fn(&StripeOrigin) -> bool) 
 }
 
 fn in_flight_count(relid: pg_sys::Oid) -> usize {
-    IN_FLIGHT.with(|v| v.borrow().iter().filter(|f| f.origin.relid == relid).count())
+    IN_FLIGHT.with(|v| {
+        v.borrow()
+            .iter()
+            .filter(|f| f.origin.relid == relid)
+            .count()
+    })
 }
 
 /// Turns a buffer into a stripe being written: encoding starts on a helper thread (or here).
@@ -381,24 +443,44 @@ fn queue_stripe(rel: pg_sys::Relation, mut w: WriteBuffer, keep: usize) {
         let for_thread = shared.clone();
         let thread_options = options.clone();
         let handle = spawn_encoder(move || {
-            let columns = for_thread.lock().map_err(|_| "poisoned".to_string())?.take().ok_or("no columns")?;
+            let columns = for_thread
+                .lock()
+                .map_err(|_| "poisoned".to_string())?
+                .take()
+                .ok_or("no columns")?;
             encode_columns(&columns, rows, thread_options)
         });
         match handle {
             Some(handle) => Image::Encoding(handle),
             None => {
-                let columns = shared.lock().ok().and_then(|mut c| c.take()).expect("the thread never started");
-                Image::Encoded(std::rc::Rc::new(encode_columns(&columns, rows, options).unwrap_or_else(|e| encode_error(rel, e))))
+                let columns = shared
+                    .lock()
+                    .ok()
+                    .and_then(|mut c| c.take())
+                    .expect("the thread never started");
+                Image::Encoded(std::rc::Rc::new(
+                    encode_columns(&columns, rows, options)
+                        .unwrap_or_else(|e| encode_error(rel, e)),
+                ))
             }
         }
     } else {
-        Image::Encoded(std::rc::Rc::new(encode_columns(&columns, rows, options).unwrap_or_else(|e| encode_error(rel, e))))
+        Image::Encoded(std::rc::Rc::new(
+            encode_columns(&columns, rows, options).unwrap_or_else(|e| encode_error(rel, e)),
+        ))
     };
     let id = NEXT_ID.with(|n| {
         n.set(n.get() + 1);
         n.get()
     });
-    IN_FLIGHT.with(|v| v.borrow_mut().push(InFlight { id, origin, image, bytes }));
+    IN_FLIGHT.with(|v| {
+        v.borrow_mut().push(InFlight {
+            id,
+            origin,
+            image,
+            bytes,
+        })
+    });
     while in_flight_count(origin.relid) > keep {
         write_oldest(rel, &|_| true);
     }
@@ -429,7 +511,9 @@ fn relfile_of(rel: pg_sys::Relation) -> u32 {
 fn take_buffer(relid: pg_sys::Oid, matches: &dyn Fn(&StripeOrigin) -> bool) -> Option<WriteBuffer> {
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
-        let i = b.iter().position(|w| w.origin.relid == relid && matches(&w.origin))?;
+        let i = b
+            .iter()
+            .position(|w| w.origin.relid == relid && matches(&w.origin))?;
         Some(b.remove(i))
     })
 }
@@ -466,8 +550,15 @@ pub fn constraint_indexes(rel: pg_sys::Relation) -> (bool, bool) {
     (unique, exclusion)
 }
 
-fn new_buffer(rel: pg_sys::Relation, cid: pg_sys::CommandId, original_xid: Option<pg_sys::TransactionId>) -> WriteBuffer {
-    let columns = column_types(unsafe { (*rel).rd_att }).into_iter().map(ColumnBuffer::new).collect();
+fn new_buffer(
+    rel: pg_sys::Relation,
+    cid: pg_sys::CommandId,
+    original_xid: Option<pg_sys::TransactionId>,
+) -> WriteBuffer {
+    let columns = column_types(unsafe { (*rel).rd_att })
+        .into_iter()
+        .map(ColumnBuffer::new)
+        .collect();
     let (unique, exclusion) = constraint_indexes(rel);
     let scratch = unsafe {
         pg_sys::AllocSetContextCreateExtended(
@@ -513,7 +604,11 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
         return w;
     }
     let room = stripe_row_limit() - w.origin.rows;
-    let chunk = (w.last_chunk * 2).max(wanted).clamp(1, MAX_RESERVATION).min(room).max(1);
+    let chunk = (w.last_chunk * 2)
+        .max(wanted)
+        .clamp(1, MAX_RESERVATION)
+        .min(room)
+        .max(1);
     if ROW_NUMBER_GAP.get() > 0 {
         meta::reserve_rows(rel, ROW_NUMBER_GAP.get() as u64);
     }
@@ -541,7 +636,11 @@ fn prepare_row(rel: pg_sys::Relation, mut w: WriteBuffer, wanted: u64) -> WriteB
 /// transaction, holds a lock that keeps other sessions' inserts, hence their checks, out
 /// until it ends; a concurrent build lists its index, unique or not, before it waits for
 /// every transaction that had the table open, and those buffers go with them.)
-pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId) {
+pub fn insert(
+    rel: pg_sys::Relation,
+    slots: &[*mut pg_sys::TupleTableSlot],
+    cid: pg_sys::CommandId,
+) {
     insert_rows(rel, slots, cid, None);
 }
 
@@ -549,18 +648,36 @@ pub fn insert(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid:
 /// inserted in the table rewritten by `original` (FrozenTransactionId: a row every snapshot
 /// saw): its stripe records that (`catalog::StripeRow::original_xid`), and holds no rows of
 /// another original transaction.
-pub fn insert_copy(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, cid: pg_sys::CommandId, original: pg_sys::TransactionId) {
+pub fn insert_copy(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    original: pg_sys::TransactionId,
+) {
     insert_rows(rel, &[slot], cid, Some(original));
 }
 
-fn insert_rows(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot], cid: pg_sys::CommandId, original_xid: Option<pg_sys::TransactionId>) {
+fn insert_rows(
+    rel: pg_sys::Relation,
+    slots: &[*mut pg_sys::TupleTableSlot],
+    cid: pg_sys::CommandId,
+    original_xid: Option<pg_sys::TransactionId>,
+) {
     let relid = unsafe { (*rel).rd_id };
     let level = current_level();
     let relfile = relfile_of(rel);
     // buffers of a file the relation no longer has are dropped
-    BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.relid != relid || w.origin.relfile == relfile));
+    BUFFERS.with(|b| {
+        b.borrow_mut()
+            .retain(|w| w.origin.relid != relid || w.origin.relfile == relfile)
+    });
     let mut w = match take_buffer(relid, &|o| o.level == level) {
-        Some(w) if w.origin.original_xid == original_xid && (w.origin.rows == 0 || cid <= w.origin.cid) => w,
+        Some(w)
+            if w.origin.original_xid == original_xid
+                && (w.origin.rows == 0 || cid <= w.origin.cid) =>
+        {
+            w
+        }
         other => {
             // a buffer of rows of another original transaction becomes a stripe of its own,
             // and so does one of an earlier command's rows: a statement nested in that
@@ -615,7 +732,13 @@ fn keep_within_memory() {
     while buffered_bytes() > budget {
         let in_flight = IN_FLIGHT.with(|v| v.borrow().first().map(|f| f.origin.relid));
         let largest = || {
-            BUFFERS.with(|b| b.borrow().iter().filter(|w| w.origin.rows > 0).max_by_key(|w| w.bytes).map(|w| (w.origin.relid, w.origin.level)))
+            BUFFERS.with(|b| {
+                b.borrow()
+                    .iter()
+                    .filter(|w| w.origin.rows > 0)
+                    .max_by_key(|w| w.bytes)
+                    .map(|w| (w.origin.relid, w.origin.level))
+            })
         };
         let wrote = match (in_flight, largest()) {
             (Some(relid), _) => with_relation(relid, |rel| {
@@ -629,7 +752,11 @@ fn keep_within_memory() {
             (None, None) => break,
         };
         if !wrote {
-            discard_relation(in_flight.or(largest().map(|l| l.0)).expect("a relation was chosen"));
+            discard_relation(
+                in_flight
+                    .or(largest().map(|l| l.0))
+                    .expect("a relation was chosen"),
+            );
         }
     }
 }
@@ -718,11 +845,19 @@ pub fn flush_if_holding(rel: pg_sys::Relation, row: u64) -> bool {
 ///
 /// # Safety
 /// `slot` must be a valid slot of `rel`'s descriptor.
-pub unsafe fn read_buffered(rel: pg_sys::Relation, row: u64, slot: *mut pg_sys::TupleTableSlot) -> bool {
+pub unsafe fn read_buffered(
+    rel: pg_sys::Relation,
+    row: u64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     let relid = (*rel).rd_id;
     BUFFERS.with(|b| {
         let buffers = b.borrow();
-        let Some(w) = buffers.iter().find(|w| w.origin.relid == relid && w.origin.first_row <= row && row < w.origin.first_row + w.origin.rows) else {
+        let Some(w) = buffers.iter().find(|w| {
+            w.origin.relid == relid
+                && w.origin.first_row <= row
+                && row < w.origin.first_row + w.origin.rows
+        }) else {
             return false;
         };
         let at = (row - w.origin.first_row) as usize;
@@ -750,17 +885,45 @@ pub unsafe fn read_buffered(rel: pg_sys::Relation, row: u64, slot: *mut pg_sys::
 fn holds_row(rel: pg_sys::Relation, row: u64) -> bool {
     let relid = unsafe { (*rel).rd_id };
     let within = |first: u64, count: u64| first <= row && row < first + count;
-    BUFFERS.with(|b| b.borrow().iter().any(|w| w.origin.relid == relid && within(w.origin.first_row, w.origin.rows)))
-        || IN_FLIGHT.with(|v| v.borrow().iter().any(|f| f.origin.relid == relid && within(f.origin.first_row, f.origin.rows)))
-        || ORPHANS.with(|o| o.borrow().iter().any(|x| x.relid == relid && within(x.row.first_row, x.row.row_count)))
+    BUFFERS.with(|b| {
+        b.borrow()
+            .iter()
+            .any(|w| w.origin.relid == relid && within(w.origin.first_row, w.origin.rows))
+    }) || IN_FLIGHT.with(|v| {
+        v.borrow()
+            .iter()
+            .any(|f| f.origin.relid == relid && within(f.origin.first_row, f.origin.rows))
+    }) || ORPHANS.with(|o| {
+        o.borrow()
+            .iter()
+            .any(|x| x.relid == relid && within(x.row.first_row, x.row.row_count))
+    })
 }
 
 /// Buffered rows of `rel` not yet written (for size estimates).
 pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
     let relid = unsafe { (*rel).rd_id };
-    let buffered: u64 = BUFFERS.with(|b| b.borrow().iter().filter(|w| w.origin.relid == relid).map(|w| w.origin.rows).sum());
-    let encoding: u64 = IN_FLIGHT.with(|v| v.borrow().iter().filter(|f| f.origin.relid == relid).map(|f| f.origin.rows).sum());
-    let orphaned: u64 = ORPHANS.with(|o| o.borrow().iter().filter(|x| x.relid == relid).map(|x| x.row.row_count).sum());
+    let buffered: u64 = BUFFERS.with(|b| {
+        b.borrow()
+            .iter()
+            .filter(|w| w.origin.relid == relid)
+            .map(|w| w.origin.rows)
+            .sum()
+    });
+    let encoding: u64 = IN_FLIGHT.with(|v| {
+        v.borrow()
+            .iter()
+            .filter(|f| f.origin.relid == relid)
+            .map(|f| f.origin.rows)
+            .sum()
+    });
+    let orphaned: u64 = ORPHANS.with(|o| {
+        o.borrow()
+            .iter()
+            .filter(|x| x.relid == relid)
+            .map(|x| x.row.row_count)
+            .sum()
+    });
     buffered + encoding + orphaned
 }
 
@@ -774,8 +937,20 @@ pub fn any_pending() -> bool {
 /// The next relation with rows that `matches` (or orphaned catalog rows).
 fn next_relation(matches: &dyn Fn(&StripeOrigin) -> bool) -> Option<pg_sys::Oid> {
     BUFFERS
-        .with(|b| b.borrow().iter().find(|w| matches(&w.origin)).map(|w| w.origin.relid))
-        .or_else(|| IN_FLIGHT.with(|v| v.borrow().iter().find(|f| matches(&f.origin)).map(|f| f.origin.relid)))
+        .with(|b| {
+            b.borrow()
+                .iter()
+                .find(|w| matches(&w.origin))
+                .map(|w| w.origin.relid)
+        })
+        .or_else(|| {
+            IN_FLIGHT.with(|v| {
+                v.borrow()
+                    .iter()
+                    .find(|f| matches(&f.origin))
+                    .map(|f| f.origin.relid)
+            })
+        })
         .or_else(|| ORPHANS.with(|o| o.borrow().first().map(|x| x.relid)))
 }
 
@@ -814,8 +989,18 @@ pub fn discard_all() {
 pub fn end_subtransaction(level: i32, committed: bool) {
     let parent = level - 1;
     if committed {
-        BUFFERS.with(|b| b.borrow_mut().iter_mut().filter(|w| w.origin.level >= level).for_each(|w| w.origin.level = parent));
-        IN_FLIGHT.with(|v| v.borrow_mut().iter_mut().filter(|f| f.origin.level >= level).for_each(|f| f.origin.level = parent));
+        BUFFERS.with(|b| {
+            b.borrow_mut()
+                .iter_mut()
+                .filter(|w| w.origin.level >= level)
+                .for_each(|w| w.origin.level = parent)
+        });
+        IN_FLIGHT.with(|v| {
+            v.borrow_mut()
+                .iter_mut()
+                .filter(|f| f.origin.level >= level)
+                .for_each(|f| f.origin.level = parent)
+        });
         DEEP.with(|d| {
             let mut d = d.borrow_mut();
             for x in d.iter_mut() {
@@ -824,7 +1009,11 @@ pub fn end_subtransaction(level: i32, committed: bool) {
             }
             d.retain(|x| x.owner < x.writer);
         });
-        ORPHANS.with(|o| o.borrow_mut().iter_mut().for_each(|x| x.owner = x.owner.min(parent)));
+        ORPHANS.with(|o| {
+            o.borrow_mut()
+                .iter_mut()
+                .for_each(|x| x.owner = x.owner.min(parent))
+        });
     } else {
         BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.level < level));
         IN_FLIGHT.with(|v| v.borrow_mut().retain(|f| f.origin.level < level));
@@ -840,7 +1029,10 @@ pub fn end_subtransaction(level: i32, committed: bool) {
 }
 
 #[pgrx::pg_guard]
-pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+pub unsafe extern "C-unwind" fn xact_callback(
+    event: pg_sys::XactEvent::Type,
+    _arg: *mut std::ffi::c_void,
+) {
     use pg_sys::XactEvent::*;
     match event {
         XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
@@ -858,7 +1050,10 @@ pub unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _a
                 pg_sys::PopActiveSnapshot();
             }
         }
-        XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT
+        XACT_EVENT_ABORT
+        | XACT_EVENT_PARALLEL_ABORT
+        | XACT_EVENT_COMMIT
+        | XACT_EVENT_PARALLEL_COMMIT
         | XACT_EVENT_PREPARE => {
             discard_all();
             reservations::forget_reserved();

@@ -37,7 +37,10 @@
 //!
 //! `pg_columnar.enable_vectorized_agg = off` leaves aggregation to PostgreSQL.
 
-use pg_columnar_codec::aggregate::{answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupRuns, GroupStates, MetaAnswer, Output, State};
+use pg_columnar_codec::aggregate::{
+    answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupRuns, GroupStates, MetaAnswer,
+    Output, State,
+};
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::group::{GroupTable, KeyColumn};
 use pg_columnar_codec::stripe::{StoredZone, StripeDirectory, StripeSummary};
@@ -46,9 +49,9 @@ use pgrx::pg_sys;
 
 use super::filter::RuntimeFilter;
 use super::group::{KeyReader, KeySpec};
+use super::list;
 use super::quals::{SkipExpr, Translator};
 use crate::am::scan::{ColumnLookup, MetadataAnswer, ScanState, VectorFilter, VectorSkip};
-use super::list;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
@@ -58,8 +61,10 @@ static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
     ReparameterizeCustomPathByChild: None,
 };
 
-static mut SCAN_METHODS: pg_sys::CustomScanMethods =
-    pg_sys::CustomScanMethods { CustomName: c"PgColumnarAgg".as_ptr(), CreateCustomScanState: Some(create_state) };
+static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
+    CustomName: c"PgColumnarAgg".as_ptr(),
+    CreateCustomScanState: Some(create_state),
+};
 
 static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
     CustomName: c"PgColumnarAgg".as_ptr(),
@@ -116,7 +121,14 @@ fn function_tag(f: Function) -> u8 {
 }
 
 fn function_of_tag(t: u8) -> Function {
-    [Function::CountStar, Function::Count, Function::Sum, Function::Avg, Function::Min, Function::Max][t as usize]
+    [
+        Function::CountStar,
+        Function::Count,
+        Function::Sum,
+        Function::Avg,
+        Function::Min,
+        Function::Max,
+    ][t as usize]
 }
 
 fn specs_to_bytes(specs: &[AggSpec]) -> Vec<u8> {
@@ -145,7 +157,12 @@ fn specs_from_bytes(mut b: &[u8]) -> Vec<AggSpec> {
         let filtered = b[6] == 1;
         b = &b[7..];
         let filter = filtered.then(|| SkipExpr::read(&mut b));
-        specs.push(AggSpec { function, column, kind, filter });
+        specs.push(AggSpec {
+            function,
+            column,
+            kind,
+            filter,
+        });
     }
     specs
 }
@@ -154,7 +171,9 @@ fn specs_from_bytes(mut b: &[u8]) -> Vec<AggSpec> {
 /// (none: `count(*)`, or `count(any)`, which reads NULLs only). OIDs from pg_proc, the same
 /// on every supported major version.
 fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
-    use pg_sys::{DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID};
+    use pg_sys::{
+        DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID,
+    };
     let (f, ty) = match aggfnoid {
         2803 => return Some((Function::CountStar, None)),
         2147 => return Some((Function::Count, None)),
@@ -203,7 +222,10 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
 /// The spec of `aggref` over relation `relid` (range table index), if computed here.
 /// A FILTER clause's vectorized filter: it must translate exactly, every leaf with a kernel.
 /// Kernels call no function, so being above a security barrier does not matter.
-unsafe fn filter_of(filter: *mut pg_sys::Expr, translator: &mut Translator) -> Option<Option<SkipExpr>> {
+unsafe fn filter_of(
+    filter: *mut pg_sys::Expr,
+    translator: &mut Translator,
+) -> Option<Option<SkipExpr>> {
     if filter.is_null() {
         return Some(None);
     }
@@ -215,27 +237,45 @@ unsafe fn filter_of(filter: *mut pg_sys::Expr, translator: &mut Translator) -> O
 
 /// The spec of `aggref` over relation `relid` (range table index), if computed here; its
 /// FILTER's values go to `translator`.
-unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natts: usize, translator: &mut Translator) -> Option<AggSpec> {
+unsafe fn spec_of_aggref(
+    aggref: *mut pg_sys::Aggref,
+    relid: pg_sys::Index,
+    natts: usize,
+    translator: &mut Translator,
+) -> Option<AggSpec> {
     let a = &*aggref;
     if a.agglevelsup != 0
         || a.aggkind != pg_sys::AGGKIND_NORMAL as std::ffi::c_char
         || !a.aggdistinct.is_null()
         || !a.aggorder.is_null()
-        || !matches!(a.aggsplit, pg_sys::AggSplit::AGGSPLIT_SIMPLE | pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL)
+        || !matches!(
+            a.aggsplit,
+            pg_sys::AggSplit::AGGSPLIT_SIMPLE | pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL
+        )
     {
         return None;
     }
     let (function, arg) = builtin(a.aggfnoid.into())?;
     // a partial aggregate returns its transition state: those of int8 sum and avg are
     // PostgreSQL's internal ones, not made here
-    if a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE && matches!((function, arg), (Function::Sum | Function::Avg, Some((pg_sys::INT8OID, _)))) {
+    if a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE
+        && matches!(
+            (function, arg),
+            (Function::Sum | Function::Avg, Some((pg_sys::INT8OID, _)))
+        )
+    {
         return None;
     }
     if function == Function::CountStar {
         if !a.aggstar || list::len(a.args) != 0 {
             return None;
         }
-        return Some(AggSpec { function, column: None, kind: Kind::Int64, filter: filter_of(a.aggfilter, translator)? });
+        return Some(AggSpec {
+            function,
+            column: None,
+            kind: Kind::Int64,
+            filter: filter_of(a.aggfilter, translator)?,
+        });
     }
     if a.aggstar || list::len(a.args) != 1 {
         return None;
@@ -251,7 +291,10 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
         let node = var as *mut pg_sys::Node;
         if !node.is_null() && (*node).type_ == pg_sys::NodeTag::T_RelabelType {
             let inner = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Var;
-            if !inner.is_null() && (*inner).xpr.type_ == pg_sys::NodeTag::T_Var && [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*inner).vartype) {
+            if !inner.is_null()
+                && (*inner).xpr.type_ == pg_sys::NodeTag::T_Var
+                && [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*inner).vartype)
+            {
                 var = inner;
             }
         }
@@ -269,11 +312,20 @@ unsafe fn spec_of_aggref(aggref: *mut pg_sys::Aggref, relid: pg_sys::Index, natt
     let kind = match arg {
         // count(col) reads the NULLs only: any column will do
         None => Kind::Int64,
-        Some((pg_sys::TEXTOID, kind)) if [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype) => kind,
+        Some((pg_sys::TEXTOID, kind))
+            if [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype) =>
+        {
+            kind
+        }
         Some((ty, kind)) if (*var).vartype == ty => kind,
         Some(_) => return None,
     };
-    Some(AggSpec { function, column, kind, filter: filter_of(a.aggfilter, translator)? })
+    Some(AggSpec {
+        function,
+        column,
+        kind,
+        filter: filter_of(a.aggfilter, translator)?,
+    })
 }
 
 #[pgrx::pg_guard]
@@ -287,13 +339,21 @@ unsafe extern "C-unwind" fn upper_paths(
     if let Some(prev) = PREV_UPPER_PATHS {
         prev(root, stage, input_rel, output_rel, extra);
     }
-    if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG || !super::ENABLE_VECTORIZED_AGG.get() || !super::ENABLE_CUSTOM_SCAN.get() {
+    if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
+        || !super::ENABLE_VECTORIZED_AGG.get()
+        || !super::ENABLE_CUSTOM_SCAN.get()
+    {
         return;
     }
     if let Some(path) = agg_path(root, input_rel, output_rel, (*output_rel).reltarget, false) {
         pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
     }
-    if let Some(path) = parallel_path(root, input_rel, output_rel, extra as *mut pg_sys::GroupPathExtraData) {
+    if let Some(path) = parallel_path(
+        root,
+        input_rel,
+        output_rel,
+        extra as *mut pg_sys::GroupPathExtraData,
+    ) {
         pg_sys::add_path(output_rel, path);
     }
 }
@@ -316,7 +376,11 @@ unsafe fn parallel_path(
     {
         return None;
     }
-    let partial_rel = pg_sys::fetch_upper_rel(root, pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG, (*output).relids);
+    let partial_rel = pg_sys::fetch_upper_rel(
+        root,
+        pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
+        (*output).relids,
+    );
     let target = (*partial_rel).reltarget;
     if target.is_null() {
         return None;
@@ -327,9 +391,20 @@ unsafe fn parallel_path(
         return None;
     }
     let mut rows = (*partial).path.rows * workers as f64;
-    let gather = pg_sys::create_gather_path(root, partial_rel, partial as *mut pg_sys::Path, target, std::ptr::null_mut(), &mut rows);
+    let gather = pg_sys::create_gather_path(
+        root,
+        partial_rel,
+        partial as *mut pg_sys::Path,
+        target,
+        std::ptr::null_mut(),
+        &mut rows,
+    );
     let grouped = !(*(*root).parse).groupClause.is_null();
-    let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
+    let strategy = if grouped {
+        pg_sys::AggStrategy::AGG_HASHED
+    } else {
+        pg_sys::AggStrategy::AGG_PLAIN
+    };
     let groups = if grouped { (*partial).path.rows } else { 1.0 };
     let finalize = pg_sys::create_agg_path(
         root,
@@ -338,7 +413,11 @@ unsafe fn parallel_path(
         (*output).reltarget,
         strategy,
         pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
-        if grouped { crate::compat::group_clause(root) } else { std::ptr::null_mut() },
+        if grouped {
+            crate::compat::group_clause(root)
+        } else {
+            std::ptr::null_mut()
+        },
         (*(*root).parse).havingQual as *mut pg_sys::List,
         &(*extra).agg_final_costs,
         groups,
@@ -347,11 +426,21 @@ unsafe fn parallel_path(
 }
 
 /// The aggregates in `exprs` (each once, in order of appearance).
-unsafe fn aggrefs_of(exprs: impl Iterator<Item = *mut pg_sys::Node>, into: &mut Vec<*mut pg_sys::Node>) {
+unsafe fn aggrefs_of(
+    exprs: impl Iterator<Item = *mut pg_sys::Node>,
+    into: &mut Vec<*mut pg_sys::Node>,
+) {
     for e in exprs {
-        let found = pg_sys::pull_var_clause(e, (pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32);
+        let found = pg_sys::pull_var_clause(
+            e,
+            (pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32,
+        );
         for n in list::nodes(found) {
-            if (*n).type_ == pg_sys::NodeTag::T_Aggref && !into.iter().any(|&a| pg_sys::equal(a as *const std::ffi::c_void, n as *const std::ffi::c_void)) {
+            if (*n).type_ == pg_sys::NodeTag::T_Aggref
+                && !into.iter().any(|&a| {
+                    pg_sys::equal(a as *const std::ffi::c_void, n as *const std::ffi::c_void)
+                })
+            {
                 into.push(n);
             }
         }
@@ -360,7 +449,10 @@ unsafe fn aggrefs_of(exprs: impl Iterator<Item = *mut pg_sys::Node>, into: &mut 
 
 /// The GROUP BY expressions of the query, as they appear in `target` (the grouping
 /// target, whose entries carry the clauses' references); `None` if one is missing.
-unsafe fn group_exprs(parse: *mut pg_sys::Query, target: *mut pg_sys::PathTarget) -> Option<Vec<*mut pg_sys::Node>> {
+unsafe fn group_exprs(
+    parse: *mut pg_sys::Query,
+    target: *mut pg_sys::PathTarget,
+) -> Option<Vec<*mut pg_sys::Node>> {
     let exprs: Vec<*mut pg_sys::Node> = list::nodes((*target).exprs).collect();
     let refs = (*target).sortgrouprefs;
     list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause)
@@ -368,7 +460,9 @@ unsafe fn group_exprs(parse: *mut pg_sys::Query, target: *mut pg_sys::PathTarget
             if refs.is_null() {
                 return None;
             }
-            (0..exprs.len()).find(|&i| *refs.add(i) == (*sgc).tleSortGroupRef).map(|i| exprs[i])
+            (0..exprs.len())
+                .find(|&i| *refs.add(i) == (*sgc).tleSortGroupRef)
+                .map(|i| exprs[i])
         })
         .collect()
 }
@@ -380,18 +474,33 @@ unsafe fn group_exprs(parse: *mut pg_sys::Query, target: *mut pg_sys::PathTarget
 /// rows' time range spans (the column's histogram range times the share of rows the scan
 /// keeps, at most PostgreSQL's count for the key), times PostgreSQL's estimate for the other
 /// keys; at most the rows.
-unsafe fn estimate_groups(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInfo, scan: *mut pg_sys::Path, keys: &[*mut pg_sys::Node]) -> f64 {
+unsafe fn estimate_groups(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    scan: *mut pg_sys::Path,
+    keys: &[*mut pg_sys::Node],
+) -> f64 {
     if keys.is_empty() {
         return 1.0;
     }
     let rows = (*scan).rows.max(1.0);
     let estimate = |exprs: &[*mut pg_sys::Node]| {
-        pg_sys::estimate_num_groups(root, list::from_nodes(exprs.iter().copied()), rows, std::ptr::null_mut(), std::ptr::null_mut())
+        pg_sys::estimate_num_groups(
+            root,
+            list::from_nodes(exprs.iter().copied()),
+            rows,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
     };
     let relid = (*input).relid;
     let natts = (*input).max_attr.max(0) as usize;
     let rte = *(*root).simple_rte_array.add(relid as usize);
-    let share = if (*input).tuples > 0.0 { (rows / (*input).tuples).min(1.0) } else { 1.0 };
+    let share = if (*input).tuples > 0.0 {
+        (rows / (*input).tuples).min(1.0)
+    } else {
+        1.0
+    };
     let mut buckets = 1.0;
     let mut others = Vec::new();
     for &k in keys {
@@ -400,16 +509,27 @@ unsafe fn estimate_groups(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::Re
             Some(KeySpec::Bin { column, stride, .. }) => Some((column, stride)),
             _ => None,
         };
-        let range = bucket.and_then(|(column, width)| Some((super::plan::histogram_range((*rte).relid, column as i32 + 1)?, width)));
+        let range = bucket.and_then(|(column, width)| {
+            Some((
+                super::plan::histogram_range((*rte).relid, column as i32 + 1)?,
+                width,
+            ))
+        });
         match range {
-            Some(((lo, hi), width)) if hi > lo => buckets *= ((hi - lo) as f64 * share / width as f64 + 1.0).min(estimate(&[k])),
+            Some(((lo, hi), width)) if hi > lo => {
+                buckets *= ((hi - lo) as f64 * share / width as f64 + 1.0).min(estimate(&[k]))
+            }
             _ => others.push(k),
         }
     }
     if others.len() == keys.len() {
         return estimate(keys);
     }
-    let rest = if others.is_empty() { 1.0 } else { estimate(&others) };
+    let rest = if others.is_empty() {
+        1.0
+    } else {
+        estimate(&others)
+    };
     (buckets * rest).clamp(1.0, rows)
 }
 
@@ -449,11 +569,21 @@ unsafe fn agg_path(
     // every aggregate of the target and of HAVING is one of ours, and nothing else reads
     // the rows: the other Vars are group keys (the parser saw to that)
     // (HAVING is the finalize step's in a partial plan)
-    let having = if partial { std::ptr::null_mut() } else { (*parse).havingQual as *mut pg_sys::List };
+    let having = if partial {
+        std::ptr::null_mut()
+    } else {
+        (*parse).havingQual as *mut pg_sys::List
+    };
     let mut aggrefs = Vec::new();
-    aggrefs_of(list::nodes((*target).exprs).chain(list::nodes(having)), &mut aggrefs);
+    aggrefs_of(
+        list::nodes((*target).exprs).chain(list::nodes(having)),
+        &mut aggrefs,
+    );
     let mut translator = Translator::new(relid);
-    let specs: Vec<AggSpec> = aggrefs.iter().map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator)).collect::<Option<_>>()?;
+    let specs: Vec<AggSpec> = aggrefs
+        .iter()
+        .map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator))
+        .collect::<Option<_>>()?;
     let groups = estimate_groups(root, input, scan, &keys);
     // (the estimate of time buckets is rough: only a count beyond what the node may hold
     // refuses)
@@ -479,8 +609,19 @@ unsafe fn agg_path(
     // is left is reading the catalog (so no parallel plan looks worth its workers)
     let from_metadata = keys.is_empty()
         && (*input).baserestrictinfo.is_null()
-        && specs.iter().all(|s| s.filter.is_none() && matches!(s.function, Function::CountStar | Function::Count | Function::Min | Function::Max) && s.kind != Kind::Bytes);
-    let share = if from_metadata { METADATA_SHARE_OF_SCAN_COST } else { SHARE_OF_SCAN_COST * top_share };
+        && specs.iter().all(|s| {
+            s.filter.is_none()
+                && matches!(
+                    s.function,
+                    Function::CountStar | Function::Count | Function::Min | Function::Max
+                )
+                && s.kind != Kind::Bytes
+        });
+    let share = if from_metadata {
+        METADATA_SHARE_OF_SCAN_COST
+    } else {
+        SHARE_OF_SCAN_COST * top_share
+    };
     path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * share;
     path.total_cost = path.startup_cost + groups * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
@@ -498,29 +639,54 @@ unsafe extern "C-unwind" fn plan_custom_path(
     _clauses: *mut pg_sys::List,
     custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let child = list::ptrs::<pg_sys::CustomScan>(custom_plans).next().expect("PgColumnarAgg without its scan");
+    let child = list::ptrs::<pg_sys::CustomScan>(custom_plans)
+        .next()
+        .expect("PgColumnarAgg without its scan");
     let relid = (*child).scan.scanrelid;
-    let scan_path = list::ptrs::<pg_sys::Path>((*best_path).custom_paths).next().unwrap();
+    let scan_path = list::ptrs::<pg_sys::Path>((*best_path).custom_paths)
+        .next()
+        .unwrap();
     let natts = (*(*scan_path).parent).max_attr as usize;
     let parse = (*root).parse;
     let partial = path_is_partial(best_path);
-    let having = if partial { std::ptr::null_mut() } else { pg_sys::copyObjectImpl((*parse).havingQual as *const std::ffi::c_void) as *mut pg_sys::List };
+    let having = if partial {
+        std::ptr::null_mut()
+    } else {
+        pg_sys::copyObjectImpl((*parse).havingQual as *const std::ffi::c_void) as *mut pg_sys::List
+    };
     // the node's scan tuple: the keys, then the aggregates, each once; setrefs turns the
     // target list's and HAVING's occurrences of them into references to it (by equality)
     let keys = group_exprs(parse, (*best_path).path.pathtarget).expect("the path found every key");
-    let key_specs: Vec<KeySpec> = keys.iter().map(|&k| super::group::key_spec(k, relid, natts).expect("the path checked every key")).collect();
+    let key_specs: Vec<KeySpec> = keys
+        .iter()
+        .map(|&k| super::group::key_spec(k, relid, natts).expect("the path checked every key"))
+        .collect();
     let mut aggrefs = Vec::new();
-    aggrefs_of(list::ptrs::<pg_sys::TargetEntry>(tlist).map(|te| (*te).expr as *mut pg_sys::Node).chain(list::nodes(having)), &mut aggrefs);
+    aggrefs_of(
+        list::ptrs::<pg_sys::TargetEntry>(tlist)
+            .map(|te| (*te).expr as *mut pg_sys::Node)
+            .chain(list::nodes(having)),
+        &mut aggrefs,
+    );
     let mut translator = Translator::new(relid);
     let specs: Vec<AggSpec> = aggrefs
         .iter()
-        .map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator).expect("the path checked every aggregate"))
+        .map(|&a| {
+            spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator)
+                .expect("the path checked every aggregate")
+        })
         .collect();
     let scan_tlist = list::from_nodes(keys.iter().chain(&aggrefs).enumerate().map(|(i, &e)| {
         let copy = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Expr;
-        pg_sys::makeTargetEntry(copy, (i + 1) as pg_sys::AttrNumber, std::ptr::null_mut(), false) as *mut pg_sys::Node
+        pg_sys::makeTargetEntry(
+            copy,
+            (i + 1) as pg_sys::AttrNumber,
+            std::ptr::null_mut(),
+            false,
+        ) as *mut pg_sys::Node
     }));
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+    let cscan =
+        pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
     (*cscan).scan.plan.targetlist = tlist;
     (*cscan).scan.plan.qual = having;
@@ -531,17 +697,36 @@ unsafe extern "C-unwind" fn plan_custom_path(
     (*cscan).custom_exprs = list::from_nodes(translator.values);
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = &raw const SCAN_METHODS;
-    let top = if !partial && key_specs.len() == 1 { top_of(root, keys[0]) } else { None };
-    let plan = AggPlan { partial, top, keys: key_specs, specs };
+    let top = if !partial && key_specs.len() == 1 {
+        top_of(root, keys[0])
+    } else {
+        None
+    };
+    let plan = AggPlan {
+        partial,
+        top,
+        keys: key_specs,
+        specs,
+    };
     let bytes = pgrx::rust_byte_slice_to_bytea(&plan.to_bytes()).into_pg();
-    let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
+    let konst = pg_sys::makeConst(
+        pg_sys::BYTEAOID,
+        -1,
+        pg_sys::InvalidOid,
+        -1,
+        pg_sys::Datum::from(bytes),
+        false,
+        false,
+    );
     (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
     cscan as *mut pg_sys::Plan
 }
 
 /// Whether a path of this node is the partial aggregation of a parallel plan.
 unsafe fn path_is_partial(path: *const pg_sys::CustomPath) -> bool {
-    let c = list::nodes((*path).custom_private).next().expect("PgColumnarAgg path without its mode") as *mut pg_sys::Const;
+    let c = list::nodes((*path).custom_private)
+        .next()
+        .expect("PgColumnarAgg path without its mode") as *mut pg_sys::Const;
     (*c).constvalue.value() != 0
 }
 
@@ -570,12 +755,22 @@ impl AggPlan {
     }
 
     unsafe fn of(cscan: *const pg_sys::CustomScan) -> AggPlan {
-        let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarAgg plan without its spec") as *mut pg_sys::Const;
+        let konst = list::nodes((*cscan).custom_private)
+            .next()
+            .expect("PgColumnarAgg plan without its spec")
+            as *mut pg_sys::Const;
         let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
         let top = u32::from_le_bytes(b[1..5].try_into().unwrap());
         let n = b[5] as usize;
-        let keys = (0..n).map(|i| KeySpec::from_bytes(&b[6 + i * KeySpec::BYTES..])).collect();
-        AggPlan { partial: b[0] != 0, top: (top > 0).then_some(top), keys, specs: specs_from_bytes(&b[6 + n * KeySpec::BYTES..]) }
+        let keys = (0..n)
+            .map(|i| KeySpec::from_bytes(&b[6 + i * KeySpec::BYTES..]))
+            .collect();
+        AggPlan {
+            partial: b[0] != 0,
+            top: (top > 0).then_some(top),
+            keys,
+            specs: specs_from_bytes(&b[6 + n * KeySpec::BYTES..]),
+        }
     }
 }
 
@@ -586,7 +781,10 @@ unsafe fn top_of(root: *mut pg_sys::PlannerInfo, key: *mut pg_sys::Node) -> Opti
     let parse = (*root).parse;
     let group = list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause).next()?;
     let sort: Vec<*mut pg_sys::SortGroupClause> = list::ptrs((*parse).sortClause).collect();
-    if !(*parse).havingQual.is_null() || sort.len() != 1 || (*sort[0]).tleSortGroupRef != (*group).tleSortGroupRef {
+    if !(*parse).havingQual.is_null()
+        || sort.len() != 1
+        || (*sort[0]).tleSortGroupRef != (*group).tleSortGroupRef
+    {
         return None;
     }
     let tc = pg_sys::lookup_type_cache(pg_sys::exprType(key), pg_sys::TYPECACHE_GT_OPR as i32);
@@ -598,7 +796,10 @@ unsafe fn top_of(root: *mut pg_sys::PlannerInfo, key: *mut pg_sys::Node) -> Opti
             return Some(0);
         }
         let c = n as *mut pg_sys::Const;
-        ((*n).type_ == pg_sys::NodeTag::T_Const && (*c).consttype == pg_sys::INT8OID && !(*c).constisnull).then(|| (*c).constvalue.value() as i64)
+        ((*n).type_ == pg_sys::NodeTag::T_Const
+            && (*c).consttype == pg_sys::INT8OID
+            && !(*c).constisnull)
+            .then(|| (*c).constvalue.value() as i64)
     };
     if (*parse).limitCount.is_null() {
         return None;
@@ -646,7 +847,10 @@ struct Exec {
 /// and the states of each aggregate for every group.
 enum Computed {
     Single(Vec<State>),
-    Grouped { table: GroupTable, states: Vec<GroupStates> },
+    Grouped {
+        table: GroupTable,
+        states: Vec<GroupStates>,
+    },
 }
 
 impl Computed {
@@ -679,18 +883,46 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
     (*node).css.flags = (*cscan).flags;
     (*node).css.methods = &raw const EXEC_METHODS;
-    let AggPlan { partial, top, keys, specs } = AggPlan::of(cscan);
-    let exec = Exec { partial, top, top_read: None, top_vectors_skipped: Default::default(), keys, specs, readers: Vec::new(), values: Vec::new(), result: None, next_group: 0, vectors: 0, rows: 0, groups: 0, stripes_answered: 0, vectors_answered: 0, bounded: Vec::new() };
+    let AggPlan {
+        partial,
+        top,
+        keys,
+        specs,
+    } = AggPlan::of(cscan);
+    let exec = Exec {
+        partial,
+        top,
+        top_read: None,
+        top_vectors_skipped: Default::default(),
+        keys,
+        specs,
+        readers: Vec::new(),
+        values: Vec::new(),
+        result: None,
+        next_group: 0,
+        vectors: 0,
+        rows: 0,
+        groups: 0,
+        stripes_answered: 0,
+        vectors_answered: 0,
+        bounded: Vec::new(),
+    };
     // freed by `end`, or with the query's memory if the query fails
     super::state::own(&raw mut (*node).exec, exec);
     node as *mut pg_sys::Node
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
+unsafe extern "C-unwind" fn begin(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
     super::child::begin(node, estate, eflags);
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    exec_of(node).values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs).map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps)).collect();
+    exec_of(node).values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs)
+        .map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps))
+        .collect();
 }
 
 /// The FILTER clauses' vectorized filters, their values evaluated now (in the per-tuple
@@ -700,20 +932,33 @@ unsafe fn filters_of(node: *mut NodeState) -> Vec<Option<RuntimeFilter>> {
     let econtext = (*node).css.ss.ps.ps_ExprContext;
     let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
     let values = super::skip::evaluate(&exec.values, econtext);
-    let filters = exec.specs.iter().map(|s| s.filter.as_ref().map(|f| RuntimeFilter::new(f, &values))).collect();
+    let filters = exec
+        .specs
+        .iter()
+        .map(|s| s.filter.as_ref().map(|f| RuntimeFilter::new(f, &values)))
+        .collect();
     pg_sys::MemoryContextSwitchTo(old);
     filters
 }
 
 fn overflow() -> ! {
-    pgrx::ereport!(ERROR, pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow");
+    pgrx::ereport!(
+        ERROR,
+        pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+        "value out of range: overflow"
+    );
 }
 
 /// A numeric Datum of an exact integer.
 unsafe fn numeric_of(v: i128) -> pg_sys::Datum {
     let text = std::ffi::CString::new(v.to_string()).unwrap();
-    let args = [Some(pg_sys::Datum::from(text.as_ptr())), Some(pg_sys::Datum::from(pg_sys::InvalidOid)), Some(pg_sys::Datum::from(-1i32))];
-    pgrx::fcinfo::direct_function_call_as_datum(pg_sys::numeric_in, &args).expect("numeric_in returns a value")
+    let args = [
+        Some(pg_sys::Datum::from(text.as_ptr())),
+        Some(pg_sys::Datum::from(pg_sys::InvalidOid)),
+        Some(pg_sys::Datum::from(-1i32)),
+    ];
+    pgrx::fcinfo::direct_function_call_as_datum(pg_sys::numeric_in, &args)
+        .expect("numeric_in returns a value")
 }
 
 unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
@@ -725,11 +970,15 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
         Output::Float8(v) => pg_sys::Datum::from(v.to_bits()),
         Output::Float4(v) => pg_sys::Datum::from(v.to_bits()),
         Output::Numeric(v) => numeric_of(v),
-        Output::Bytes(b) => pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(b.as_ptr() as *const std::ffi::c_char, b.len() as i32)),
+        Output::Bytes(b) => pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(
+            b.as_ptr() as *const std::ffi::c_char,
+            b.len() as i32,
+        )),
         // what int8_avg and numeric_avg return: numeric_div of the sum by the count
         Output::NumericRatio(sum, n) => {
             let args = [Some(numeric_of(sum)), Some(numeric_of(n as i128))];
-            pgrx::fcinfo::direct_function_call_as_datum(pg_sys::numeric_div, &args).expect("numeric_div returns a value")
+            pgrx::fcinfo::direct_function_call_as_datum(pg_sys::numeric_div, &args)
+                .expect("numeric_div returns a value")
         }
     };
     (d, false)
@@ -742,15 +991,33 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
 unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, bool) {
     let array = |elems: &[pg_sys::Datum], ty: pg_sys::Oid| {
         let mut elems = elems.to_vec();
-        let a = pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, ty, 8, true, b'd' as std::ffi::c_char);
+        let a = pg_sys::construct_array(
+            elems.as_mut_ptr(),
+            elems.len() as i32,
+            ty,
+            8,
+            true,
+            b'd' as std::ffi::c_char,
+        );
         (pg_sys::Datum::from(a), false)
     };
     match (state, spec.function) {
         (State::Count(n), _) => (pg_sys::Datum::from(*n), false),
-        (State::IntSum { n, sum }, Function::Avg) => array(&[pg_sys::Datum::from(*n), pg_sys::Datum::from(*sum as i64)], pg_sys::INT8OID),
-        (State::IntSum { n: 0, .. } | State::Float8Sum { n: 0, .. } | State::Float4Sum { n: 0, .. }, _) => (pg_sys::Datum::from(0), true),
+        (State::IntSum { n, sum }, Function::Avg) => array(
+            &[pg_sys::Datum::from(*n), pg_sys::Datum::from(*sum as i64)],
+            pg_sys::INT8OID,
+        ),
+        (
+            State::IntSum { n: 0, .. }
+            | State::Float8Sum { n: 0, .. }
+            | State::Float4Sum { n: 0, .. },
+            _,
+        ) => (pg_sys::Datum::from(0), true),
         (State::IntSum { sum, .. }, _) => (pg_sys::Datum::from(*sum as i64), false),
-        (State::FloatAccum { n, sx, sxx }, _) => array(&[n.to_bits(), sx.to_bits(), sxx.to_bits()].map(pg_sys::Datum::from), pg_sys::FLOAT8OID),
+        (State::FloatAccum { n, sx, sxx }, _) => array(
+            &[n.to_bits(), sx.to_bits(), sxx.to_bits()].map(pg_sys::Datum::from),
+            pg_sys::FLOAT8OID,
+        ),
         (State::FloatAvg { .. }, _) => unreachable!("a partial aggregation keeps Sxx"),
         // min/max, float sums: the state is the value
         _ => datum_of(state.finish(spec.function, spec.kind)),
@@ -773,12 +1040,18 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
     }
-    let (scan, child_slot) = super::node::batch_source(child).expect("PgColumnarAgg over a PgColumnarScan");
+    let (scan, child_slot) =
+        super::node::batch_source(child).expect("PgColumnarAgg over a PgColumnarScan");
     if exec.readers.len() != exec.keys.len() {
         let cscan = css.ss.ps.plan as *mut pg_sys::CustomScan;
         let exprs: Vec<*mut pg_sys::TargetEntry> = list::ptrs((*cscan).custom_scan_tlist).collect();
         let desc = (*child_slot).tts_tupleDescriptor;
-        exec.readers = exec.keys.iter().zip(exprs).map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc)).collect();
+        exec.readers = exec
+            .keys
+            .iter()
+            .zip(exprs)
+            .map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc))
+            .collect();
     }
     let mut filters = filters_of(node);
     let exec = &mut *(*node).exec;
@@ -786,13 +1059,21 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     let mut floor = None;
     if let Some(n) = exec.top {
         let (stripes, nth) = top_stripes(scan, child_slot, &mut exec.readers[0], n as usize);
-        exec.top_read = Some((stripes.as_ref().map_or(scan.stripes.len(), Vec::len), scan.stripes.len()));
+        exec.top_read = Some((
+            stripes.as_ref().map_or(scan.stripes.len(), Vec::len),
+            scan.stripes.len(),
+        ));
         scan.set_order(stripes);
         floor = nth;
         if let Some(floor) = nth {
             let reader = &exec.readers[0];
             let skipped = exec.top_vectors_skipped.clone();
-            scan.add_skip(Box::new(KeyFloor { column: reader.spec.column() as usize, floor, key_of: Box::new(reader.key_function()), skipped }));
+            scan.add_skip(Box::new(KeyFloor {
+                column: reader.spec.column() as usize,
+                floor,
+                key_of: Box::new(reader.key_function()),
+                skipped,
+            }));
         }
     }
     let specs = &exec.specs;
@@ -800,19 +1081,43 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     // a final avg of floats the zone maps bound goes without Sxx (a partial one hands it on)
     let bounded: Vec<bool> = specs
         .iter()
-        .map(|s| !exec.partial && s.function == Function::Avg && s.kind.is_float() && s.column.is_some_and(|c| avg_bounded(scan, c as usize)))
+        .map(|s| {
+            !exec.partial
+                && s.function == Function::Avg
+                && s.kind.is_float()
+                && s.column.is_some_and(|c| avg_bounded(scan, c as usize))
+        })
         .collect();
     let out = if !grouped {
         Computed::Single(
-            specs.iter().zip(&bounded).map(|(s, &b)| if b { State::bounded_avg() } else { State::new(s.function, s.kind).expect("the planner checked the aggregate") }).collect(),
+            specs
+                .iter()
+                .zip(&bounded)
+                .map(|(s, &b)| {
+                    if b {
+                        State::bounded_avg()
+                    } else {
+                        State::new(s.function, s.kind).expect("the planner checked the aggregate")
+                    }
+                })
+                .collect(),
         )
     } else {
         let states = specs
             .iter()
             .zip(&bounded)
-            .map(|(s, &b)| if b { GroupStates::bounded_avg() } else { GroupStates::new(s.function, s.kind).expect("the planner checked the aggregate") })
+            .map(|(s, &b)| {
+                if b {
+                    GroupStates::bounded_avg()
+                } else {
+                    GroupStates::new(s.function, s.kind).expect("the planner checked the aggregate")
+                }
+            })
             .collect();
-        Computed::Grouped { table: GroupTable::new(exec.keys.len()), states }
+        Computed::Grouped {
+            table: GroupTable::new(exec.keys.len()),
+            states,
+        }
     };
     let mut columns: Vec<usize> = specs
         .iter()
@@ -832,7 +1137,10 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     // the metadata answers and the vectors read add to the same states, one after the other
     let out = std::cell::RefCell::new(out);
     let mut answer = MetadataStates { specs, out: &out };
-    let answered_before = (scan.counters.stripes_answered, scan.counters.vectors_answered);
+    let answered_before = (
+        scan.counters.stripes_answered,
+        scan.counters.vectors_answered,
+    );
     while scan.next_batch(
         child_slot,
         &columns,
@@ -937,11 +1245,22 @@ pub(super) fn missing(rel: pg_sys::Relation, c: usize) -> ! {
 }
 
 /// The key parts of one vector's rows for `reader`, from the vectors `lookup` gives.
-unsafe fn read_key(reader: &mut KeyReader, rel: pg_sys::Relation, lookup: &ColumnLookup<'_>, selection: &Selection, serial: u64) -> KeyColumn {
+unsafe fn read_key(
+    reader: &mut KeyReader,
+    rel: pg_sys::Relation,
+    lookup: &ColumnLookup<'_>,
+    selection: &Selection,
+    serial: u64,
+) -> KeyColumn {
     let c = reader.spec.column() as usize;
-    let Some((u, ctx)) = lookup(c) else { missing(rel, c) };
+    let Some((u, ctx)) = lookup(c) else {
+        missing(rel, c)
+    };
     let Some(k) = reader.read(u, &ctx, selection, serial) else {
-        crate::storage::corrupt(rel, format!("column {} holds values of another type than its key", c + 1));
+        crate::storage::corrupt(
+            rel,
+            format!("column {} holds values of another type than its key", c + 1),
+        );
     };
     reader.reset_memory();
     k
@@ -957,7 +1276,12 @@ unsafe fn read_key(reader: &mut KeyReader, rel: pg_sys::Relation, lookup: &Colum
 /// that each group's rows are added in row order, and in them only the vectors that may
 /// hold a key at least the n-th ([`KeyFloor`]). Stripes `None`: every stripe is needed;
 /// key `None`: fewer than `n` keys.
-unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, reader: &mut KeyReader, n: usize) -> (Option<Vec<usize>>, Option<i64>) {
+unsafe fn top_stripes(
+    scan: &mut ScanState,
+    slot: *mut pg_sys::TupleTableSlot,
+    reader: &mut KeyReader,
+    n: usize,
+) -> (Option<Vec<usize>>, Option<i64>) {
     if !reader.monotone() {
         return (None, None);
     }
@@ -966,8 +1290,14 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
     // each stripe's greatest key (None: unknown, so first) and whether it holds a NULL key
     let bounds: Vec<(Option<i64>, bool)> = (0..count)
         .map(|i| match scan.stripe_facts(i, c) {
-            Some(ColumnFacts { nulls, zone: Some(StoredZone::Int { max, .. }) }) => (reader.key_of(*max), nulls > 0),
-            Some(ColumnFacts { nulls, zone: Some(StoredZone::Empty) }) => (Some(i64::MIN), nulls > 0),
+            Some(ColumnFacts {
+                nulls,
+                zone: Some(StoredZone::Int { max, .. }),
+            }) => (reader.key_of(*max), nulls > 0),
+            Some(ColumnFacts {
+                nulls,
+                zone: Some(StoredZone::Empty),
+            }) => (Some(i64::MIN), nulls > 0),
             _ => (None, true),
         })
         .collect();
@@ -995,7 +1325,9 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
         let more = scan.next_batch(
             slot,
             &[c],
-            &mut |selection, lookup, serial| batch = Some((read_key(reader, rel, lookup, selection, serial), *selection)),
+            &mut |selection, lookup, serial| {
+                batch = Some((read_key(reader, rel, lookup, selection, serial), *selection))
+            },
             None,
         );
         if !more {
@@ -1027,7 +1359,12 @@ unsafe fn top_stripes(scan: &mut ScanState, slot: *mut pg_sys::TupleTableSlot, r
 
 /// The n-th greatest non-NULL key of the one-key `table`, if it has `n`.
 fn nth_greatest_key(table: &GroupTable, n: usize) -> Option<i64> {
-    let mut keys: Vec<i64> = table.keys().iter().filter(|k| k.nulls == 0).map(|k| k.parts[0]).collect();
+    let mut keys: Vec<i64> = table
+        .keys()
+        .iter()
+        .filter(|k| k.nulls == 0)
+        .map(|k| k.parts[0])
+        .collect();
     (keys.len() >= n).then(|| *keys.select_nth_unstable_by(n - 1, |a, b| b.cmp(a)).1)
 }
 
@@ -1073,7 +1410,9 @@ impl KeyFloor {
 
     fn vector(&self, dir: &StripeDirectory, vector: usize, all: bool) -> bool {
         match dir.stored_vectors(self.column) {
-            Some(vectors) => self.reaches(Some(&vectors[vector].zone), vectors[vector].null_count, all),
+            Some(vectors) => {
+                self.reaches(Some(&vectors[vector].zone), vectors[vector].null_count, all)
+            }
             None => !all,
         }
     }
@@ -1114,11 +1453,27 @@ struct MetadataStates<'a> {
 }
 
 impl MetadataAnswer for MetadataStates<'_> {
-    fn answer<'f>(&mut self, rows: usize, facts: &dyn Fn(usize) -> Option<ColumnFacts<'f>>) -> bool {
+    fn answer<'f>(
+        &mut self,
+        rows: usize,
+        facts: &dyn Fn(usize) -> Option<ColumnFacts<'f>>,
+    ) -> bool {
         let mut out = self.out.borrow_mut();
-        let Computed::Single(states) = &mut *out else { return false };
-        let answers: Option<Vec<MetaAnswer>> =
-            self.specs.iter().map(|s| answer_from_metadata(s.function, s.kind, rows, s.column.and_then(|c| facts(c as usize)))).collect();
+        let Computed::Single(states) = &mut *out else {
+            return false;
+        };
+        let answers: Option<Vec<MetaAnswer>> = self
+            .specs
+            .iter()
+            .map(|s| {
+                answer_from_metadata(
+                    s.function,
+                    s.kind,
+                    rows,
+                    s.column.and_then(|c| facts(c as usize)),
+                )
+            })
+            .collect();
         let Some(answers) = answers else { return false };
         for (state, a) in states.iter_mut().zip(answers) {
             state.add_answer(a);
@@ -1129,7 +1484,11 @@ impl MetadataAnswer for MetadataStates<'_> {
 
 /// Stores group `g` of `computed` into the scan slot (its keys, then its aggregates), with
 /// the Datums made in the per-tuple memory `ExecScan` resets before the next row.
-unsafe fn store_group(node: *mut NodeState, computed: &Computed, g: usize) -> *mut pg_sys::TupleTableSlot {
+unsafe fn store_group(
+    node: *mut NodeState,
+    computed: &Computed,
+    g: usize,
+) -> *mut pg_sys::TupleTableSlot {
     let exec = &*(*node).exec;
     let ps = &mut (*node).css.ss.ps;
     let old = pg_sys::MemoryContextSwitchTo((*ps.ps_ExprContext).ecxt_per_tuple_memory);
@@ -1147,7 +1506,10 @@ unsafe fn store_group(node: *mut NodeState, computed: &Computed, g: usize) -> *m
                 _ if null => pg_sys::Datum::from(0),
                 Some(interner) => {
                     let s = interner.get(key.parts[p] as u32);
-                    pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(s.as_ptr() as *const std::ffi::c_char, s.len() as i32))
+                    pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(
+                        s.as_ptr() as *const std::ffi::c_char,
+                        s.len() as i32,
+                    ))
                 }
                 None => pg_sys::Datum::from(key.parts[p]),
             };
@@ -1156,7 +1518,11 @@ unsafe fn store_group(node: *mut NodeState, computed: &Computed, g: usize) -> *m
     let k = exec.keys.len();
     for (i, spec) in exec.specs.iter().enumerate() {
         let state = computed.state(i, g);
-        (values[k + i], nulls[k + i]) = if exec.partial { partial_datum_of(&state, spec) } else { datum_of(state.finish(spec.function, spec.kind)) };
+        (values[k + i], nulls[k + i]) = if exec.partial {
+            partial_datum_of(&state, spec)
+        } else {
+            datum_of(state.finish(spec.function, spec.kind))
+        };
     }
     pg_sys::MemoryContextSwitchTo(old);
     pg_sys::ExecStoreVirtualTuple(slot);
@@ -1184,12 +1550,17 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+unsafe extern "C-unwind" fn recheck(
+    _ss: *mut pg_sys::ScanState,
+    _slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     true
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe extern "C-unwind" fn exec(
+    node: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
     pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck))
 }
 
@@ -1221,10 +1592,18 @@ fn function_name(f: Function) -> &'static str {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestors: *mut pg_sys::List, es: *mut pg_sys::ExplainState) {
+unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    let child = list::ptrs::<pg_sys::CustomScan>((*cscan).custom_plans).next().unwrap();
-    let rte = list::ptrs::<pg_sys::RangeTblEntry>((*(*es).pstmt).rtable).nth((*child).scan.scanrelid as usize - 1).unwrap();
+    let child = list::ptrs::<pg_sys::CustomScan>((*cscan).custom_plans)
+        .next()
+        .unwrap();
+    let rte = list::ptrs::<pg_sys::RangeTblEntry>((*(*es).pstmt).rtable)
+        .nth((*child).scan.scanrelid as usize - 1)
+        .unwrap();
     let reloid = (*rte).relid;
     let exec = exec_of(node);
     let property = |name: &std::ffi::CStr, value: String| {
@@ -1233,12 +1612,25 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
     };
     if !exec.keys.is_empty() {
         // the keys as the child's expressions (their Vars are the scan's)
-        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, child as *mut pg_sys::Plan, pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors));
+        let context = pg_sys::set_deparse_context_plan(
+            (*es).deparse_cxt,
+            child as *mut pg_sys::Plan,
+            pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors),
+        );
         let keys: Vec<String> = list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
             .zip(&exec.keys)
             .map(|(te, k)| {
-                let text = pg_sys::deparse_expression((*te).expr as *mut pg_sys::Node, context, false, false);
-                format!("{} ({})", std::ffi::CStr::from_ptr(text).to_string_lossy(), k.strategy())
+                let text = pg_sys::deparse_expression(
+                    (*te).expr as *mut pg_sys::Node,
+                    context,
+                    false,
+                    false,
+                );
+                format!(
+                    "{} ({})",
+                    std::ffi::CStr::from_ptr(text).to_string_lossy(),
+                    k.strategy()
+                )
             })
             .collect();
         property(c"Group Keys", keys.join(", "));
@@ -1256,22 +1648,50 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         .collect();
     property(c"Vectorized Aggregates", names.join(", "));
     if exec.partial {
-        property(c"Mode", "partial (transition states, combined by the Finalize above)".to_string());
+        property(
+            c"Mode",
+            "partial (transition states, combined by the Finalize above)".to_string(),
+        );
     }
     if (*es).analyze {
-        property(c"Aggregated", format!("{} vectors, {} rows", exec.vectors, exec.rows));
+        property(
+            c"Aggregated",
+            format!("{} vectors, {} rows", exec.vectors, exec.rows),
+        );
         if exec.keys.is_empty() {
-            property(c"Answered from Metadata", format!("{} stripes, {} vectors", exec.stripes_answered, exec.vectors_answered));
+            property(
+                c"Answered from Metadata",
+                format!(
+                    "{} stripes, {} vectors",
+                    exec.stripes_answered, exec.vectors_answered
+                ),
+            );
         } else {
             property(c"Groups", exec.groups.to_string());
         }
         let evaluated: u64 = exec.readers.iter().map(KeyReader::evaluated).sum();
-        if exec.readers.iter().any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. })) {
+        if exec
+            .readers
+            .iter()
+            .any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. }))
+        {
             property(c"Key Values Evaluated", evaluated.to_string());
         }
-        let bounded: Vec<&String> = names.iter().zip(&exec.bounded).filter(|(_, &b)| b).map(|(n, _)| n).collect();
+        let bounded: Vec<&String> = names
+            .iter()
+            .zip(&exec.bounded)
+            .filter(|(_, &b)| b)
+            .map(|(n, _)| n)
+            .collect();
         if !bounded.is_empty() {
-            property(c"Averages Without Sxx", bounded.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "));
+            property(
+                c"Averages Without Sxx",
+                bounded
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
         }
         if let Some((read, total)) = exec.top_read {
             let skipped = exec.top_vectors_skipped.get();

@@ -2,7 +2,9 @@
 //! with the codec's kernels (`codec::filter`). Only quals whose every leaf has an exact
 //! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
 
-use pg_columnar_codec::filter::{select_unpacked_cached, EntryCache, Operand, Predicate, Selection};
+use pg_columnar_codec::filter::{
+    select_unpacked_cached, EntryCache, Operand, Predicate, Selection,
+};
 use pgrx::pg_sys;
 
 use super::quals::{ArrayMode, Exact, SkipExpr, Test};
@@ -14,7 +16,11 @@ enum Node {
     Or(Vec<Node>),
     /// `cache`: the predicate's results on the entries of the current stripe's shared
     /// dictionary of the column.
-    Leaf { column: usize, predicate: Predicate, cache: EntryCache },
+    Leaf {
+        column: usize,
+        predicate: Predicate,
+        cache: EntryCache,
+    },
 }
 
 pub struct RuntimeFilter {
@@ -55,10 +61,16 @@ fn predicate(test: &Test, values: &[Value]) -> Predicate {
     };
     let exact = c.exact.expect("only exact leaves are vectorized");
     match (&values[c.value as usize], c.array) {
-        (Value::One(s), ArrayMode::Scalar) => operand(s, exact).map_or(Predicate::Nothing, |o| Predicate::Compare(c.cmp, o)),
+        (Value::One(s), ArrayMode::Scalar) => {
+            operand(s, exact).map_or(Predicate::Nothing, |o| Predicate::Compare(c.cmp, o))
+        }
         (Value::Many(elements), ArrayMode::Any) => {
             let ops: Vec<Operand> = elements.iter().filter_map(|e| operand(e, exact)).collect();
-            if ops.is_empty() { Predicate::Nothing } else { Predicate::any(c.cmp, ops) }
+            if ops.is_empty() {
+                Predicate::Nothing
+            } else {
+                Predicate::any(c.cmp, ops)
+            }
         }
         (Value::Many(elements), ArrayMode::All) => {
             if elements.is_empty() {
@@ -69,7 +81,9 @@ fn predicate(test: &Test, values: &[Value]) -> Predicate {
         }
         // a NULL array
         (Value::One(_), _) => Predicate::Nothing,
-        (Value::Many(_), ArrayMode::Scalar) => unreachable!("a scalar comparison with an array value"),
+        (Value::Many(_), ArrayMode::Scalar) => {
+            unreachable!("a scalar comparison with an array value")
+        }
     }
 }
 
@@ -82,7 +96,11 @@ fn build(e: &SkipExpr, values: &[Value], columns: &mut Vec<usize>) -> Node {
             if !columns.contains(&column) {
                 columns.push(column);
             }
-            Node::Leaf { column, predicate: predicate(test, values), cache: EntryCache::default() }
+            Node::Leaf {
+                column,
+                predicate: predicate(test, values),
+                cache: EntryCache::default(),
+            }
         }
     }
 }
@@ -95,7 +113,12 @@ impl RuntimeFilter {
     }
 }
 
-fn eval<'v>(n: &mut Node, vector: &ColumnLookup<'v>, stripe: u64, rows: usize) -> Option<Selection> {
+fn eval<'v>(
+    n: &mut Node,
+    vector: &ColumnLookup<'v>,
+    stripe: u64,
+    rows: usize,
+) -> Option<Selection> {
     Some(match n {
         Node::And(parts) => {
             let mut s = Selection::all(rows);
@@ -114,7 +137,11 @@ fn eval<'v>(n: &mut Node, vector: &ColumnLookup<'v>, stripe: u64, rows: usize) -
             }
             s
         }
-        Node::Leaf { column, predicate, cache } => {
+        Node::Leaf {
+            column,
+            predicate,
+            cache,
+        } => {
             let (v, ctx) = vector(*column)?;
             if v.rows != rows {
                 return None;
@@ -129,14 +156,23 @@ impl VectorFilter for RuntimeFilter {
         &self.columns
     }
 
-    fn select<'v>(&mut self, vector: &ColumnLookup<'v>, stripe: u64, rows: usize) -> Option<Selection> {
+    fn select<'v>(
+        &mut self,
+        vector: &ColumnLookup<'v>,
+        stripe: u64,
+        rows: usize,
+    ) -> Option<Selection> {
         eval(&mut self.root, vector, stripe, rows)
     }
 }
 
 /// Evaluates the vectorized quals on one row, as the executor would have: the recheck of
 /// an EvalPlanQual test tuple (`node`).
-pub unsafe fn recheck(quals: *mut pg_sys::ExprState, econtext: *mut pg_sys::ExprContext, slot: *mut pg_sys::TupleTableSlot) -> bool {
+pub unsafe fn recheck(
+    quals: *mut pg_sys::ExprState,
+    econtext: *mut pg_sys::ExprContext,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     if quals.is_null() {
         return true;
     }

@@ -32,20 +32,43 @@ use super::list;
 /// How a key is computed (see the module's comment).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum KeySpec {
-    Int { column: u16 },
-    Text { column: u16 },
+    Int {
+        column: u16,
+    },
+    Text {
+        column: u16,
+    },
     /// `date_trunc(unit, column)`; `zoned`: of a timestamptz, in the session's TimeZone.
-    Trunc { column: u16, unit: TruncUnit, zoned: bool },
+    Trunc {
+        column: u16,
+        unit: TruncUnit,
+        zoned: bool,
+    },
     /// `date_bin(stride, column, origin)`, stride in microseconds.
-    Bin { column: u16, stride: i64, origin: i64 },
-    Evaluated { column: u16 },
+    Bin {
+        column: u16,
+        stride: i64,
+        origin: i64,
+    },
+    Evaluated {
+        column: u16,
+    },
 }
 
 /// Types whose values are integers in the scan's vectors and whose equality is integer
 /// equality.
 fn is_integer_type(ty: pg_sys::Oid) -> bool {
     use pg_sys::{BOOLOID, DATEOID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID};
-    [INT2OID, INT4OID, INT8OID, DATEOID, TIMESTAMPOID, TIMESTAMPTZOID, BOOLOID].contains(&ty)
+    [
+        INT2OID,
+        INT4OID,
+        INT8OID,
+        DATEOID,
+        TIMESTAMPOID,
+        TIMESTAMPTZOID,
+        BOOLOID,
+    ]
+    .contains(&ty)
 }
 
 const F_TIMESTAMPTZ_TRUNC: u32 = 1217;
@@ -56,7 +79,11 @@ const F_TIMESTAMPTZ_BIN: u32 = 6178;
 impl KeySpec {
     pub fn column(self) -> u16 {
         match self {
-            KeySpec::Int { column } | KeySpec::Text { column } | KeySpec::Trunc { column, .. } | KeySpec::Bin { column, .. } | KeySpec::Evaluated { column } => column,
+            KeySpec::Int { column }
+            | KeySpec::Text { column }
+            | KeySpec::Trunc { column, .. }
+            | KeySpec::Bin { column, .. }
+            | KeySpec::Evaluated { column } => column,
         }
     }
 
@@ -74,8 +101,16 @@ impl KeySpec {
         let (tag, column, a, b) = match self {
             KeySpec::Int { column } => (0u8, column, 0i64, 0i64),
             KeySpec::Text { column } => (1, column, 0, 0),
-            KeySpec::Trunc { column, unit, zoned } => (2, column, unit.tag() as i64, zoned as i64),
-            KeySpec::Bin { column, stride, origin } => (3, column, stride, origin),
+            KeySpec::Trunc {
+                column,
+                unit,
+                zoned,
+            } => (2, column, unit.tag() as i64, zoned as i64),
+            KeySpec::Bin {
+                column,
+                stride,
+                origin,
+            } => (3, column, stride, origin),
             KeySpec::Evaluated { column } => (4, column, 0, 0),
         };
         out.push(tag);
@@ -93,8 +128,16 @@ impl KeySpec {
         match b[0] {
             0 => KeySpec::Int { column },
             1 => KeySpec::Text { column },
-            2 => KeySpec::Trunc { column, unit: TruncUnit::of_tag(a as u8).expect("a unit written by the planner"), zoned: c != 0 },
-            3 => KeySpec::Bin { column, stride: a, origin: c },
+            2 => KeySpec::Trunc {
+                column,
+                unit: TruncUnit::of_tag(a as u8).expect("a unit written by the planner"),
+                zoned: c != 0,
+            },
+            3 => KeySpec::Bin {
+                column,
+                stride: a,
+                origin: c,
+            },
             _ => KeySpec::Evaluated { column },
         }
     }
@@ -106,7 +149,11 @@ unsafe fn column_of(node: *mut pg_sys::Node, relid: pg_sys::Index, natts: usize)
         return None;
     }
     let var = node as *mut pg_sys::Var;
-    ((*var).varno as pg_sys::Index == relid && (*var).varlevelsup == 0 && (*var).varattno >= 1 && (*var).varattno as usize <= natts).then(|| (*var).varattno as u16 - 1)
+    ((*var).varno as pg_sys::Index == relid
+        && (*var).varlevelsup == 0
+        && (*var).varattno >= 1
+        && (*var).varattno as usize <= natts)
+        .then(|| (*var).varattno as u16 - 1)
 }
 
 /// A non-null Const of type `ty`.
@@ -120,7 +167,11 @@ unsafe fn constant(node: *mut pg_sys::Node, ty: pg_sys::Oid) -> Option<pg_sys::D
 
 /// The bucket arithmetic for `f` (a FuncExpr over `column`), if it is one of the functions
 /// computed here with constant arguments the arithmetic covers.
-unsafe fn bucket_spec(f: *mut pg_sys::FuncExpr, relid: pg_sys::Index, natts: usize) -> Option<KeySpec> {
+unsafe fn bucket_spec(
+    f: *mut pg_sys::FuncExpr,
+    relid: pg_sys::Index,
+    natts: usize,
+) -> Option<KeySpec> {
     let args: Vec<*mut pg_sys::Node> = list::nodes((*f).args).collect();
     let oid: u32 = (*f).funcid.into();
     match (oid, args.as_slice()) {
@@ -129,20 +180,36 @@ unsafe fn bucket_spec(f: *mut pg_sys::FuncExpr, relid: pg_sys::Index, natts: usi
             let text = constant(unit, pg_sys::TEXTOID)?;
             let name = std::ffi::CStr::from_ptr(pg_sys::text_to_cstring(text.cast_mut_ptr()));
             let unit = TruncUnit::parse(name.to_str().ok()?)?;
-            Some(KeySpec::Trunc { column, unit, zoned: oid == F_TIMESTAMPTZ_TRUNC })
+            Some(KeySpec::Trunc {
+                column,
+                unit,
+                zoned: oid == F_TIMESTAMPTZ_TRUNC,
+            })
         }
         (F_TIMESTAMP_BIN | F_TIMESTAMPTZ_BIN, &[stride, ts, origin]) => {
             let column = column_of(ts, relid, natts)?;
-            let interval = constant(stride, pg_sys::INTERVALOID)?.cast_mut_ptr::<pg_sys::Interval>();
-            let ty = if oid == F_TIMESTAMP_BIN { pg_sys::TIMESTAMPOID } else { pg_sys::TIMESTAMPTZOID };
+            let interval =
+                constant(stride, pg_sys::INTERVALOID)?.cast_mut_ptr::<pg_sys::Interval>();
+            let ty = if oid == F_TIMESTAMP_BIN {
+                pg_sys::TIMESTAMPOID
+            } else {
+                pg_sys::TIMESTAMPTZOID
+            };
             let origin = constant(origin, ty)?.value() as i64;
             // months are refused by PostgreSQL (an error, raised by evaluating); an infinite
             // interval has months set too
-            if (*interval).month != 0 || !(0..1 << 20).contains(&(*interval).day) || !(0..1 << 52).contains(&(*interval).time) {
+            if (*interval).month != 0
+                || !(0..1 << 20).contains(&(*interval).day)
+                || !(0..1 << 52).contains(&(*interval).time)
+            {
                 return None;
             }
             let stride = (*interval).day as i64 * bucket::USECS_PER_DAY + (*interval).time;
-            (stride > 0).then_some(KeySpec::Bin { column, stride, origin })
+            (stride > 0).then_some(KeySpec::Bin {
+                column,
+                stride,
+                origin,
+            })
         }
         _ => None,
     }
@@ -150,14 +217,21 @@ unsafe fn bucket_spec(f: *mut pg_sys::FuncExpr, relid: pg_sys::Index, natts: usi
 
 /// The spec of GROUP BY expression `expr` over relation `relid` (of `natts` attributes),
 /// if computed here.
-pub unsafe fn key_spec(expr: *mut pg_sys::Node, relid: pg_sys::Index, natts: usize) -> Option<KeySpec> {
+pub unsafe fn key_spec(
+    expr: *mut pg_sys::Node,
+    relid: pg_sys::Index,
+    natts: usize,
+) -> Option<KeySpec> {
     if let Some(column) = column_of(expr, relid, natts) {
         let var = expr as *mut pg_sys::Var;
         if is_integer_type((*var).vartype) {
             return Some(KeySpec::Int { column });
         }
         let text = [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype);
-        return (text && (*var).varcollid != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic((*var).varcollid)).then_some(KeySpec::Text { column });
+        return (text
+            && (*var).varcollid != pg_sys::InvalidOid
+            && pg_sys::get_collation_isdeterministic((*var).varcollid))
+        .then_some(KeySpec::Text { column });
     }
     // an expression of one integer column with an integer result
     if !is_integer_type(pg_sys::exprType(expr))
@@ -231,8 +305,18 @@ struct EntryBuckets {
 fn key_by_arithmetic(spec: KeySpec, gmtoff: Option<i64>, v: i64) -> Option<i64> {
     match (spec, gmtoff) {
         (KeySpec::Int { .. }, _) => Some(v),
-        (KeySpec::Trunc { unit, zoned: false, .. }, _) => bucket::trunc(unit, v),
-        (KeySpec::Trunc { unit, zoned: true, .. }, Some(off)) => bucket::trunc_at_offset(unit, v, off),
+        (
+            KeySpec::Trunc {
+                unit, zoned: false, ..
+            },
+            _,
+        ) => bucket::trunc(unit, v),
+        (
+            KeySpec::Trunc {
+                unit, zoned: true, ..
+            },
+            Some(off),
+        ) => bucket::trunc_at_offset(unit, v, off),
         (KeySpec::Bin { stride, origin, .. }, _) => bucket::bin(stride, v, origin),
         _ => None,
     }
@@ -254,7 +338,12 @@ pub struct KeyReader {
 impl KeyReader {
     /// A reader for `spec`, whose expression is `expr` (evaluated in `parent`'s executor
     /// state when arithmetic does not answer), over rows of descriptor `desc`.
-    pub unsafe fn new(spec: KeySpec, expr: *mut pg_sys::Expr, parent: *mut pg_sys::PlanState, desc: pg_sys::TupleDesc) -> KeyReader {
+    pub unsafe fn new(
+        spec: KeySpec,
+        expr: *mut pg_sys::Expr,
+        parent: *mut pg_sys::PlanState,
+        desc: pg_sys::TupleDesc,
+    ) -> KeyReader {
         let evaluator = match spec {
             KeySpec::Int { .. } | KeySpec::Text { .. } => None,
             _ => Some(Evaluator {
@@ -268,12 +357,20 @@ impl KeyReader {
         let gmtoff = match spec {
             KeySpec::Trunc { zoned: true, .. } => {
                 let mut off: std::ffi::c_long = 0;
-                pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut off).then_some(off as i64)
+                pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut off)
+                    .then_some(off as i64)
             }
             _ => Some(0),
         };
         let interner = matches!(spec, KeySpec::Text { .. }).then(Interner::new);
-        KeyReader { spec, interner, evaluator, gmtoff, entries: EntryMemo::default(), buckets: None }
+        KeyReader {
+            spec,
+            interner,
+            evaluator,
+            gmtoff,
+            entries: EntryMemo::default(),
+            buckets: None,
+        }
     }
 
     pub fn interner(&self) -> Option<&Interner> {
@@ -318,7 +415,13 @@ impl KeyReader {
     /// The key parts of the rows of `u` (its selected rows; the others are unspecified);
     /// `None` if the vector's values are not of the key's kind. `dictionary_key` names the
     /// shared dictionary of `ctx`.
-    pub unsafe fn read(&mut self, u: &Unpacked, ctx: &ColumnContext<'_>, selection: &Selection, dictionary_key: u64) -> Option<KeyColumn> {
+    pub unsafe fn read(
+        &mut self,
+        u: &Unpacked,
+        ctx: &ColumnContext<'_>,
+        selection: &Selection,
+        dictionary_key: u64,
+    ) -> Option<KeyColumn> {
         if let Some(interner) = self.interner.as_mut() {
             return interner.keys(u, ctx, dictionary_key);
         }
@@ -328,7 +431,13 @@ impl KeyReader {
         }
         let shared = matches!(u.form, Form::Codes { inline: None, .. });
         Some(match keys.parts {
-            KeyParts::Coded { codes, entries } => self.coded_buckets(codes, &entries, keys.nulls, selection, shared.then_some(dictionary_key)),
+            KeyParts::Coded { codes, entries } => self.coded_buckets(
+                codes,
+                &entries,
+                keys.nulls,
+                selection,
+                shared.then_some(dictionary_key),
+            ),
             KeyParts::Rows(parts) => self.row_buckets(parts, keys.nulls, selection, u.rows),
         })
     }
@@ -336,11 +445,19 @@ impl KeyReader {
     /// Buckets of a dictionary vector: each entry's once (for a shared dictionary, once per
     /// stripe), the codes kept, unless a selected row holds an entry only PostgreSQL can
     /// bucket, when the vector's rows get their parts one by one.
-    unsafe fn coded_buckets(&mut self, codes: Vec<u32>, entries: &[i64], nulls: Option<Vec<u8>>, selection: &Selection, key: Option<u64>) -> KeyColumn {
+    unsafe fn coded_buckets(
+        &mut self,
+        codes: Vec<u32>,
+        entries: &[i64],
+        nulls: Option<Vec<u8>>,
+        selection: &Selection,
+        key: Option<u64>,
+    ) -> KeyColumn {
         let mut b = match self.buckets.take() {
             Some(b) if key.is_some() && b.key == key => b,
             _ => {
-                let answers: Vec<Option<i64>> = entries.iter().map(|&v| self.arithmetic(v)).collect();
+                let answers: Vec<Option<i64>> =
+                    entries.iter().map(|&v| self.arithmetic(v)).collect();
                 EntryBuckets {
                     key,
                     arithmetic: answers.iter().map(|a| a.unwrap_or(0)).collect(),
@@ -351,32 +468,57 @@ impl KeyReader {
             }
         };
         let is_null = |r: usize| nulls.as_ref().is_some_and(|n| n[r / 8] >> (r % 8) & 1 == 1);
-        let column = if b.all_answered || selection.iter().all(|r| is_null(r) || b.answered[codes[r] as usize]) {
-            KeyColumn { parts: KeyParts::Coded { codes, entries: b.arithmetic.clone() }, nulls }
+        let column = if b.all_answered
+            || selection
+                .iter()
+                .all(|r| is_null(r) || b.answered[codes[r] as usize])
+        {
+            KeyColumn {
+                parts: KeyParts::Coded {
+                    codes,
+                    entries: b.arithmetic.clone(),
+                },
+                nulls,
+            }
         } else {
             let evaluator = self.evaluator.as_mut().unwrap();
             let mut parts = vec![0; codes.len()];
-            let mut result_nulls = nulls.clone().unwrap_or_else(|| vec![0; codes.len().div_ceil(8)]);
+            let mut result_nulls = nulls
+                .clone()
+                .unwrap_or_else(|| vec![0; codes.len().div_ceil(8)]);
             for r in selection.iter() {
                 if is_null(r) {
                     continue;
                 }
                 let c = codes[r] as usize;
-                let (part, null) = if b.answered[c] { (b.arithmetic[c], false) } else { *b.evaluated[c].get_or_insert_with(|| evaluator.eval(entries[c])) };
+                let (part, null) = if b.answered[c] {
+                    (b.arithmetic[c], false)
+                } else {
+                    *b.evaluated[c].get_or_insert_with(|| evaluator.eval(entries[c]))
+                };
                 parts[r] = part;
                 if null {
                     result_nulls[r / 8] |= 1 << (r % 8);
                 }
             }
             let any_null = result_nulls.iter().any(|&x| x != 0);
-            KeyColumn { parts: KeyParts::Rows(parts), nulls: any_null.then_some(result_nulls) }
+            KeyColumn {
+                parts: KeyParts::Rows(parts),
+                nulls: any_null.then_some(result_nulls),
+            }
         };
         self.buckets = Some(b);
         column
     }
 
     /// Buckets of rows one by one (a run of one value bucketed once).
-    unsafe fn row_buckets(&mut self, mut parts: Vec<i64>, nulls: Option<Vec<u8>>, selection: &Selection, rows: usize) -> KeyColumn {
+    unsafe fn row_buckets(
+        &mut self,
+        mut parts: Vec<i64>,
+        nulls: Option<Vec<u8>>,
+        selection: &Selection,
+        rows: usize,
+    ) -> KeyColumn {
         let mut result_nulls: Option<Vec<u8>> = None;
         let mut last: Option<(i64, (i64, bool))> = None;
         // the values of the last bucket computed in arithmetic, for buckets of one width: rows
@@ -417,17 +559,26 @@ impl KeyReader {
             };
             parts[r] = part;
             if null {
-                let bitmap = result_nulls.get_or_insert_with(|| nulls.clone().unwrap_or_else(|| vec![0; rows.div_ceil(8)]));
+                let bitmap = result_nulls.get_or_insert_with(|| {
+                    nulls.clone().unwrap_or_else(|| vec![0; rows.div_ceil(8)])
+                });
                 bitmap[r / 8] |= 1 << (r % 8);
             }
         }
-        KeyColumn { parts: KeyParts::Rows(parts), nulls: result_nulls.or(nulls) }
+        KeyColumn {
+            parts: KeyParts::Rows(parts),
+            nulls: result_nulls.or(nulls),
+        }
     }
 
     /// The key of each entry of `ctx`'s shared dictionary (named by `dictionary_key` as in
     /// [`read`](Self::read)), for a key that is a column; `None` for other keys, or if
     /// there is no shared dictionary or its values are not of the key's kind.
-    pub fn shared_entries(&mut self, ctx: &ColumnContext<'_>, dictionary_key: u64) -> Option<Rc<[i64]>> {
+    pub fn shared_entries(
+        &mut self,
+        ctx: &ColumnContext<'_>,
+        dictionary_key: u64,
+    ) -> Option<Rc<[i64]>> {
         match (self.spec, self.interner.as_mut()) {
             (KeySpec::Text { .. }, Some(interner)) => interner.shared_ids(ctx, dictionary_key),
             (KeySpec::Int { .. }, _) => shared_ints(ctx, &mut self.entries, dictionary_key),

@@ -37,8 +37,20 @@ pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bo
 pub static ENABLE_TOPN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
 /// A user-settable switch of query execution, on by default.
-fn define_switch(name: &'static std::ffi::CStr, short: &'static std::ffi::CStr, long: &'static std::ffi::CStr, setting: &'static pgrx::GucSetting<bool>) {
-    pgrx::GucRegistry::define_bool_guc(name, short, long, setting, pgrx::GucContext::Userset, pgrx::GucFlags::default());
+fn define_switch(
+    name: &'static std::ffi::CStr,
+    short: &'static std::ffi::CStr,
+    long: &'static std::ffi::CStr,
+    setting: &'static pgrx::GucSetting<bool>,
+) {
+    pgrx::GucRegistry::define_bool_guc(
+        name,
+        short,
+        long,
+        setting,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::default(),
+    );
 }
 
 /// Registers the switches, the plan nodes' methods and the planner hooks (from `_PG_init`).
@@ -87,7 +99,8 @@ pub mod state {
     /// callback that may drop it).
     pub unsafe fn own<T>(field: *mut *mut T, value: T) {
         *field = Box::into_raw(Box::new(value));
-        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>()) as *mut pg_sys::MemoryContextCallback;
+        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+            as *mut pg_sys::MemoryContextCallback;
         (*cb).func = Some(drop_at::<T>);
         (*cb).arg = field as *mut std::ffi::c_void;
         pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
@@ -109,15 +122,23 @@ pub mod child {
     use pgrx::pg_sys;
 
     /// Starts the plan's one custom child (its scan), from `BeginCustomScan`.
-    pub unsafe fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
+    pub unsafe fn begin(
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        eflags: i32,
+    ) {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("a node above a scan without its scan");
+        let plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans)
+            .next()
+            .expect("a node above a scan without its scan");
         let child = pg_sys::ExecInitNode(plan, estate, eflags);
         (*node).custom_ps = list::from_nodes([child as *mut pg_sys::Node]);
     }
 
     pub unsafe fn of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
-        list::ptrs::<pg_sys::PlanState>((*node).custom_ps).next().expect("a node above a scan without its scan")
+        list::ptrs::<pg_sys::PlanState>((*node).custom_ps)
+            .next()
+            .expect("a node above a scan without its scan")
     }
 
     /// Rescans the child and the node's own scan state, from `ReScanCustomScan`. The child
@@ -138,7 +159,11 @@ pub mod list {
     use pgrx::pg_sys;
 
     pub unsafe fn len(l: *const pg_sys::List) -> usize {
-        if l.is_null() { 0 } else { (*l).length as usize }
+        if l.is_null() {
+            0
+        } else {
+            (*l).length as usize
+        }
     }
 
     /// The pointers held by a List of nodes.
@@ -151,7 +176,9 @@ pub mod list {
         ptrs::<pg_sys::Node>(l)
     }
 
-    pub unsafe fn from_nodes(items: impl IntoIterator<Item = *mut pg_sys::Node>) -> *mut pg_sys::List {
+    pub unsafe fn from_nodes(
+        items: impl IntoIterator<Item = *mut pg_sys::Node>,
+    ) -> *mut pg_sys::List {
         let mut l: *mut pg_sys::List = std::ptr::null_mut();
         for item in items {
             l = pg_sys::lappend(l, item as *mut std::ffi::c_void);

@@ -19,14 +19,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgrx::pg_sys;
 
+use super::filter::RuntimeFilter;
 use super::list;
 use super::plan::{spec_of, wanted_columns, ScanSpec};
-use super::filter::RuntimeFilter;
 use super::skip::{RuntimeSkip, Value};
 use crate::am::scan::{ScanCounters, ScanState};
 
-static mut SCAN_METHODS: pg_sys::CustomScanMethods =
-    pg_sys::CustomScanMethods { CustomName: c"PgColumnarScan".as_ptr(), CreateCustomScanState: Some(create_state) };
+static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
+    CustomName: c"PgColumnarScan".as_ptr(),
+    CreateCustomScanState: Some(create_state),
+};
 
 static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
     CustomName: c"PgColumnarScan".as_ptr(),
@@ -112,13 +114,19 @@ impl Shared {
     unsafe fn add(this: *mut Shared, t: &Totals) {
         let s = &*this;
         s.stripes.fetch_add(t.counters.stripes, Ordering::SeqCst);
-        s.stripes_skipped.fetch_add(t.counters.stripes_skipped, Ordering::SeqCst);
-        s.stripes_unread.fetch_add(t.counters.stripes_unread, Ordering::SeqCst);
+        s.stripes_skipped
+            .fetch_add(t.counters.stripes_skipped, Ordering::SeqCst);
+        s.stripes_unread
+            .fetch_add(t.counters.stripes_unread, Ordering::SeqCst);
         s.vectors.fetch_add(t.counters.vectors, Ordering::SeqCst);
-        s.vectors_skipped.fetch_add(t.counters.vectors_skipped, Ordering::SeqCst);
-        s.vectors_filtered.fetch_add(t.counters.vectors_filtered, Ordering::SeqCst);
-        s.vectors_covered.fetch_add(t.counters.vectors_covered, Ordering::SeqCst);
-        s.rows_filtered.fetch_add(t.counters.rows_filtered, Ordering::SeqCst);
+        s.vectors_skipped
+            .fetch_add(t.counters.vectors_skipped, Ordering::SeqCst);
+        s.vectors_filtered
+            .fetch_add(t.counters.vectors_filtered, Ordering::SeqCst);
+        s.vectors_covered
+            .fetch_add(t.counters.vectors_covered, Ordering::SeqCst);
+        s.rows_filtered
+            .fetch_add(t.counters.rows_filtered, Ordering::SeqCst);
         s.bytes.fetch_add(t.bytes, Ordering::SeqCst);
         for (a, v) in Shared::decoded(this).iter().zip(&t.decoded) {
             a.fetch_add(*v, Ordering::SeqCst);
@@ -140,7 +148,10 @@ impl Shared {
                 // metadata answers are taken by a serial PgColumnarAgg only
                 ..Default::default()
             },
-            decoded: Shared::decoded(this).iter().map(|a| a.load(Ordering::SeqCst)).collect(),
+            decoded: Shared::decoded(this)
+                .iter()
+                .map(|a| a.load(Ordering::SeqCst))
+                .collect(),
             bytes: s.bytes.load(Ordering::SeqCst),
         }
     }
@@ -175,7 +186,11 @@ struct Exec {
 impl Exec {
     fn local_totals(&self) -> Totals {
         match &self.scan {
-            Some(s) => Totals { counters: s.counters.clone(), decoded: s.decoded_per_column().to_vec(), bytes: s.bytes_read() },
+            Some(s) => Totals {
+                counters: s.counters.clone(),
+                decoded: s.decoded_per_column().to_vec(),
+                bytes: s.bytes_read(),
+            },
             None => Totals::default(),
         }
     }
@@ -225,13 +240,20 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, _eflags: i32) {
+unsafe extern "C-unwind" fn begin(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    _eflags: i32,
+) {
     crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
     let exec = exec_of(node);
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
     let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
     let plan = &(*cscan).scan.plan;
-    let read = [plan.targetlist as *mut pg_sys::Node, plan.qual as *mut pg_sys::Node];
+    let read = [
+        plan.targetlist as *mut pg_sys::Node,
+        plan.qual as *mut pg_sys::Node,
+    ];
     exec.columns = wanted_columns(&read, (*cscan).scan.scanrelid, natts)
         .iter()
         .enumerate()
@@ -256,7 +278,11 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
 
 /// The scan columns a target list copies, if it is nothing but plain columns of relation
 /// `scanrelid` (no system columns, whole rows or expressions).
-unsafe fn direct_projection(tlist: *mut pg_sys::List, scanrelid: pg_sys::Index, natts: usize) -> Option<Vec<usize>> {
+unsafe fn direct_projection(
+    tlist: *mut pg_sys::List,
+    scanrelid: pg_sys::Index,
+    natts: usize,
+) -> Option<Vec<usize>> {
     list::nodes(tlist)
         .map(|n| {
             let te = n as *mut pg_sys::TargetEntry;
@@ -286,7 +312,11 @@ unsafe fn evaluate_values(node: *mut pg_sys::CustomScanState, exec: &mut Exec) -
 /// are evaluated at every one.
 unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
     let rel = (*node).ss.ss_currentRelation;
-    let shared = if exec.shared.is_null() { std::ptr::null() } else { &(*exec.shared).next_stripe as *const AtomicU64 };
+    let shared = if exec.shared.is_null() {
+        std::ptr::null()
+    } else {
+        &(*exec.shared).next_stripe as *const AtomicU64
+    };
     match exec.scan.as_mut() {
         Some(scan) => {
             scan.restart();
@@ -347,9 +377,13 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
 /// The reader of a PgColumnarScan node, started, for a parent that takes its vectors
 /// instead of its rows (PgColumnarAgg), and the node's scan slot (which gives the defaults of
 /// columns added since a stripe was written); `None` if `child` is another node.
-pub unsafe fn batch_source<'a>(child: *mut pg_sys::PlanState) -> Option<(&'a mut ScanState, *mut pg_sys::TupleTableSlot)> {
+pub unsafe fn batch_source<'a>(
+    child: *mut pg_sys::PlanState,
+) -> Option<(&'a mut ScanState, *mut pg_sys::TupleTableSlot)> {
     let node = child as *mut pg_sys::CustomScanState;
-    if (*child).type_ != pg_sys::NodeTag::T_CustomScanState || !std::ptr::eq((*node).methods, &raw const EXEC_METHODS) {
+    if (*child).type_ != pg_sys::NodeTag::T_CustomScanState
+        || !std::ptr::eq((*node).methods, &raw const EXEC_METHODS)
+    {
         return None;
     }
     if !(*child).qual.is_null() {
@@ -367,22 +401,33 @@ pub unsafe fn batch_source<'a>(child: *mut pg_sys::PlanState) -> Option<(&'a mut
 /// An EvalPlanQual test tuple did not come through the vectorized filter: its quals are
 /// checked here (the executor checks the plan's own).
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn recheck(ss: *mut pg_sys::ScanState, slot: *mut pg_sys::TupleTableSlot) -> bool {
+unsafe extern "C-unwind" fn recheck(
+    ss: *mut pg_sys::ScanState,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     let exec = exec_of(ss as *mut pg_sys::CustomScanState);
     super::filter::recheck(exec.filter_qual, (*ss).ps.ps_ExprContext, slot)
 }
 
 /// The plan's vectorized quals (the tail of its `custom_exprs`, see `plan::ScanSpec`).
-unsafe fn filter_clauses(cscan: *const pg_sys::CustomScan, spec: &ScanSpec) -> Vec<*mut pg_sys::Node> {
-    list::nodes((*cscan).custom_exprs).skip(spec.value_count as usize + spec.skip_clauses as usize).collect()
+unsafe fn filter_clauses(
+    cscan: *const pg_sys::CustomScan,
+    spec: &ScanSpec,
+) -> Vec<*mut pg_sys::Node> {
+    list::nodes((*cscan).custom_exprs)
+        .skip(spec.value_count as usize + spec.skip_clauses as usize)
+        .collect()
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe extern "C-unwind" fn exec(
+    node: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
     let ps = &(*node).ss.ps;
     let projects = !ps.ps_ProjInfo.is_null();
     let direct = exec_of(node).direct.as_deref();
-    if !ps.qual.is_null() || !(*ps.state).es_epq_active.is_null() || (projects && direct.is_none()) {
+    if !ps.qual.is_null() || !(*ps.state).es_epq_active.is_null() || (projects && direct.is_none())
+    {
         return pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck));
     }
     // what ExecScan does without quals or EvalPlanQual, without the calls: reset the
@@ -433,12 +478,19 @@ unsafe fn dsm_size(node: *mut pg_sys::CustomScanState) -> usize {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn estimate_dsm(node: *mut pg_sys::CustomScanState, _pcxt: *mut pg_sys::ParallelContext) -> pg_sys::Size {
+unsafe extern "C-unwind" fn estimate_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+) -> pg_sys::Size {
     dsm_size(node)
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn initialize_dsm(node: *mut pg_sys::CustomScanState, _pcxt: *mut pg_sys::ParallelContext, coordinate: *mut std::ffi::c_void) {
+unsafe extern "C-unwind" fn initialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
     // rows this backend buffered must be written before the workers list the stripes
     crate::am::write::flush_relation((*node).ss.ss_currentRelation);
     std::ptr::write_bytes(coordinate as *mut u8, 0, dsm_size(node));
@@ -448,18 +500,30 @@ unsafe extern "C-unwind" fn initialize_dsm(node: *mut pg_sys::CustomScanState, _
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn reinitialize_dsm(_node: *mut pg_sys::CustomScanState, _pcxt: *mut pg_sys::ParallelContext, coordinate: *mut std::ffi::c_void) {
-    (*(coordinate as *mut Shared)).next_stripe.store(0, Ordering::SeqCst);
+unsafe extern "C-unwind" fn reinitialize_dsm(
+    _node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    (*(coordinate as *mut Shared))
+        .next_stripe
+        .store(0, Ordering::SeqCst);
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn initialize_worker(node: *mut pg_sys::CustomScanState, _toc: *mut pg_sys::shm_toc, coordinate: *mut std::ffi::c_void) {
+unsafe extern "C-unwind" fn initialize_worker(
+    node: *mut pg_sys::CustomScanState,
+    _toc: *mut pg_sys::shm_toc,
+    coordinate: *mut std::ffi::c_void,
+) {
     exec_of(node).shared = coordinate as *mut Shared;
 }
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
-    let Some(exec) = (*(node as *mut NodeState)).exec.as_mut() else { return };
+    let Some(exec) = (*(node as *mut NodeState)).exec.as_mut() else {
+        return;
+    };
     if pg_sys::ParallelWorkerNumber >= 0 {
         exec.publish();
     } else if !exec.shared.is_null() {
@@ -477,7 +541,9 @@ unsafe fn attribute_name(relid: pg_sys::Oid, column: u16) -> String {
     if name.is_null() {
         format!("#{}", column + 1)
     } else {
-        std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
+        std::ffi::CStr::from_ptr(name)
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
@@ -487,7 +553,11 @@ unsafe fn explain_text(label: &std::ffi::CStr, value: &str, es: *mut pg_sys::Exp
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestors: *mut pg_sys::List, es: *mut pg_sys::ExplainState) {
+unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
     let exec = exec_of(node);
     let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
     let relid = (*(*node).ss.ss_currentRelation).rd_id;
@@ -498,15 +568,33 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
     }
     read.sort_unstable();
     let columns: Vec<String> = read.iter().map(|&c| attribute_name(relid, c)).collect();
-    explain_text(c"Columns Read", &if columns.is_empty() { "none".to_string() } else { columns.join(", ") }, es);
-    let skip: Vec<*mut pg_sys::Node> =
-        list::nodes((*cscan).custom_exprs).skip(exec.spec.value_count as usize).take(exec.spec.skip_clauses as usize).collect();
-    let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, cscan as *mut pg_sys::Plan, ancestors);
-    for (label, clauses) in [(c"Vectorized Filter", filter_clauses(cscan, &exec.spec)), (c"Skip Filter", skip)] {
+    explain_text(
+        c"Columns Read",
+        &if columns.is_empty() {
+            "none".to_string()
+        } else {
+            columns.join(", ")
+        },
+        es,
+    );
+    let skip: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs)
+        .skip(exec.spec.value_count as usize)
+        .take(exec.spec.skip_clauses as usize)
+        .collect();
+    let context =
+        pg_sys::set_deparse_context_plan((*es).deparse_cxt, cscan as *mut pg_sys::Plan, ancestors);
+    for (label, clauses) in [
+        (c"Vectorized Filter", filter_clauses(cscan, &exec.spec)),
+        (c"Skip Filter", skip),
+    ] {
         if clauses.is_empty() {
             continue;
         }
-        let expr = if clauses.len() == 1 { clauses[0] } else { pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node };
+        let expr = if clauses.len() == 1 {
+            clauses[0]
+        } else {
+            pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node
+        };
         let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
         explain_text(label, &std::ffi::CStr::from_ptr(text).to_string_lossy(), es);
     }
@@ -518,25 +606,52 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, ancestor
         let c = &t.counters;
         explain_text(
             c"Stripes",
-            &format!("{} total, {} skipped ({} by their catalog summary)", c.stripes, c.stripes_skipped, c.stripes_unread),
+            &format!(
+                "{} total, {} skipped ({} by their catalog summary)",
+                c.stripes, c.stripes_skipped, c.stripes_unread
+            ),
             es,
         );
         explain_text(
             c"Vectors",
-            &format!("{} total, {} skipped, {} without a selected row", c.vectors, c.vectors_skipped, c.vectors_filtered),
+            &format!(
+                "{} total, {} skipped, {} without a selected row",
+                c.vectors, c.vectors_skipped, c.vectors_filtered
+            ),
             es,
         );
         if exec.spec.filter.is_some() {
-            pg_sys::ExplainPropertyInteger(c"Rows Removed by Vectorized Filter".as_ptr(), std::ptr::null(), c.rows_filtered as i64, es);
-            pg_sys::ExplainPropertyInteger(c"Vectors Selected Whole by Zone Maps".as_ptr(), std::ptr::null(), c.vectors_covered as i64, es);
+            pg_sys::ExplainPropertyInteger(
+                c"Rows Removed by Vectorized Filter".as_ptr(),
+                std::ptr::null(),
+                c.rows_filtered as i64,
+                es,
+            );
+            pg_sys::ExplainPropertyInteger(
+                c"Vectors Selected Whole by Zone Maps".as_ptr(),
+                std::ptr::null(),
+                c.vectors_covered as i64,
+                es,
+            );
         }
         let decoded: Vec<String> = read
             .iter()
-            .map(|&col| format!("{} {}", attribute_name(relid, col), t.decoded.get(col as usize).copied().unwrap_or(0)))
+            .map(|&col| {
+                format!(
+                    "{} {}",
+                    attribute_name(relid, col),
+                    t.decoded.get(col as usize).copied().unwrap_or(0)
+                )
+            })
             .collect();
         if !decoded.is_empty() {
             explain_text(c"Vectors Decoded", &decoded.join(", "), es);
         }
-        pg_sys::ExplainPropertyInteger(c"Bytes Read".as_ptr(), std::ptr::null(), t.bytes as i64, es);
+        pg_sys::ExplainPropertyInteger(
+            c"Bytes Read".as_ptr(),
+            std::ptr::null(),
+            t.bytes as i64,
+            es,
+        );
     }
 }

@@ -32,15 +32,21 @@ pub fn path_methods() -> *const pg_sys::CustomPathMethods {
 /// executor (and no gating qual): what `plan_custom_path` decides, asked at path time.
 pub unsafe fn every_qual_vectorized(rel: *mut pg_sys::RelOptInfo) -> bool {
     let mut translator = Translator::new((*rel).relid);
-    list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
-        .all(|rinfo| !(*rinfo).pseudoconstant && matches!(scan_qual(&mut translator, rel, rinfo), Some((_, true))))
+    list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).all(|rinfo| {
+        !(*rinfo).pseudoconstant
+            && matches!(scan_qual(&mut translator, rel, rinfo), Some((_, true)))
+    })
 }
 
 /// How the scan of `rel` takes the qual `rinfo`: its skip expression, and whether the node
 /// evaluates it exactly itself (a vectorized filter; never with
 /// `pg_columnar.enable_vectorized_filter` off); `None` if the scan cannot use it. Below a
 /// security barrier only leakproof operators count.
-unsafe fn scan_qual(translator: &mut Translator, rel: *mut pg_sys::RelOptInfo, rinfo: *mut pg_sys::RestrictInfo) -> Option<(SkipExpr, bool)> {
+unsafe fn scan_qual(
+    translator: &mut Translator,
+    rel: *mut pg_sys::RelOptInfo,
+    rinfo: *mut pg_sys::RestrictInfo,
+) -> Option<(SkipExpr, bool)> {
     let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
     translator
         .translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only)
@@ -51,7 +57,11 @@ unsafe fn scan_qual(translator: &mut Translator, rel: *mut pg_sys::RelOptInfo, r
 /// among the relation's paths (`partial`: its partial paths), under the projection PostgreSQL
 /// may have put over it, and the relation's number of attributes; `None` unless `input` is
 /// one pg_columnar table (no inheritance) whose every qual the scan evaluates itself.
-pub unsafe fn scan_path_below(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys::RelOptInfo, partial: bool) -> Option<(*mut pg_sys::Path, usize)> {
+pub unsafe fn scan_path_below(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    partial: bool,
+) -> Option<(*mut pg_sys::Path, usize)> {
     if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL {
         return None;
     }
@@ -59,11 +69,23 @@ pub unsafe fn scan_path_below(root: *mut pg_sys::PlannerInfo, input: *mut pg_sys
     if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || (*rte).inh {
         return None;
     }
-    let paths = if partial { (*input).partial_pathlist } else { (*input).pathlist };
+    let paths = if partial {
+        (*input).partial_pathlist
+    } else {
+        (*input).pathlist
+    };
     let scan = list::ptrs::<pg_sys::Path>(paths)
-        .map(|p| if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath { (*(p as *mut pg_sys::ProjectionPath)).subpath } else { p })
+        .map(|p| {
+            if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath {
+                (*(p as *mut pg_sys::ProjectionPath)).subpath
+            } else {
+                p
+            }
+        })
         .find(|&p| {
-            (*p).type_ == pg_sys::NodeTag::T_CustomPath && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, path_methods()) && (*p).param_info.is_null()
+            (*p).type_ == pg_sys::NodeTag::T_CustomPath
+                && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, path_methods())
+                && (*p).param_info.is_null()
         })?;
     if !every_qual_vectorized(input) {
         return None;
@@ -130,7 +152,12 @@ impl ScanSpec {
         };
         let skip = expr(&mut r);
         let filter = expr(&mut r);
-        ScanSpec { value_count, skip_clauses, skip, filter }
+        ScanSpec {
+            value_count,
+            skip_clauses,
+            skip,
+            filter,
+        }
     }
 }
 
@@ -161,7 +188,12 @@ unsafe fn is_plain_seqscan(p: *mut pg_sys::Path) -> bool {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, rti: pg_sys::Index, rte: *mut pg_sys::RangeTblEntry) {
+unsafe extern "C-unwind" fn set_rel_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
     if let Some(prev) = PREV_SET_REL_PATHLIST {
         prev(root, rel, rti, rte);
     }
@@ -175,7 +207,9 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
     }
     // WHERE CURRENT OF runs only as a TID scan: from 18 PostgreSQL makes no other path for
     // it and no longer costs other paths out through the qual, so none is added beside it
-    if list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).any(|r| (*((*r).clause as *mut pg_sys::Node)).type_ == pg_sys::NodeTag::T_CurrentOfExpr) {
+    if list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
+        .any(|r| (*((*r).clause as *mut pg_sys::Node)).type_ == pg_sys::NodeTag::T_CurrentOfExpr)
+    {
         return;
     }
     let relation = pg_sys::RelationIdGetRelation((*rte).relid);
@@ -190,13 +224,22 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
         return;
     }
     let natts = (*(*relation).rd_att).natts as usize;
-    let live = (0..natts).filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped).count();
+    let live = (0..natts)
+        .filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped)
+        .count();
     let (stripe_fraction, stripes_read) = stripes_read(root, rel, relation);
     // a stripe read decodes at least one vector of each column read, however few of its
     // rows match: without this floor a point lookup on a column stored in order would cost
     // one row's decoding, and win against the index fetch that decodes one value per column
-    let least_read = if (*rel).tuples > 0.0 { (stripes_read as f64 * pg_columnar_codec::MAX_ROWS as f64 / (*rel).tuples).min(stripe_fraction) } else { 0.0 };
-    let read_fraction = (stripe_fraction * vectors_read_within((*rte).relid, root, rel, stripe_fraction)).max(least_read);
+    let least_read = if (*rel).tuples > 0.0 {
+        (stripes_read as f64 * pg_columnar_codec::MAX_ROWS as f64 / (*rel).tuples)
+            .min(stripe_fraction)
+    } else {
+        0.0
+    };
+    let read_fraction = (stripe_fraction
+        * vectors_read_within((*rte).relid, root, rel, stripe_fraction))
+    .max(least_read);
     pg_sys::RelationClose(relation);
     let partial_workers = list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
         .find(|&p| is_plain_seqscan(p))
@@ -204,20 +247,39 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
 
     // the columns the query reads: its target list and its quals
     let mut nodes: Vec<*mut pg_sys::Node> = vec![(*(*rel).reltarget).exprs as *mut pg_sys::Node];
-    nodes.extend(list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).map(|r| (*r).clause as *mut pg_sys::Node));
-    let read = wanted_columns(&nodes, (*rel).relid, natts).iter().filter(|&&w| w).count();
+    nodes.extend(
+        list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
+            .map(|r| (*r).clause as *mut pg_sys::Node),
+    );
+    let read = wanted_columns(&nodes, (*rel).relid, natts)
+        .iter()
+        .filter(|&&w| w)
+        .count();
     // decoding cost grows with the columns read; a row costs something even when none is
     // read (count(*))
     let fraction = (read as f64 + 1.0) / (live as f64 + 1.0);
 
-    (*rel).pathlist = list::from_nodes(list::ptrs::<pg_sys::Path>((*rel).pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node));
-    pg_sys::add_path(rel, make_path(rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path);
+    (*rel).pathlist = list::from_nodes(
+        list::ptrs::<pg_sys::Path>((*rel).pathlist)
+            .filter(|&p| !is_plain_seqscan(p))
+            .map(|p| p as *mut pg_sys::Node),
+    );
+    pg_sys::add_path(
+        rel,
+        make_path(rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path,
+    );
     // parallel workers share out whole stripes: with one stripe to read, none would help
     if let Some(workers) = partial_workers.filter(|&w| w > 0 && stripes_read > 1) {
         (*rel).partial_pathlist = list::from_nodes(
-            list::ptrs::<pg_sys::Path>((*rel).partial_pathlist).filter(|&p| !is_plain_seqscan(p)).map(|p| p as *mut pg_sys::Node),
+            list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
+                .filter(|&p| !is_plain_seqscan(p))
+                .map(|p| p as *mut pg_sys::Node),
         );
-        pg_sys::add_partial_path(rel, make_path(rel, fraction, read_fraction, stripes_read, Some(workers)) as *mut pg_sys::Path);
+        pg_sys::add_partial_path(
+            rel,
+            make_path(rel, fraction, read_fraction, stripes_read, Some(workers))
+                as *mut pg_sys::Path,
+        );
     }
 }
 
@@ -227,7 +289,11 @@ unsafe extern "C-unwind" fn set_rel_pathlist(root: *mut pg_sys::PlannerInfo, rel
 /// A parameter is not known at plan time and rules nothing out; a stable expression is
 /// estimated as the planner does (`estimate_expression_value`). Vectors skipped inside the
 /// stripes read are not counted. Without quals or stripes: (1.0, the stripes).
-unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Relation) -> (f64, usize) {
+unsafe fn stripes_read(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+) -> (f64, usize) {
     use super::skip::{value_of, RuntimeSkip, Scalar, Value};
     let mut translator = Translator::new((*rel).relid);
     let mut parts = Vec::new();
@@ -239,8 +305,14 @@ unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
             parts.push(e);
         }
     }
-    let Some(meta) = crate::storage::meta::read(relation) else { return (1.0, 0) };
-    let stripes = crate::storage::catalog::stripe_list(meta.storage_id, crate::am::scan::current_snapshot(), std::ptr::null_mut());
+    let Some(meta) = crate::storage::meta::read(relation) else {
+        return (1.0, 0);
+    };
+    let stripes = crate::storage::catalog::stripe_list(
+        meta.storage_id,
+        crate::am::scan::current_snapshot(),
+        std::ptr::null_mut(),
+    );
     let total: u64 = stripes.rows().map(|s| s.row_count).sum();
     if parts.is_empty() || total == 0 {
         return (1.0, stripes.len());
@@ -258,13 +330,20 @@ unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
             }
         })
         .collect();
-    let mut skip = RuntimeSkip::new(SkipExpr::And(parts), crate::am::datum::column_types((*relation).rd_att), values);
+    let mut skip = RuntimeSkip::new(
+        SkipExpr::And(parts),
+        crate::am::datum::column_types((*relation).rd_att),
+        values,
+    );
     let read: Vec<u64> = stripes
         .rows()
         .zip(stripes.summaries())
         .filter(|(s, summary)| {
             // a summary that does not parse is the scan's to report; here it rules nothing out
-            summary.as_ref().and_then(|r| r.as_ref().ok()).is_none_or(|summary| skip.may_match_stripe(summary, s.row_count as usize))
+            summary
+                .as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .is_none_or(|summary| skip.may_match_stripe(summary, s.row_count as usize))
         })
         .map(|(s, _)| s.row_count)
         .collect();
@@ -277,7 +356,12 @@ unsafe fn stripes_read(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
 /// and value (ANALYZE's statistic; 0 without one): the vectors of a column stored in order
 /// hold narrow ranges that the zone maps skip, those of an unordered one wide ranges that
 /// they do not (the interpolation btree's cost estimate makes from the same statistic).
-unsafe fn vectors_read_within(relid: pg_sys::Oid, root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, stripe_fraction: f64) -> f64 {
+unsafe fn vectors_read_within(
+    relid: pg_sys::Oid,
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    stripe_fraction: f64,
+) -> f64 {
     if stripe_fraction <= 0.0 {
         return 1.0;
     }
@@ -299,12 +383,21 @@ unsafe fn vectors_read_within(relid: pg_sys::Oid, root: *mut pg_sys::PlannerInfo
         }
         match by_column.iter_mut().find(|(a, _)| *a == attno) {
             Some((_, l)) => *l = pg_sys::lappend(*l, rinfo as *mut std::ffi::c_void),
-            None => by_column.push((attno, pg_sys::lappend(std::ptr::null_mut(), rinfo as *mut std::ffi::c_void))),
+            None => by_column.push((
+                attno,
+                pg_sys::lappend(std::ptr::null_mut(), rinfo as *mut std::ffi::c_void),
+            )),
         }
     }
     let mut share = 1.0;
     for (attno, clauses) in by_column {
-        let selectivity = pg_sys::clauselist_selectivity(root, clauses, 0, pg_sys::JoinType::JOIN_INNER, std::ptr::null_mut());
+        let selectivity = pg_sys::clauselist_selectivity(
+            root,
+            clauses,
+            0,
+            pg_sys::JoinType::JOIN_INNER,
+            std::ptr::null_mut(),
+        );
         let f = (selectivity / stripe_fraction).clamp(0.0, 1.0);
         let c = correlation(relid, attno);
         share *= f + (1.0 - f) * (1.0 - c * c);
@@ -314,7 +407,13 @@ unsafe fn vectors_read_within(relid: pg_sys::Oid, root: *mut pg_sys::PlannerInfo
 
 /// Gives `f` ANALYZE's statistics slot of `kind` for attribute `attno` of `relid`
 /// (`flags`: what of it to read), if there is one.
-unsafe fn with_stats_slot<R>(relid: pg_sys::Oid, attno: i32, kind: u32, flags: u32, f: impl FnOnce(&pg_sys::AttStatsSlot) -> R) -> Option<R> {
+unsafe fn with_stats_slot<R>(
+    relid: pg_sys::Oid,
+    attno: i32,
+    kind: u32,
+    flags: u32,
+    f: impl FnOnce(&pg_sys::AttStatsSlot) -> R,
+) -> Option<R> {
     let tuple = pg_sys::SearchSysCache3(
         pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
         pg_sys::Datum::from(relid),
@@ -326,7 +425,13 @@ unsafe fn with_stats_slot<R>(relid: pg_sys::Oid, attno: i32, kind: u32, flags: u
     }
     let mut slot: pg_sys::AttStatsSlot = std::mem::zeroed();
     let mut out = None;
-    if pg_sys::get_attstatsslot(&mut slot, tuple, kind as i32, pg_sys::InvalidOid, flags as i32) {
+    if pg_sys::get_attstatsslot(
+        &mut slot,
+        tuple,
+        kind as i32,
+        pg_sys::InvalidOid,
+        flags as i32,
+    ) {
         out = Some(f(&slot));
         pg_sys::free_attstatsslot(&mut slot);
     }
@@ -336,18 +441,39 @@ unsafe fn with_stats_slot<R>(relid: pg_sys::Oid, attno: i32, kind: u32, flags: u
 
 /// ANALYZE's correlation of attribute `attno` (its absolute value), 0 without statistics.
 pub(super) unsafe fn correlation(relid: pg_sys::Oid, attno: i32) -> f64 {
-    with_stats_slot(relid, attno, pg_sys::STATISTIC_KIND_CORRELATION, pg_sys::ATTSTATSSLOT_NUMBERS, |slot| {
-        if slot.nnumbers > 0 { (*slot.numbers as f64).abs().min(1.0) } else { 0.0 }
-    })
+    with_stats_slot(
+        relid,
+        attno,
+        pg_sys::STATISTIC_KIND_CORRELATION,
+        pg_sys::ATTSTATSSLOT_NUMBERS,
+        |slot| {
+            if slot.nnumbers > 0 {
+                (*slot.numbers as f64).abs().min(1.0)
+            } else {
+                0.0
+            }
+        },
+    )
     .unwrap_or(0.0)
 }
 
 /// The least and greatest value ANALYZE's histogram of attribute `attno` holds, for a
 /// column whose Datums are its integers (int8, timestamp, timestamptz); `None` without one.
 pub(super) unsafe fn histogram_range(relid: pg_sys::Oid, attno: i32) -> Option<(i64, i64)> {
-    with_stats_slot(relid, attno, pg_sys::STATISTIC_KIND_HISTOGRAM, pg_sys::ATTSTATSSLOT_VALUES, |slot| {
-        (slot.nvalues >= 2).then(|| ((*slot.values).value() as i64, (*slot.values.add(slot.nvalues as usize - 1)).value() as i64))
-    })
+    with_stats_slot(
+        relid,
+        attno,
+        pg_sys::STATISTIC_KIND_HISTOGRAM,
+        pg_sys::ATTSTATSSLOT_VALUES,
+        |slot| {
+            (slot.nvalues >= 2).then(|| {
+                (
+                    (*slot.values).value() as i64,
+                    (*slot.values.add(slot.nvalues as usize - 1)).value() as i64,
+                )
+            })
+        },
+    )
     .flatten()
 }
 
@@ -422,7 +548,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
     clauses: *mut pg_sys::List,
     _custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+    let cscan =
+        pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
     (*cscan).scan.plan.targetlist = tlist;
     (*cscan).scan.scanrelid = (*rel).relid;
@@ -436,7 +563,9 @@ unsafe extern "C-unwind" fn plan_custom_path(
     let (mut skip_parts, mut skip_clauses) = (Vec::new(), Vec::new());
     let (mut filter_parts, mut filter_clauses) = (Vec::new(), Vec::new());
     let mut quals: *mut pg_sys::List = std::ptr::null_mut();
-    let copy = |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
+    let copy = |n: *mut pg_sys::Node| {
+        pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node
+    };
     for rinfo in list::ptrs::<pg_sys::RestrictInfo>(clauses) {
         if (*rinfo).pseudoconstant {
             continue;
@@ -469,16 +598,32 @@ unsafe extern "C-unwind" fn plan_custom_path(
         skip: and(skip_parts),
         filter: and(filter_parts),
     };
-    (*cscan).custom_exprs = list::from_nodes(translator.values.into_iter().chain(skip_clauses).chain(filter_clauses));
+    (*cscan).custom_exprs = list::from_nodes(
+        translator
+            .values
+            .into_iter()
+            .chain(skip_clauses)
+            .chain(filter_clauses),
+    );
     let bytes = pgrx::rust_byte_slice_to_bytea(&spec.to_bytes()).into_pg();
-    let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
+    let konst = pg_sys::makeConst(
+        pg_sys::BYTEAOID,
+        -1,
+        pg_sys::InvalidOid,
+        -1,
+        pg_sys::Datum::from(bytes),
+        false,
+        false,
+    );
     (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
     cscan as *mut pg_sys::Plan
 }
 
 /// The spec a plan carries (see [`plan_custom_path`]).
 pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
-    let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarScan plan without its spec") as *mut pg_sys::Const;
+    let konst = list::nodes((*cscan).custom_private)
+        .next()
+        .expect("PgColumnarScan plan without its spec") as *mut pg_sys::Const;
     let bytes = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
     ScanSpec::from_bytes(bytes)
 }

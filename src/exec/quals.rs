@@ -42,7 +42,10 @@ pub enum SkipExpr {
     And(Vec<SkipExpr>),
     Or(Vec<SkipExpr>),
     /// A test of `column` (0-based attribute index).
-    Leaf { column: u16, test: Test },
+    Leaf {
+        column: u16,
+        test: Test,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,8 +105,14 @@ pub enum How {
 fn skippable_type(base: pg_sys::Oid) -> Option<bool> {
     // Some(true): byte strings; Some(false): numbers in the zone's integer or float form
     match base {
-        pg_sys::INT2OID | pg_sys::INT4OID | pg_sys::INT8OID | pg_sys::DATEOID | pg_sys::TIMESTAMPOID
-        | pg_sys::TIMESTAMPTZOID | pg_sys::FLOAT4OID | pg_sys::FLOAT8OID => Some(false),
+        pg_sys::INT2OID
+        | pg_sys::INT4OID
+        | pg_sys::INT8OID
+        | pg_sys::DATEOID
+        | pg_sys::TIMESTAMPOID
+        | pg_sys::TIMESTAMPTZOID
+        | pg_sys::FLOAT4OID
+        | pg_sys::FLOAT8OID => Some(false),
         pg_sys::TEXTOID | pg_sys::VARCHAROID => Some(true),
         _ => None,
     }
@@ -111,10 +120,13 @@ fn skippable_type(base: pg_sys::Oid) -> Option<bool> {
 
 /// The kernel form of `column (of base type) <op(left, right)> value`, if one is exact.
 fn exact_form(base: pg_sys::Oid, left: pg_sys::Oid, right: pg_sys::Oid) -> Option<Exact> {
-    use pg_sys::{DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID};
+    use pg_sys::{
+        DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID,
+    };
     let ints = [INT2OID, INT4OID, INT8OID];
     let floats = [FLOAT4OID, FLOAT8OID];
-    let same_datetime = [DATEOID, TIMESTAMPOID, TIMESTAMPTZOID].contains(&base) && left == base && right == base;
+    let same_datetime =
+        [DATEOID, TIMESTAMPOID, TIMESTAMPTZOID].contains(&base) && left == base && right == base;
     let int_family = ints.contains(&base) && ints.contains(&left) && ints.contains(&right);
     let float_family = floats.contains(&base) && floats.contains(&left) && floats.contains(&right);
     if !(same_datetime || int_family || float_family) || left != base {
@@ -153,7 +165,9 @@ unsafe fn column_of(node: *mut pg_sys::Node, relid: u32) -> Option<(u16, pg_sys:
 
 /// A value the executor can compute once per scan: no Vars, nothing volatile, no subplans.
 unsafe fn is_scan_constant(node: *mut pg_sys::Node) -> bool {
-    !pg_sys::contain_var_clause(node) && !pg_sys::contain_volatile_functions(node) && !pg_sys::contain_subplans(node)
+    !pg_sys::contain_var_clause(node)
+        && !pg_sys::contain_volatile_functions(node)
+        && !pg_sys::contain_subplans(node)
 }
 
 /// Translates quals into skip expressions.
@@ -169,13 +183,21 @@ pub struct Translator {
 
 impl Translator {
     pub fn new(relid: u32) -> Translator {
-        Translator { relid, values: Vec::new(), dropped: false }
+        Translator {
+            relid,
+            values: Vec::new(),
+            dropped: false,
+        }
     }
 
     /// Translates a top-level qual: the skip expression, and whether it is the clause
     /// exactly and every leaf has a vectorized kernel (then the scan may evaluate it instead
     /// of the executor).
-    pub unsafe fn translate_qual(&mut self, clause: *mut pg_sys::Node, leakproof_only: bool) -> Option<(SkipExpr, bool)> {
+    pub unsafe fn translate_qual(
+        &mut self,
+        clause: *mut pg_sys::Node,
+        leakproof_only: bool,
+    ) -> Option<(SkipExpr, bool)> {
         self.dropped = false;
         let e = self.translate(clause, leakproof_only)?;
         let exact = !self.dropped && e.is_exact();
@@ -184,7 +206,11 @@ impl Translator {
 
     /// Translates `clause`; `leakproof_only`: the clause sits above a security barrier's
     /// quals, so only leakproof functions may be run on the zones' values.
-    pub unsafe fn translate(&mut self, clause: *mut pg_sys::Node, leakproof_only: bool) -> Option<SkipExpr> {
+    pub unsafe fn translate(
+        &mut self,
+        clause: *mut pg_sys::Node,
+        leakproof_only: bool,
+    ) -> Option<SkipExpr> {
         if clause.is_null() {
             return None;
         }
@@ -196,14 +222,20 @@ impl Translator {
                     // skipping on the clauses that translate is sound: the AND is false
                     // wherever one of them is
                     pg_sys::BoolExprType::AND_EXPR => {
-                        let parts: Vec<SkipExpr> = args.iter().filter_map(|&a| self.translate(a, leakproof_only)).collect();
+                        let parts: Vec<SkipExpr> = args
+                            .iter()
+                            .filter_map(|&a| self.translate(a, leakproof_only))
+                            .collect();
                         self.dropped |= parts.len() < args.len();
                         (!parts.is_empty()).then_some(SkipExpr::And(parts))
                     }
                     // an OR can only be proven false if every branch can
                     pg_sys::BoolExprType::OR_EXPR => {
                         let mark = self.values.len();
-                        let parts: Option<Vec<SkipExpr>> = args.iter().map(|&a| self.translate(a, leakproof_only)).collect();
+                        let parts: Option<Vec<SkipExpr>> = args
+                            .iter()
+                            .map(|&a| self.translate(a, leakproof_only))
+                            .collect();
                         if parts.is_none() {
                             self.values.truncate(mark);
                         }
@@ -218,7 +250,11 @@ impl Translator {
                     return None;
                 }
                 let (column, _) = column_of((*t).arg as *mut pg_sys::Node, self.relid)?;
-                let test = if (*t).nulltesttype == pg_sys::NullTestType::IS_NULL { Test::IsNull } else { Test::IsNotNull };
+                let test = if (*t).nulltesttype == pg_sys::NullTestType::IS_NULL {
+                    Test::IsNull
+                } else {
+                    Test::IsNotNull
+                };
                 Some(SkipExpr::Leaf { column, test })
             }
             pg_sys::NodeTag::T_OpExpr => {
@@ -227,7 +263,10 @@ impl Translator {
                 if args.len() != 2 {
                     return None;
                 }
-                let (mut opno, column, value) = match (column_of(args[0], self.relid), column_of(args[1], self.relid)) {
+                let (mut opno, column, value) = match (
+                    column_of(args[0], self.relid),
+                    column_of(args[1], self.relid),
+                ) {
                     (Some(c), None) => ((*op).opno, c, args[1]),
                     (None, Some(c)) => (pg_sys::get_commutator((*op).opno), c, args[0]),
                     _ => return None,
@@ -238,9 +277,19 @@ impl Translator {
                 if !is_scan_constant(value) {
                     return None;
                 }
-                let (cmp, how, exact) = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                let (cmp, how, exact) =
+                    self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
                 let value = self.push_value(value);
-                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp, value, array: ArrayMode::Scalar, how, exact }) })
+                Some(SkipExpr::Leaf {
+                    column: column.0,
+                    test: Test::Compare(Compare {
+                        cmp,
+                        value,
+                        array: ArrayMode::Scalar,
+                        how,
+                        exact,
+                    }),
+                })
             }
             pg_sys::NodeTag::T_ScalarArrayOpExpr => {
                 let op = clause as *mut pg_sys::ScalarArrayOpExpr;
@@ -253,17 +302,32 @@ impl Translator {
                     return None;
                 }
                 let mut opno = (*op).opno;
-                let (cmp, how, exact) = self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                let (cmp, how, exact) =
+                    self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
                 let value = self.push_value(args[1]);
-                let array = if (*op).useOr { ArrayMode::Any } else { ArrayMode::All };
-                Some(SkipExpr::Leaf { column: column.0, test: Test::Compare(Compare { cmp, value, array, how, exact }) })
+                let array = if (*op).useOr {
+                    ArrayMode::Any
+                } else {
+                    ArrayMode::All
+                };
+                Some(SkipExpr::Leaf {
+                    column: column.0,
+                    test: Test::Compare(Compare {
+                        cmp,
+                        value,
+                        array,
+                        how,
+                        exact,
+                    }),
+                })
             }
             _ => None,
         }
     }
 
     unsafe fn push_value(&mut self, value: *mut pg_sys::Node) -> u16 {
-        self.values.push(pg_sys::copyObjectImpl(value as *const std::ffi::c_void) as *mut pg_sys::Node);
+        self.values
+            .push(pg_sys::copyObjectImpl(value as *const std::ffi::c_void) as *mut pg_sys::Node);
         (self.values.len() - 1) as u16
     }
 
@@ -279,7 +343,8 @@ impl Translator {
         let bytes = skippable_type(base)?;
         // the default btree operator family, from the type cache (GetDefaultOpClass would
         // scan pg_opclass each time: a planning query does this per qual and aggregate)
-        let family = (*pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_BTREE_OPFAMILY as i32)).btree_opf;
+        let family =
+            (*pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_BTREE_OPFAMILY as i32)).btree_opf;
         if family == pg_sys::InvalidOid {
             return None;
         }
@@ -294,7 +359,9 @@ impl Translator {
             _ => {
                 // `<>` is no btree member; its negator `=` is
                 let negator = pg_sys::get_negator(*opno);
-                if negator == pg_sys::InvalidOid || pg_sys::get_op_opfamily_strategy(negator, family) != BT_EQUAL {
+                if negator == pg_sys::InvalidOid
+                    || pg_sys::get_op_opfamily_strategy(negator, family) != BT_EQUAL
+                {
                     return None;
                 }
                 (Cmp::Ne, negator)
@@ -304,7 +371,8 @@ impl Translator {
         if bytes {
             // bytewise: only text against text, and only where bytes order as the collation
             let c_order = collation == pg_sys::C_COLLATION_OID || collation == POSIX_COLLATION;
-            let exact = collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation);
+            let exact =
+                collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation);
             let allowed = match cmp {
                 Cmp::Eq | Cmp::Ne => exact,
                 _ => c_order,
@@ -314,7 +382,8 @@ impl Translator {
             }
             return Some((cmp, How::Bytes, Some(Exact::Bytes)));
         }
-        let member = |strategy: i32| pg_sys::get_opfamily_member(family, left, right, strategy as i16);
+        let member =
+            |strategy: i32| pg_sys::get_opfamily_member(family, left, right, strategy as i16);
         let ops: [pg_sys::Oid; 2] = match cmp {
             Cmp::Eq => [member(BT_LESS_EQUAL), member(BT_GREATER_EQUAL)],
             Cmp::Ne => [family_op, family_op],
@@ -331,7 +400,14 @@ impl Translator {
             }
             *p = proc.to_u32();
         }
-        Some((cmp, How::Procs { procs, collation: collation.to_u32() }, exact_form(base, left, right)))
+        Some((
+            cmp,
+            How::Procs {
+                procs,
+                collation: collation.to_u32(),
+            },
+            exact_form(base, left, right),
+        ))
     }
 }
 
@@ -369,7 +445,10 @@ impl SkipExpr {
     pub fn is_exact(&self) -> bool {
         match self {
             SkipExpr::And(p) | SkipExpr::Or(p) => p.iter().all(SkipExpr::is_exact),
-            SkipExpr::Leaf { test: Test::Compare(c), .. } => c.exact.is_some(),
+            SkipExpr::Leaf {
+                test: Test::Compare(c),
+                ..
+            } => c.exact.is_some(),
             SkipExpr::Leaf { .. } => true,
         }
     }
@@ -377,7 +456,11 @@ impl SkipExpr {
     pub fn write(&self, out: &mut Vec<u8>) {
         match self {
             SkipExpr::And(parts) | SkipExpr::Or(parts) => {
-                out.push(if matches!(self, SkipExpr::And(_)) { 0 } else { 1 });
+                out.push(if matches!(self, SkipExpr::And(_)) {
+                    0
+                } else {
+                    1
+                });
                 out.extend_from_slice(&(parts.len() as u16).to_le_bytes());
                 parts.iter().for_each(|p| p.write(out));
             }
@@ -433,7 +516,11 @@ impl SkipExpr {
             t @ (0 | 1) => {
                 let n = u16_(r);
                 let parts = (0..n).map(|_| SkipExpr::read(r)).collect();
-                if t == 0 { SkipExpr::And(parts) } else { SkipExpr::Or(parts) }
+                if t == 0 {
+                    SkipExpr::And(parts)
+                } else {
+                    SkipExpr::Or(parts)
+                }
             }
             _ => {
                 let column = u16_(r);
@@ -443,16 +530,35 @@ impl SkipExpr {
                     _ => {
                         let cmp = tag_cmp(u8_(r));
                         let value = u16_(r);
-                        let array = [ArrayMode::Scalar, ArrayMode::Any, ArrayMode::All][u8_(r) as usize];
+                        let array =
+                            [ArrayMode::Scalar, ArrayMode::Any, ArrayMode::All][u8_(r) as usize];
                         let exact = match u8_(r) {
                             0 => None,
-                            t => Some([Exact::Int16, Exact::Int32, Exact::Int64, Exact::Float32, Exact::Float64, Exact::Bytes][t as usize - 1]),
+                            t => Some(
+                                [
+                                    Exact::Int16,
+                                    Exact::Int32,
+                                    Exact::Int64,
+                                    Exact::Float32,
+                                    Exact::Float64,
+                                    Exact::Bytes,
+                                ][t as usize - 1],
+                            ),
                         };
                         let how = match u8_(r) {
                             0 => How::Bytes,
-                            _ => How::Procs { procs: [u32_(r), u32_(r)], collation: u32_(r) },
+                            _ => How::Procs {
+                                procs: [u32_(r), u32_(r)],
+                                collation: u32_(r),
+                            },
                         };
-                        Test::Compare(Compare { cmp, value, array, how, exact })
+                        Test::Compare(Compare {
+                            cmp,
+                            value,
+                            array,
+                            how,
+                            exact,
+                        })
                     }
                 };
                 SkipExpr::Leaf { column, test }

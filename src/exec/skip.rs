@@ -49,13 +49,20 @@ pub unsafe fn value_of(datum: pg_sys::Datum, isnull: bool, ty: pg_sys::Oid) -> V
 
 /// The comparison values of expression states `states`, evaluated in `econtext` (in the
 /// current memory context, which by-reference values other than text must outlive).
-pub unsafe fn evaluate(states: &[*mut pg_sys::ExprState], econtext: *mut pg_sys::ExprContext) -> Vec<Value> {
+pub unsafe fn evaluate(
+    states: &[*mut pg_sys::ExprState],
+    econtext: *mut pg_sys::ExprContext,
+) -> Vec<Value> {
     states
         .iter()
         .map(|&state| {
             let mut isnull = false;
             let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
-            value_of(datum, isnull, pg_sys::exprType((*state).expr as *mut pg_sys::Node))
+            value_of(
+                datum,
+                isnull,
+                pg_sys::exprType((*state).expr as *mut pg_sys::Node),
+            )
         })
         .collect()
 }
@@ -81,9 +88,17 @@ unsafe fn array_elements(datum: pg_sys::Datum, element: pg_sys::Oid) -> Vec<Scal
     let mut elems: *mut pg_sys::Datum = std::ptr::null_mut();
     let mut nulls: *mut bool = std::ptr::null_mut();
     let mut n = 0;
-    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
+    pg_sys::deconstruct_array(
+        array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n,
+    );
     (0..n as usize)
-        .map(|i| if *nulls.add(i) { Scalar::Null } else { scalar(*elems.add(i), element) })
+        .map(|i| {
+            if *nulls.add(i) {
+                Scalar::Null
+            } else {
+                scalar(*elems.add(i), element)
+            }
+        })
         .collect()
 }
 
@@ -104,8 +119,13 @@ fn sets_of(expr: &SkipExpr, values: &[Value]) -> Vec<Option<(Compare, OperandSet
     fn walk(e: &SkipExpr, values: &[Value], sets: &mut Vec<Option<(Compare, OperandSet)>>) {
         match e {
             SkipExpr::And(p) | SkipExpr::Or(p) => p.iter().for_each(|x| walk(x, values, sets)),
-            SkipExpr::Leaf { test: Test::Compare(c), .. } if c.cmp == Cmp::Eq && c.array == ArrayMode::Any => {
-                let Value::Many(elements) = &values[c.value as usize] else { return };
+            SkipExpr::Leaf {
+                test: Test::Compare(c),
+                ..
+            } if c.cmp == Cmp::Eq && c.array == ArrayMode::Any => {
+                let Value::Many(elements) = &values[c.value as usize] else {
+                    return;
+                };
                 if elements.len() < SET_MIN_OPERANDS || sets[c.value as usize].is_some() {
                     return;
                 }
@@ -116,11 +136,15 @@ fn sets_of(expr: &SkipExpr, values: &[Value]) -> Vec<Option<(Compare, OperandSet
                     .filter(|s| !matches!(s, Scalar::Null))
                     .map(|s| match (c.how, s, c.exact) {
                         (How::Bytes, Scalar::Bytes(b), _) => Some(Operand::Bytes(b.clone())),
-                        (How::Procs { .. }, Scalar::Datum(_), Some(exact)) => super::filter::operand(s, exact),
+                        (How::Procs { .. }, Scalar::Datum(_), Some(exact)) => {
+                            super::filter::operand(s, exact)
+                        }
                         _ => None,
                     })
                     .collect();
-                sets[c.value as usize] = operands.and_then(|o| OperandSet::of(&o)).map(|set| (*c, set));
+                sets[c.value as usize] = operands
+                    .and_then(|o| OperandSet::of(&o))
+                    .map(|set| (*c, set));
             }
             SkipExpr::Leaf { .. } => {}
         }
@@ -154,7 +178,13 @@ impl Functions {
 impl RuntimeSkip {
     pub fn new(expr: SkipExpr, types: Vec<ColumnType>, values: Vec<Value>) -> RuntimeSkip {
         let sets = sets_of(&expr, &values);
-        RuntimeSkip { expr, types, values, sets, functions: Functions::default() }
+        RuntimeSkip {
+            expr,
+            types,
+            values,
+            sets,
+            functions: Functions::default(),
+        }
     }
 }
 
@@ -204,7 +234,9 @@ impl Eval<'_> {
                 match test {
                     Test::IsNull => k.nulls == k.rows,
                     Test::IsNotNull => k.nulls == 0,
-                    Test::Compare(c) => k.nulls == 0 && self.compare_all(c, self.types[column], k.zone),
+                    Test::Compare(c) => {
+                        k.nulls == 0 && self.compare_all(c, self.types[column], k.zone)
+                    }
                 }
             }
         }
@@ -213,7 +245,10 @@ impl Eval<'_> {
     /// Whether every value within `zone` satisfies the comparison: with one element that
     /// every value satisfies, ANY holds; ALL needs every element.
     fn compare_all(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone) -> bool {
-        if let Some((_, set)) = self.sets[c.value as usize].as_ref().filter(|(leaf, _)| leaf == c) {
+        if let Some((_, set)) = self.sets[c.value as usize]
+            .as_ref()
+            .filter(|(leaf, _)| leaf == c)
+        {
             return set.covers_zone(zone);
         }
         let values = self.values;
@@ -228,9 +263,19 @@ impl Eval<'_> {
         }
     }
 
-    fn compare_all_one(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone, s: &Scalar) -> bool {
-        let (How::Procs { procs, collation }, Scalar::Datum(d)) = (c.how, s) else { return false };
-        let Some((lo, hi)) = bounds(ty, zone) else { return false };
+    fn compare_all_one(
+        &mut self,
+        c: &Compare,
+        ty: ColumnType,
+        zone: &StoredZone,
+        s: &Scalar,
+    ) -> bool {
+        let (How::Procs { procs, collation }, Scalar::Datum(d)) = (c.how, s) else {
+            return false;
+        };
+        let Some((lo, hi)) = bounds(ty, zone) else {
+            return false;
+        };
         let f = &mut *self.functions;
         match c.cmp {
             // every value < d iff the maximum is (likewise <=)
@@ -244,7 +289,10 @@ impl Eval<'_> {
     }
 
     fn compare(&mut self, c: &Compare, ty: ColumnType, zone: &StoredZone) -> bool {
-        if let Some((_, set)) = self.sets[c.value as usize].as_ref().filter(|(leaf, _)| leaf == c) {
+        if let Some((_, set)) = self.sets[c.value as usize]
+            .as_ref()
+            .filter(|(leaf, _)| leaf == c)
+        {
             return set.may_equal_within(zone);
         }
         let values = self.values;
@@ -269,20 +317,33 @@ impl Eval<'_> {
             return true;
         }
         match (c.how, zone, s) {
-            (How::Bytes, StoredZone::Bytes { min, max, max_truncated }, Scalar::Bytes(b)) => {
-                bytes_may_satisfy(min, max, *max_truncated, c.cmp, b)
-            }
+            (
+                How::Bytes,
+                StoredZone::Bytes {
+                    min,
+                    max,
+                    max_truncated,
+                },
+                Scalar::Bytes(b),
+            ) => bytes_may_satisfy(min, max, *max_truncated, c.cmp, b),
             (How::Procs { procs, collation }, _, Scalar::Datum(d)) => {
-                let Some((lo, hi)) = bounds(ty, zone) else { return true };
+                let Some((lo, hi)) = bounds(ty, zone) else {
+                    return true;
+                };
                 let f = &mut *self.functions;
                 match c.cmp {
                     // some value < d exists iff the minimum is (likewise <=)
                     Cmp::Lt | Cmp::Le => f.call(procs[0], collation, lo, *d),
                     Cmp::Gt | Cmp::Ge => f.call(procs[0], collation, hi, *d),
                     // min <= d <= max
-                    Cmp::Eq => f.call(procs[0], collation, lo, *d) && f.call(procs[1], collation, hi, *d),
+                    Cmp::Eq => {
+                        f.call(procs[0], collation, lo, *d) && f.call(procs[1], collation, hi, *d)
+                    }
                     // every value equals d only if both bounds do
-                    Cmp::Ne => !(f.call(procs[0], collation, lo, *d) && f.call(procs[0], collation, hi, *d)),
+                    Cmp::Ne => {
+                        !(f.call(procs[0], collation, lo, *d)
+                            && f.call(procs[0], collation, hi, *d))
+                    }
                 }
             }
             // a zone of another form than the column's type has: no conclusion
@@ -295,10 +356,14 @@ impl Eval<'_> {
 fn bounds(ty: ColumnType, zone: &StoredZone) -> Option<(pg_sys::Datum, pg_sys::Datum)> {
     let int = |v: i64| pg_sys::Datum::from(v as isize);
     match (ty, zone) {
-        (ColumnType::Int16 | ColumnType::Int32 | ColumnType::Int64, StoredZone::Int { min, max }) => Some((int(*min), int(*max))),
-        (ColumnType::Float64, StoredZone::Float { min, max }) => {
-            Some((pg_sys::Datum::from(min.to_bits() as usize), pg_sys::Datum::from(max.to_bits() as usize)))
-        }
+        (
+            ColumnType::Int16 | ColumnType::Int32 | ColumnType::Int64,
+            StoredZone::Int { min, max },
+        ) => Some((int(*min), int(*max))),
+        (ColumnType::Float64, StoredZone::Float { min, max }) => Some((
+            pg_sys::Datum::from(min.to_bits() as usize),
+            pg_sys::Datum::from(max.to_bits() as usize),
+        )),
         // float4 values were widened exactly; narrowing gives them back
         (ColumnType::Float32, StoredZone::Float { min, max }) => Some((
             pg_sys::Datum::from((*min as f32).to_bits() as usize),
@@ -309,42 +374,76 @@ fn bounds(ty: ColumnType, zone: &StoredZone) -> Option<(pg_sys::Datum, pg_sys::D
 }
 
 /// What a directory knows of each column of a vector.
-fn vector_known<'d>(dir: &'d StripeDirectory, vector: usize) -> impl Fn(usize) -> Option<Known<'d>> {
+fn vector_known<'d>(
+    dir: &'d StripeDirectory,
+    vector: usize,
+) -> impl Fn(usize) -> Option<Known<'d>> {
     let rows = dir.vector_rows(vector);
     move |c: usize| {
         dir.stored_vectors(c).map(|vectors| {
             let e = &vectors[vector];
-            Known { zone: &e.zone, nulls: e.null_count, rows }
+            Known {
+                zone: &e.zone,
+                nulls: e.null_count,
+                rows,
+            }
         })
     }
 }
 
 /// What a catalog summary knows of each column of a stripe of `rows` rows.
-fn stripe_known<'s>(summary: &'s StripeSummary, rows: usize) -> impl Fn(usize) -> Option<Known<'s>> {
+fn stripe_known<'s>(
+    summary: &'s StripeSummary,
+    rows: usize,
+) -> impl Fn(usize) -> Option<Known<'s>> {
     move |c: usize| {
         let col = summary.columns.get(c)?;
-        Some(Known { zone: col.zone.as_ref()?, nulls: col.null_count as usize, rows })
+        Some(Known {
+            zone: col.zone.as_ref()?,
+            nulls: col.null_count as usize,
+            rows,
+        })
     }
 }
 
 impl VectorSkip for RuntimeSkip {
     fn may_match(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
-        let mut eval = Eval { types: &self.types, values: &self.values, sets: &self.sets, functions: &mut self.functions };
+        let mut eval = Eval {
+            types: &self.types,
+            values: &self.values,
+            sets: &self.sets,
+            functions: &mut self.functions,
+        };
         eval.eval(&self.expr, &vector_known(dir, vector))
     }
 
     fn may_match_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool {
-        let mut eval = Eval { types: &self.types, values: &self.values, sets: &self.sets, functions: &mut self.functions };
+        let mut eval = Eval {
+            types: &self.types,
+            values: &self.values,
+            sets: &self.sets,
+            functions: &mut self.functions,
+        };
         eval.eval(&self.expr, &stripe_known(summary, rows))
     }
 
     fn covers(&mut self, dir: &StripeDirectory, vector: usize) -> bool {
-        let mut eval = Eval { types: &self.types, values: &self.values, sets: &self.sets, functions: &mut self.functions };
+        let mut eval = Eval {
+            types: &self.types,
+            values: &self.values,
+            sets: &self.sets,
+            functions: &mut self.functions,
+        };
         eval.covers(&self.expr, &vector_known(dir, vector))
     }
 
     fn covers_stripe(&mut self, summary: &StripeSummary, rows: usize) -> bool {
-        let mut eval = Eval { types: &self.types, values: &self.values, sets: &self.sets, functions: &mut self.functions };
+        let mut eval = Eval {
+            types: &self.types,
+            values: &self.values,
+            sets: &self.sets,
+            functions: &mut self.functions,
+        };
         eval.covers(&self.expr, &stripe_known(summary, rows))
     }
 }

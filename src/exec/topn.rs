@@ -25,9 +25,9 @@
 
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::group::GroupTable;
-use pg_columnar_codec::MAX_ROWS;
 use pg_columnar_codec::stripe::StoredZone;
 use pg_columnar_codec::topn::{Order, Rank, TopRows};
+use pg_columnar_codec::MAX_ROWS;
 use pgrx::pg_sys;
 
 use super::group::{key_spec, KeyReader, KeySpec};
@@ -42,8 +42,10 @@ static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
     ReparameterizeCustomPathByChild: None,
 };
 
-static mut SCAN_METHODS: pg_sys::CustomScanMethods =
-    pg_sys::CustomScanMethods { CustomName: c"PgColumnarTopN".as_ptr(), CreateCustomScanState: Some(create_state) };
+static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
+    CustomName: c"PgColumnarTopN".as_ptr(),
+    CreateCustomScanState: Some(create_state),
+};
 
 static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
     CustomName: c"PgColumnarTopN".as_ptr(),
@@ -101,10 +103,18 @@ impl TopSpec {
     }
 
     fn from_bytes(b: &[u8]) -> TopSpec {
-        let order = Order { descending: b[2] != 0, nulls_first: b[3] != 0 };
+        let order = Order {
+            descending: b[2] != 0,
+            nulls_first: b[3] != 0,
+        };
         let keep = u32::from_le_bytes(b[4..8].try_into().unwrap());
         let group = (b[8] != 0).then(|| KeySpec::from_bytes(&b[9..]));
-        TopSpec { column: u16::from_le_bytes([b[0], b[1]]), order, keep, group }
+        TopSpec {
+            column: u16::from_le_bytes([b[0], b[1]]),
+            order,
+            keep,
+            group,
+        }
     }
 }
 
@@ -119,7 +129,8 @@ unsafe extern "C-unwind" fn upper_paths(
     if let Some(prev) = PREV_UPPER_PATHS {
         prev(root, stage, input_rel, output_rel, extra);
     }
-    let shape = stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT || stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED;
+    let shape = stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT
+        || stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED;
     if !shape || !super::ENABLE_TOPN.get() || !super::ENABLE_CUSTOM_SCAN.get() {
         return;
     }
@@ -130,9 +141,19 @@ unsafe extern "C-unwind" fn upper_paths(
 
 /// The ordering of sort clause `sgc` over `expr` if `expr` is an integer column of relation
 /// `relid` sorted by its type's own `<` or `>`: the column and the order.
-unsafe fn order_of(sgc: *mut pg_sys::SortGroupClause, expr: *mut pg_sys::Node, relid: pg_sys::Index, natts: usize) -> Option<(u16, Order)> {
-    let Some(KeySpec::Int { column }) = key_spec(expr, relid, natts) else { return None };
-    let tc = pg_sys::lookup_type_cache(pg_sys::exprType(expr), (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32);
+unsafe fn order_of(
+    sgc: *mut pg_sys::SortGroupClause,
+    expr: *mut pg_sys::Node,
+    relid: pg_sys::Index,
+    natts: usize,
+) -> Option<(u16, Order)> {
+    let Some(KeySpec::Int { column }) = key_spec(expr, relid, natts) else {
+        return None;
+    };
+    let tc = pg_sys::lookup_type_cache(
+        pg_sys::exprType(expr),
+        (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32,
+    );
     if tc.is_null() {
         return None;
     }
@@ -141,7 +162,13 @@ unsafe fn order_of(sgc: *mut pg_sys::SortGroupClause, expr: *mut pg_sys::Node, r
         op if op == (*tc).lt_opr => false,
         _ => return None,
     };
-    Some((column, Order { descending, nulls_first: (*sgc).nulls_first }))
+    Some((
+        column,
+        Order {
+            descending,
+            nulls_first: (*sgc).nulls_first,
+        },
+    ))
 }
 
 /// The path, if the query is one of the shapes this node computes (see the module's
@@ -174,12 +201,18 @@ unsafe fn topn_path(
     let tlist = (*parse).targetList;
     let expr_of = |sgc: *mut pg_sys::SortGroupClause| pg_sys::get_sortgroupclause_expr(sgc, tlist);
     let (spec, rows, pathkeys) = if stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT {
-        let distinct: Vec<*mut pg_sys::SortGroupClause> = list::ptrs((*parse).distinctClause).collect();
-        if !(*parse).hasDistinctOn || distinct.len() != 1 || sort.len() != 2 || (*sort[0]).tleSortGroupRef != (*distinct[0]).tleSortGroupRef {
+        let distinct: Vec<*mut pg_sys::SortGroupClause> =
+            list::ptrs((*parse).distinctClause).collect();
+        if !(*parse).hasDistinctOn
+            || distinct.len() != 1
+            || sort.len() != 2
+            || (*sort[0]).tleSortGroupRef != (*distinct[0]).tleSortGroupRef
+        {
             return None;
         }
         let g = expr_of(distinct[0]);
-        let group = key_spec(g, relid, natts).filter(|k| matches!(k, KeySpec::Int { .. } | KeySpec::Text { .. }))?;
+        let group = key_spec(g, relid, natts)
+            .filter(|k| matches!(k, KeySpec::Int { .. } | KeySpec::Text { .. }))?;
         // DISTINCT ON's equality must be the type's own (for text: bytewise, the collation
         // being deterministic)
         let tc = pg_sys::lookup_type_cache(pg_sys::exprType(g), pg_sys::TYPECACHE_EQ_OPR as i32);
@@ -187,18 +220,45 @@ unsafe fn topn_path(
             return None;
         }
         let (column, order) = order_of(sort[1], expr_of(sort[1]), relid, natts)?;
-        let groups = pg_sys::estimate_num_groups(root, list::from_nodes([g as *mut pg_sys::Node]), (*scan).rows, std::ptr::null_mut(), std::ptr::null_mut());
+        let groups = pg_sys::estimate_num_groups(
+            root,
+            list::from_nodes([g as *mut pg_sys::Node]),
+            (*scan).rows,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
         if groups * BYTES_PER_GROUP > super::agg::group_memory_limit() as f64 {
             return None;
         }
-        (TopSpec { column, order, keep: 1, group: Some(group) }, groups, std::ptr::null_mut())
+        (
+            TopSpec {
+                column,
+                order,
+                keep: 1,
+                group: Some(group),
+            },
+            groups,
+            std::ptr::null_mut(),
+        )
     } else {
         let keep = (*root).limit_tuples;
-        if !(*parse).distinctClause.is_null() || sort.len() != 1 || !(1.0..=MAX_KEEP).contains(&keep) {
+        if !(*parse).distinctClause.is_null()
+            || sort.len() != 1
+            || !(1.0..=MAX_KEEP).contains(&keep)
+        {
             return None;
         }
         let (column, order) = order_of(sort[0], expr_of(sort[0]), relid, natts)?;
-        (TopSpec { column, order, keep: keep as u32, group: None }, keep.min((*scan).rows), (*root).sort_pathkeys)
+        (
+            TopSpec {
+                column,
+                order,
+                keep: keep as u32,
+                group: None,
+            },
+            keep.min((*scan).rows),
+            (*root).sort_pathkeys,
+        )
     };
     let rte = *(*root).simple_rte_array.add(relid as usize);
     let correlation = super::plan::correlation((*rte).relid, spec.column as i32 + 1);
@@ -215,7 +275,15 @@ unsafe fn topn_path(
     path.total_cost = path.startup_cost + path.rows * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
     let bytes = pgrx::rust_byte_slice_to_bytea(&spec.to_bytes()).into_pg();
-    let konst = pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, pg_sys::Datum::from(bytes), false, false);
+    let konst = pg_sys::makeConst(
+        pg_sys::BYTEAOID,
+        -1,
+        pg_sys::InvalidOid,
+        -1,
+        pg_sys::Datum::from(bytes),
+        false,
+        false,
+    );
     (*p).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
     (*p).methods = &raw const PATH_METHODS;
     Some(p)
@@ -235,8 +303,11 @@ unsafe extern "C-unwind" fn plan_custom_path(
     _clauses: *mut pg_sys::List,
     custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let child = list::ptrs::<pg_sys::CustomScan>(custom_plans).next().expect("PgColumnarTopN without its scan");
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+    let child = list::ptrs::<pg_sys::CustomScan>(custom_plans)
+        .next()
+        .expect("PgColumnarTopN without its scan");
+    let cscan =
+        pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
     (*cscan).scan.plan.targetlist = tlist;
     (*cscan).scan.scanrelid = (*child).scan.scanrelid;
@@ -248,8 +319,12 @@ unsafe extern "C-unwind" fn plan_custom_path(
 }
 
 unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> TopSpec {
-    let konst = list::nodes((*cscan).custom_private).next().expect("PgColumnarTopN plan without its spec") as *mut pg_sys::Const;
-    TopSpec::from_bytes(pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr()))
+    let konst = list::nodes((*cscan).custom_private)
+        .next()
+        .expect("PgColumnarTopN plan without its spec") as *mut pg_sys::Const;
+    TopSpec::from_bytes(pgrx::varlena::varlena_to_byte_slice(
+        (*konst).constvalue.cast_mut_ptr(),
+    ))
 }
 
 #[repr(C)]
@@ -303,13 +378,24 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     css.methods = &raw const EXEC_METHODS;
     // rows are stored into the scan slot by the table's reader, which needs its slot type
     crate::compat::set_custom_scan_slot_ops(css, crate::am::slot::ops());
-    let exec = Exec { spec: spec_of(cscan), readers: None, rows: None, chosen: Vec::new(), next_row: 0, counts: Counts::default() };
+    let exec = Exec {
+        spec: spec_of(cscan),
+        readers: None,
+        rows: None,
+        chosen: Vec::new(),
+        next_row: 0,
+        counts: Counts::default(),
+    };
     super::state::own(&raw mut (*node).exec, exec);
     node as *mut pg_sys::Node
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
+unsafe extern "C-unwind" fn begin(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
     crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
     super::child::begin(node, estate, eflags);
 }
@@ -327,7 +413,12 @@ fn best_of(order: Order, zone: Option<&StoredZone>, nulls: usize) -> Option<Rank
 /// The groups stripe `i` holds, if every one has been seen: its shared dictionary of the
 /// group column holds every value of the stripe's column, and its NULL count says whether
 /// the NULL group is among them. `None` without a shared dictionary.
-unsafe fn stripe_groups(scan: &mut ScanState, i: usize, reader: &mut KeyReader, table: &GroupTable) -> Option<Vec<u32>> {
+unsafe fn stripe_groups(
+    scan: &mut ScanState,
+    i: usize,
+    reader: &mut KeyReader,
+    table: &GroupTable,
+) -> Option<Vec<u32>> {
     let c = reader.spec.column() as usize;
     scan.with_stripe_dictionary(i, c, |ctx, nulls, serial| {
         let mut groups = Vec::new();
@@ -352,14 +443,24 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
     }
-    let (scan, child_slot) = super::node::batch_source(child).expect("PgColumnarTopN over a PgColumnarScan");
+    let (scan, child_slot) =
+        super::node::batch_source(child).expect("PgColumnarTopN over a PgColumnarScan");
     let exec = &mut *(*node).exec;
     let spec = exec.spec;
     if exec.readers.is_none() {
         let desc = (*child_slot).tts_tupleDescriptor;
         let ps = &mut css.ss.ps as *mut pg_sys::PlanState;
-        let values = KeyReader::new(KeySpec::Int { column: spec.column }, std::ptr::null_mut(), ps, desc);
-        let group = spec.group.map(|g| KeyReader::new(g, std::ptr::null_mut(), ps, desc));
+        let values = KeyReader::new(
+            KeySpec::Int {
+                column: spec.column,
+            },
+            std::ptr::null_mut(),
+            ps,
+            desc,
+        );
+        let group = spec
+            .group
+            .map(|g| KeyReader::new(g, std::ptr::null_mut(), ps, desc));
         exec.readers = Some((values, group));
     }
     let (values, group) = exec.readers.as_mut().unwrap();
@@ -381,7 +482,10 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     let mut table = GroupTable::new(1);
     let mut groups: Vec<u32> = Vec::new();
     let limit = super::agg::group_memory_limit() / BYTES_PER_GROUP as usize;
-    let mut counts = Counts { stripes: count as u64, ..Counts::default() };
+    let mut counts = Counts {
+        stripes: count as u64,
+        ..Counts::default()
+    };
     for i in stripe_order {
         if !scan.stripe_may_match(i) {
             continue;
@@ -389,9 +493,17 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         // the rank a row of this stripe must exceed to enter: over the groups it holds
         // once all are seen (looked for again when groups have been added since)
         let mut holds: Option<(Option<Vec<u32>>, usize)> = None;
-        let mut threshold = |scan: &mut ScanState, table: &GroupTable, group: &mut Option<KeyReader>, top: &TopRows| -> Option<Rank> {
-            let Some(reader) = group.as_mut() else { return top.threshold_of(&[0]) };
-            if !matches!(&holds, Some((Some(_), _))) && holds.as_ref().is_none_or(|(_, n)| *n != table.len()) {
+        let mut threshold = |scan: &mut ScanState,
+                             table: &GroupTable,
+                             group: &mut Option<KeyReader>,
+                             top: &TopRows|
+         -> Option<Rank> {
+            let Some(reader) = group.as_mut() else {
+                return top.threshold_of(&[0]);
+            };
+            if !matches!(&holds, Some((Some(_), _)))
+                && holds.as_ref().is_none_or(|(_, n)| *n != table.len())
+            {
                 holds = Some((stripe_groups(scan, i, reader, table), table.len()));
             }
             top.threshold_of(holds.as_ref()?.0.as_ref()?)
@@ -402,7 +514,9 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
             (Some(b), Some(t)) => b < t,
             (Some(_), None) => false,
         };
-        let vectors = scan.stripes[i].row_count.div_ceil(pg_columnar_codec::MAX_ROWS as u64);
+        let vectors = scan.stripes[i]
+            .row_count
+            .div_ceil(pg_columnar_codec::MAX_ROWS as u64);
         if below(bests[i], threshold(scan, &table, group, &top)) {
             scan.skip_unread(vectors);
             counts.stripes_left += 1;
@@ -414,7 +528,12 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         let mut vector_order: Vec<(usize, Option<Rank>)> = (0..dir.vector_count())
             .map(|v| {
                 let e = dir.stored_vectors(o).map(|vectors| &vectors[v]);
-                (v, e.map_or(Some(Rank::MAX), |e| best_of(spec.order, Some(&e.zone), e.null_count as usize)))
+                (
+                    v,
+                    e.map_or(Some(Rank::MAX), |e| {
+                        best_of(spec.order, Some(&e.zone), e.null_count as usize)
+                    }),
+                )
             })
             .collect();
         vector_order.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
@@ -458,7 +577,11 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     }
     counts.groups = top.groups() as u64;
     let grouped = spec.group.is_some();
-    let mut rows: Vec<u64> = top.into_rows().into_iter().map(|(_, _, position)| position).collect();
+    let mut rows: Vec<u64> = top
+        .into_rows()
+        .into_iter()
+        .map(|(_, _, position)| position)
+        .collect();
     if grouped {
         // one row per group, returned in storage order (each vector decoded once); the Sort
         // above orders them
@@ -469,14 +592,16 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         .into_iter()
         .map(|p| {
             // a stored position, not a row number (they differ in a sorted stripe)
-            let i = crate::am::read::stripe_index_of_position(stripes, p).expect("a kept row is in a stripe read");
+            let i = crate::am::read::stripe_index_of_position(stripes, p)
+                .expect("a kept row is in a stripe read");
             (i, p - stripes[i].first_row)
         })
         .collect();
     // a row no other chosen row shares its vector with is decoded alone (one value of each
     // column); the others' vectors are decoded once each, and only their chosen rows laid
     // out as Datums (one selection per vector)
-    let mut per_vector: std::collections::HashMap<(usize, u64), (usize, Option<usize>)> = std::collections::HashMap::new();
+    let mut per_vector: std::collections::HashMap<(usize, u64), (usize, Option<usize>)> =
+        std::collections::HashMap::new();
     for &(i, r) in &at {
         per_vector.entry((i, r / MAX_ROWS as u64)).or_default().0 += 1;
     }
@@ -490,7 +615,8 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
             continue;
         }
         let k = *selection.get_or_insert_with(|| {
-            let rows = (scan.stripes[i].row_count - v * MAX_ROWS as u64).min(MAX_ROWS as u64) as usize;
+            let rows =
+                (scan.stripes[i].row_count - v * MAX_ROWS as u64).min(MAX_ROWS as u64) as usize;
             chosen.push((scan.selection_id(), Selection::none(rows)));
             chosen.len() - 1
         });
@@ -520,7 +646,8 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
         return pg_sys::ExecClearTuple(slot);
     };
     exec.next_row += 1;
-    let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css)).expect("PgColumnarTopN over a PgColumnarScan");
+    let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css))
+        .expect("PgColumnarTopN over a PgColumnarScan");
     match chosen {
         None => scan.store_alone(i, r, slot),
         Some(k) => {
@@ -532,12 +659,17 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+unsafe extern "C-unwind" fn recheck(
+    _ss: *mut pg_sys::ScanState,
+    _slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     true
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe extern "C-unwind" fn exec(
+    node: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
     pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck))
 }
 
@@ -560,7 +692,11 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
 }
 
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, _ancestors: *mut pg_sys::List, es: *mut pg_sys::ExplainState) {
+unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    _ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
     let reloid = (*(*node).ss.ss_currentRelation).rd_id;
     let exec = exec_of(node);
     let spec = exec.spec;
@@ -568,22 +704,49 @@ unsafe extern "C-unwind" fn explain(node: *mut pg_sys::CustomScanState, _ancesto
         let text = std::ffi::CString::new(value).unwrap();
         pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
     };
-    let name = |c: u16| std::ffi::CStr::from_ptr(pg_sys::get_attname(reloid, c as pg_sys::AttrNumber + 1, false)).to_string_lossy().into_owned();
+    let name = |c: u16| {
+        std::ffi::CStr::from_ptr(pg_sys::get_attname(
+            reloid,
+            c as pg_sys::AttrNumber + 1,
+            false,
+        ))
+        .to_string_lossy()
+        .into_owned()
+    };
     let order = format!(
         "{} {} NULLS {}",
         name(spec.column),
         if spec.order.descending { "DESC" } else { "ASC" },
-        if spec.order.nulls_first { "FIRST" } else { "LAST" }
+        if spec.order.nulls_first {
+            "FIRST"
+        } else {
+            "LAST"
+        }
     );
     property(c"Order", order);
     match spec.group {
-        Some(g) => property(c"First Row Per Group", format!("{} ({})", name(g.column()), g.strategy())),
+        Some(g) => property(
+            c"First Row Per Group",
+            format!("{} ({})", name(g.column()), g.strategy()),
+        ),
         None => property(c"Rows Kept", spec.keep.to_string()),
     }
     if (*es).analyze {
         let c = exec.counts;
-        property(c"Stripes", format!("{} of {} read, {} left out by the order bound", c.stripes_read, c.stripes, c.stripes_left));
-        property(c"Vectors", format!("{} read, {} left out by the order bound", c.vectors_read, c.vectors_left));
+        property(
+            c"Stripes",
+            format!(
+                "{} of {} read, {} left out by the order bound",
+                c.stripes_read, c.stripes, c.stripes_left
+            ),
+        );
+        property(
+            c"Vectors",
+            format!(
+                "{} read, {} left out by the order bound",
+                c.vectors_read, c.vectors_left
+            ),
+        );
         property(c"Rows Offered", c.rows_offered.to_string());
         if spec.group.is_some() {
             property(c"Groups", c.groups.to_string());

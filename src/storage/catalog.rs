@@ -55,7 +55,12 @@ pub struct StripeRow {
 impl StripeRow {
     /// Whether row number `row` is one of this stripe's rows: in its range, and not absent.
     pub fn holds(&self, row: u64) -> bool {
-        let Some(offset) = row.checked_sub(self.first_row).filter(|&o| o < self.row_count) else { return false };
+        let Some(offset) = row
+            .checked_sub(self.first_row)
+            .filter(|&o| o < self.row_count)
+        else {
+            return false;
+        };
         let run = self.absent.partition_point(|&(o, _)| o as u64 <= offset);
         run == 0 || {
             let (o, n) = self.absent[run - 1];
@@ -69,7 +74,9 @@ pub type Absent = std::rc::Rc<[(u32, u32)]>;
 
 /// The absent rows of `row` as row numbers, ascending.
 pub fn absent_rows(row: &StripeRow) -> impl Iterator<Item = u64> + '_ {
-    row.absent.iter().flat_map(move |&(o, n)| (row.first_row + o as u64)..(row.first_row + o as u64 + n as u64))
+    row.absent
+        .iter()
+        .flat_map(move |&(o, n)| (row.first_row + o as u64)..(row.first_row + o as u64 + n as u64))
 }
 
 /// How many rows of `row`'s range hold no row.
@@ -79,7 +86,10 @@ pub fn absent_count(row: &StripeRow) -> u64 {
 
 /// The stored form of an absent list: `(offset: u32 LE, count: u32 LE)` per run.
 fn absent_to_bytes(absent: &[(u32, u32)]) -> Vec<u8> {
-    absent.iter().flat_map(|&(o, n)| o.to_le_bytes().into_iter().chain(n.to_le_bytes())).collect()
+    absent
+        .iter()
+        .flat_map(|&(o, n)| o.to_le_bytes().into_iter().chain(n.to_le_bytes()))
+        .collect()
 }
 
 /// Parses a stored absent list, checked against the stripe's row count (runs ascending,
@@ -146,13 +156,17 @@ pub fn insert(row: &StripeRow, zones: Option<&[u8]>, cid: pg_sys::CommandId) {
     let mut nulls = [false; NATTS];
     nulls[ORIGINAL_XID] = row.original_xid.is_none();
     match zones {
-        Some(zones) => values[7] = pg_sys::Datum::from(pgrx::rust_byte_slice_to_bytea(zones).into_pg()),
+        Some(zones) => {
+            values[7] = pg_sys::Datum::from(pgrx::rust_byte_slice_to_bytea(zones).into_pg())
+        }
         None => nulls[7] = true,
     }
     if row.absent.is_empty() {
         nulls[9] = true;
     } else {
-        values[9] = pg_sys::Datum::from(pgrx::rust_byte_slice_to_bytea(&absent_to_bytes(&row.absent)).into_pg());
+        values[9] = pg_sys::Datum::from(
+            pgrx::rust_byte_slice_to_bytea(&absent_to_bytes(&row.absent)).into_pg(),
+        );
     }
     super::insert_catalog_row(c.table, c.index, &mut values, &mut nulls, cid);
     forget_reads();
@@ -178,13 +192,25 @@ fn scan(
             pg_sys::F_INT8EQ.into(),
             pg_sys::Datum::from(storage_id as i64),
         );
-        super::scan_catalog(rel, c.index, snapshot, table, std::slice::from_mut(&mut key), Some(ORIGINAL_XID), |_| true, |tuple| {
-            let (row, values, nulls, being_deleted) = parse_row(rel, tuple, snapshot, storage_id);
-            let zones = (!nulls[7]).then(|| {
-                pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[7].cast_mut_ptr()))
-            });
-            f(tuple, row, zones, being_deleted);
-        });
+        super::scan_catalog(
+            rel,
+            c.index,
+            snapshot,
+            table,
+            std::slice::from_mut(&mut key),
+            Some(ORIGINAL_XID),
+            |_| true,
+            |tuple| {
+                let (row, values, nulls, being_deleted) =
+                    parse_row(rel, tuple, snapshot, storage_id);
+                let zones = (!nulls[7]).then(|| {
+                    pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(
+                        values[7].cast_mut_ptr(),
+                    ))
+                });
+                f(tuple, row, zones, being_deleted);
+            },
+        );
         pg_sys::table_close(rel, lockmode as pg_sys::LOCKMODE);
     }
 }
@@ -201,7 +227,12 @@ unsafe fn parse_row(
     super::check_catalog_width(rel, NATTS);
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
-    pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    pg_sys::heap_deform_tuple(
+        tuple,
+        (*rel).rd_att,
+        values.as_mut_ptr(),
+        nulls.as_mut_ptr(),
+    );
     if nulls[..7].iter().any(|&n| n) {
         pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
     }
@@ -212,12 +243,15 @@ unsafe fn parse_row(
     let absent = if nulls[9] {
         Absent::from([])
     } else {
-        let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(values[9].cast_mut_ptr()));
+        let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(
+            values[9].cast_mut_ptr(),
+        ));
         absent_from_bytes(bytes, row_count).unwrap_or_else(|| {
             pgrx::error!("pg_columnar: catalog pgcol.stripe has an invalid absent-row list for storage {storage_id} at row {}", v(1))
         })
     };
-    let original_xid = (!nulls[ORIGINAL_XID]).then(|| pg_sys::TransactionId::from(values[ORIGINAL_XID].value() as u32));
+    let original_xid = (!nulls[ORIGINAL_XID])
+        .then(|| pg_sys::TransactionId::from(values[ORIGINAL_XID].value() as u32));
     let row = StripeRow {
         storage_id: v(0) as u64,
         first_row: v(1) as u64,
@@ -234,8 +268,13 @@ unsafe fn parse_row(
             (false, Some(x)) => x,
             (false, None) => (*(*tuple).t_data).t_choice.t_heap.t_xmin,
         },
-        cmin: if vacuumed || original_xid.is_some() { pg_sys::FirstCommandId } else { inserting_command((*tuple).t_data) },
-        running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId).then_some((*snapshot).xmin),
+        cmin: if vacuumed || original_xid.is_some() {
+            pg_sys::FirstCommandId
+        } else {
+            inserting_command((*tuple).t_data)
+        },
+        running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId)
+            .then_some((*snapshot).xmin),
         vacuumed,
         absent,
         original_xid,
@@ -265,16 +304,24 @@ unsafe fn inserting_command(header: pg_sys::HeapTupleHeader) -> pg_sys::CommandI
 /// question to [`stripes`], which decides between old and new stripes.
 pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
     let c = catalog();
-    let found = super::last_row_at_or_before(c.table, c.index, storage_id, row, |rel, tuple, dirty| unsafe {
-        let (row, _, _, being_deleted) = parse_row(rel, tuple, dirty, storage_id);
-        (row, being_deleted)
-    });
+    let found = super::last_row_at_or_before(
+        c.table,
+        c.index,
+        storage_id,
+        row,
+        |rel, tuple, dirty| unsafe {
+            let (row, _, _, being_deleted) = parse_row(rel, tuple, dirty, storage_id);
+            (row, being_deleted)
+        },
+    );
     match found {
         None => None,
         Some((stripe, false)) => stripe.holds(row).then_some(stripe),
         Some((_, true)) => {
             let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-            stripes(storage_id, any, std::ptr::null_mut()).into_iter().find(|s| s.holds(row))
+            stripes(storage_id, any, std::ptr::null_mut())
+                .into_iter()
+                .find(|s| s.holds(row))
         }
     }
 }
@@ -294,8 +341,15 @@ pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
 /// `table` is the pg_columnar table read, for a serializable transaction's checks of its
 /// conflicts (`super::scan_catalog`); null where the list is not a read of its rows (the
 /// planner's estimates).
-pub fn stripes(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<StripeRow> {
-    stripe_list(storage_id, snapshot, table).rows().cloned().collect()
+pub fn stripes(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+) -> Vec<StripeRow> {
+    stripe_list(storage_id, snapshot, table)
+        .rows()
+        .cloned()
+        .collect()
 }
 
 /// The stripes of one read of the catalog ([`stripe_list`]), in row order, with their zone
@@ -322,7 +376,12 @@ impl StripeList {
     /// Each stripe's zone summary, parsed: `None` where its row has none, an error where the
     /// stored bytes do not parse (the caller reports it, naming the relation).
     pub fn summaries(&self) -> &[Option<Result<StripeSummary, DecodeError>>] {
-        self.summaries.get_or_init(|| self.rows.iter().map(|(_, zones)| zones.as_deref().map(StripeSummary::parse)).collect())
+        self.summaries.get_or_init(|| {
+            self.rows
+                .iter()
+                .map(|(_, zones)| zones.as_deref().map(StripeSummary::parse))
+                .collect()
+        })
     }
 }
 
@@ -333,22 +392,44 @@ impl StripeList {
 /// This backend's own changes to the catalog ([`insert`], [`delete_rows`]) and every
 /// subtransaction end ([`forget_reads`]) forget the kept reads; other transactions' changes
 /// become visible only through a snapshot of other content.
-pub fn stripe_list(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Rc<StripeList> {
+pub fn stripe_list(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+) -> Rc<StripeList> {
     let read = || {
         let mut rows = Vec::new();
-        visible(storage_id, snapshot, table, |row, zones| rows.push((row, zones.map(<[u8]>::to_vec))));
+        visible(storage_id, snapshot, table, |row, zones| {
+            rows.push((row, zones.map(<[u8]>::to_vec)))
+        });
         rows.sort_by_key(|r| r.0.first_row);
-        Rc::new(StripeList { rows, summaries: std::cell::OnceCell::new() })
+        Rc::new(StripeList {
+            rows,
+            summaries: std::cell::OnceCell::new(),
+        })
     };
     // under SERIALIZABLE each read is made afresh: a read is also the transaction's check of
     // its conflicts with the writers of the stripes it passes over (`scan_catalog`), and one
     // kept from before the transaction took its predicate lock on the table (`am::ssi`) would
     // miss a writer that found no lock yet
-    let Some(content) = super::SnapshotContent::of(snapshot).filter(|_| !super::serializable_transaction()) else { return read() };
-    let kept = READS.with_borrow(|reads| reads.iter().find(|(id, c, _)| *id == storage_id && *c == content).map(|(_, _, l)| l.clone()));
+    let Some(content) =
+        super::SnapshotContent::of(snapshot).filter(|_| !super::serializable_transaction())
+    else {
+        return read();
+    };
+    let kept = READS.with_borrow(|reads| {
+        reads
+            .iter()
+            .find(|(id, c, _)| *id == storage_id && *c == content)
+            .map(|(_, _, l)| l.clone())
+    });
     READ_COUNTS.set({
         let (scans, reuses) = READ_COUNTS.get();
-        if kept.is_some() { (scans, reuses + 1) } else { (scans + 1, reuses) }
+        if kept.is_some() {
+            (scans, reuses + 1)
+        } else {
+            (scans + 1, reuses)
+        }
     });
     if let Some(list) = kept {
         return list;
@@ -388,16 +469,33 @@ pub fn forget_reads() {
 }
 
 /// The catalog scan of [`stripes`]: what each kind of snapshot sees.
-fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation, mut f: impl FnMut(StripeRow, Option<&[u8]>)) {
+fn visible(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+    mut f: impl FnMut(StripeRow, Option<&[u8]>),
+) {
     use pg_sys::SnapshotType::*;
     unsafe {
         match (*snapshot).snapshot_type {
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(storage_id, registered, table, pg_sys::AccessShareLock, |_, row, z, _| f(row, z));
+                scan(
+                    storage_id,
+                    registered,
+                    table,
+                    pg_sys::AccessShareLock,
+                    |_, row, z, _| f(row, z),
+                );
                 pg_sys::UnregisterSnapshot(registered);
             }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(storage_id, snapshot, table, pg_sys::AccessShareLock, |_, row, z, _| f(row, z)),
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(
+                storage_id,
+                snapshot,
+                table,
+                pg_sys::AccessShareLock,
+                |_, row, z, _| f(row, z),
+            ),
             _ => {
                 // While a VACUUM that rewrites stripes runs, a dirty read sees both the rows it
                 // is deleting and the ones it is inserting for the same rows (`am::vacuum`):
@@ -405,13 +503,23 @@ fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation,
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let mut rows: Vec<(StripeRow, Option<Vec<u8>>, bool)> = Vec::new();
-                scan(storage_id, &mut dirty, std::ptr::null_mut(), pg_sys::AccessShareLock, |_, row, z, being_deleted| {
-                    rows.push((row, z.map(<[u8]>::to_vec), being_deleted))
-                });
+                scan(
+                    storage_id,
+                    &mut dirty,
+                    std::ptr::null_mut(),
+                    pg_sys::AccessShareLock,
+                    |_, row, z, being_deleted| {
+                        rows.push((row, z.map(<[u8]>::to_vec), being_deleted))
+                    },
+                );
                 // (the ranges of the rows not being deleted, by first row: they do not overlap)
                 let mut kept: Vec<(u64, u64)> = Vec::new();
                 if rows.iter().any(|(_, _, being_deleted)| *being_deleted) {
-                    kept = rows.iter().filter(|(_, _, d)| !d).map(|(r, _, _)| (r.first_row, r.first_row + r.row_count)).collect();
+                    kept = rows
+                        .iter()
+                        .filter(|(_, _, d)| !d)
+                        .map(|(r, _, _)| (r.first_row, r.first_row + r.row_count))
+                        .collect();
                     kept.sort_unstable();
                 }
                 let replaced = |r: &StripeRow| {
@@ -419,7 +527,10 @@ fn visible(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation,
                     let i = kept.partition_point(|&(first, _)| first < r.first_row + r.row_count);
                     i > 0 && kept[i - 1].1 > r.first_row
                 };
-                let keep: Vec<bool> = rows.iter().map(|(r, _, being_deleted)| !being_deleted || !replaced(r)).collect();
+                let keep: Vec<bool> = rows
+                    .iter()
+                    .map(|(r, _, being_deleted)| !being_deleted || !replaced(r))
+                    .collect();
                 for ((row, zones, _), keep) in rows.into_iter().zip(keep) {
                     if keep {
                         f(row, zones.as_deref());
@@ -448,10 +559,21 @@ pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumRow>
     unsafe {
         let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
-        scan(storage_id, snapshot, std::ptr::null_mut(), pg_sys::AccessShareLock, |tuple, row, zones, _| {
-            let settled = super::inserter_settled(tuple, vistest);
-            rows.push(VacuumRow { row, zones: zones.map(<[u8]>::to_vec), tid: (*tuple).t_self, settled })
-        });
+        scan(
+            storage_id,
+            snapshot,
+            std::ptr::null_mut(),
+            pg_sys::AccessShareLock,
+            |tuple, row, zones, _| {
+                let settled = super::inserter_settled(tuple, vistest);
+                rows.push(VacuumRow {
+                    row,
+                    zones: zones.map(<[u8]>::to_vec),
+                    tid: (*tuple).t_self,
+                    settled,
+                })
+            },
+        );
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     rows.sort_by_key(|r| r.row.first_row);
@@ -470,9 +592,18 @@ pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
         let mut snapshot: pg_sys::SnapshotData = std::mem::zeroed();
         snapshot.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_NON_VACUUMABLE;
         snapshot.vistest = pg_sys::GlobalVisTestFor(rel);
-        scan(storage_id, &mut snapshot, std::ptr::null_mut(), pg_sys::AccessShareLock, |_, row, _, _| {
-            ranges.push((row.first_block, super::pages::pages_for(row.byte_length as usize)))
-        });
+        scan(
+            storage_id,
+            &mut snapshot,
+            std::ptr::null_mut(),
+            pg_sys::AccessShareLock,
+            |_, row, _, _| {
+                ranges.push((
+                    row.first_block,
+                    super::pages::pages_for(row.byte_length as usize),
+                ))
+            },
+        );
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     ranges.sort_unstable();
@@ -492,7 +623,13 @@ pub fn freed_horizon(storage_id: u64) -> Option<pg_sys::TransactionId> {
         let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
         let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
-        pg_sys::ScanKeyInit(&mut key, 1, pg_sys::BTEqualStrategyNumber as u16, pg_sys::F_INT8EQ.into(), pg_sys::Datum::from(storage_id as i64));
+        pg_sys::ScanKeyInit(
+            &mut key,
+            1,
+            pg_sys::BTEqualStrategyNumber as u16,
+            pg_sys::F_INT8EQ.into(),
+            pg_sys::Datum::from(storage_id as i64),
+        );
         let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
         let scan = pg_sys::systable_beginscan(rel, pg_sys::InvalidOid, false, any, 1, &mut key);
         loop {
@@ -521,7 +658,13 @@ pub fn delete_rows(tids: &[pg_sys::ItemPointerData]) {
 pub fn delete_storage(storage_id: u64) {
     let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
     let mut tids = Vec::new();
-    scan(storage_id, snapshot, std::ptr::null_mut(), pg_sys::RowExclusiveLock, |tuple, _, _, _| tids.push(unsafe { (*tuple).t_self }));
+    scan(
+        storage_id,
+        snapshot,
+        std::ptr::null_mut(),
+        pg_sys::RowExclusiveLock,
+        |tuple, _, _, _| tids.push(unsafe { (*tuple).t_self }),
+    );
     if !tids.is_empty() {
         delete_rows(&tids);
         unsafe { pg_sys::CommandCounterIncrement() };

@@ -41,7 +41,17 @@ pub enum Mode {
 impl Mode {
     fn from_stored(v: i16) -> Option<Mode> {
         use Mode::*;
-        [KeyShare, Share, NoKeyUpdate, Update, Delete, NoKeyDelete, Killed].into_iter().find(|m| *m as i16 == v)
+        [
+            KeyShare,
+            Share,
+            NoKeyUpdate,
+            Update,
+            Delete,
+            NoKeyDelete,
+            Killed,
+        ]
+        .into_iter()
+        .find(|m| *m as i16 == v)
     }
 
     /// Whether the row is gone.
@@ -104,7 +114,10 @@ impl Mark {
     /// A lock mark whose holder has ended: it holds nothing, and a writer that reads it may
     /// delete it ([`forget`]) unless someone else is, or its inserter still runs.
     pub fn forgettable(&self) -> bool {
-        matches!(self.holder, Holder::Committed(_)) && !self.mode.deletes() && !self.being_forgotten && !self.inserter_running
+        matches!(self.holder, Holder::Committed(_))
+            && !self.mode.deletes()
+            && !self.being_forgotten
+            && !self.inserter_running
     }
 }
 
@@ -127,7 +140,11 @@ impl Successor {
     }
 
     fn from_stored(stored: i64) -> Successor {
-        if stored < 0 { Successor::OtherPartition } else { Successor::Row(stored as u64) }
+        if stored < 0 {
+            Successor::OtherPartition
+        } else {
+            Successor::Row(stored as u64)
+        }
     }
 }
 
@@ -151,11 +168,16 @@ thread_local! {
 }
 
 fn catalog() -> Option<Catalog> {
-    Some(Catalog { table: super::pgcol_relation(c"row_mark")?, index: super::pgcol_relation(c"row_mark_storage_row")? })
+    Some(Catalog {
+        table: super::pgcol_relation(c"row_mark")?,
+        index: super::pgcol_relation(c"row_mark_storage_row")?,
+    })
 }
 
 fn required_catalog() -> Catalog {
-    catalog().unwrap_or_else(|| pgrx::error!("pg_columnar: pgcol.row_mark is missing; reinstall the extension"))
+    catalog().unwrap_or_else(|| {
+        pgrx::error!("pg_columnar: pgcol.row_mark is missing; reinstall the extension")
+    })
 }
 
 /// Runs `f` with the current memory context a scratch context, reset afterwards.
@@ -185,7 +207,13 @@ fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
 
 /// Inserts a mark of `mode` on row `row` of `storage_id` as command `cid` of the current
 /// transaction; `successor`: an UPDATE's new version.
-pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, cid: pg_sys::CommandId) {
+pub fn insert(
+    storage_id: u64,
+    row: u64,
+    mode: Mode,
+    successor: Option<Successor>,
+    cid: pg_sys::CommandId,
+) {
     MINE.with_borrow_mut(|mine| mine.record(storage_id, row, mode));
     insert_row(storage_id, row, mode, successor, None, cid);
 }
@@ -196,18 +224,37 @@ pub fn insert(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor
 /// key that `locker` checked keeps its row when the new version is deleted. The mark's
 /// original transaction column names the holder ([`of_row`]); if the UPDATE rolls back, the
 /// mark goes with the new version it was on.
-pub fn insert_carried(storage_id: u64, row: u64, locker: pg_sys::TransactionId, cid: pg_sys::CommandId) {
+pub fn insert_carried(
+    storage_id: u64,
+    row: u64,
+    locker: pg_sys::TransactionId,
+    cid: pg_sys::CommandId,
+) {
     insert_row(storage_id, row, Mode::KeyShare, None, Some(locker), cid);
 }
 
 /// Inserts a table rewrite's copy of a deletion made by `original` (FrozenTransactionId: one
 /// every snapshot saw) on row `row` of the new storage `storage_id` (see
 /// `super::scan_catalog`). Not this transaction's own mark.
-pub fn insert_copy(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, original: pg_sys::TransactionId, cid: pg_sys::CommandId) {
+pub fn insert_copy(
+    storage_id: u64,
+    row: u64,
+    mode: Mode,
+    successor: Option<Successor>,
+    original: pg_sys::TransactionId,
+    cid: pg_sys::CommandId,
+) {
     insert_row(storage_id, row, mode, successor, Some(original), cid);
 }
 
-fn insert_row(storage_id: u64, row: u64, mode: Mode, successor: Option<Successor>, original: Option<pg_sys::TransactionId>, cid: pg_sys::CommandId) {
+fn insert_row(
+    storage_id: u64,
+    row: u64,
+    mode: Mode,
+    successor: Option<Successor>,
+    original: Option<pg_sys::TransactionId>,
+    cid: pg_sys::CommandId,
+) {
     let c = required_catalog();
     in_scratch(|| {
         let mut values = [
@@ -253,13 +300,22 @@ impl Mine {
             self.lost = true;
             return;
         }
-        self.rows.entry((storage_id, row)).or_default().push(self.log.len() as u32);
+        self.rows
+            .entry((storage_id, row))
+            .or_default()
+            .push(self.log.len() as u32);
         self.log.push((storage_id, row, mode));
     }
 
     /// The modes of this transaction's marks on the row; `None` if that is not known.
     fn modes(&self, storage_id: u64, row: u64) -> Option<impl Iterator<Item = Mode> + '_> {
-        (!self.lost).then(|| self.rows.get(&(storage_id, row)).into_iter().flatten().map(|&i| self.log[i as usize].2))
+        (!self.lost).then(|| {
+            self.rows
+                .get(&(storage_id, row))
+                .into_iter()
+                .flatten()
+                .map(|&i| self.log[i as usize].2)
+        })
     }
 
     fn subtransaction_ended(&mut self, committed: bool) {
@@ -271,7 +327,9 @@ impl Mine {
             return;
         }
         for (storage_id, row, _) in self.log.drain(start..) {
-            if let std::collections::hash_map::Entry::Occupied(mut e) = self.rows.entry((storage_id, row)) {
+            if let std::collections::hash_map::Entry::Occupied(mut e) =
+                self.rows.entry((storage_id, row))
+            {
                 e.get_mut().retain(|&i| (i as usize) < start);
                 if e.get().is_empty() {
                     e.remove();
@@ -289,7 +347,10 @@ thread_local! {
 /// Whether this transaction has deleted row `row` of `storage_id` (a deleting mark it placed
 /// and has not taken back): `false` also when that is not known here.
 pub fn deleted_by_me(storage_id: u64, row: u64) -> bool {
-    MINE.with_borrow(|mine| mine.modes(storage_id, row).is_some_and(|mut m| m.any(Mode::deletes)))
+    MINE.with_borrow(|mine| {
+        mine.modes(storage_id, row)
+            .is_some_and(|mut m| m.any(Mode::deletes))
+    })
 }
 
 /// Whether [`deleted_by_me`] knows every mark this transaction has placed (it has not lost
@@ -346,41 +407,80 @@ fn scan(
         let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
         let mut keys: [pg_sys::ScanKeyData; 3] = std::mem::zeroed();
         // (attribute, strategy, function, value): one row by equality, a range by two bounds
-        let mut bounds = vec![(1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id)];
+        let mut bounds = vec![(
+            1,
+            pg_sys::BTEqualStrategyNumber,
+            pg_sys::F_INT8EQ,
+            storage_id,
+        )];
         match rows {
-            Some(r) if r.end == r.start + 1 => bounds.push((2, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, r.start)),
+            Some(r) if r.end == r.start + 1 => {
+                bounds.push((2, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, r.start))
+            }
             Some(r) => {
-                bounds.push((2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, r.start));
+                bounds.push((
+                    2,
+                    pg_sys::BTGreaterEqualStrategyNumber,
+                    pg_sys::F_INT8GE,
+                    r.start,
+                ));
                 bounds.push((2, pg_sys::BTLessStrategyNumber, pg_sys::F_INT8LT, r.end));
             }
             None => {}
         }
         for (key, &(attno, strategy, function, value)) in keys.iter_mut().zip(&bounds) {
-            pg_sys::ScanKeyInit(key, attno, strategy as u16, function.into(), pg_sys::Datum::from(value as i64));
+            pg_sys::ScanKeyInit(
+                key,
+                attno,
+                strategy as u16,
+                function.into(),
+                pg_sys::Datum::from(value as i64),
+            );
         }
         let nkeys = bounds.len();
         // (a row lock's mark is no change of the row for a serializable reader's conflicts)
         let deletes = |tuple| parse(rel, tuple, storage_id).1.deletes();
-        super::scan_catalog(rel, c.index, snapshot, table, &mut keys[..nkeys], Some(ORIGINAL_XID), deletes, |tuple| {
-            let (row, mode, successor, original) = parse(rel, tuple, storage_id);
-            f(row, mode, successor, original, tuple);
-        });
+        super::scan_catalog(
+            rel,
+            c.index,
+            snapshot,
+            table,
+            &mut keys[..nkeys],
+            Some(ORIGINAL_XID),
+            deletes,
+            |tuple| {
+                let (row, mode, successor, original) = parse(rel, tuple, storage_id);
+                f(row, mode, successor, original, tuple);
+            },
+        );
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
 }
 
 /// The row number, mode, successor and original transaction of mark `tuple` of catalog `rel`.
-unsafe fn parse(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, Mode, Option<Successor>, Option<pg_sys::TransactionId>) {
+unsafe fn parse(
+    rel: pg_sys::Relation,
+    tuple: pg_sys::HeapTuple,
+    storage_id: u64,
+) -> (u64, Mode, Option<Successor>, Option<pg_sys::TransactionId>) {
     super::check_catalog_width(rel, NATTS);
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
-    pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    pg_sys::heap_deform_tuple(
+        tuple,
+        (*rel).rd_att,
+        values.as_mut_ptr(),
+        nulls.as_mut_ptr(),
+    );
     let mode = Mode::from_stored(values[2].value() as i16);
     let (Some(mode), false) = (mode, nulls[..3].iter().any(|&n| n)) else {
-        pgrx::error!("pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}");
+        pgrx::error!(
+            "pg_columnar: catalog pgcol.row_mark has an invalid row for storage {storage_id}"
+        );
     };
     let successor = (!nulls[3]).then(|| Successor::from_stored(values[3].value() as i64));
-    let original = (!nulls[ORIGINAL_XID]).then(|| pg_sys::TransactionId::from(values[ORIGINAL_XID].value() as u32));
+    let original = (!nulls[ORIGINAL_XID])
+        .then(|| pg_sys::TransactionId::from(values[ORIGINAL_XID].value() as u32));
     (values[1].value() as i64 as u64, mode, successor, original)
 }
 
@@ -395,32 +495,59 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        scan(&c, storage_id, Some(row..row + 1), dirty_ptr, std::ptr::null_mut(), |_, mode, successor, original, tuple| {
-            let header = (*tuple).t_data;
-            let raw_xmin = (*header).t_choice.t_heap.t_xmin;
-            // the dirty snapshot's check of this tuple left the running inserter and deleter
-            // in it
-            let inserter_running = (*dirty_ptr).xmin != pg_sys::InvalidTransactionId;
-            let (holder, xid) = match original {
-                Some(locker) if !mode.deletes() => {
-                    let holder = if pg_sys::TransactionIdIsCurrentTransactionId(locker) {
-                        Holder::Mine { cmin: pg_sys::FirstCommandId }
-                    } else if pg_sys::TransactionIdIsInProgress(locker) {
-                        Holder::Running(locker)
-                    } else {
-                        // ended: the lock holds nothing, however it ended
-                        Holder::Committed(locker)
-                    };
-                    (holder, locker)
-                }
-                _ if pg_sys::TransactionIdIsCurrentTransactionId(raw_xmin) => (Holder::Mine { cmin: pg_sys::HeapTupleHeaderGetCmin(header) }, raw_xmin),
-                _ if inserter_running => (Holder::Running((*dirty_ptr).xmin), (*dirty_ptr).xmin),
-                // (a rewrite's copy: the deletion's own transaction)
-                _ => (Holder::Committed(original.unwrap_or(raw_xmin)), original.unwrap_or(raw_xmin)),
-            };
-            let being_forgotten = (*dirty_ptr).xmax != pg_sys::InvalidTransactionId;
-            marks.push(Mark { mode, holder, xid, tid: (*tuple).t_self, being_forgotten, inserter_running, successor });
-        });
+        scan(
+            &c,
+            storage_id,
+            Some(row..row + 1),
+            dirty_ptr,
+            std::ptr::null_mut(),
+            |_, mode, successor, original, tuple| {
+                let header = (*tuple).t_data;
+                let raw_xmin = (*header).t_choice.t_heap.t_xmin;
+                // the dirty snapshot's check of this tuple left the running inserter and deleter
+                // in it
+                let inserter_running = (*dirty_ptr).xmin != pg_sys::InvalidTransactionId;
+                let (holder, xid) = match original {
+                    Some(locker) if !mode.deletes() => {
+                        let holder = if pg_sys::TransactionIdIsCurrentTransactionId(locker) {
+                            Holder::Mine {
+                                cmin: pg_sys::FirstCommandId,
+                            }
+                        } else if pg_sys::TransactionIdIsInProgress(locker) {
+                            Holder::Running(locker)
+                        } else {
+                            // ended: the lock holds nothing, however it ended
+                            Holder::Committed(locker)
+                        };
+                        (holder, locker)
+                    }
+                    _ if pg_sys::TransactionIdIsCurrentTransactionId(raw_xmin) => (
+                        Holder::Mine {
+                            cmin: pg_sys::HeapTupleHeaderGetCmin(header),
+                        },
+                        raw_xmin,
+                    ),
+                    _ if inserter_running => {
+                        (Holder::Running((*dirty_ptr).xmin), (*dirty_ptr).xmin)
+                    }
+                    // (a rewrite's copy: the deletion's own transaction)
+                    _ => (
+                        Holder::Committed(original.unwrap_or(raw_xmin)),
+                        original.unwrap_or(raw_xmin),
+                    ),
+                };
+                let being_forgotten = (*dirty_ptr).xmax != pg_sys::InvalidTransactionId;
+                marks.push(Mark {
+                    mode,
+                    holder,
+                    xid,
+                    tid: (*tuple).t_self,
+                    being_forgotten,
+                    inserter_running,
+                    successor,
+                });
+            },
+        );
     });
     marks
 }
@@ -438,20 +565,34 @@ pub fn settled_deleter(storage_id: u64, row: u64) -> Option<pg_sys::TransactionI
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
         let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
-        scan(&c, storage_id, Some(row..row + 1), snapshot, std::ptr::null_mut(), |_, mode, _, original, tuple| {
-            if found.is_some() || !mode.deletes() {
-                return;
-            }
-            let settled = match original {
-                // a rewrite's copy stands for its original deletion
-                Some(x) if x == pg_sys::FrozenTransactionId => true,
-                Some(x) => pg_sys::TransactionIdDidCommit(x) && crate::compat::xid_removable(vistest, x),
-                None => super::inserter_settled(tuple, vistest),
-            };
-            if settled {
-                found = Some(original.or(super::inserter(tuple)).unwrap_or(pg_sys::FrozenTransactionId));
-            }
-        });
+        scan(
+            &c,
+            storage_id,
+            Some(row..row + 1),
+            snapshot,
+            std::ptr::null_mut(),
+            |_, mode, _, original, tuple| {
+                if found.is_some() || !mode.deletes() {
+                    return;
+                }
+                let settled = match original {
+                    // a rewrite's copy stands for its original deletion
+                    Some(x) if x == pg_sys::FrozenTransactionId => true,
+                    Some(x) => {
+                        pg_sys::TransactionIdDidCommit(x)
+                            && crate::compat::xid_removable(vistest, x)
+                    }
+                    None => super::inserter_settled(tuple, vistest),
+                };
+                if settled {
+                    found = Some(
+                        original
+                            .or(super::inserter(tuple))
+                            .unwrap_or(pg_sys::FrozenTransactionId),
+                    );
+                }
+            },
+        );
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     });
     found
@@ -471,19 +612,33 @@ pub fn settled_deleter(storage_id: u64, row: u64) -> Option<pg_sys::TransactionI
 ///
 /// `table` is the pg_columnar table read, for a serializable transaction's checks of its
 /// conflicts (`super::scan_catalog`); null where this is not a read of its rows.
-pub fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<u64> {
+pub fn deleted_rows(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+) -> Vec<u64> {
     deleted(storage_id, None, snapshot, table)
 }
 
 /// Whether a reader under `snapshot` finds row `row` of `storage_id` deleted
 /// ([`deleted_rows`] of one row: an index probe).
-pub fn is_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> bool {
+pub fn is_deleted(
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+) -> bool {
     !deleted(storage_id, Some(row..row + 1), snapshot, table).is_empty()
 }
 
 /// The rows among `rows` that a reader under `snapshot` finds deleted, ascending
 /// ([`deleted_rows`] of a range: one index scan).
-pub fn deleted_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<u64> {
+pub fn deleted_among(
+    storage_id: u64,
+    rows: std::ops::Range<u64>,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+) -> Vec<u64> {
     deleted(storage_id, Some(rows), snapshot, table)
 }
 
@@ -491,35 +646,56 @@ pub fn deleted_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_s
 /// transaction, now and later ([`settled_deleter`]), as far as the mark's header tells without
 /// asking the commit log (a deletion whose commit is not hinted yet counts as not settled:
 /// the next fetch asks again).
-pub fn deletions_among(storage_id: u64, rows: std::ops::Range<u64>, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<(u64, bool)> {
+pub fn deletions_among(
+    storage_id: u64,
+    rows: std::ops::Range<u64>,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+) -> Vec<(u64, bool)> {
     let mut found = Vec::new();
     let Some(c) = catalog() else { return found };
     unsafe {
         let marks_rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(marks_rel);
-        deleted_each(&c, storage_id, Some(rows), snapshot, table, &mut |row, original, tuple| {
-            let settled = match original {
-                Some(x) => x == pg_sys::FrozenTransactionId,
-                None => {
-                    let infomask = (*(*tuple).t_data).t_infomask;
-                    let hinted = infomask & pg_sys::HEAP_XMIN_COMMITTED as u16 != 0;
-                    hinted && super::inserter(tuple).is_none_or(|x| crate::compat::xid_removable(vistest, x))
+        deleted_each(
+            &c,
+            storage_id,
+            Some(rows),
+            snapshot,
+            table,
+            &mut |row, original, tuple| {
+                let settled = match original {
+                    Some(x) => x == pg_sys::FrozenTransactionId,
+                    None => {
+                        let infomask = (*(*tuple).t_data).t_infomask;
+                        let hinted = infomask & pg_sys::HEAP_XMIN_COMMITTED as u16 != 0;
+                        hinted
+                            && super::inserter(tuple)
+                                .is_none_or(|x| crate::compat::xid_removable(vistest, x))
+                    }
+                };
+                if found.last().is_none_or(|&(r, _)| r != row) {
+                    found.push((row, settled));
                 }
-            };
-            if found.last().is_none_or(|&(r, _)| r != row) {
-                found.push((row, settled));
-            }
-        });
+            },
+        );
         pg_sys::table_close(marks_rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     found
 }
 
 /// [`deleted_rows`], of the rows in `rows` only if given.
-fn deleted(storage_id: u64, among: Option<std::ops::Range<u64>>, snapshot: pg_sys::Snapshot, table: pg_sys::Relation) -> Vec<u64> {
+fn deleted(
+    storage_id: u64,
+    among: Option<std::ops::Range<u64>>,
+    snapshot: pg_sys::Snapshot,
+    table: pg_sys::Relation,
+) -> Vec<u64> {
     let mut rows = Vec::new();
     let Some(c) = catalog() else { return rows };
-    deleted_each(&c, storage_id, among, snapshot, table, &mut |row, _, _| rows.push(row));
+    deleted_each(&c, storage_id, among, snapshot, table, &mut |row, _, _| {
+        rows.push(row)
+    });
     // the index returns them in order; a row has one delete mark a snapshot can see, but
     // the dirty reading may also meet a mark being replaced
     rows.dedup();
@@ -542,27 +718,50 @@ fn deleted_each(
             SNAPSHOT_ANY => {}
             SNAPSHOT_MVCC => {
                 let registered = pg_sys::RegisterSnapshot(snapshot);
-                scan(c, storage_id, among, registered, table, |row, mode, _, original, tuple| {
+                scan(
+                    c,
+                    storage_id,
+                    among,
+                    registered,
+                    table,
+                    |row, mode, _, original, tuple| {
+                        if mode.deletes() {
+                            f(row, original, tuple)
+                        }
+                    },
+                );
+                pg_sys::UnregisterSnapshot(registered);
+            }
+            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(
+                c,
+                storage_id,
+                among,
+                snapshot,
+                table,
+                |row, mode, _, original, tuple| {
                     if mode.deletes() {
                         f(row, original, tuple)
                     }
-                });
-                pg_sys::UnregisterSnapshot(registered);
-            }
-            SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => scan(c, storage_id, among, snapshot, table, |row, mode, _, original, tuple| {
-                if mode.deletes() {
-                    f(row, original, tuple)
-                }
-            }),
+                },
+            ),
             _ => {
                 let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
                 dirty.snapshot_type = SNAPSHOT_DIRTY;
                 let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-                scan(c, storage_id, among, dirty_ptr, std::ptr::null_mut(), |row, mode, _, original, tuple| {
-                    if mode == Mode::Killed || (mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId) {
-                        f(row, original, tuple)
-                    }
-                });
+                scan(
+                    c,
+                    storage_id,
+                    among,
+                    dirty_ptr,
+                    std::ptr::null_mut(),
+                    |row, mode, _, original, tuple| {
+                        if mode == Mode::Killed
+                            || (mode.deletes() && (*dirty_ptr).xmin == pg_sys::InvalidTransactionId)
+                        {
+                            f(row, original, tuple)
+                        }
+                    },
+                );
             }
         }
     }
@@ -588,22 +787,31 @@ pub struct VacuumMark {
 /// Every mark of `storage_id` that `snapshot` (MVCC, or dirty for a rewrite) sees, in row
 /// order.
 pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumMark> {
-    let Some(c) = catalog() else { return Vec::new() };
+    let Some(c) = catalog() else {
+        return Vec::new();
+    };
     let mut marks = Vec::new();
     unsafe {
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
-        scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |row, mode, successor, original, tuple| {
-            marks.push(VacuumMark {
-                row,
-                mode,
-                successor,
-                original,
-                tid: (*tuple).t_self,
-                settled: super::inserter_settled(tuple, vistest),
-                maker: super::inserter(tuple),
-            })
-        });
+        scan(
+            &c,
+            storage_id,
+            None,
+            snapshot,
+            std::ptr::null_mut(),
+            |row, mode, successor, original, tuple| {
+                marks.push(VacuumMark {
+                    row,
+                    mode,
+                    successor,
+                    original,
+                    tid: (*tuple).t_self,
+                    settled: super::inserter_settled(tuple, vistest),
+                    maker: super::inserter(tuple),
+                })
+            },
+        );
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     marks
@@ -631,7 +839,14 @@ pub fn delete_storage(storage_id: u64) {
     let Some(c) = catalog() else { return };
     let mut tids = Vec::new();
     let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
-    scan(&c, storage_id, None, snapshot, std::ptr::null_mut(), |_, _, _, _, tuple| tids.push(unsafe { (*tuple).t_self }));
+    scan(
+        &c,
+        storage_id,
+        None,
+        snapshot,
+        std::ptr::null_mut(),
+        |_, _, _, _, tuple| tids.push(unsafe { (*tuple).t_self }),
+    );
     forget(&tids);
     if !tids.is_empty() {
         unsafe { pg_sys::CommandCounterIncrement() };

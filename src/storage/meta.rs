@@ -123,12 +123,16 @@ pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
 /// them, as a later relation may be given the same OID and file number).
 pub fn storage_id(rel: pg_sys::Relation) -> Option<u64> {
     let key = unsafe { ((*rel).rd_id, crate::compat::relfile_number(rel)) };
-    if let Some(id) = STORAGE_IDS.with_borrow(|kept| kept.iter().find(|(k, _)| *k == key).map(|&(_, id)| id)) {
+    if let Some(id) =
+        STORAGE_IDS.with_borrow(|kept| kept.iter().find(|(k, _)| *k == key).map(|&(_, id)| id))
+    {
         return Some(id);
     }
     let id = read(rel)?.storage_id;
     static REGISTERED: std::sync::Once = std::sync::Once::new();
-    REGISTERED.call_once(|| unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget_on_invalidation), pg_sys::Datum::from(0)) });
+    REGISTERED.call_once(|| unsafe {
+        pg_sys::CacheRegisterRelcacheCallback(Some(forget_on_invalidation), pg_sys::Datum::from(0))
+    });
     STORAGE_IDS.with_borrow_mut(|kept| {
         if kept.len() == KEPT_STORAGE_IDS {
             kept.remove(0);
@@ -148,7 +152,9 @@ thread_local! {
 
 /// Forgets the kept storage id of relation `relid` (`InvalidOid`: of every relation).
 pub fn forget_storage_id(relid: pg_sys::Oid) {
-    STORAGE_IDS.with_borrow_mut(|kept| kept.retain(|((r, _), _)| relid != pg_sys::InvalidOid && *r != relid));
+    STORAGE_IDS.with_borrow_mut(|kept| {
+        kept.retain(|((r, _), _)| relid != pg_sys::InvalidOid && *r != relid)
+    });
 }
 
 #[pgrx::pg_guard]
@@ -178,8 +184,11 @@ fn read_guarded(rel: pg_sys::Relation) -> Result<Option<Meta>, String> {
             pg_sys::MemoryContextSwitchTo(context);
             pg_sys::RollbackAndReleaseCurrentSubTransaction();
             Err(match e {
-                pg_sys::panic::CaughtError::PostgresError(r) | pg_sys::panic::CaughtError::ErrorReport(r) => r.message().to_string(),
-                pg_sys::panic::CaughtError::RustPanic { ereport, .. } => ereport.message().to_string(),
+                pg_sys::panic::CaughtError::PostgresError(r)
+                | pg_sys::panic::CaughtError::ErrorReport(r) => r.message().to_string(),
+                pg_sys::panic::CaughtError::RustPanic { ereport, .. } => {
+                    ereport.message().to_string()
+                }
             })
         })
         .execute();
@@ -238,7 +247,9 @@ fn storage_id_for(rel: pg_sys::Relation) -> u64 {
     let key = (unsafe { (*rel).rd_id }, crate::compat::relfile_number(rel));
     let reserved = RESERVED_IDS.with(|r| {
         let mut r = r.borrow_mut();
-        let i = r.iter().position(|&(relid, file, _)| (relid, file) == key)?;
+        let i = r
+            .iter()
+            .position(|&(relid, file, _)| (relid, file) == key)?;
         Some(r.swap_remove(i).2)
     });
     reserved.unwrap_or_else(next_storage_id)
@@ -262,7 +273,10 @@ unsafe fn lock_block0(rel: pg_sys::Relation) -> pg_sys::Buffer {
     crate::compat::lock_buffer(buffer, true);
     if pg_sys::BufferGetBlockNumber(buffer) != 0 {
         pg_sys::UnlockReleaseBuffer(buffer);
-        pgrx::error!("pg_columnar: metapage of \"{}\" not at block 0", relation_name(rel));
+        pgrx::error!(
+            "pg_columnar: metapage of \"{}\" not at block 0",
+            relation_name(rel)
+        );
     }
     buffer
 }
@@ -292,7 +306,11 @@ fn locked_metapage(rel: pg_sys::Relation) -> (pg_sys::Buffer, Meta) {
                 continue;
             };
             let state = pg_sys::GenericXLogStart(rel);
-            let page = pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
+            let page = pg_sys::GenericXLogRegisterBuffer(
+                state,
+                buffer,
+                pg_sys::GENERIC_XLOG_FULL_IMAGE as i32,
+            );
             pg_sys::PageInit(page, BLCKSZ, 0);
             let bytes = std::slice::from_raw_parts_mut(page as *mut u8, BLCKSZ);
             let m = &mut bytes[PAGE_HEADER..PAGE_HEADER + META_LEN];
@@ -303,7 +321,13 @@ fn locked_metapage(rel: pg_sys::Relation) -> (pg_sys::Buffer, Meta) {
             seal(bytes);
             (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + META_LEN) as u16;
             pg_sys::GenericXLogFinish(state);
-            return (buffer, Meta { storage_id: id, next_row: 0 });
+            return (
+                buffer,
+                Meta {
+                    storage_id: id,
+                    next_row: 0,
+                },
+            );
         }
     }
 }
@@ -314,13 +338,19 @@ fn locked_metapage(rel: pg_sys::Relation) -> (pg_sys::Buffer, Meta) {
 pub fn reserve_rows(rel: pg_sys::Relation, count: u64) -> (Meta, u64) {
     let (buffer, meta) = locked_metapage(rel);
     unsafe {
-        let next = meta.next_row.checked_add(count).filter(|&n| n <= crate::am::tid::MAX_ROWS);
+        let next = meta
+            .next_row
+            .checked_add(count)
+            .filter(|&n| n <= crate::am::tid::MAX_ROWS);
         let Some(next) = next else {
             pg_sys::UnlockReleaseBuffer(buffer);
             pgrx::ereport!(
                 ERROR,
                 pgrx::PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                format!("pg_columnar relation \"{}\" has used all its row numbers", relation_name(rel)),
+                format!(
+                    "pg_columnar relation \"{}\" has used all its row numbers",
+                    relation_name(rel)
+                ),
                 "VACUUM FULL rewrites the table and numbers its rows afresh."
             );
         };
@@ -331,6 +361,12 @@ pub fn reserve_rows(rel: pg_sys::Relation, count: u64) -> (Meta, u64) {
         seal(bytes);
         pg_sys::GenericXLogFinish(state);
         pg_sys::UnlockReleaseBuffer(buffer);
-        (Meta { next_row: next, ..meta }, meta.next_row)
+        (
+            Meta {
+                next_row: next,
+                ..meta
+            },
+            meta.next_row,
+        )
     }
 }

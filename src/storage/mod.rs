@@ -29,7 +29,9 @@ use pgrx::pg_sys;
 /// EXTENSION makes new ones, which are looked up afresh as none is kept while they are
 /// missing.
 pub fn pgcol_relation(name: &'static std::ffi::CStr) -> Option<pg_sys::Oid> {
-    if let Some(oid) = PGCOL_RELATIONS.with_borrow(|kept| kept.iter().find(|(n, _)| *n == name).map(|&(_, oid)| oid)) {
+    if let Some(oid) = PGCOL_RELATIONS
+        .with_borrow(|kept| kept.iter().find(|(n, _)| *n == name).map(|&(_, oid)| oid))
+    {
         return Some(oid);
     }
     let oid = unsafe {
@@ -41,7 +43,9 @@ pub fn pgcol_relation(name: &'static std::ffi::CStr) -> Option<pg_sys::Oid> {
         (oid != pg_sys::InvalidOid).then_some(oid)?
     };
     static REGISTERED: std::sync::Once = std::sync::Once::new();
-    REGISTERED.call_once(|| unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(forget_pgcol_relation), pg_sys::Datum::from(0)) });
+    REGISTERED.call_once(|| unsafe {
+        pg_sys::CacheRegisterRelcacheCallback(Some(forget_pgcol_relation), pg_sys::Datum::from(0))
+    });
     PGCOL_RELATIONS.with_borrow_mut(|kept| kept.push((name, oid)));
     Some(oid)
 }
@@ -53,13 +57,18 @@ thread_local! {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn forget_pgcol_relation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
-    PGCOL_RELATIONS.with_borrow_mut(|kept| kept.retain(|&(_, oid)| relid != pg_sys::InvalidOid && relid != oid));
+    PGCOL_RELATIONS.with_borrow_mut(|kept| {
+        kept.retain(|&(_, oid)| relid != pg_sys::InvalidOid && relid != oid)
+    });
 }
 
 /// [`pgcol_relation`], raising an ERROR when it is missing.
 pub fn required_pgcol_relation(name: &'static std::ffi::CStr) -> pg_sys::Oid {
     pgcol_relation(name).unwrap_or_else(|| {
-        pgrx::error!("pg_columnar: pgcol.{} is missing; reinstall the extension", name.to_string_lossy())
+        pgrx::error!(
+            "pg_columnar: pgcol.{} is missing; reinstall the extension",
+            name.to_string_lossy()
+        )
     })
 }
 
@@ -139,8 +148,19 @@ pub unsafe fn scan_catalog(
 ) {
     let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
     let serializable = mvcc && !table.is_null() && serializable_transaction();
-    let read_with = if mvcc { std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData) } else { snapshot };
-    let scan = pg_sys::systable_beginscan(rel, index, true, read_with, keys.len() as i32, keys.as_mut_ptr());
+    let read_with = if mvcc {
+        std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData)
+    } else {
+        snapshot
+    };
+    let scan = pg_sys::systable_beginscan(
+        rel,
+        index,
+        true,
+        read_with,
+        keys.len() as i32,
+        keys.as_mut_ptr(),
+    );
     loop {
         let tuple = pg_sys::systable_getnext(scan);
         if tuple.is_null() {
@@ -156,14 +176,19 @@ pub unsafe fn scan_catalog(
                 _ => None,
             };
             if let Some(original) = original {
-                visible = original == pg_sys::FrozenTransactionId || !pg_sys::XidInMVCCSnapshot(original, snapshot);
+                visible = original == pg_sys::FrozenTransactionId
+                    || !pg_sys::XidInMVCCSnapshot(original, snapshot);
             }
             if serializable && changes_rows(tuple) {
                 match original {
                     // the conflict is with the original writer, which this snapshot does not see
-                    Some(original) if !visible => pg_sys::CheckForSerializableConflictOut(table, original, snapshot),
+                    Some(original) if !visible => {
+                        pg_sys::CheckForSerializableConflictOut(table, original, snapshot)
+                    }
                     Some(_) => {}
-                    None => pg_sys::HeapCheckForSerializableConflictOut(visible, table, tuple, buffer, snapshot),
+                    None => pg_sys::HeapCheckForSerializableConflictOut(
+                        visible, table, tuple, buffer, snapshot,
+                    ),
                 }
             }
             crate::compat::unlock_buffer(buffer);
@@ -180,7 +205,12 @@ pub unsafe fn scan_catalog(
 /// snapshot `snapshot`, which does not see the tuple, goes by: `None` unless the tuple is a
 /// rewrite's copy whose inserter committed and is one the snapshot does not see (not this
 /// transaction, whose snapshots see what it wrote as heap decides).
-unsafe fn original_for(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, attno: usize, snapshot: pg_sys::Snapshot) -> Option<pg_sys::TransactionId> {
+unsafe fn original_for(
+    rel: pg_sys::Relation,
+    tuple: pg_sys::HeapTuple,
+    attno: usize,
+    snapshot: pg_sys::Snapshot,
+) -> Option<pg_sys::TransactionId> {
     let mut isnull = false;
     let datum = pg_sys::heap_getattr(tuple, (attno + 1) as i32, (*rel).rd_att, &mut isnull);
     if isnull {
@@ -211,15 +241,25 @@ pub fn last_row_at_or_before<R>(
         let rel = open_catalog(table, index, pg_sys::AccessShareLock);
         let idx = pg_sys::index_open(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
-        let bounds = [(pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id), (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row)];
+        let bounds = [
+            (pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+            (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row),
+        ];
         for (k, (strategy, proc_, value)) in bounds.into_iter().enumerate() {
-            pg_sys::ScanKeyInit(&mut keys[k], (k + 1) as pg_sys::AttrNumber, strategy as u16, proc_.into(), pg_sys::Datum::from(value as i64));
+            pg_sys::ScanKeyInit(
+                &mut keys[k],
+                (k + 1) as pg_sys::AttrNumber,
+                strategy as u16,
+                proc_.into(),
+                pg_sys::Datum::from(value as i64),
+            );
         }
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let dirty_ptr: pg_sys::Snapshot = &mut dirty;
         let scan = pg_sys::systable_beginscan_ordered(rel, idx, dirty_ptr, 2, keys.as_mut_ptr());
-        let tuple = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
+        let tuple =
+            pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
         let found = (!tuple.is_null()).then(|| f(rel, tuple, dirty_ptr));
         pg_sys::systable_endscan_ordered(scan);
         pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
@@ -243,13 +283,29 @@ pub fn check_catalog_width(rel: pg_sys::Relation, natts: usize) {
 /// and a row number; never NULL). Not logically decoded: the catalogs are this node's own
 /// (their storage ids mean nothing to a subscriber); what a subscriber gets of a table itself
 /// is the table's business.
-pub fn insert_catalog_row(table: pg_sys::Oid, index: pg_sys::Oid, values: &mut [pg_sys::Datum], nulls: &mut [bool], cid: pg_sys::CommandId) {
+pub fn insert_catalog_row(
+    table: pg_sys::Oid,
+    index: pg_sys::Oid,
+    values: &mut [pg_sys::Datum],
+    nulls: &mut [bool],
+    cid: pg_sys::CommandId,
+) {
     unsafe {
         let rel = open_catalog(table, index, pg_sys::RowExclusiveLock);
         check_catalog_width(rel, values.len());
-        assert_eq!(values.len(), nulls.len(), "pg_columnar: catalog row of the wrong width");
+        assert_eq!(
+            values.len(),
+            nulls.len(),
+            "pg_columnar: catalog row of the wrong width"
+        );
         let tuple = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        pg_sys::heap_insert(rel, tuple, cid, (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(), std::ptr::null_mut());
+        pg_sys::heap_insert(
+            rel,
+            tuple,
+            cid,
+            (pg_sys::HEAP_INSERT_NO_LOGICAL as u8).into(),
+            std::ptr::null_mut(),
+        );
         let index = pg_sys::index_open(index, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         let info = pg_sys::BuildIndexInfo(index);
         let mut key = [values[0], values[1]];
@@ -275,7 +331,9 @@ pub fn insert_catalog_row(table: pg_sys::Oid, index: pg_sys::Oid, values: &mut [
 /// view, or it is frozen) before any running transaction's snapshot was taken (`vistest`, of
 /// the tuple's catalog).
 pub fn inserter_settled(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVisState) -> bool {
-    let Some(xmin) = inserter(tuple) else { return true };
+    let Some(xmin) = inserter(tuple) else {
+        return true;
+    };
     unsafe {
         !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             && pg_sys::TransactionIdDidCommit(xmin)
@@ -287,11 +345,16 @@ pub fn inserter_settled(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVi
 /// the deletion (it committed before any running transaction's snapshot was taken:
 /// `vistest`, of the tuple's catalog) and some snapshot could have seen the tuple (its
 /// inserter committed, and is not the deleter).
-pub fn settled_deleter(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVisState) -> Option<pg_sys::TransactionId> {
+pub fn settled_deleter(
+    tuple: pg_sys::HeapTuple,
+    vistest: *mut pg_sys::GlobalVisState,
+) -> Option<pg_sys::TransactionId> {
     unsafe {
         let header = (*tuple).t_data;
         let infomask = (*header).t_infomask;
-        if infomask & pg_sys::HEAP_XMAX_INVALID as u16 != 0 || infomask & pg_sys::HEAP_XMAX_LOCK_ONLY as u16 != 0 {
+        if infomask & pg_sys::HEAP_XMAX_INVALID as u16 != 0
+            || infomask & pg_sys::HEAP_XMAX_LOCK_ONLY as u16 != 0
+        {
             return None;
         }
         let xmax = if infomask & pg_sys::HEAP_XMAX_IS_MULTI as u16 != 0 {
@@ -303,13 +366,19 @@ pub fn settled_deleter(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVis
             None => true,
             Some(xmin) => xmin != xmax && pg_sys::TransactionIdDidCommit(xmin),
         };
-        (inserted && xmax.into_inner() >= pg_sys::FirstNormalTransactionId.into_inner() && pg_sys::TransactionIdDidCommit(xmax) && crate::compat::xid_removable(vistest, xmax))
-            .then_some(xmax)
+        (inserted
+            && xmax.into_inner() >= pg_sys::FirstNormalTransactionId.into_inner()
+            && pg_sys::TransactionIdDidCommit(xmax)
+            && crate::compat::xid_removable(vistest, xmax))
+        .then_some(xmax)
     }
 }
 
 /// The later of `a` (if any) and `b` in transaction order.
-pub fn newer_xid(a: Option<pg_sys::TransactionId>, b: pg_sys::TransactionId) -> pg_sys::TransactionId {
+pub fn newer_xid(
+    a: Option<pg_sys::TransactionId>,
+    b: pg_sys::TransactionId,
+) -> pg_sys::TransactionId {
     match a {
         Some(a) if unsafe { pg_sys::TransactionIdFollows(a, b) } => a,
         _ => b,
@@ -332,7 +401,9 @@ pub fn inserter(tuple: pg_sys::HeapTuple) -> Option<pg_sys::TransactionId> {
 /// commit log, in that order (a running transaction's committed subtransaction is not yet
 /// committed in the log).
 pub fn inserter_aborted(tuple: pg_sys::HeapTuple) -> bool {
-    let Some(xmin) = inserter(tuple) else { return false };
+    let Some(xmin) = inserter(tuple) else {
+        return false;
+    };
     unsafe {
         let mask = (*(*tuple).t_data).t_infomask;
         if mask & pg_sys::HEAP_XMIN_COMMITTED as u16 != 0 {
@@ -341,7 +412,9 @@ pub fn inserter_aborted(tuple: pg_sys::HeapTuple) -> bool {
         if mask & pg_sys::HEAP_XMIN_INVALID as u16 != 0 {
             return true;
         }
-        !pg_sys::TransactionIdIsCurrentTransactionId(xmin) && !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdDidCommit(xmin)
+        !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+            && !pg_sys::TransactionIdIsInProgress(xmin)
+            && !pg_sys::TransactionIdDidCommit(xmin)
     }
 }
 
@@ -370,7 +443,11 @@ pub fn relation_name(rel: pg_sys::Relation) -> String {
         if nsp.is_null() {
             name.into_owned()
         } else {
-            format!("{}.{}", std::ffi::CStr::from_ptr(nsp).to_string_lossy(), name)
+            format!(
+                "{}.{}",
+                std::ffi::CStr::from_ptr(nsp).to_string_lossy(),
+                name
+            )
         }
     }
 }
@@ -392,7 +469,10 @@ pub fn corrupt(rel: pg_sys::Relation, detail: impl std::fmt::Display) -> ! {
     pgrx::ereport!(
         ERROR,
         pgrx::PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
-        format!("pg_columnar relation \"{}\" is corrupt: {detail}", relation_name(rel))
+        format!(
+            "pg_columnar relation \"{}\" is corrupt: {detail}",
+            relation_name(rel)
+        )
     );
 }
 
@@ -427,7 +507,10 @@ impl SnapshotContent {
                 let mut v: Vec<u32> = if count == 0 || xids.is_null() {
                     Vec::new()
                 } else {
-                    std::slice::from_raw_parts(xids, count).iter().map(|x| x.into_inner()).collect()
+                    std::slice::from_raw_parts(xids, count)
+                        .iter()
+                        .map(|x| x.into_inner())
+                        .collect()
                 };
                 v.sort_unstable();
                 v

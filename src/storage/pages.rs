@@ -8,7 +8,8 @@ use pgrx::pg_sys;
 use super::corrupt;
 
 pub const BLCKSZ: usize = pg_sys::BLCKSZ as usize;
-pub const PAGE_HEADER: usize = std::mem::size_of::<pg_sys::PageHeaderData>() - std::mem::size_of::<pg_sys::ItemIdData>();
+pub const PAGE_HEADER: usize =
+    std::mem::size_of::<pg_sys::PageHeaderData>() - std::mem::size_of::<pg_sys::ItemIdData>();
 /// Stripe bytes per data page.
 pub const PAYLOAD: usize = BLCKSZ - PAGE_HEADER;
 
@@ -27,7 +28,10 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
         pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
         let mut first = None;
         let mut expected = 0;
-        for chunk in bytes.chunks(PAYLOAD).chain(bytes.is_empty().then_some(&[][..])) {
+        for chunk in bytes
+            .chunks(PAYLOAD)
+            .chain(bytes.is_empty().then_some(&[][..]))
+        {
             let buffer = pg_sys::ReadBufferExtended(
                 rel,
                 pg_sys::ForkNumber::MAIN_FORKNUM,
@@ -39,7 +43,10 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
             let block = pg_sys::BufferGetBlockNumber(buffer);
             if let Some(f) = first {
                 if block != f + expected {
-                    pgrx::error!("pg_columnar: relation extended out of order (block {block}, expected {})", f + expected);
+                    pgrx::error!(
+                        "pg_columnar: relation extended out of order (block {block}, expected {})",
+                        f + expected
+                    );
                 }
             } else {
                 first = Some(block);
@@ -57,7 +64,8 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
 /// then the bytes; generic WAL logs the full image), and releases it.
 unsafe fn fill_page(rel: pg_sys::Relation, buffer: pg_sys::Buffer, chunk: &[u8]) {
     let state = pg_sys::GenericXLogStart(rel);
-    let page = pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
+    let page =
+        pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
     pg_sys::PageInit(page, BLCKSZ, 0);
     let base = page as *mut u8;
     std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(PAGE_HEADER), chunk.len());
@@ -70,7 +78,11 @@ unsafe fn fill_page(rel: pg_sys::Relation, buffer: pg_sys::Buffer, chunk: &[u8])
 /// reads any more: `am::vacuum`). Their old contents are not read.
 pub fn write_at(rel: pg_sys::Relation, first_block: u32, bytes: &[u8]) {
     unsafe {
-        for (k, chunk) in bytes.chunks(PAYLOAD).chain(bytes.is_empty().then_some(&[][..])).enumerate() {
+        for (k, chunk) in bytes
+            .chunks(PAYLOAD)
+            .chain(bytes.is_empty().then_some(&[][..]))
+            .enumerate()
+        {
             let buffer = pg_sys::ReadBufferExtended(
                 rel,
                 pg_sys::ForkNumber::MAIN_FORKNUM,
@@ -97,13 +109,19 @@ pub struct PageReader {
 impl PageReader {
     pub fn new(rel: pg_sys::Relation, bulk: bool) -> PageReader {
         unsafe {
-            let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+            let nblocks =
+                pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
             let strategy = if bulk {
                 pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD)
             } else {
                 std::ptr::null_mut()
             };
-            PageReader { rel, nblocks, strategy, bytes_read: 0 }
+            PageReader {
+                rel,
+                nblocks,
+                strategy,
+                bytes_read: 0,
+            }
         }
     }
 
@@ -125,7 +143,12 @@ impl PageReader {
             let take = (PAYLOAD - in_page).min(end - pos);
             if block >= self.nblocks as u64 {
                 // the relation may have grown since this reader was made
-                self.nblocks = unsafe { pg_sys::RelationGetNumberOfBlocksInFork(self.rel, pg_sys::ForkNumber::MAIN_FORKNUM) };
+                self.nblocks = unsafe {
+                    pg_sys::RelationGetNumberOfBlocksInFork(
+                        self.rel,
+                        pg_sys::ForkNumber::MAIN_FORKNUM,
+                    )
+                };
                 if block >= self.nblocks as u64 {
                     corrupt(self.rel, format!("stripe data at block {block} is past the end of the relation ({} blocks)", self.nblocks));
                 }
@@ -143,9 +166,19 @@ impl PageReader {
                 let lower = (*(page as *const pg_sys::PageHeaderData)).pd_lower as usize;
                 if lower < PAGE_HEADER + in_page + take || lower > BLCKSZ {
                     pg_sys::UnlockReleaseBuffer(buffer);
-                    corrupt(self.rel, format!("data page {block} holds {} bytes, a stripe needs {}", lower.saturating_sub(PAGE_HEADER), in_page + take));
+                    corrupt(
+                        self.rel,
+                        format!(
+                            "data page {block} holds {} bytes, a stripe needs {}",
+                            lower.saturating_sub(PAGE_HEADER),
+                            in_page + take
+                        ),
+                    );
                 }
-                out.extend_from_slice(std::slice::from_raw_parts(page.add(PAGE_HEADER + in_page), take));
+                out.extend_from_slice(std::slice::from_raw_parts(
+                    page.add(PAGE_HEADER + in_page),
+                    take,
+                ));
                 pg_sys::UnlockReleaseBuffer(buffer);
             }
             pos += take;

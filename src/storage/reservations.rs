@@ -53,11 +53,18 @@ pub fn insert(storage_id: u64, first_row: u64, row_count: u64, cid: pg_sys::Comm
 pub fn running_holder(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId> {
     // ranges never overlap: the one starting last at or before `row` is the only one that
     // can hold it
-    super::last_row_at_or_before(table(), index(), storage_id, row, |rel, tuple, dirty| unsafe {
-        let (first, count) = range_of(rel, tuple, storage_id);
-        // the dirty snapshot's check of this tuple left a running inserter in it
-        (row < first.saturating_add(count) && (*dirty).xmin != pg_sys::InvalidTransactionId).then_some((*dirty).xmin)
-    })
+    super::last_row_at_or_before(
+        table(),
+        index(),
+        storage_id,
+        row,
+        |rel, tuple, dirty| unsafe {
+            let (first, count) = range_of(rel, tuple, storage_id);
+            // the dirty snapshot's check of this tuple left a running inserter in it
+            (row < first.saturating_add(count) && (*dirty).xmin != pg_sys::InvalidTransactionId)
+                .then_some((*dirty).xmin)
+        },
+    )
     .flatten()
 }
 
@@ -73,14 +80,29 @@ pub fn aborted_ranges(storage_id: u64) -> Vec<(u64, u64)> {
     unsafe {
         let rel = super::open_catalog(table(), index(), pg_sys::AccessShareLock);
         let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
-        pg_sys::ScanKeyInit(&mut key, 1, pg_sys::BTEqualStrategyNumber as u16, pg_sys::F_INT8EQ.into(), pg_sys::Datum::from(storage_id as i64));
+        pg_sys::ScanKeyInit(
+            &mut key,
+            1,
+            pg_sys::BTEqualStrategyNumber as u16,
+            pg_sys::F_INT8EQ.into(),
+            pg_sys::Datum::from(storage_id as i64),
+        );
         let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-        super::scan_catalog(rel, index(), any, std::ptr::null_mut(), std::slice::from_mut(&mut key), None, |_| false, |tuple| {
-            if super::inserter_aborted(tuple) {
-                let (first, count) = range_of(rel, tuple, storage_id);
-                ranges.push((first, first.saturating_add(count)));
-            }
-        });
+        super::scan_catalog(
+            rel,
+            index(),
+            any,
+            std::ptr::null_mut(),
+            std::slice::from_mut(&mut key),
+            None,
+            |_| false,
+            |tuple| {
+                if super::inserter_aborted(tuple) {
+                    let (first, count) = range_of(rel, tuple, storage_id);
+                    ranges.push((first, first.saturating_add(count)));
+                }
+            },
+        );
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
     ranges.sort_unstable();
@@ -91,11 +113,21 @@ pub fn aborted_ranges(storage_id: u64) -> Vec<(u64, u64)> {
 unsafe fn range_of(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, u64) {
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
-    pg_sys::heap_deform_tuple(tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    pg_sys::heap_deform_tuple(
+        tuple,
+        (*rel).rd_att,
+        values.as_mut_ptr(),
+        nulls.as_mut_ptr(),
+    );
     if nulls.iter().any(|&n| n) {
-        pgrx::error!("pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}");
+        pgrx::error!(
+            "pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}"
+        );
     }
-    (values[1].value() as i64 as u64, values[2].value() as i64 as u64)
+    (
+        values[1].value() as i64 as u64,
+        values[2].value() as i64 as u64,
+    )
 }
 
 /// Deletes the ranges of `storage_id` that `keep` rejects, among those SnapshotSelf sees
@@ -104,7 +136,13 @@ fn delete_where(storage_id: u64, keep: impl Fn(pg_sys::HeapTuple) -> bool) {
     unsafe {
         let rel = pg_sys::table_open(table(), pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
-        pg_sys::ScanKeyInit(&mut key, 1, pg_sys::BTEqualStrategyNumber as u16, pg_sys::F_INT8EQ.into(), pg_sys::Datum::from(storage_id as i64));
+        pg_sys::ScanKeyInit(
+            &mut key,
+            1,
+            pg_sys::BTEqualStrategyNumber as u16,
+            pg_sys::F_INT8EQ.into(),
+            pg_sys::Datum::from(storage_id as i64),
+        );
         let snapshot = std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData);
         let scan = pg_sys::systable_beginscan(rel, index(), true, snapshot, 1, &mut key);
         let mut tids = Vec::new();

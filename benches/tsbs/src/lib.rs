@@ -132,7 +132,13 @@ pub fn format_utc(unix: i64, out: &mut Vec<u8>) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + (m <= 2) as i64;
-    let _ = write!(out, "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}+00", secs / 3600, secs / 60 % 60, secs % 60);
+    let _ = write!(
+        out,
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}+00",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
 }
 
 /// Streams `rows` cpu rows (time-major over `hosts`) as CSV to `out`; `progress` is called
@@ -146,8 +152,9 @@ pub fn write_cpu(
 ) -> io::Result<()> {
     let mut r = Rng(seed);
     let n = hosts.len() as u64;
-    let mut walk: Vec<[f64; 10]> =
-        (0..n).map(|_| std::array::from_fn(|_| 100.0 * r.unit())).collect();
+    let mut walk: Vec<[f64; 10]> = (0..n)
+        .map(|_| std::array::from_fn(|_| 100.0 * r.unit()))
+        .collect();
     let mut line = Vec::with_capacity(256);
     let mut time = Vec::with_capacity(32);
     for row in 0..rows {
@@ -201,10 +208,26 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
                 chosen.push(h);
             }
         }
-        chosen.iter().map(|h| format!("'host_{h}'")).collect::<Vec<_>>().join(", ")
+        chosen
+            .iter()
+            .map(|h| format!("'host_{h}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let maxes = |m: usize| METRICS[..m].iter().map(|c| format!("max({c}) AS max_{c}")).collect::<Vec<_>>().join(", ");
-    let avgs = |m: usize| METRICS[..m].iter().map(|c| format!("avg({c}) AS mean_{c}")).collect::<Vec<_>>().join(", ");
+    let maxes = |m: usize| {
+        METRICS[..m]
+            .iter()
+            .map(|c| format!("max({c}) AS max_{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let avgs = |m: usize| {
+        METRICS[..m]
+            .iter()
+            .map(|c| format!("avg({c}) AS mean_{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut out = Vec::new();
     for (name, metrics, nhosts, hours) in [
         ("single-groupby-1-1-1", 1, 1, 1),
@@ -216,22 +239,37 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
     ] {
         let (a, b) = window(hours, &mut r);
         let hs = pick_hosts(nhosts, &mut r);
-        out.push((name, format!(
+        out.push((
+            name,
+            format!(
             "SELECT date_trunc('minute', time) AS minute, {} FROM {table} WHERE hostname IN ({hs}) \
-             AND time >= '{a}' AND time < '{b}' GROUP BY minute ORDER BY minute", maxes(metrics))));
+             AND time >= '{a}' AND time < '{b}' GROUP BY minute ORDER BY minute", maxes(metrics)),
+        ));
     }
     for (name, nhosts) in [("cpu-max-all-1", 1), ("cpu-max-all-8", 8)] {
         let (a, b) = window(8, &mut r);
         let hs = pick_hosts(nhosts, &mut r);
-        out.push((name, format!(
+        out.push((
+            name,
+            format!(
             "SELECT date_trunc('hour', time) AS hour, {} FROM {table} WHERE hostname IN ({hs}) \
-             AND time >= '{a}' AND time < '{b}' GROUP BY hour ORDER BY hour", maxes(10))));
+             AND time >= '{a}' AND time < '{b}' GROUP BY hour ORDER BY hour", maxes(10)),
+        ));
     }
-    for (name, metrics) in [("double-groupby-1", 1), ("double-groupby-5", 5), ("double-groupby-all", 10)] {
+    for (name, metrics) in [
+        ("double-groupby-1", 1),
+        ("double-groupby-5", 5),
+        ("double-groupby-all", 10),
+    ] {
         let (a, b) = window(12, &mut r);
-        out.push((name, format!(
-            "SELECT date_trunc('hour', time) AS hour, hostname, {} FROM {table} \
-             WHERE time >= '{a}' AND time < '{b}' GROUP BY hour, hostname ORDER BY hour, hostname", avgs(metrics))));
+        out.push((
+            name,
+            format!(
+                "SELECT date_trunc('hour', time) AS hour, hostname, {} FROM {table} \
+             WHERE time >= '{a}' AND time < '{b}' GROUP BY hour, hostname ORDER BY hour, hostname",
+                avgs(metrics)
+            ),
+        ));
     }
     let (a, b) = window(12, &mut r);
     out.push(("high-cpu-all", format!(
@@ -240,8 +278,10 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
     let h = pick_hosts(1, &mut r);
     out.push(("high-cpu-1", format!(
         "SELECT * FROM {table} WHERE usage_user > 90.0 AND time >= '{a}' AND time < '{b}' AND hostname IN ({h}) ORDER BY time")));
-    out.push(("lastpoint", format!(
-        "SELECT DISTINCT ON (hostname) * FROM {table} ORDER BY hostname, time DESC")));
+    out.push((
+        "lastpoint",
+        format!("SELECT DISTINCT ON (hostname) * FROM {table} ORDER BY hostname, time DESC"),
+    ));
     let (_, b) = window(1, &mut r);
     out.push(("groupby-orderby-limit", format!(
         "SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM {table} WHERE time < '{b}' \
@@ -301,8 +341,16 @@ mod tests {
         // consecutive readings of one host differ by a N(0,1) step: after rounding, almost
         // always by at most 3
         let a = cpu(100 * 200, 100, 1);
-        let rows: Vec<Vec<i64>> =
-            a.lines().map(|l| l.split(',').skip(3).take(10).map(|v| v.parse().unwrap()).collect()).collect();
+        let rows: Vec<Vec<i64>> = a
+            .lines()
+            .map(|l| {
+                l.split(',')
+                    .skip(3)
+                    .take(10)
+                    .map(|v| v.parse().unwrap())
+                    .collect()
+            })
+            .collect();
         let mut big = 0;
         for i in 100..rows.len() {
             for m in 0..10 {
@@ -319,15 +367,30 @@ mod tests {
         let q = queries("cpu", 100, 1_000_000, 5);
         let names: Vec<&str> = q.iter().map(|(n, _)| *n).collect();
         assert_eq!(names.len(), 15);
-        for n in ["single-groupby-1-1-1", "cpu-max-all-8", "double-groupby-all", "high-cpu-1", "lastpoint", "groupby-orderby-limit"] {
+        for n in [
+            "single-groupby-1-1-1",
+            "cpu-max-all-8",
+            "double-groupby-all",
+            "high-cpu-1",
+            "lastpoint",
+            "groupby-orderby-limit",
+        ] {
             assert!(names.contains(&n), "{n}");
         }
         assert_eq!(q, queries("cpu", 100, 1_000_000, 5));
         assert_ne!(q, queries("cpu", 100, 1_000_000, 6));
         // windows stay inside the data: 1 M rows of 100 hosts span 100,000 s from the start
         for (_, sql) in &q {
-            for part in sql.split('\'').skip(1).step_by(2).filter(|p| p.starts_with("2016")) {
-                assert!(part.as_bytes() <= b"2016-01-02 03:46:40+00".as_slice(), "{part} in {sql}");
+            for part in sql
+                .split('\'')
+                .skip(1)
+                .step_by(2)
+                .filter(|p| p.starts_with("2016"))
+            {
+                assert!(
+                    part.as_bytes() <= b"2016-01-02 03:46:40+00".as_slice(),
+                    "{part} in {sql}"
+                );
             }
         }
         assert!(q[2].1.matches("'host_").count() == 8);

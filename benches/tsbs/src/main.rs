@@ -15,11 +15,26 @@ fn main() {
     let mut queries_for: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let mut value = || args.next().unwrap_or_else(|| usage(&format!("{a} needs a value")));
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{a} needs a value")))
+        };
         match a.as_str() {
-            "--rows" => rows = value().parse().unwrap_or_else(|_| usage("--rows takes a number")),
-            "--hosts" => hosts_n = value().parse().unwrap_or_else(|_| usage("--hosts takes a number")),
-            "--seed" => seed = value().parse().unwrap_or_else(|_| usage("--seed takes a number")),
+            "--rows" => {
+                rows = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--rows takes a number"))
+            }
+            "--hosts" => {
+                hosts_n = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--hosts takes a number"))
+            }
+            "--seed" => {
+                seed = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--seed takes a number"))
+            }
             "--out" => out_dir = Some(value()),
             "--queries" => queries_for = Some(value()),
             "--schema" => {
@@ -43,15 +58,24 @@ fn main() {
     let h = hosts(hosts_n, seed);
     let create = |name: &str| {
         let p = format!("{dir}/{name}");
-        BufWriter::with_capacity(1 << 20, std::fs::File::create(&p).unwrap_or_else(|e| fail(&format!("{p}: {e}"))))
+        BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(&p).unwrap_or_else(|e| fail(&format!("{p}: {e}"))),
+        )
     };
     let mut tags = create("tags.csv");
-    write_tags(&h, &mut tags).and_then(|_| tags.flush()).unwrap_or_else(|e| fail(&e.to_string()));
+    write_tags(&h, &mut tags)
+        .and_then(|_| tags.flush())
+        .unwrap_or_else(|e| fail(&e.to_string()));
     let mut cpu = create("cpu.csv");
     let t0 = Instant::now();
     write_cpu(&h, rows, seed, &mut cpu, |done| {
         let secs = t0.elapsed().as_secs_f64();
-        eprint!("\rtsbs-gen: {done}/{rows} rows ({:.0}%, {:.1} M rows/s)", 100.0 * done as f64 / rows.max(1) as f64, done as f64 / secs.max(1e-9) / 1e6);
+        eprint!(
+            "\rtsbs-gen: {done}/{rows} rows ({:.0}%, {:.1} M rows/s)",
+            100.0 * done as f64 / rows.max(1) as f64,
+            done as f64 / secs.max(1e-9) / 1e6
+        );
     })
     .and_then(|_| cpu.flush())
     .unwrap_or_else(|e| fail(&e.to_string()));

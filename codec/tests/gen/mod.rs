@@ -115,7 +115,11 @@ fn kind_bits(kind: GenKind) -> u32 {
 /// `n` raw 64-bit "seeds" for the values, following the shape.
 fn raw_values(spec: &Spec, n: usize, rng: &mut Rng) -> Vec<u64> {
     let bits = kind_bits(spec.kind);
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     match spec.shape {
         Shape::Random | Shape::Specials => (0..n).map(|_| rng.next() & mask).collect(),
         Shape::Width(w) => {
@@ -138,11 +142,21 @@ fn raw_values(spec: &Spec, n: usize, rng: &mut Rng) -> Vec<u64> {
         Shape::Ramp => {
             let start = rng.next() & mask;
             let step = rng.below(1000);
-            (0..n as u64).map(|i| start.wrapping_add(i * step)).collect()
+            (0..n as u64)
+                .map(|i| start.wrapping_add(i * step))
+                .collect()
         }
         Shape::Distinct(d) => {
             let pool: Vec<u64> = (0..d).map(|_| rng.next() & mask).collect();
-            (0..n).map(|i| if i < d { pool[i] } else { pool[rng.below(d as u64) as usize] }).collect()
+            (0..n)
+                .map(|i| {
+                    if i < d {
+                        pool[i]
+                    } else {
+                        pool[rng.below(d as u64) as usize]
+                    }
+                })
+                .collect()
         }
         Shape::Drift => {
             let mut x = rng.below(1 << 20);
@@ -167,7 +181,11 @@ fn raw_values(spec: &Spec, n: usize, rng: &mut Rng) -> Vec<u64> {
             (0..n)
                 .map(|_| {
                     x = (x + rng.below(5) as i64 - 2).clamp(0, 100);
-                    if rng.below(200) == 0 { rng.next() & mask } else { x as u64 }
+                    if rng.below(200) == 0 {
+                        rng.next() & mask
+                    } else {
+                        x as u64
+                    }
                 })
                 .collect()
         }
@@ -246,7 +264,10 @@ pub fn generate(spec: &Spec) -> Vector {
             let f: Vec<f32> = if spec.shape == Shape::Random {
                 raw.iter().map(|&r| f32::from_bits(r as u32)).collect()
             } else {
-                floats_from(spec, &raw, &mut rng).into_iter().map(|x| x as f32).collect()
+                floats_from(spec, &raw, &mut rng)
+                    .into_iter()
+                    .map(|x| x as f32)
+                    .collect()
             };
             Values::Float32(f)
         }
@@ -267,7 +288,11 @@ pub fn generate(spec: &Spec) -> Vector {
             Values::Fixed { width: 16, data }
         }
     };
-    Vector { rows, nulls, values }
+    Vector {
+        rows,
+        nulls,
+        values,
+    }
 }
 
 /// A byte string derived from a raw value: host-name-like for walks and small widths,
@@ -285,7 +310,16 @@ fn string_for(shape: Shape, r: u64) -> Vec<u8> {
 }
 
 pub fn shapes() -> Vec<Shape> {
-    let mut s = vec![Shape::Random, Shape::Constant, Shape::Ramp, Shape::Specials, Shape::Walk, Shape::Drift, Shape::Runs, Shape::Outliers];
+    let mut s = vec![
+        Shape::Random,
+        Shape::Constant,
+        Shape::Ramp,
+        Shape::Specials,
+        Shape::Walk,
+        Shape::Drift,
+        Shape::Runs,
+        Shape::Outliers,
+    ];
     s.extend(WIDTHS.iter().map(|&w| Shape::Width(w)));
     s.extend(DISTINCTS.iter().map(|&d| Shape::Distinct(d)));
     s

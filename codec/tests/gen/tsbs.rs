@@ -27,7 +27,11 @@ fn normal(rng: &mut Rng) -> f64 {
 pub fn generate(rows: usize, hosts: usize, seed: u64) -> TsbsColumns {
     let mut rng = Rng(seed);
     let mut walk: Vec<f64> = (0..hosts).map(|_| (rng.next() % 100) as f64).collect();
-    let mut cols = TsbsColumns { time: Vec::with_capacity(rows), hostname: ByteStrings::new(), usage_user: Vec::with_capacity(rows) };
+    let mut cols = TsbsColumns {
+        time: Vec::with_capacity(rows),
+        hostname: ByteStrings::new(),
+        usage_user: Vec::with_capacity(rows),
+    };
     for i in 0..rows {
         let host = i % hosts;
         cols.time.push(START_US + (i / hosts) as i64 * STEP_US);

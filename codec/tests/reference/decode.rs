@@ -45,7 +45,9 @@ fn bit(data: &[u8], i: usize) -> Option<u64> {
 /// `m` fields of `width` bits, packed LSB-first.
 fn fields(r: &mut Reader<'_>, m: usize, width: usize) -> Option<Vec<u64>> {
     let data = r.take((m * width).div_ceil(8))?;
-    (0..m).map(|i| (0..width).try_fold(0u64, |v, k| Some(v | bit(data, i * width + k)? << k))).collect()
+    (0..m)
+        .map(|i| (0..width).try_fold(0u64, |v, k| Some(v | bit(data, i * width + k)? << k)))
+        .collect()
 }
 
 /// A patched block's exception section: (position, item) pairs, positions strictly
@@ -63,15 +65,25 @@ fn exceptions(r: &mut Reader<'_>, items: usize) -> Option<Vec<(usize, i64)>> {
     }
     let positions = fields(r, count, pw)?;
     let values = fields(r, count, width)?;
-    if positions.windows(2).any(|p| p[0] >= p[1]) || positions.iter().any(|&p| p as usize >= items) {
+    if positions.windows(2).any(|p| p[0] >= p[1]) || positions.iter().any(|&p| p as usize >= items)
+    {
         return None;
     }
-    Some(positions.into_iter().zip(values).map(|(p, v)| (p as usize, base.wrapping_add(v as i64))).collect())
+    Some(
+        positions
+            .into_iter()
+            .zip(values)
+            .map(|(p, v)| (p as usize, base.wrapping_add(v as i64)))
+            .collect(),
+    )
 }
 
 /// `m` items packed against `base` at `width`, patched by an exception section when asked.
 fn items(r: &mut Reader<'_>, m: usize, width: usize, base: i64, patched: bool) -> Option<Vec<i64>> {
-    let mut v: Vec<i64> = fields(r, m, width)?.into_iter().map(|f| base.wrapping_add(f as i64)).collect();
+    let mut v: Vec<i64> = fields(r, m, width)?
+        .into_iter()
+        .map(|f| base.wrapping_add(f as i64))
+        .collect();
     if patched {
         for (p, x) in exceptions(r, m)? {
             v[p] = x;
@@ -121,7 +133,10 @@ fn block(r: &mut Reader<'_>, count: usize) -> Option<Vec<i64>> {
             let h = lag.min(count);
             let head = fields(r, h, head_width)?;
             let deltas = items(r, count - h, width, min_delta, patched)?;
-            let mut v: Vec<i64> = head.into_iter().map(|f| head_base.wrapping_add(f as i64)).collect();
+            let mut v: Vec<i64> = head
+                .into_iter()
+                .map(|f| head_base.wrapping_add(f as i64))
+                .collect();
             for (j, d) in deltas.into_iter().enumerate() {
                 let i = h + j;
                 v.push(v[i - lag].wrapping_add(d));
@@ -174,12 +189,19 @@ fn block(r: &mut Reader<'_>, count: usize) -> Option<Vec<i64>> {
                     run
                 };
                 let z = (high << k) | low;
-                let d = if z % 2 == 0 { (z / 2) as i64 } else { !((z / 2) as i64) };
+                let d = if z % 2 == 0 {
+                    (z / 2) as i64
+                } else {
+                    !((z / 2) as i64)
+                };
                 let prev = *v.last().unwrap();
                 v.push(prev.wrapping_add(center).wrapping_add(d));
             }
             // exactly the escapes counted, the codes ending in the last byte, zero padding
-            if e != escapes || unary.len() != at.div_ceil(8) || (at..unary.len() * 8).any(|i| bit(unary, i) != Some(0)) {
+            if e != escapes
+                || unary.len() != at.div_ceil(8)
+                || (at..unary.len() * 8).any(|i| bit(unary, i) != Some(0))
+            {
                 return None;
             }
             Some(v)
@@ -192,22 +214,46 @@ fn block(r: &mut Reader<'_>, count: usize) -> Option<Vec<i64>> {
 /// (-2^63 is one, 2^63 is not: it does not fit an i64.)
 fn exact_f64(x: f64) -> Option<i64> {
     let i = x as i64;
-    ((-9.223372036854775808e18..9.223372036854775808e18).contains(&x) && (i as f64).to_bits() == x.to_bits()).then_some(i)
+    ((-9.223372036854775808e18..9.223372036854775808e18).contains(&x)
+        && (i as f64).to_bits() == x.to_bits())
+    .then_some(i)
 }
 fn exact_f32(x: f32) -> Option<i64> {
     let i = x as i64;
-    ((-9.223372036854775808e18..9.223372036854775808e18).contains(&x) && (i as f32).to_bits() == x.to_bits()).then_some(i)
+    ((-9.223372036854775808e18..9.223372036854775808e18).contains(&x)
+        && (i as f32).to_bits() == x.to_bits())
+    .then_some(i)
 }
 
 /// Integers as values of `kind` (1..=6), refusing any that does not fit exactly.
 fn from_ints(kind: u8, ints: Vec<i64>) -> Option<Values> {
     Some(match kind {
-        1 => Values::Int8(ints.iter().map(|&i| i8::try_from(i).ok()).collect::<Option<_>>()?),
-        2 => Values::Int16(ints.iter().map(|&i| i16::try_from(i).ok()).collect::<Option<_>>()?),
-        3 => Values::Int32(ints.iter().map(|&i| i32::try_from(i).ok()).collect::<Option<_>>()?),
+        1 => Values::Int8(
+            ints.iter()
+                .map(|&i| i8::try_from(i).ok())
+                .collect::<Option<_>>()?,
+        ),
+        2 => Values::Int16(
+            ints.iter()
+                .map(|&i| i16::try_from(i).ok())
+                .collect::<Option<_>>()?,
+        ),
+        3 => Values::Int32(
+            ints.iter()
+                .map(|&i| i32::try_from(i).ok())
+                .collect::<Option<_>>()?,
+        ),
         4 => Values::Int64(ints),
-        5 => Values::Float32(ints.iter().map(|&i| (exact_f32(i as f32) == Some(i)).then_some(i as f32)).collect::<Option<_>>()?),
-        6 => Values::Float64(ints.iter().map(|&i| (exact_f64(i as f64) == Some(i)).then_some(i as f64)).collect::<Option<_>>()?),
+        5 => Values::Float32(
+            ints.iter()
+                .map(|&i| (exact_f32(i as f32) == Some(i)).then_some(i as f32))
+                .collect::<Option<_>>()?,
+        ),
+        6 => Values::Float64(
+            ints.iter()
+                .map(|&i| (exact_f64(i as f64) == Some(i)).then_some(i as f64))
+                .collect::<Option<_>>()?,
+        ),
         _ => return None,
     })
 }
@@ -230,16 +276,26 @@ fn bytes_values(items: Vec<Vec<u8>>) -> Values {
 }
 
 fn plain(r: &mut Reader<'_>, kind: u8, width: usize, n: usize) -> Option<Values> {
-    let lanes = |r: &mut Reader<'_>, size: usize| -> Option<Vec<u64>> { (0..n).map(|_| r.le(size)).collect() };
+    let lanes = |r: &mut Reader<'_>, size: usize| -> Option<Vec<u64>> {
+        (0..n).map(|_| r.le(size)).collect()
+    };
     Some(match kind {
         1 => Values::Int8(lanes(r, 1)?.into_iter().map(|v| v as u8 as i8).collect()),
         2 => Values::Int16(lanes(r, 2)?.into_iter().map(|v| v as u16 as i16).collect()),
         3 => Values::Int32(lanes(r, 4)?.into_iter().map(|v| v as u32 as i32).collect()),
         4 => Values::Int64(lanes(r, 8)?.into_iter().map(|v| v as i64).collect()),
-        5 => Values::Float32(lanes(r, 4)?.into_iter().map(|v| f32::from_bits(v as u32)).collect()),
+        5 => Values::Float32(
+            lanes(r, 4)?
+                .into_iter()
+                .map(|v| f32::from_bits(v as u32))
+                .collect(),
+        ),
         6 => Values::Float64(lanes(r, 8)?.into_iter().map(f64::from_bits).collect()),
         7 => bytes_values(strings(r, n)?),
-        _ => Values::Fixed { width: width as u16, data: r.take(n.checked_mul(width)?)?.to_vec() },
+        _ => Values::Fixed {
+            width: width as u16,
+            data: r.take(n.checked_mul(width)?)?.to_vec(),
+        },
     })
 }
 
@@ -283,7 +339,10 @@ fn empty(kind: u8, width: usize) -> Values {
         5 => Values::Float32(vec![]),
         6 => Values::Float64(vec![]),
         7 => Values::Bytes(ByteStrings::new()),
-        _ => Values::Fixed { width: width as u16, data: vec![] },
+        _ => Values::Fixed {
+            width: width as u16,
+            data: vec![],
+        },
     }
 }
 
@@ -294,7 +353,13 @@ fn entry_bytes(entries: &Values, i: usize) -> u64 {
     }
 }
 
-fn dictionary(r: &mut Reader<'_>, kind: u8, width: usize, n: usize, shared: Option<&Values>) -> Option<Values> {
+fn dictionary(
+    r: &mut Reader<'_>,
+    kind: u8,
+    width: usize,
+    n: usize,
+    shared: Option<&Values>,
+) -> Option<Values> {
     let entry_count = r.le(2)? as usize;
     let inline;
     let entries = if entry_count == 0 {
@@ -323,7 +388,12 @@ fn dictionary(r: &mut Reader<'_>, kind: u8, width: usize, n: usize, shared: Opti
     if codes.iter().any(|&c| c < 0 || c as usize >= count) {
         return None;
     }
-    if codes.iter().map(|&c| entry_bytes(entries, c as usize)).sum::<u64>() > MAX_VECTOR_BYTES {
+    if codes
+        .iter()
+        .map(|&c| entry_bytes(entries, c as usize))
+        .sum::<u64>()
+        > MAX_VECTOR_BYTES
+    {
         return None;
     }
     let mut out = empty(kind, width);
@@ -391,8 +461,15 @@ fn gorilla(data: &[u8], n: usize, w: usize) -> Option<Vec<u64>> {
 
 /// Decodes one whole vector; `symbols` is the stripe column's FSST table (its symbols in code
 /// order) and `shared` its shared dictionary's entries, if it has them.
-pub fn decode_vector(bytes: &[u8], symbols: Option<&[Vec<u8>]>, shared: Option<&Values>) -> Option<Vector> {
-    let mut r = Reader { data: bytes, pos: 0 };
+pub fn decode_vector(
+    bytes: &[u8],
+    symbols: Option<&[Vec<u8>]>,
+    shared: Option<&Values>,
+) -> Option<Vector> {
+    let mut r = Reader {
+        data: bytes,
+        pos: 0,
+    };
     let kind = r.byte()?;
     if !(1..=8).contains(&kind) {
         return None;
@@ -432,7 +509,11 @@ pub fn decode_vector(bytes: &[u8], symbols: Option<&[Vec<u8>]>, shared: Option<&
     };
     let n = rows - null_rows;
     if n == 0 {
-        return (r.left() == 0).then(|| Vector { rows, nulls, values: empty(kind, width) });
+        return (r.left() == 0).then(|| Vector {
+            rows,
+            nulls,
+            values: empty(kind, width),
+        });
     }
     let values = match r.byte()? {
         0 => plain(&mut r, kind, width, n)?,
@@ -443,12 +524,21 @@ pub fn decode_vector(bytes: &[u8], symbols: Option<&[Vec<u8>]>, shared: Option<&
             let w = if kind == 5 { 32 } else { 64 };
             let lanes = gorilla(r.take(r.left())?, n, w)?;
             if kind == 5 {
-                Values::Float32(lanes.into_iter().map(|b| f32::from_bits(b as u32)).collect())
+                Values::Float32(
+                    lanes
+                        .into_iter()
+                        .map(|b| f32::from_bits(b as u32))
+                        .collect(),
+                )
             } else {
                 Values::Float64(lanes.into_iter().map(f64::from_bits).collect())
             }
         }
         _ => return None,
     };
-    (r.left() == 0).then_some(Vector { rows, nulls, values })
+    (r.left() == 0).then_some(Vector {
+        rows,
+        nulls,
+        values,
+    })
 }

@@ -60,7 +60,8 @@ fn items_packing(items: &[i64]) -> (i64, u32, Option<Vec<(usize, i64)>>) {
         let mut top: Option<(usize, i64)> = None;
         for &a in &sorted {
             let hi = a as i128 + (1i128 << w);
-            let n = sorted.partition_point(|&x| (x as i128) < hi) - sorted.partition_point(|&x| x < a);
+            let n =
+                sorted.partition_point(|&x| (x as i128) < hi) - sorted.partition_point(|&x| x < a);
             if top.is_none_or(|(t, _)| n > t) {
                 top = Some((n, a));
             }
@@ -72,7 +73,12 @@ fn items_packing(items: &[i64]) -> (i64, u32, Option<Vec<(usize, i64)>>) {
             continue;
         }
         let inside = |x: i64| (x as i128) >= a as i128 && (x as i128) < a as i128 + (1i128 << w);
-        let exceptions: Vec<(usize, i64)> = items.iter().copied().enumerate().filter(|&(_, x)| !inside(x)).collect();
+        let exceptions: Vec<(usize, i64)> = items
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, x)| !inside(x))
+            .collect();
         let (_, ew) = exceptions_base_and_width(&exceptions);
         let e = exceptions.len();
         let total = bytes_for(m, w) + 11 + bytes_for(e, pw) + bytes_for(e, ew);
@@ -98,8 +104,17 @@ fn put_items(items: &[i64], out: &mut Vec<u8>, base_at: usize) {
     out[base_at..base_at + 8].copy_from_slice(&base.to_le_bytes());
     let mut bits = Bits::new();
     for (i, &x) in items.iter().enumerate() {
-        let outside = exceptions.as_ref().is_some_and(|e| e.iter().any(|&(p, _)| p == i));
-        bits.put(if outside { 0 } else { (x as i128 - base as i128) as u64 }, width);
+        let outside = exceptions
+            .as_ref()
+            .is_some_and(|e| e.iter().any(|&(p, _)| p == i));
+        bits.put(
+            if outside {
+                0
+            } else {
+                (x as i128 - base as i128) as u64
+            },
+            width,
+        );
     }
     out.extend(bits.bytes());
     let Some(exceptions) = exceptions else { return };
@@ -131,7 +146,9 @@ pub fn block_for(values: &[i64]) -> Vec<u8> {
 
 /// Delta block.
 pub fn block_delta(values: &[i64]) -> Vec<u8> {
-    let deltas: Vec<i64> = (1..values.len()).map(|i| values[i].wrapping_sub(values[i - 1])).collect();
+    let deltas: Vec<i64> = (1..values.len())
+        .map(|i| values[i].wrapping_sub(values[i - 1]))
+        .collect();
     let mut out = vec![1u8, 0];
     out.extend_from_slice(&values.first().copied().unwrap_or(0).to_le_bytes());
     out.extend_from_slice(&[0; 8]);
@@ -146,7 +163,9 @@ pub fn block_stride(values: &[i64], lag: usize) -> Vec<u8> {
     let hmin = values[..head].iter().copied().min().unwrap_or(0);
     let hmax = values[..head].iter().copied().max().unwrap_or(0);
     let hwidth = width_of((hmax as i128 - hmin as i128) as u64);
-    let deltas: Vec<i64> = (head..values.len()).map(|i| values[i].wrapping_sub(values[i - lag])).collect();
+    let deltas: Vec<i64> = (head..values.len())
+        .map(|i| values[i].wrapping_sub(values[i - lag]))
+        .collect();
     let mut out = vec![2u8, 0];
     out.extend_from_slice(&(lag as u16).to_le_bytes());
     out.push(hwidth as u8);
@@ -169,14 +188,23 @@ pub fn block_rice(values: &[i64]) -> Option<Vec<u8>> {
     if values.len() < 2 {
         return None;
     }
-    let deltas: Vec<i64> = (1..values.len()).map(|i| values[i].wrapping_sub(values[i - 1])).collect();
+    let deltas: Vec<i64> = (1..values.len())
+        .map(|i| values[i].wrapping_sub(values[i - 1]))
+        .collect();
     let mut sorted = deltas.clone();
     sorted.sort();
     let center = sorted[(sorted.len() - 1) / 2];
-    let items: Vec<u64> = deltas.iter().map(|&d| {
-        let x = d.wrapping_sub(center);
-        if x >= 0 { (x as u64) * 2 } else { (!(x as u64)) * 2 + 1 }
-    }).collect();
+    let items: Vec<u64> = deltas
+        .iter()
+        .map(|&d| {
+            let x = d.wrapping_sub(center);
+            if x >= 0 {
+                (x as u64) * 2
+            } else {
+                (!(x as u64)) * 2 + 1
+            }
+        })
+        .collect();
     let mean = (items.iter().map(|&x| x as u128).sum::<u128>() / items.len() as u128) as u64;
     let mut best: Option<Vec<u8>> = None;
     for k in width_of(mean).saturating_sub(2)..64 {
@@ -249,7 +277,12 @@ pub fn block_with(values: &[i64], lag: Option<usize>) -> Vec<u8> {
 
 pub fn exact_int_f64(x: f64) -> Option<i64> {
     let two63 = 2f64.powi(63);
-    if x.is_finite() && x.fract() == 0.0 && !(x == 0.0 && x.is_sign_negative()) && x >= -two63 && x < two63 {
+    if x.is_finite()
+        && x.fract() == 0.0
+        && !(x == 0.0 && x.is_sign_negative())
+        && x >= -two63
+        && x < two63
+    {
         Some(x as i64)
     } else {
         None
@@ -268,8 +301,14 @@ fn lanes(values: &Values) -> Vec<Vec<u8>> {
         Values::Int16(v) => v.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
         Values::Int32(v) => v.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
         Values::Int64(v) => v.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
-        Values::Float32(v) => v.iter().map(|x| x.to_bits().to_le_bytes().to_vec()).collect(),
-        Values::Float64(v) => v.iter().map(|x| x.to_bits().to_le_bytes().to_vec()).collect(),
+        Values::Float32(v) => v
+            .iter()
+            .map(|x| x.to_bits().to_le_bytes().to_vec())
+            .collect(),
+        Values::Float64(v) => v
+            .iter()
+            .map(|x| x.to_bits().to_le_bytes().to_vec())
+            .collect(),
         Values::Bytes(b) => b.as_ref().iter().map(|s| s.to_vec()).collect(),
         Values::Fixed { width, data } => data.chunks(*width as usize).map(|c| c.to_vec()).collect(),
     }
@@ -320,7 +359,11 @@ pub fn plain(values: &Values) -> Vec<u8> {
 pub const DICTIONARY_CAP: usize = 512;
 
 /// The smaller of the inline and the shared dictionary (inline on a tie).
-pub fn dictionary(values: &Values, shared: Option<&SharedDictionary>, lag: Option<usize>) -> Option<Vec<u8>> {
+pub fn dictionary(
+    values: &Values,
+    shared: Option<&SharedDictionary>,
+    lag: Option<usize>,
+) -> Option<Vec<u8>> {
     let inline = dictionary_inline(values, lag);
     let shared = shared.and_then(|d| dictionary_shared(values, d, lag));
     match (inline, shared) {
@@ -330,18 +373,25 @@ pub fn dictionary(values: &Values, shared: Option<&SharedDictionary>, lag: Optio
 }
 
 /// Codes into the shared dictionary, found by linear search.
-pub fn dictionary_shared(values: &Values, d: &SharedDictionary, lag: Option<usize>) -> Option<Vec<u8>> {
+pub fn dictionary_shared(
+    values: &Values,
+    d: &SharedDictionary,
+    lag: Option<usize>,
+) -> Option<Vec<u8>> {
     if std::mem::discriminant(values) != std::mem::discriminant(d.entries()) || values.is_empty() {
         return None;
     }
-    if let (Values::Fixed { width: a, .. }, Values::Fixed { width: b, .. }) = (values, d.entries()) {
+    if let (Values::Fixed { width: a, .. }, Values::Fixed { width: b, .. }) = (values, d.entries())
+    {
         if a != b {
             return None;
         }
     }
     let entries = lanes(d.entries());
-    let codes: Option<Vec<i64>> =
-        lanes(values).iter().map(|it| entries.iter().position(|e| e == it).map(|c| c as i64)).collect();
+    let codes: Option<Vec<i64>> = lanes(values)
+        .iter()
+        .map(|it| entries.iter().position(|e| e == it).map(|c| c as i64))
+        .collect();
     let mut out = vec![0u8, 0u8];
     out.extend(block_with(&codes?, lag));
     Some(out)
@@ -465,7 +515,9 @@ pub fn gorilla(values: &Values) -> Option<Vec<u8>> {
 
 /// FSST with a given table: greedy longest match found by trying every symbol.
 pub fn fsst(values: &Values, table: &SymbolTable) -> Vec<u8> {
-    let Values::Bytes(b) = values else { panic!("strings only") };
+    let Values::Bytes(b) = values else {
+        panic!("strings only")
+    };
     let mut lens = Vec::new();
     let mut data = Vec::new();
     for s in b.as_ref().iter() {
@@ -542,7 +594,9 @@ pub fn encode_vector(v: &Vector, ctx: &ColumnContext<'_>) -> Vec<u8> {
     consider(1, dictionary(&v.values, ctx.dictionary, lag), &mut best);
     consider(2, bitpack(&v.values, lag), &mut best);
     if let (Some(t), Values::Bytes(_)) = (table, &v.values) {
-        let so_far = best.as_ref().map_or(plain.len(), |(_, b)| b.len().min(plain.len()));
+        let so_far = best
+            .as_ref()
+            .map_or(plain.len(), |(_, b)| b.len().min(plain.len()));
         if so_far * 100 > raw_len(&v.values) * 75 {
             consider(3, Some(fsst(&v.values, t)), &mut best);
         }
