@@ -846,10 +846,10 @@ unsafe extern "C-unwind" fn bitmap_next_block(
     let st = crate::am::scan::state(scan);
     if (*tbmres).ntuples >= 0 {
         let offsets = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
-        st.bitmap_block((*tbmres).blockno, Some(offsets))
+        st.bitmap_block((*tbmres).blockno, Some(offsets), (*scan).rs_snapshot)
     } else {
         (*tbmres).recheck = true;
-        st.bitmap_block((*tbmres).blockno, None)
+        st.bitmap_block((*tbmres).blockno, None, (*scan).rs_snapshot)
     }
 }
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
@@ -884,7 +884,7 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
         if tbmres.lossy {
             *lossy_pages += 1;
             *recheck = true;
-            st.bitmap_block(tbmres.blockno, None);
+            st.bitmap_block(tbmres.blockno, None, (*scan).rs_snapshot);
         } else {
             *exact_pages += 1;
             *recheck = tbmres.recheck;
@@ -894,7 +894,11 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
                 offsets.as_mut_ptr(),
                 offsets.len() as u32,
             );
-            st.bitmap_block(tbmres.blockno, Some(&offsets[..n.max(0) as usize]));
+            st.bitmap_block(
+                tbmres.blockno,
+                Some(&offsets[..n.max(0) as usize]),
+                (*scan).rs_snapshot,
+            );
         }
     }
 }

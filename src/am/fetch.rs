@@ -205,7 +205,7 @@ fn fetch_into(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let rel = scan.rel;
-    fetch_unless_deleted(scan, row, slot, |id| {
+    fetch_unless_deleted(scan, row, snapshot, slot, |id| {
         marks::is_deleted(id, row, snapshot, rel)
     })
 }
@@ -215,10 +215,11 @@ fn fetch_into(
 fn fetch_unless_deleted(
     scan: &mut ScanState,
     row: u64,
+    snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
     deleted: impl FnOnce(u64) -> bool,
 ) -> bool {
-    let Some(i) = stripe_index_of(&scan.stripes, row) else {
+    let Some(i) = scan.stripe_of_row(row, snapshot) else {
         return false;
     };
     if scan.storage_id.is_some_and(deleted) {
@@ -269,7 +270,7 @@ pub unsafe fn fetch(
     let scan = st.scan.as_mut().unwrap();
     let found = if mvcc && !serializable {
         let window = &mut st.marks;
-        fetch_unless_deleted(scan, row, slot, |id| {
+        fetch_unless_deleted(scan, row, snapshot, slot, |id| {
             match window.deletion(rel, id, row, snapshot) {
                 Some(dead) => {
                     *all_dead = dead;
@@ -473,7 +474,7 @@ pub unsafe fn fetch_for_change(
     };
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
     let look = |scan: &mut ScanState| {
-        let i = stripe_index_of(&scan.stripes, row)?;
+        let i = scan.stripe_of_row(row, any)?;
         let place = dirty_stripe_of(&scan.stripes, row)?;
         let (xmin, cmin) = (scan.stripes[i].xmin, scan.stripes[i].cmin);
         fetch_copied(scan, row, any, slot);
@@ -796,12 +797,13 @@ pub fn read_deferred(
             );
         }
         // a row written since the cached scan was made is in a stripe it lacks: made again
+        let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
         let end = with_latest_scan(rel, false, |scan| {
-            scan.row_columns(d.row, columns.clone(), desc, out)
+            scan.row_columns(d.row, any, columns.clone(), desc, out)
         })
         .or_else(|| {
             with_latest_scan(rel, true, |scan| {
-                scan.row_columns(d.row, columns.clone(), desc, out)
+                scan.row_columns(d.row, any, columns.clone(), desc, out)
             })
         });
         let Some(end) = end else {
@@ -855,7 +857,7 @@ pub fn row_visible(
         return false;
     };
     let none = std::ptr::null_mut();
-    stripe_index_of(&catalog::stripes(storage_id, snapshot, none), row).is_some()
+    catalog::stripe_holding(storage_id, row, snapshot).is_some()
         && !marks::is_deleted(storage_id, row, snapshot, none)
 }
 

@@ -54,14 +54,31 @@ pub unsafe fn truncate_in_place(rel: pg_sys::Relation) {
 }
 
 /// Pages of the relation, and rows the current snapshot sees (plus rows this backend has
-/// buffered).
-pub unsafe fn estimate_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
-    let pages = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+/// buffered): what VACUUM records in `pg_class`.
+pub unsafe fn counted_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
     let rows: u64 = scan::visible_stripes(rel, scan::current_snapshot())
         .iter()
         .map(|s| s.row_count - catalog::absent_count(s))
         .sum();
-    (pages, (rows + write::pending_rows(rel)) as f64)
+    (file_pages(rel), (rows + write::pending_rows(rel)) as f64)
+}
+
+/// Pages of the relation, and the planner's estimate of its rows: [`counted_size`]'s count,
+/// or one made by a recent statement plus the rows numbered since (`catalog::planning_list`).
+pub unsafe fn estimate_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
+    let rows = match meta::read(rel) {
+        Some(m) => {
+            let read = catalog::planning_list(m.storage_id, m.next_row, scan::current_snapshot());
+            read.list.held_rows() + read.rows_since
+        }
+        None => 0,
+    };
+    (file_pages(rel), (rows + write::pending_rows(rel)) as f64)
+}
+
+fn file_pages(rel: pg_sys::Relation) -> pg_sys::BlockNumber {
+    // SAFETY: `rel` is an open relation of the caller's
+    unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) }
 }
 
 /// `index_build_range_scan`: feeds every row (or those whose TID block is in the range) to

@@ -66,6 +66,33 @@ impl DeleteMask {
         }
     }
 
+    /// The mask of a scan whose stripe `at` was just listed, before the one there (a scan
+    /// that lists the stripes of the rows it is asked for, `ScanState::stripe_of_row`).
+    pub fn stripe_listed(&mut self, at: usize) {
+        self.stripes.insert(
+            at,
+            if self.source.is_some() {
+                None
+            } else {
+                Some(Vec::new())
+            },
+        );
+    }
+
+    /// The same mask for `stripes` stripes listed afresh, none of them read yet.
+    pub fn relisted(&self, stripes: usize) -> DeleteMask {
+        let unread = if self.source.is_some() {
+            None
+        } else {
+            Some(Vec::new())
+        };
+        DeleteMask {
+            source: self.source,
+            stripes: vec![unread; stripes],
+            batch: 1,
+        }
+    }
+
     /// The deleted and absent rows of stripe `i` of `stripes` (the scan's, sorted by first
     /// row), ascending.
     pub fn of_stripe(&mut self, stripes: &[StripeRow], i: usize) -> &[u64] {

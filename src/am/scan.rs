@@ -190,6 +190,10 @@ pub fn row_at_a_time_decodes() -> (u64, u64) {
 /// keeps (`ScanState::keep_first_stripes`).
 const SCAN_KEEPS: usize = 4;
 
+/// Stripes a fetch scan looks up one by one before it lists them all
+/// ([`ScanState::stripe_of_row`]).
+const FETCH_LOOKUPS: usize = 16;
+
 pub struct ScanState {
     pub rel: pg_sys::Relation,
     relid: pg_sys::Oid,
@@ -224,6 +228,10 @@ pub struct ScanState {
     decoded: DecodedVector,
     /// Rows stored one at a time by number (a fetch scan): [`Decode::Fetched`].
     row_at_a_time: bool,
+    /// A fetch scan that lists the stripes of the rows it is asked for as it is asked
+    /// ([`stripe_of_row`](Self::stripe_of_row)): the lookups made so far, and the type of the
+    /// snapshot they are made for. `None`: `stripes` lists every stripe the snapshot sees.
+    lookups: Option<(usize, pg_sys::SnapshotType::Type)>,
     /// Integers of a block that [`DecodedVector::decode_row`] decodes whole.
     scratch: Vec<i64>,
     pub pages: PageReader,
@@ -347,10 +355,64 @@ impl ScanState {
     /// writes those it needs (`write::flush_if_holding`, `write::flush_for_snapshot`); a
     /// BEFORE UPDATE trigger's fetch of each row would otherwise write the new versions
     /// buffered so far as a stripe per row.
+    ///
+    /// It lists no stripe to begin with, and looks up the stripe of each row it is asked for
+    /// ([`stripe_of_row`](Self::stripe_of_row)), unless it is a serializable transaction's
+    /// MVCC read, whose read of the whole catalog is also its check of conflicts with the
+    /// writers of the stripes it passes over (`storage::scan_catalog`).
     pub fn for_fetch(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
-        let mut scan = Self::build(rel, snapshot, std::ptr::null(), false, false, false, false);
+        let mut scan = Self::listing_as_asked(rel, snapshot, false);
         scan.keeps_left = usize::MAX;
         scan.row_at_a_time = true;
+        scan
+    }
+
+    /// A bitmap heap scan's: it lists the stripes of the rows the bitmap names as it meets
+    /// them, as [`for_fetch`](Self::for_fetch) does, and masks the rows its snapshot finds
+    /// deleted, as [`new`](Self::new) does: a bitmap of a few rows reads a few stripes' catalog
+    /// rows, not the table's.
+    pub fn for_bitmap(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> ScanState {
+        write::flush_relation(rel);
+        Self::listing_as_asked(rel, snapshot, true)
+    }
+
+    /// A scan that lists the stripes of the rows it is asked for as it is asked
+    /// ([`stripe_of_row`](Self::stripe_of_row)), with a delete mask (`mask`) or none; one
+    /// that lists every stripe at once for a serializable transaction's MVCC read, whose read
+    /// of the whole catalog is also its check of conflicts with the writers of the stripes
+    /// it passes over (`storage::scan_catalog`).
+    fn listing_as_asked(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        mask: bool,
+    ) -> ScanState {
+        let snapshot = if snapshot.is_null() {
+            current_snapshot()
+        } else {
+            snapshot
+        };
+        // SAFETY: a valid snapshot of the caller's
+        let kind = unsafe { (*snapshot).snapshot_type };
+        if kind == pg_sys::SnapshotType::SNAPSHOT_MVCC && crate::storage::serializable_transaction()
+        {
+            return Self::build(rel, snapshot, std::ptr::null(), false, false, false, mask);
+        }
+        let storage_id = meta::storage_id(rel);
+        let mask = if mask {
+            DeleteMask::new(rel, storage_id, snapshot, 0)
+        } else {
+            DeleteMask::none(0)
+        };
+        let mut scan = Self::assemble(
+            rel,
+            Vec::new(),
+            Vec::new(),
+            storage_id,
+            mask,
+            std::ptr::null(),
+            false,
+        );
+        scan.lookups = Some((0, kind));
         scan
     }
 
@@ -463,6 +525,7 @@ impl ScanState {
             stripe: None,
             decoded: DecodedVector::new(natts),
             row_at_a_time: false,
+            lookups: None,
             scratch: Vec::new(),
             pages: PageReader::new(rel, bulk),
             buf: Vec::new(),
@@ -765,6 +828,56 @@ impl ScanState {
         };
     }
 
+    /// The index in `stripes` of the stripe that holds row `row`, for `snapshot`: that of the
+    /// scan ([`for_fetch`](Self::for_fetch)); another's (a fetch of the row under SnapshotAny
+    /// from an MVCC fetch's scan) finds only the stripes listed already. A fetch scan that
+    /// does not list its stripe yet looks it up through the catalog's index
+    /// (`catalog::stripe_holding`), so a fetch of one row costs the same however many
+    /// stripes the table has; after [`FETCH_LOOKUPS`] lookups it lists every stripe, one
+    /// read of the catalog, as an index scan over many stripes would otherwise look up each.
+    pub fn stripe_of_row(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<usize> {
+        // (a row in a listed stripe's range that it does not hold is absent: in no stripe)
+        if let Some(i) = read::stripe_index_of_position(&self.stripes, row) {
+            return read::stripe_index_of(&self.stripes, row).map(|_| i);
+        }
+        let (Some((made, kind)), Some(storage_id)) = (self.lookups, self.storage_id) else {
+            return None;
+        };
+        // SAFETY: a valid snapshot of the caller's
+        if unsafe { (*snapshot).snapshot_type } != kind {
+            return None;
+        }
+        if made >= FETCH_LOOKUPS {
+            self.stripes = catalog::stripes(storage_id, snapshot, self.rel);
+            self.lookups = None;
+            self.mask = self.mask.relisted(self.stripes.len());
+            self.summaries = vec![None; self.stripes.len()];
+        } else {
+            self.lookups = Some((made + 1, kind));
+            let found = catalog::stripe_holding(storage_id, row, snapshot)?;
+            // a dirty reading changes as transactions end: the stripe read now replaces any
+            // listed one it overlaps (a VACUUM's stripe for the old ones it merged)
+            let end = found.first_row + found.row_count;
+            if self
+                .stripes
+                .iter()
+                .any(|s| s.first_row < end && found.first_row < s.first_row + s.row_count)
+            {
+                self.stripes
+                    .retain(|s| s.first_row + s.row_count <= found.first_row || s.first_row >= end);
+                self.mask = self.mask.relisted(self.stripes.len());
+                self.summaries = vec![None; self.stripes.len()];
+            }
+            let at = self
+                .stripes
+                .partition_point(|s| s.first_row < found.first_row);
+            self.stripes.insert(at, found);
+            self.mask.stripe_listed(at);
+            self.summaries.insert(at, None);
+        }
+        read::stripe_index_of(&self.stripes, row)
+    }
+
     /// Stores the row of stripe `i` whose row number is the stripe's first plus `offset`
     /// (its insert offset) into `slot`.
     pub fn store_offset(&mut self, i: usize, offset: u64, slot: *mut pg_sys::TupleTableSlot) {
@@ -782,11 +895,12 @@ impl ScanState {
     pub fn row_columns(
         &mut self,
         row: u64,
+        snapshot: pg_sys::Snapshot,
         columns: std::ops::Range<usize>,
         desc: pg_sys::TupleDesc,
         out: &mut dyn FnMut(usize, pg_sys::Datum, bool),
     ) -> Option<usize> {
-        let i = read::stripe_index_of(&self.stripes, row)?;
+        let i = self.stripe_of_row(row, snapshot)?;
         let position = self.position_of(i, row - self.stripes[i].first_row);
         let types = column_types(desc);
         let mut decoded = DecodedVector::new(types.len());
@@ -1373,24 +1487,33 @@ impl ScanState {
 
     /// Bitmap scan: takes the rows of TID block `block` at `offsets` (every offset if
     /// `None`, a lossy page) that this scan's snapshot sees; returns whether there are any.
-    pub fn bitmap_block(&mut self, block: u32, offsets: Option<&[pg_sys::OffsetNumber]>) -> bool {
+    pub fn bitmap_block(
+        &mut self,
+        block: u32,
+        offsets: Option<&[pg_sys::OffsetNumber]>,
+        snapshot: pg_sys::Snapshot,
+    ) -> bool {
         self.bitmap_rows.clear();
         let base = block as u64 * tid::ROWS_PER_BLOCK;
-        let mut push = |offset: u64| {
-            let row = base + offset - 1;
+        let rows: Vec<u64> = match offsets {
+            Some(offsets) => offsets
+                .iter()
+                .filter(|&&o| o >= 1 && o as u64 <= tid::ROWS_PER_BLOCK)
+                .map(|&o| base + o as u64 - 1)
+                .collect(),
+            None => (0..tid::ROWS_PER_BLOCK).map(|o| base + o).collect(),
+        };
+        // every stripe listed first: listing one moves the indexes of those after it
+        for &row in &rows {
+            self.stripe_of_row(row, snapshot);
+        }
+        for row in rows {
             if let Some(i) = super::read::stripe_index_of(&self.stripes, row) {
                 if !self.mask.hides(&self.stripes, i, row) {
                     self.bitmap_rows
                         .push_back((i, row - self.stripes[i].first_row));
                 }
             }
-        };
-        match offsets {
-            Some(offsets) => offsets
-                .iter()
-                .filter(|&&o| o >= 1 && o as u64 <= tid::ROWS_PER_BLOCK)
-                .for_each(|&o| push(o as u64)),
-            None => (1..=tid::ROWS_PER_BLOCK).for_each(push),
         }
         !self.bitmap_rows.is_empty()
     }
@@ -1427,7 +1550,7 @@ impl ScanState {
         self.sample_done = block.is_none();
         match block {
             Some(b) => {
-                self.bitmap_block(b, None);
+                self.bitmap_block(b, None, (*(*state).ss.ps.state).es_snapshot);
                 true
             }
             None => {
@@ -1554,7 +1677,11 @@ pub unsafe fn begin(
     } else {
         &(*(pscan as *mut ParallelShared)).next_stripe as *const AtomicU64
     };
-    let state = ScanState::new(rel, snapshot, shared, bulk);
+    let state = if flags & SO_TYPE_BITMAPSCAN != 0 && pscan.is_null() {
+        ScanState::for_bitmap(rel, snapshot)
+    } else {
+        ScanState::new(rel, snapshot, shared, bulk)
+    };
     let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
     (*desc).base.rs_rd = rel;
     (*desc).base.rs_snapshot = snapshot;

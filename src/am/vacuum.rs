@@ -146,7 +146,7 @@ pub unsafe fn vacuum(
     if options.truncate {
         report.pages_truncated = truncate(rel);
     }
-    let (pages, tuples) = super::life::estimate_size(rel);
+    let (pages, tuples) = super::life::counted_size(rel);
     report.index_entries_removed = remove_index_entries(rel, &dead, strategy, tuples);
     LAST.with(|l| l.set(report));
     pgrx::debug1!(

@@ -1062,6 +1062,10 @@ pub unsafe extern "C-unwind" fn xact_callback(
             meta::forget_reserved_ids();
             storage::marks::forget_mine();
             storage::forget_held_locks();
+            if matches!(event, XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT) {
+                // the rows it numbered are gone; the planner's kept reads count them
+                catalog::forget_planning_reads();
+            }
         }
         _ => {}
     }
@@ -1088,6 +1092,7 @@ pub unsafe extern "C-unwind" fn subxact_callback(
             end_subtransaction(level, false);
             super::fetch::forget_cached_fetch();
             catalog::forget_reads();
+            catalog::forget_planning_reads();
             storage::marks::subtransaction_ended(false);
         }
         _ => {}

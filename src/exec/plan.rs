@@ -308,14 +308,22 @@ unsafe fn stripes_read(
     let Some(meta) = crate::storage::meta::read(relation) else {
         return (1.0, 0);
     };
-    let stripes = crate::storage::catalog::stripe_list(
+    let planning = crate::storage::catalog::planning_list(
         meta.storage_id,
+        meta.next_row,
         crate::am::scan::current_snapshot(),
-        std::ptr::null_mut(),
     );
-    let total: u64 = stripes.rows().map(|s| s.row_count).sum();
+    let stripes = &planning.list;
+    // rows numbered since the read are in stripes it does not list: counted as read
+    let (rows_since, stripes_since) = (
+        planning.rows_since,
+        planning
+            .rows_since
+            .div_ceil(crate::am::write::STRIPE_ROW_LIMIT.get().max(1) as u64) as usize,
+    );
+    let total: u64 = stripes.stored_rows() + rows_since;
     if parts.is_empty() || total == 0 {
-        return (1.0, stripes.len());
+        return (1.0, stripes.len() + stripes_since);
     }
     let values: Vec<Value> = translator
         .values
@@ -335,20 +343,64 @@ unsafe fn stripes_read(
         crate::am::datum::column_types((*relation).rd_att),
         values,
     );
-    let read: Vec<u64> = stripes
-        .rows()
-        .zip(stripes.summaries())
-        .filter(|(s, summary)| {
-            // a summary that does not parse is the scan's to report; here it rules nothing out
-            summary
-                .as_ref()
-                .and_then(|r| r.as_ref().ok())
-                .is_none_or(|summary| skip.may_match_stripe(summary, s.row_count as usize))
-        })
-        .map(|(s, _)| s.row_count)
-        .collect();
-    (read.iter().sum::<u64>() as f64 / total as f64, read.len())
+    // Past PLANNED_STRIPES stripes (a table of many small stripes that VACUUM has not merged
+    // yet) the planning of each statement would cost more than the last: then the stripes
+    // holding at least 1/PLANNED_STRIPES of the rows (at most that many) are checked each,
+    // and of the smaller ones an evenly spaced sample of PLANNED_STRIPES, whose share of
+    // rows and stripes read is scaled up to all of them.
+    use crate::storage::catalog::StripeRow;
+    use pg_columnar_codec::{stripe::StripeSummary, DecodeError};
+    let large = |s: &StripeRow| {
+        stripes.len() <= PLANNED_STRIPES
+            || s.row_count as u128 * PLANNED_STRIPES as u128 >= total as u128
+    };
+    let small_count = stripes.rows().filter(|s| !large(s)).count();
+    let step = small_count.div_ceil(PLANNED_STRIPES).max(1);
+    let mut may_match = |s: &StripeRow, summary: &Option<Result<StripeSummary, DecodeError>>| {
+        // a summary that does not parse is the scan's to report; here it rules nothing out
+        summary
+            .as_ref()
+            .and_then(|r| r.as_ref().ok())
+            .is_none_or(|summary| skip.may_match_stripe(summary, s.row_count as usize))
+    };
+    let (mut read, mut read_rows) = (0usize, 0u64);
+    // the small stripes: those sampled, their rows, and of those the ones read
+    let (mut sampled, mut sampled_rows, mut small_rows, mut small_read, mut small_read_rows) =
+        (0usize, 0u64, 0u64, 0usize, 0u64);
+    let mut nth_small = 0usize;
+    for (s, summary) in stripes.rows().zip(stripes.summaries()) {
+        if large(s) {
+            if may_match(s, summary) {
+                read += 1;
+                read_rows += s.row_count;
+            }
+            continue;
+        }
+        small_rows += s.row_count;
+        nth_small += 1;
+        if (nth_small - 1) % step != 0 {
+            continue;
+        }
+        sampled += 1;
+        sampled_rows += s.row_count;
+        if may_match(s, summary) {
+            small_read += 1;
+            small_read_rows += s.row_count;
+        }
+    }
+    if sampled > 0 {
+        read += (small_read as f64 * small_count as f64 / sampled as f64).round() as usize;
+        read_rows += (small_read_rows as f64 * small_rows as f64 / sampled_rows.max(1) as f64)
+            .round() as u64;
+    }
+    (
+        (read_rows + rows_since) as f64 / total as f64,
+        read + stripes_since,
+    )
 }
+
+/// Stripes whose zone summaries the planner checks at most ([`stripes_read`]).
+const PLANNED_STRIPES: usize = 1024;
 
 /// Of the rows in the stripes read (`stripe_fraction` of the table), the share in vectors
 /// that are read: per column with single-column quals, `f + (1 - f)(1 - c²)`, where `f` is

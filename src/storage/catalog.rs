@@ -326,6 +326,36 @@ pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
     }
 }
 
+/// The stripe of those [`stripes`] would list for `snapshot` that holds row `row`, found
+/// through the catalog's index without reading the others' rows: what a fetch of one row
+/// needs. Not for a serializable transaction's read of the table (see
+/// `super::last_seen_at_or_before`).
+pub fn stripe_holding(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> Option<StripeRow> {
+    use pg_sys::SnapshotType::*;
+    let c = catalog();
+    // SAFETY: `snapshot` is the caller's valid snapshot, registered (as [`visible`] does)
+    // for as long as the catalog is read with it
+    unsafe {
+        match (*snapshot).snapshot_type {
+            SNAPSHOT_MVCC | SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => {
+                let registered = pg_sys::RegisterSnapshot(snapshot);
+                let found = super::last_seen_at_or_before(
+                    c.table,
+                    c.index,
+                    storage_id,
+                    row,
+                    registered,
+                    Some(ORIGINAL_XID),
+                    |rel, tuple| parse_row(rel, tuple, registered, storage_id).0,
+                );
+                pg_sys::UnregisterSnapshot(registered);
+                found.filter(|s| s.holds(row))
+            }
+            _ => dirty_stripe_holding(storage_id, row),
+        }
+    }
+}
+
 /// The stripes of `storage_id` that a table scan under `snapshot` sees, in row order. What
 /// each kind of snapshot means for the stripe catalog is decided here, for every path:
 ///
@@ -358,6 +388,9 @@ pub struct StripeList {
     rows: Vec<(StripeRow, Option<Vec<u8>>)>,
     /// Parsed on first use: the planner's estimate and the scan both ask.
     summaries: std::cell::OnceCell<Vec<Option<Result<StripeSummary, DecodeError>>>>,
+    /// Rows stored and rows held (stored, less the absent ones), counted on first use: the
+    /// planner asks of every statement.
+    totals: std::cell::OnceCell<(u64, u64)>,
 }
 
 impl StripeList {
@@ -371,6 +404,24 @@ impl StripeList {
 
     pub fn rows(&self) -> impl Iterator<Item = &StripeRow> {
         self.rows.iter().map(|(row, _)| row)
+    }
+
+    /// Rows the stripes store (absent ones too: their range).
+    pub fn stored_rows(&self) -> u64 {
+        self.totals().0
+    }
+
+    /// Rows the stripes hold: those they store, less the absent ones.
+    pub fn held_rows(&self) -> u64 {
+        self.totals().1
+    }
+
+    fn totals(&self) -> (u64, u64) {
+        *self.totals.get_or_init(|| {
+            self.rows().fold((0, 0), |(stored, held), s| {
+                (stored + s.row_count, held + s.row_count - absent_count(s))
+            })
+        })
     }
 
     /// Each stripe's zone summary, parsed: `None` where its row has none, an error where the
@@ -406,35 +457,31 @@ pub fn stripe_list(
         Rc::new(StripeList {
             rows,
             summaries: std::cell::OnceCell::new(),
+            totals: std::cell::OnceCell::new(),
         })
     };
     // under SERIALIZABLE each read is made afresh: a read is also the transaction's check of
     // its conflicts with the writers of the stripes it passes over (`scan_catalog`), and one
     // kept from before the transaction took its predicate lock on the table (`am::ssi`) would
     // miss a writer that found no lock yet
-    let Some(content) =
-        super::SnapshotContent::of(snapshot).filter(|_| !super::serializable_transaction())
-    else {
+    let Some(content) = super::SnapshotContent::of(snapshot) else {
         return read();
     };
-    let kept = READS.with_borrow(|reads| {
-        reads
-            .iter()
-            .find(|(id, c, _)| *id == storage_id && *c == content)
-            .map(|(_, _, l)| l.clone())
-    });
-    READ_COUNTS.set({
-        let (scans, reuses) = READ_COUNTS.get();
-        if kept.is_some() {
-            (scans, reuses + 1)
-        } else {
-            (scans + 1, reuses)
-        }
-    });
-    if let Some(list) = kept {
+    let serializable = super::serializable_transaction();
+    if let Some(list) = (!serializable)
+        .then(|| kept_read(storage_id, &content))
+        .flatten()
+    {
         return list;
     }
+    READ_COUNTS.set({
+        let (scans, reuses) = READ_COUNTS.get();
+        (scans + 1, reuses)
+    });
     let list = read();
+    if serializable {
+        return list;
+    }
     READS.with_borrow_mut(|reads| {
         if reads.len() == KEPT_READS {
             reads.remove(0);
@@ -442,6 +489,23 @@ pub fn stripe_list(
         reads.push((storage_id, content, list.clone()));
     });
     list
+}
+
+/// The read kept for a snapshot of `content`, if there is one (counted as a reuse).
+fn kept_read(storage_id: u64, content: &super::SnapshotContent) -> Option<Rc<StripeList>> {
+    let kept = READS.with_borrow(|reads| {
+        reads
+            .iter()
+            .find(|(id, c, _)| *id == storage_id && c == content)
+            .map(|(_, _, l)| l.clone())
+    });
+    if kept.is_some() {
+        READ_COUNTS.set({
+            let (scans, reuses) = READ_COUNTS.get();
+            (scans, reuses + 1)
+        });
+    }
+    kept
 }
 
 /// Reads [`stripe_list`] keeps (the latest, oldest first): a query's tables, a few.
@@ -466,6 +530,81 @@ pub fn read_stats() -> (usize, u64, u64) {
 /// same content after it no longer sees them).
 pub fn forget_reads() {
     READS.with_borrow_mut(Vec::clear);
+}
+
+/// What the planner estimates from: a read of the stripe catalog ([`stripe_list`]) and the
+/// rows numbered since it was made, which it does not describe.
+pub struct PlanningRead {
+    pub list: Rc<StripeList>,
+    pub rows_since: u64,
+}
+
+/// How long the planner may go on estimating from a read made in an earlier transaction.
+const PLANNING_READ_AGE_US: i64 = 1_000_000;
+
+thread_local! {
+    /// Reads kept for the planner across transactions, by storage id: the read, the storage's
+    /// `next_row` when it was made, and when (statement start, in microseconds).
+    static PLANNING_READS: std::cell::RefCell<Vec<(u64, u64, i64, Rc<StripeList>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The stripes the planner estimates a scan of `storage_id` from, whose metapage now says
+/// `next_row`. A read kept for a snapshot of the current one's content is exact and is given
+/// first ([`stripe_list`]). Otherwise a read made by an earlier statement, possibly of an
+/// earlier transaction, is given while it is under a second old and the rows numbered since
+/// are few (at most 1,024 or an eighth of those it lists), with their count: a table that
+/// takes one small stripe per statement (single-row UPDATEs from many sessions) would
+/// otherwise have each statement's planning read every stripe written since the last VACUUM,
+/// and the planning of each cost more than the last. An estimate, as heap's is (its row
+/// count is the last VACUUM's or ANALYZE's, scaled by the file's size now): it may count rows
+/// a transaction since rolled back, or that another session's VACUUM has removed since, for
+/// at most that second. Scans read the catalog for their own snapshot; only the planner
+/// asks here.
+pub fn planning_list(storage_id: u64, next_row: u64, snapshot: pg_sys::Snapshot) -> PlanningRead {
+    let exact = super::SnapshotContent::of(snapshot)
+        .filter(|_| !super::serializable_transaction())
+        .and_then(|content| kept_read(storage_id, &content));
+    if let Some(list) = exact {
+        return PlanningRead {
+            list,
+            rows_since: 0,
+        };
+    }
+    let now = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };
+    let kept = PLANNING_READS.with_borrow(|reads| {
+        reads.iter().find(|(id, ..)| *id == storage_id).and_then(
+            |(_, read_at_row, read_at, list)| {
+                let since = next_row.checked_sub(*read_at_row)?;
+                let fresh = now.saturating_sub(*read_at) < PLANNING_READ_AGE_US
+                    && since <= (list.stored_rows() / 8).max(1024);
+                fresh.then(|| PlanningRead {
+                    list: list.clone(),
+                    rows_since: since,
+                })
+            },
+        )
+    });
+    if let Some(read) = kept {
+        return read;
+    }
+    let list = stripe_list(storage_id, snapshot, std::ptr::null_mut());
+    PLANNING_READS.with_borrow_mut(|reads| {
+        reads.retain(|(id, ..)| *id != storage_id);
+        if reads.len() == KEPT_READS {
+            reads.remove(0);
+        }
+        reads.push((storage_id, next_row, now, list.clone()));
+    });
+    PlanningRead {
+        list,
+        rows_since: 0,
+    }
+}
+
+/// Forgets the planner's kept reads ([`planning_list`]): this backend removed catalog rows
+/// (VACUUM, TRUNCATE, DROP) or rolled back rows it had numbered.
+pub fn forget_planning_reads() {
+    PLANNING_READS.with_borrow_mut(Vec::clear);
 }
 
 /// The catalog scan of [`stripes`]: what each kind of snapshot sees.
@@ -651,6 +790,7 @@ pub fn freed_horizon(storage_id: u64) -> Option<pg_sys::TransactionId> {
 pub fn delete_rows(tids: &[pg_sys::ItemPointerData]) {
     super::delete_catalog_rows(catalog().table, tids);
     forget_reads();
+    forget_planning_reads();
 }
 
 /// Deletes every row of `storage_id` (transactionally: a rollback brings them back). Used

@@ -170,15 +170,7 @@ pub unsafe fn scan_catalog(
             // the scan's slot holds the tuple's buffer pinned; judging it takes the content lock
             let buffer = (*((*scan).slot as *mut pg_sys::BufferHeapTupleTableSlot)).buffer;
             crate::compat::lock_buffer(buffer, false);
-            let mut visible = pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
-            let original = match original_xid {
-                Some(attno) if !visible => original_for(rel, tuple, attno, snapshot),
-                _ => None,
-            };
-            if let Some(original) = original {
-                visible = original == pg_sys::FrozenTransactionId
-                    || !pg_sys::XidInMVCCSnapshot(original, snapshot);
-            }
+            let (visible, original) = mvcc_judgement(rel, tuple, buffer, snapshot, original_xid);
             if serializable && changes_rows(tuple) {
                 match original {
                     // the conflict is with the original writer, which this snapshot does not see
@@ -199,6 +191,31 @@ pub unsafe fn scan_catalog(
         f(tuple);
     }
     pg_sys::systable_endscan(scan);
+}
+
+/// Whether MVCC snapshot `snapshot` sees catalog tuple `tuple` of `rel` (in `buffer`, whose
+/// content lock the caller holds), as [`scan_catalog`] judges it, and the original
+/// transaction it went by ([`original_for`]).
+unsafe fn mvcc_judgement(
+    rel: pg_sys::Relation,
+    tuple: pg_sys::HeapTuple,
+    buffer: pg_sys::Buffer,
+    snapshot: pg_sys::Snapshot,
+    original_xid: Option<usize>,
+) -> (bool, Option<pg_sys::TransactionId>) {
+    let visible = pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
+    let original = match original_xid {
+        Some(attno) if !visible => original_for(rel, tuple, attno, snapshot),
+        _ => None,
+    };
+    match original {
+        Some(original) => (
+            original == pg_sys::FrozenTransactionId
+                || !pg_sys::XidInMVCCSnapshot(original, snapshot),
+            Some(original),
+        ),
+        None => (visible, None),
+    }
 }
 
 /// The original transaction of catalog tuple `tuple` (column `attno` of `rel`) that MVCC
@@ -261,6 +278,77 @@ pub fn last_row_at_or_before<R>(
         let tuple =
             pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
         let found = (!tuple.is_null()).then(|| f(rel, tuple, dirty_ptr));
+        pg_sys::systable_endscan_ordered(scan);
+        pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        found
+    }
+}
+
+/// Calls `f` with the last row of the extension's catalog `table`, in the order of its
+/// `index` on (storage id, row number), of storage `storage_id` whose row number is at most
+/// `row` and that `snapshot` sees, as [`scan_catalog`] judges it (`original_xid` as there);
+/// `None` if there is none. Not for a serializable transaction's read of a table, whose
+/// reads of the catalog are also its checks of conflicts with every writer passed over.
+/// Rows an MVCC snapshot sees never overlap in range (a VACUUM's old and new rows for the
+/// same rows are seen one or the other), so the catalogs of ranges find the one range that
+/// can hold a row this way.
+pub fn last_seen_at_or_before<R>(
+    table: pg_sys::Oid,
+    index: pg_sys::Oid,
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    original_xid: Option<usize>,
+    f: impl FnOnce(pg_sys::Relation, pg_sys::HeapTuple) -> R,
+) -> Option<R> {
+    // SAFETY: the catalog and its index are opened and closed here; the tuple given to `f`
+    // stays valid (its buffer pinned by the scan) until the scan ends, after `f` returns
+    unsafe {
+        let rel = open_catalog(table, index, pg_sys::AccessShareLock);
+        let idx = pg_sys::index_open(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
+        let bounds = [
+            (pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+            (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row),
+        ];
+        for (k, (strategy, proc_, value)) in bounds.into_iter().enumerate() {
+            pg_sys::ScanKeyInit(
+                &mut keys[k],
+                (k + 1) as pg_sys::AttrNumber,
+                strategy as u16,
+                proc_.into(),
+                pg_sys::Datum::from(value as i64),
+            );
+        }
+        let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
+        let read_with = if mvcc {
+            std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData)
+        } else {
+            snapshot
+        };
+        let scan = pg_sys::systable_beginscan_ordered(rel, idx, read_with, 2, keys.as_mut_ptr());
+        let mut found = None;
+        loop {
+            let tuple = pg_sys::systable_getnext_ordered(
+                scan,
+                pg_sys::ScanDirection::BackwardScanDirection,
+            );
+            if tuple.is_null() {
+                break;
+            }
+            if mvcc {
+                let buffer = (*((*scan).slot as *mut pg_sys::BufferHeapTupleTableSlot)).buffer;
+                crate::compat::lock_buffer(buffer, false);
+                let (visible, _) = mvcc_judgement(rel, tuple, buffer, snapshot, original_xid);
+                crate::compat::unlock_buffer(buffer);
+                if !visible {
+                    continue;
+                }
+            }
+            found = Some(f(rel, tuple));
+            break;
+        }
         pg_sys::systable_endscan_ordered(scan);
         pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);

@@ -155,8 +155,8 @@ RESET enable_bitmapscan;
 RESET pg_columnar.enable_custom_scan;
 -- A scan reads the delete mask (delete marks and absent rows) of the stripes it reaches, a
 -- run at a time: one stripe the zone maps skip to costs one read of one stripe; a bitmap
--- scan of rows in two stripes far apart, two reads (the first of one stripe, the next of
--- two); a scan of all eight stripes, four reads (1, 2, 4 and the last stripe), as does a
+-- scan of rows in two stripes far apart, two reads of one stripe each (it lists only the
+-- stripes of the rows it is given); a scan of all eight stripes, four reads (1, 2, 4 and the last stripe), as does a
 -- count(*), which asks each stripe whether it holds deletions before answering it from its
 -- summary. Every answer is the heap twin's.
 SET pg_columnar.stripe_row_limit = 1024;
