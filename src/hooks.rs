@@ -7,7 +7,7 @@
 //!   anything (see `am::ddl`); our table options are taken out of the statement and stored
 //!   around it (see `am::options`);
 //! * object access: a dropped pg_columnar table's catalog rows are deleted with it;
-//! * once the planner knows a base relation's size (`compat::install_relation_info_hook`):
+//! * once the planner knows a base relation's size (`install_relation_info_hook`):
 //!   the number of parallel workers for a pg_columnar table follows its stripes, not its
 //!   (compressed, hence small) size in pages.
 //!
@@ -31,8 +31,8 @@ pub unsafe fn install() {
     pg_sys::ProcessUtility_hook = Some(process_utility);
     PREV_OBJECT_ACCESS = pg_sys::object_access_hook;
     pg_sys::object_access_hook = Some(object_access);
-    crate::compat::install_relation_info_hook();
-    crate::compat::install_executor_start_hook();
+    install_relation_info_hook();
+    install_executor_start_hook();
     pg_sys::RegisterXactCallback(Some(write::xact_callback), std::ptr::null_mut());
     pg_sys::RegisterSubXactCallback(Some(write::subxact_callback), std::ptr::null_mut());
 }
@@ -173,4 +173,97 @@ pub unsafe fn plan_parallel_workers(
         (*rel).rel_parallel_workers = workers;
     }
     pg_sys::RelationClose(relation);
+}
+
+/// Installs the planner hook that sees a base relation's RelOptInfo once its size is known:
+/// `get_relation_info_hook` up to 18, `build_simple_rel_hook` from 19 (which replaced it).
+unsafe fn install_relation_info_hook() {
+    #[cfg(not(feature = "pg19"))]
+    {
+        PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
+        pg_sys::get_relation_info_hook = Some(relation_info);
+    }
+    #[cfg(feature = "pg19")]
+    {
+        PREV_RELATION_INFO = pg_sys::build_simple_rel_hook;
+        pg_sys::build_simple_rel_hook = Some(relation_info);
+    }
+}
+
+#[cfg(not(feature = "pg19"))]
+static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
+#[cfg(feature = "pg19")]
+static mut PREV_RELATION_INFO: pg_sys::build_simple_rel_hook_type = None;
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_info(
+    root: *mut pg_sys::PlannerInfo,
+    relid: pg_sys::Oid,
+    inhparent: bool,
+    rel: *mut pg_sys::RelOptInfo,
+) {
+    if let Some(prev) = PREV_RELATION_INFO {
+        prev(root, relid, inhparent, rel);
+    }
+    plan_parallel_workers(relid, rel, inhparent);
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn relation_info(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    if let Some(prev) = PREV_RELATION_INFO {
+        prev(root, rel, rte);
+    }
+    if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
+        plan_parallel_workers((*rte).relid, rel, (*rte).inh);
+    }
+}
+
+/// Installs, up to 17, an executor-start hook that turns off bitmap heap scans' prefetching
+/// for pg_columnar tables. Up to 17 the executor prefetches the TID bitmap's block numbers
+/// itself, through the buffer manager, as if they were the table's pages; ours are virtual
+/// (`am::tid`) and lie past the file's end, which is harmless within its first 1 GB segment
+/// and an ERROR beyond it (from about 38 million rows: "could not open file ..."). From 18
+/// the access method walks the bitmap itself and nothing is prefetched.
+unsafe fn install_executor_start_hook() {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        PREV_EXECUTOR_START = pg_sys::ExecutorStart_hook;
+        pg_sys::ExecutorStart_hook = Some(executor_start);
+    }
+}
+
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+static mut PREV_EXECUTOR_START: pg_sys::ExecutorStart_hook_type = None;
+
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags: std::ffi::c_int) {
+    match PREV_EXECUTOR_START {
+        Some(prev) => prev(query, eflags),
+        None => pg_sys::standard_ExecutorStart(query, eflags),
+    }
+    if !(*query).planstate.is_null() {
+        no_bitmap_prefetch((*query).planstate, std::ptr::null_mut());
+    }
+}
+
+/// Sets `prefetch_maximum` to 0 in every bitmap heap scan of a pg_columnar table in the tree
+/// (subplans included). The prefetch iterator is made at the scan's first row, after this.
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+unsafe extern "C-unwind" fn no_bitmap_prefetch(
+    ps: *mut pg_sys::PlanState,
+    context: *mut std::ffi::c_void,
+) -> bool {
+    if (*ps).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
+        let node = ps as *mut pg_sys::BitmapHeapScanState;
+        if crate::am::routine::is_columnar((*node).ss.ss_currentRelation) {
+            (*node).prefetch_maximum = 0;
+        }
+    }
+    pg_sys::planstate_tree_walker(ps, Some(no_bitmap_prefetch), context)
 }

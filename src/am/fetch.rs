@@ -7,7 +7,7 @@ use pgrx::pg_sys;
 
 use super::read::stripe_index_of;
 use super::scan::ScanState;
-use super::tid;
+use crate::storage::tid;
 use crate::storage::{catalog, marks};
 
 /// Identity of a snapshot for cache purposes: a different command, xmin or xmax means a

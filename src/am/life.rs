@@ -6,7 +6,8 @@ use pgrx::pg_sys;
 
 use super::routine::not_supported;
 use super::scan::{self, ScanState};
-use super::{tid, write};
+use super::write;
+use crate::storage::tid;
 use crate::storage::{catalog, marks, meta, reservations};
 
 /// Deletes the catalog rows (stripes, row marks, row reservations) of the storage `rel` currently has, if it

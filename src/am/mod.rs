@@ -16,6 +16,6 @@ pub mod scan;
 pub mod slot;
 pub mod ssi;
 pub mod standby;
-pub mod tid;
+mod versioned;
 pub mod vacuum;
 pub mod write;

@@ -33,7 +33,8 @@
 use pgrx::pg_sys;
 
 use super::publication::{self, Change};
-use super::{fetch, tid, write};
+use super::{fetch, write};
+use crate::storage::tid;
 use crate::storage::marks::{self, Holder, Mode, Successor};
 use crate::storage::meta;
 

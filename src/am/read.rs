@@ -867,7 +867,7 @@ impl DecodedVector {
             pg_sys::slot_getmissingattrs(slot, self.stored_columns as i32, natts as i32);
         }
         super::slot::store_virtual(slot);
-        (*slot).tts_tid = super::tid::to_tid(row_number);
+        (*slot).tts_tid = crate::storage::tid::to_tid(row_number);
         (*slot).tts_tableOid = relid;
         super::slot::set_origin(slot, stripe.xmin, stripe.cmin);
     }

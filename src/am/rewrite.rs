@@ -33,7 +33,8 @@ use pgrx::pg_sys;
 
 use super::read::stripe_index_of;
 use super::scan::ScanState;
-use super::{tid, write};
+use super::write;
+use crate::storage::tid;
 use crate::storage::catalog::StripeRow;
 use crate::storage::marks::{self, Mode, Successor};
 

@@ -1,6 +1,6 @@
 //! The `TableAmRoutine`: every callback PostgreSQL calls on a pg_columnar table. Callbacks
 //! whose signature is the same on every supported major are defined here; the ones that
-//! differ are installed by [`crate::compat::install`], which forwards to the functions here.
+//! differ are installed by [`super::versioned::install`], which forwards to the functions here.
 //!
 //! What a columnar table refuses (with an ERROR naming the feature): BRIN indexes.
 
@@ -76,7 +76,7 @@ fn build() -> pg_sys::TableAmRoutine {
     r.relation_estimate_size = Some(relation_estimate_size);
     r.scan_sample_next_block = Some(scan_sample_next_block);
     r.scan_sample_next_tuple = Some(scan_sample_next_tuple);
-    crate::compat::install(&mut r);
+    super::versioned::install(&mut r);
     r
 }
 
@@ -251,7 +251,7 @@ unsafe extern "C-unwind" fn index_delete_tuples(
         if !(*(*delstate).status.add(d.id as usize)).knowndeletable {
             continue;
         }
-        let Some(row) = super::tid::from_tid(&d.tid) else {
+        let Some(row) = crate::storage::tid::from_tid(&d.tid) else {
             continue;
         };
         match crate::storage::marks::settled_deleter(storage_id, row) {

@@ -61,7 +61,7 @@ pub fn ops() -> *const pg_sys::TupleTableSlotOps {
         ops.getsomeattrs = Some(getsomeattrs);
         ops.materialize = Some(materialize);
         ops.release = Some(release);
-        crate::compat::set_copy_minimal_tuple(&mut ops);
+        set_copy_minimal_tuple(&mut ops);
         crate::compat::set_is_current_xact_tuple(&mut ops, is_current_xact_tuple);
         Ops(ops)
     })
@@ -102,7 +102,7 @@ pub fn set_xmax(slot: *mut pg_sys::TupleTableSlot, xmax: pg_sys::TransactionId) 
 
 /// The raw `xmax` of the row in `slot` (see the module documentation), from its marks.
 unsafe fn xmax_of_marks(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::TransactionId {
-    let Some(row) = super::tid::from_tid(&(*slot).tts_tid) else {
+    let Some(row) = crate::storage::tid::from_tid(&(*slot).tts_tid) else {
         return pg_sys::InvalidTransactionId;
     };
     // the table is open: the statement that read the row holds its lock
@@ -142,7 +142,7 @@ pub unsafe fn clear_for_row(slot: *mut pg_sys::TupleTableSlot) {
         }
         (*slot).tts_nvalid = 0;
         (*slot).tts_flags |= pg_sys::TTS_FLAG_EMPTY as u16;
-        (*slot).tts_tid = super::tid::INVALID;
+        (*slot).tts_tid = crate::storage::tid::INVALID;
     } else {
         pg_sys::ExecClearTuple(slot);
     }
@@ -205,7 +205,7 @@ pub unsafe fn store_deferred(
     (*s).deferred = d;
     (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
     (*slot).tts_nvalid = 0;
-    (*slot).tts_tid = super::tid::to_tid(d.row);
+    (*slot).tts_tid = crate::storage::tid::to_tid(d.row);
     (*slot).tts_tableOid = d.relid;
     set_origin(slot, xmin, cmin);
     DEFERRED_ROWS.with(|n| n.set(n.get() + 1));
@@ -383,4 +383,34 @@ unsafe extern "C-unwind" fn is_current_xact_tuple(slot: *mut pg_sys::TupleTableS
         no_system_column();
     }
     pg_sys::TransactionIdIsCurrentTransactionId((*s).xmin)
+}
+
+/// Sets a slot type's `copy_minimal_tuple` to the virtual slot's after the slot's deferred
+/// values are read (`am::slot::read_all`); from 18 it takes the bytes to leave free before
+/// the tuple.
+fn set_copy_minimal_tuple(ops: &mut pg_sys::TupleTableSlotOps) {
+    ops.copy_minimal_tuple = Some(copy_minimal_tuple);
+}
+
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_minimal_tuple(
+    slot: *mut pg_sys::TupleTableSlot,
+) -> pg_sys::MinimalTuple {
+    read_all(slot);
+    (pg_sys::TTSOpsVirtual
+        .copy_minimal_tuple
+        .expect("virtual slots copy minimal tuples"))(slot)
+}
+
+#[cfg(any(feature = "pg18", feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_minimal_tuple(
+    slot: *mut pg_sys::TupleTableSlot,
+    extra: pg_sys::Size,
+) -> pg_sys::MinimalTuple {
+    read_all(slot);
+    (pg_sys::TTSOpsVirtual
+        .copy_minimal_tuple
+        .expect("virtual slots copy minimal tuples"))(slot, extra)
 }

@@ -55,6 +55,6 @@ pub fn check_insert(rel: pg_sys::Relation) {
 /// The row at `tid` of `rel` deleted (or updated), its mark now in the catalog.
 pub fn check_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
     let mut tid = *tid;
-    let block = super::tid::block_of(&tid);
+    let block = crate::storage::tid::block_of(&tid);
     unsafe { pg_sys::CheckForSerializableConflictIn(rel, &mut tid, block) };
 }

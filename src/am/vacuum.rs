@@ -38,7 +38,8 @@ use pgrx::pg_sys;
 
 use super::scan::ScanState;
 use super::standby::Conflict;
-use super::{tid, write};
+use super::write;
+use crate::storage::tid;
 use crate::storage::catalog::{self, StripeRow, VacuumRow};
 use crate::storage::{marks, meta, pages};
 

@@ -705,7 +705,7 @@ fn insert_rows(
             }
             pg_sys::MemoryContextSwitchTo(old);
             pg_sys::MemoryContextReset(w.scratch);
-            (*slot).tts_tid = super::tid::to_tid(w.origin.first_row + w.origin.rows);
+            (*slot).tts_tid = crate::storage::tid::to_tid(w.origin.first_row + w.origin.rows);
             (*slot).tts_tableOid = relid;
             // for RETURNING xmin, cmin, xmax (a heap tuple just inserted has them)
             super::slot::set_origin(slot, pg_sys::GetCurrentTransactionId(), cid);
@@ -874,7 +874,7 @@ pub unsafe fn read_buffered(
         pg_sys::ExecStoreVirtualTuple(slot);
         super::slot::own_values(slot);
         pg_sys::MemoryContextReset(w.scratch);
-        (*slot).tts_tid = super::tid::to_tid(row);
+        (*slot).tts_tid = crate::storage::tid::to_tid(row);
         (*slot).tts_tableOid = relid;
         super::slot::set_origin(slot, pg_sys::GetCurrentTransactionIdIfAny(), w.origin.cid);
         true

@@ -341,7 +341,7 @@ pub fn reserve_rows(rel: pg_sys::Relation, count: u64) -> (Meta, u64) {
         let next = meta
             .next_row
             .checked_add(count)
-            .filter(|&n| n <= crate::am::tid::MAX_ROWS);
+            .filter(|&n| n <= super::tid::MAX_ROWS);
         let Some(next) = next else {
             pg_sys::UnlockReleaseBuffer(buffer);
             pgrx::ereport!(

@@ -19,6 +19,7 @@ pub mod marks;
 pub mod meta;
 pub mod pages;
 pub mod reservations;
+pub mod tid;
 
 use pgrx::pg_sys;
 

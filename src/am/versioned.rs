@@ -1,0 +1,440 @@
+//! The access method's callbacks whose signatures differ between the PostgreSQL majors (15
+//! to 19), installed into the callback table `routine` builds: each is one `cfg` choice
+//! forwarding to version-independent code. Differences that call nothing of the crate are
+//! `crate::compat`'s.
+
+use pgrx::pg_sys;
+
+use super::{life, routine};
+use crate::compat::{locator_number, Locator, INVALID_MULTIXACT_ID};
+
+/// Installs the callbacks whose signatures differ between majors.
+pub fn install(r: &mut pg_sys::TableAmRoutine) {
+    #[cfg(feature = "pg15")]
+    {
+        r.relation_set_new_filenode = Some(set_new_file);
+    }
+    #[cfg(not(feature = "pg15"))]
+    {
+        r.relation_set_new_filelocator = Some(set_new_file);
+    }
+    r.relation_copy_data = Some(copy_data);
+    r.index_fetch_begin = Some(index_fetch_begin);
+    r.tuple_insert = Some(tuple_insert);
+    r.tuple_insert_speculative = Some(tuple_insert_speculative);
+    r.multi_insert = Some(multi_insert);
+    r.finish_bulk_insert = Some(finish_bulk_insert);
+    r.tuple_delete = Some(tuple_delete);
+    r.tuple_update = Some(tuple_update);
+    r.relation_copy_for_cluster = Some(copy_for_cluster);
+    r.relation_vacuum = Some(vacuum);
+    r.scan_analyze_next_block = Some(analyze_next_block);
+    r.scan_analyze_next_tuple = Some(analyze_next_tuple);
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    {
+        r.scan_bitmap_next_block = Some(bitmap_next_block);
+    }
+    r.scan_bitmap_next_tuple = Some(bitmap_next_tuple);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn set_new_file(
+    rel: pg_sys::Relation,
+    newlocator: *const Locator,
+    persistence: std::ffi::c_char,
+    freeze_xid: *mut pg_sys::TransactionId,
+    minmulti: *mut pg_sys::MultiXactId,
+) {
+    // no transaction ids are stored in the table: nothing to freeze, ever
+    *freeze_xid = pg_sys::InvalidTransactionId;
+    *minmulti = INVALID_MULTIXACT_ID;
+    life::new_storage(
+        rel,
+        locator_number(&*newlocator),
+        || pg_sys::RelationCreateStorage(*newlocator, persistence, true),
+        persistence,
+    );
+}
+
+/// ALTER TABLE ... SET TABLESPACE: copies the files block by block, as heap does.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_data(rel: pg_sys::Relation, newlocator: *const Locator) {
+    super::write::flush_relation(rel);
+    pg_sys::FlushRelationBuffers(rel);
+    let persistence = (*(*rel).rd_rel).relpersistence;
+    let dst = pg_sys::RelationCreateStorage(*newlocator, persistence, true);
+    let src = pg_sys::RelationGetSmgr(rel);
+    pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
+    if pg_sys::smgrexists(src, pg_sys::ForkNumber::INIT_FORKNUM) {
+        pg_sys::smgrcreate(dst, pg_sys::ForkNumber::INIT_FORKNUM, false);
+        crate::compat::log_init_fork_created(dst);
+        pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::INIT_FORKNUM, persistence);
+    }
+    pg_sys::RelationDropStorage(rel);
+    pg_sys::smgrclose(dst);
+}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_fetch_begin(
+    rel: pg_sys::Relation,
+) -> *mut pg_sys::IndexFetchTableData {
+    routine::index_fetch_begin(rel)
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_fetch_begin(
+    rel: pg_sys::Relation,
+    flags: u32,
+) -> *mut pg_sys::IndexFetchTableData {
+    let data = routine::index_fetch_begin(rel);
+    (*data).flags = flags;
+    data
+}
+
+/// `options` of the insert callbacks: `c_int` up to 18, `u32` from 19.
+#[cfg(not(feature = "pg19"))]
+type InsertOptions = std::ffi::c_int;
+#[cfg(feature = "pg19")]
+type InsertOptions = u32;
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_insert(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    _options: InsertOptions,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+) {
+    routine::tuple_insert(rel, slot, cid)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_insert_speculative(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    _options: InsertOptions,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+    _token: u32,
+) {
+    // inserted as any row; the token is not kept (see `am::modify::complete_speculative`)
+    routine::tuple_insert(rel, slot, cid)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn multi_insert(
+    rel: pg_sys::Relation,
+    slots: *mut *mut pg_sys::TupleTableSlot,
+    nslots: std::ffi::c_int,
+    cid: pg_sys::CommandId,
+    _options: InsertOptions,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+) {
+    routine::multi_insert(rel, slots, nslots, cid)
+}
+
+/// End of a bulk insert (COPY, CREATE TABLE AS, a table rewrite): write the buffered rows
+/// now, since a rewrite drops its transient relation before the statement ends. Not for a
+/// partition: COPY into a partitioned table ends the bulk insert of a partition whenever it
+/// sets aside that partition's batch for others (past 32 partitions at once), which would
+/// write a stripe of a few dozen rows each time; the statement's end writes them.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: InsertOptions) {
+    if !(*(*rel).rd_rel).relispartition {
+        super::write::flush_relation(rel)
+    }
+}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_delete(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
+    _snapshot: pg_sys::Snapshot,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    changing_part: bool,
+) -> pg_sys::TM_Result::Type {
+    super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part)
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_delete(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
+    options: u32,
+    _snapshot: pg_sys::Snapshot,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    let changing_part = options & pg_sys::TABLE_DELETE_CHANGING_PARTITION != 0;
+    super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part)
+}
+
+/// What `tuple_update` says of the indexes (15: whether to insert into them; from 16: which):
+/// the new version is a new row, so every index needs an entry for it.
+#[cfg(feature = "pg15")]
+type UpdateIndexes = bool;
+#[cfg(feature = "pg15")]
+const EVERY_INDEX: UpdateIndexes = true;
+#[cfg(not(feature = "pg15"))]
+type UpdateIndexes = pg_sys::TU_UpdateIndexes::Type;
+#[cfg(not(feature = "pg15"))]
+const EVERY_INDEX: UpdateIndexes = pg_sys::TU_UpdateIndexes::TU_All;
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_update(
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    _snapshot: pg_sys::Snapshot,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    lockmode: *mut pg_sys::LockTupleMode::Type,
+    update_indexes: *mut UpdateIndexes,
+) -> pg_sys::TM_Result::Type {
+    *update_indexes = EVERY_INDEX;
+    super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn tuple_update(
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    _options: u32,
+    _snapshot: pg_sys::Snapshot,
+    crosscheck: pg_sys::Snapshot,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    lockmode: *mut pg_sys::LockTupleMode::Type,
+    update_indexes: *mut UpdateIndexes,
+) -> pg_sys::TM_Result::Type {
+    *update_indexes = EVERY_INDEX;
+    super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_for_cluster_common(
+    old: pg_sys::Relation,
+    new: pg_sys::Relation,
+    old_index: pg_sys::Relation,
+    use_sort: bool,
+    oldest_xmin: pg_sys::TransactionId,
+    xid_cutoff: *mut pg_sys::TransactionId,
+    multi_cutoff: *mut pg_sys::MultiXactId,
+    num_tuples: *mut f64,
+    tups_vacuumed: *mut f64,
+    tups_recently_dead: *mut f64,
+) {
+    // (no tuple of the new table holds a transaction id the way heap's do: the stripe and
+    // mark catalogs are vacuumed and frozen as the tables they are)
+    *xid_cutoff = pg_sys::InvalidTransactionId;
+    *multi_cutoff = INVALID_MULTIXACT_ID;
+    let counts = super::rewrite::copy_for_cluster(old, new, old_index, use_sort, oldest_xmin);
+    *num_tuples = counts.written;
+    *tups_vacuumed = counts.removed;
+    *tups_recently_dead = counts.recently_dead;
+}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_for_cluster(
+    old: pg_sys::Relation,
+    new: pg_sys::Relation,
+    old_index: pg_sys::Relation,
+    use_sort: bool,
+    oldest_xmin: pg_sys::TransactionId,
+    xid_cutoff: *mut pg_sys::TransactionId,
+    multi_cutoff: *mut pg_sys::MultiXactId,
+    num_tuples: *mut f64,
+    tups_vacuumed: *mut f64,
+    tups_recently_dead: *mut f64,
+) {
+    copy_for_cluster_common(
+        old,
+        new,
+        old_index,
+        use_sort,
+        oldest_xmin,
+        xid_cutoff,
+        multi_cutoff,
+        num_tuples,
+        tups_vacuumed,
+        tups_recently_dead,
+    )
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn copy_for_cluster(
+    old: pg_sys::Relation,
+    new: pg_sys::Relation,
+    old_index: pg_sys::Relation,
+    use_sort: bool,
+    oldest_xmin: pg_sys::TransactionId,
+    _snapshot: pg_sys::Snapshot,
+    xid_cutoff: *mut pg_sys::TransactionId,
+    multi_cutoff: *mut pg_sys::MultiXactId,
+    num_tuples: *mut f64,
+    tups_vacuumed: *mut f64,
+    tups_recently_dead: *mut f64,
+) {
+    copy_for_cluster_common(
+        old,
+        new,
+        old_index,
+        use_sort,
+        oldest_xmin,
+        xid_cutoff,
+        multi_cutoff,
+        num_tuples,
+        tups_vacuumed,
+        tups_recently_dead,
+    )
+}
+
+#[cfg(not(feature = "pg19"))]
+type VacuumParamsPtr = *mut pg_sys::VacuumParams;
+#[cfg(feature = "pg19")]
+type VacuumParamsPtr = *const pg_sys::VacuumParams;
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn vacuum(
+    rel: pg_sys::Relation,
+    params: VacuumParamsPtr,
+    strategy: pg_sys::BufferAccessStrategy,
+) {
+    use pg_sys::VacOptValue::VACOPTVALUE_DISABLED;
+    let options = super::vacuum::Options {
+        index_cleanup: (*params).index_cleanup != VACOPTVALUE_DISABLED,
+        truncate: (*params).truncate != VACOPTVALUE_DISABLED,
+    };
+    super::vacuum::vacuum(rel, options, strategy)
+}
+
+#[cfg(any(feature = "pg15", feature = "pg16"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_block(
+    scan: pg_sys::TableScanDesc,
+    blockno: pg_sys::BlockNumber,
+    _strategy: pg_sys::BufferAccessStrategy,
+) -> bool {
+    routine::analyze_block(scan, blockno);
+    true
+}
+/// From 17 ANALYZE hands a read stream of the sampled blocks; the block number is all we use.
+#[cfg(not(any(feature = "pg15", feature = "pg16")))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_block(
+    scan: pg_sys::TableScanDesc,
+    stream: *mut pg_sys::ReadStream,
+) -> bool {
+    let buffer = pg_sys::read_stream_next_buffer(stream, std::ptr::null_mut());
+    if buffer == pg_sys::InvalidBuffer as pg_sys::Buffer {
+        return false;
+    }
+    let block = pg_sys::BufferGetBlockNumber(buffer);
+    pg_sys::ReleaseBuffer(buffer);
+    routine::analyze_block(scan, block);
+    true
+}
+
+#[cfg(not(feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    _oldest_xmin: pg_sys::TransactionId,
+    liverows: *mut f64,
+    deadrows: *mut f64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    routine::analyze_next_tuple(scan, liverows, deadrows, slot)
+}
+#[cfg(feature = "pg19")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn analyze_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    liverows: *mut f64,
+    deadrows: *mut f64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    routine::analyze_next_tuple(scan, liverows, deadrows, slot)
+}
+
+/// Bitmap heap scans, up to 17: the executor hands each TID-bitmap block, then asks for its
+/// rows.
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn bitmap_next_block(
+    scan: pg_sys::TableScanDesc,
+    tbmres: *mut pg_sys::TBMIterateResult,
+) -> bool {
+    let st = super::scan::state(scan);
+    if (*tbmres).ntuples >= 0 {
+        let offsets = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
+        st.bitmap_block((*tbmres).blockno, Some(offsets), (*scan).rs_snapshot)
+    } else {
+        (*tbmres).recheck = true;
+        st.bitmap_block((*tbmres).blockno, None, (*scan).rs_snapshot)
+    }
+}
+#[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn bitmap_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    _tbmres: *mut pg_sys::TBMIterateResult,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    super::scan::state(scan).bitmap_next(slot)
+}
+/// Bitmap heap scans, from 18: the access method walks the TID bitmap's iterator itself.
+#[cfg(any(feature = "pg18", feature = "pg19"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn bitmap_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    slot: *mut pg_sys::TupleTableSlot,
+    recheck: *mut bool,
+    lossy_pages: *mut u64,
+    exact_pages: *mut u64,
+) -> bool {
+    let st = super::scan::state(scan);
+    loop {
+        if st.bitmap_next(slot) {
+            return true;
+        }
+        let mut tbmres: pg_sys::TBMIterateResult = std::mem::zeroed();
+        if !pg_sys::tbm_iterate(&mut (*scan).st.rs_tbmiterator, &mut tbmres) {
+            pg_sys::ExecClearTuple(slot);
+            return false;
+        }
+        if tbmres.lossy {
+            *lossy_pages += 1;
+            *recheck = true;
+            st.bitmap_block(tbmres.blockno, None, (*scan).rs_snapshot);
+        } else {
+            *exact_pages += 1;
+            *recheck = tbmres.recheck;
+            let mut offsets = [0 as pg_sys::OffsetNumber; crate::storage::tid::ROWS_PER_BLOCK as usize];
+            let n = pg_sys::tbm_extract_page_tuple(
+                &mut tbmres,
+                offsets.as_mut_ptr(),
+                offsets.len() as u32,
+            );
+            st.bitmap_block(
+                tbmres.blockno,
+                Some(&offsets[..n.max(0) as usize]),
+                (*scan).rs_snapshot,
+            );
+        }
+    }
+}
+
