@@ -285,9 +285,9 @@ mod pgcol {
     ///   kept (`hits`) and that did not (`misses`);
     /// * fetches of a row's old version (an UPDATE's, by TID) read from the index fetch
     ///   that had just returned the row, with its vector decoded (`old_versions_reused`);
-    /// * the column dictionaries kept for PgColumnarTopN's question of which groups a
+    /// * the column dictionaries kept for PgcolTopN's question of which groups a
     ///   stripe holds (at most 4 MB), and the asks that found theirs kept and that did not;
-    /// * rows fetched by number (and PgColumnarTopN's rows) decoded alone, one value of each
+    /// * rows fetched by number (and PgcolTopN's rows) decoded alone, one value of each
     ///   column, and vectors decoded whole for them (when a second row of a vector was
     ///   fetched right after the first);
     /// * rows a unique check or ON CONFLICT found stored in a slot without their values

@@ -137,7 +137,7 @@ thread_local! {
 
 /// What a backend keeps across scans, least recently used first, each entry with the bytes it
 /// is counted as, within a bound: the stripes scans loaded ([`KEPT`]) and the column
-/// dictionaries PgColumnarTopN asked for ([`KEPT_DICTIONARIES`]).
+/// dictionaries PgcolTopN asked for ([`KEPT_DICTIONARIES`]).
 struct Kept<K, V> {
     entries: Vec<(K, V, usize)>,
     bytes: usize,
@@ -244,7 +244,7 @@ fn next_serial() -> u64 {
 /// does not store the column), whether the column has NULLs in it, and a serial number that
 /// names this reading of the dictionary. The directory is walked only as far as the column
 /// (`stripe::outline_column`): this costs a small part of loading the stripe. What is found
-/// is kept for the backend's later asks ([`KEPT_DICTIONARIES`]): PgColumnarTopN asks it of
+/// is kept for the backend's later asks ([`KEPT_DICTIONARIES`]): PgcolTopN asks it of
 /// every stripe of the table that it may leave out, on every run.
 pub fn column_dictionary(
     pages: &mut PageReader,

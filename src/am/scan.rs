@@ -175,7 +175,7 @@ pub struct ScanCounters {
 }
 
 thread_local! {
-    /// Rows that scans storing rows one at a time (fetches by number, PgColumnarTopN's rows)
+    /// Rows that scans storing rows one at a time (fetches by number, PgcolTopN's rows)
     /// decoded alone, and vectors they decoded whole because a second row of one was asked
     /// for right after the first.
     static ROW_DECODES: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
@@ -730,14 +730,14 @@ impl ScanState {
 
     /// [`store`](Self::store), decoding the row alone (one value of each column) unless its
     /// vector is held: for a caller that knows no other row of the vector follows
-    /// (PgColumnarTopN's chosen rows).
+    /// (PgcolTopN's chosen rows).
     pub fn store_alone(&mut self, i: usize, r: u64, slot: *mut pg_sys::TupleTableSlot) {
         self.store_row(i, r, slot, Decode::Alone, None)
     }
 
     /// [`store`](Self::store) for one of the rows of its vector a node chose, `chosen`
     /// (named by `id`, from [`selection_id`](Self::selection_id)): the vector is decoded
-    /// and only those rows laid out as Datums (PgColumnarTopN's rows that share a vector).
+    /// and only those rows laid out as Datums (PgcolTopN's rows that share a vector).
     pub fn store_chosen(
         &mut self,
         i: usize,
@@ -1329,7 +1329,7 @@ impl ScanState {
         }
     }
 
-    /// For a node that picks the vectors it reads (PgColumnarTopN): whether stripe `i` may
+    /// For a node that picks the vectors it reads (PgcolTopN): whether stripe `i` may
     /// hold a row the quals select, by its catalog summary. Counts the stripe, and if not,
     /// counts it skipped.
     pub fn stripe_may_match(&mut self, i: usize) -> bool {

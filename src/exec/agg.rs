@@ -1,10 +1,10 @@
-//! `PgColumnarAgg`: aggregates over a pg_columnar table, with or without GROUP BY, computed
+//! `PgcolAgg`: aggregates over a pg_columnar table, with or without GROUP BY, computed
 //! from whole vectors instead of rows.
 //!
 //! Planned through `create_upper_paths_hook` for the grouping stage, beside PostgreSQL's own
 //! Agg paths, when:
 //! * the query aggregates one pg_columnar table (no join, no inheritance) read by
-//!   `PgColumnarScan`, and the scan evaluates every qual itself (none left for the executor);
+//!   `PgcolScan`, and the scan evaluates every qual itself (none left for the executor);
 //! * there is no grouping set, window function, set-returning function, row lock, nor the
 //!   min/max-by-index rewrite; HAVING has no subquery;
 //! * every GROUP BY expression is a key `group::key_spec` computes (at most
@@ -16,7 +16,7 @@
 //!   DISTINCT or ORDER BY, with a FILTER (WHERE ...) only if it is a qual the scan could
 //!   evaluate itself (its kernels then select the aggregate's rows within each vector).
 //!
-//! The plan is a `CustomScan` whose child is the `PgColumnarScan` plan. The node never takes
+//! The plan is a `CustomScan` whose child is the `PgcolScan` plan. The node never takes
 //! rows from its child: it asks the child's reader for the selection of each vector and the
 //! unpacked vectors of the key and aggregated columns (`ScanState::next_batch`), numbers
 //! each selected row's group (`codec::group::GroupTable`) and adds the rows to their groups'
@@ -56,18 +56,18 @@ use crate::am::scan::{ColumnLookup, MetadataAnswer, ScanState, VectorFilter, Vec
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
 static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: c"PgColumnarAgg".as_ptr(),
+    CustomName: c"PgcolAgg".as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 };
 
 static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
-    CustomName: c"PgColumnarAgg".as_ptr(),
+    CustomName: c"PgcolAgg".as_ptr(),
     CreateCustomScanState: Some(create_state),
 };
 
 static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: c"PgColumnarAgg".as_ptr(),
+    CustomName: c"PgcolAgg".as_ptr(),
     BeginCustomScan: Some(begin),
     ExecCustomScan: Some(exec),
     EndCustomScan: Some(end),
@@ -92,8 +92,11 @@ const SHARE_OF_SCAN_COST: f64 = 0.2;
 /// 10 M rows reads 77 catalog rows and no stripe: 3.5 ms against 1.1 s for heap).
 const METADATA_SHARE_OF_SCAN_COST: f64 = 0.005;
 
+/// Whether PgcolAgg's methods were registered (`super::register_node`).
+pub static REGISTERED: super::Registration = super::Registration::new();
+
 pub unsafe fn install() {
-    pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
+    super::register_node(&raw const SCAN_METHODS, &REGISTERED);
     PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
     pg_sys::create_upper_paths_hook = Some(upper_paths);
 }
@@ -342,6 +345,8 @@ unsafe extern "C-unwind" fn upper_paths(
     if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
         || !super::ENABLE_VECTORIZED_AGG.get()
         || !super::ENABLE_CUSTOM_SCAN.get()
+        || !REGISTERED.done()
+        || !super::node::REGISTERED.done()
     {
         return;
     }
@@ -641,7 +646,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
 ) -> *mut pg_sys::Plan {
     let child = list::ptrs::<pg_sys::CustomScan>(custom_plans)
         .next()
-        .expect("PgColumnarAgg without its scan");
+        .expect("PgcolAgg without its scan");
     let relid = (*child).scan.scanrelid;
     let scan_path = list::ptrs::<pg_sys::Path>((*best_path).custom_paths)
         .next()
@@ -726,7 +731,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
 unsafe fn path_is_partial(path: *const pg_sys::CustomPath) -> bool {
     let c = list::nodes((*path).custom_private)
         .next()
-        .expect("PgColumnarAgg path without its mode") as *mut pg_sys::Const;
+        .expect("PgcolAgg path without its mode") as *mut pg_sys::Const;
     (*c).constvalue.value() != 0
 }
 
@@ -757,7 +762,7 @@ impl AggPlan {
     unsafe fn of(cscan: *const pg_sys::CustomScan) -> AggPlan {
         let konst = list::nodes((*cscan).custom_private)
             .next()
-            .expect("PgColumnarAgg plan without its spec")
+            .expect("PgcolAgg plan without its spec")
             as *mut pg_sys::Const;
         let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
         let top = u32::from_le_bytes(b[1..5].try_into().unwrap());
@@ -872,7 +877,7 @@ impl Computed {
 unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
     let exec = (*(node as *mut NodeState)).exec;
     if exec.is_null() {
-        pgrx::error!("pg_columnar: PgColumnarAgg used after it ended");
+        pgrx::error!("pg_columnar: PgcolAgg used after it ended");
     }
     &mut *exec
 }
@@ -1041,7 +1046,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
         pg_sys::InstrStartNode(instr);
     }
     let (scan, child_slot) =
-        super::node::batch_source(child).expect("PgColumnarAgg over a PgColumnarScan");
+        super::node::batch_source(child).expect("PgcolAgg over a PgcolScan");
     if exec.readers.len() != exec.keys.len() {
         let cscan = css.ss.ps.plan as *mut pg_sys::CustomScan;
         let exprs: Vec<*mut pg_sys::TargetEntry> = list::ptrs((*cscan).custom_scan_tlist).collect();

@@ -1,4 +1,4 @@
-//! The vectorized filter: the quals PgColumnarScan evaluates itself, over whole vectors,
+//! The vectorized filter: the quals PgcolScan evaluates itself, over whole vectors,
 //! with the codec's kernels (`codec::filter`). Only quals whose every leaf has an exact
 //! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
 

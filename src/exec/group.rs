@@ -1,4 +1,4 @@
-//! The GROUP BY keys of `PgColumnarAgg`: which expressions it groups by and how, decided at
+//! The GROUP BY keys of `PgcolAgg`: which expressions it groups by and how, decided at
 //! plan time ([`key_spec`]), and the key parts of each vector's rows at execution
 //! ([`KeyReader`]).
 //!

@@ -1,4 +1,4 @@
-//! Query execution over pg_columnar tables: the custom scan `PgColumnarScan`.
+//! Query execution over pg_columnar tables: the custom scan `PgcolScan`.
 //!
 //! * [`plan`]: a `set_rel_pathlist_hook` that replaces the sequential scan paths of a
 //!   pg_columnar table (serial and partial) by the custom scan's, costed from the columns it
@@ -8,9 +8,9 @@
 //! * [`filter`]: the quals the node evaluates itself over whole vectors, with the codec's
 //!   kernels, instead of the executor row by row;
 //! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN);
-//! * [`agg`]: `PgColumnarAgg`, aggregates computed from the scan's vectors, with [`group`]
+//! * [`agg`]: `PgcolAgg`, aggregates computed from the scan's vectors, with [`group`]
 //!   its GROUP BY keys;
-//! * [`topn`]: `PgColumnarTopN`, the first rows by a column (`ORDER BY ... LIMIT`,
+//! * [`topn`]: `PgcolTopN`, the first rows by a column (`ORDER BY ... LIMIT`,
 //!   `DISTINCT ON`), reading only the vectors that can hold them.
 //!
 //! The rows come from `am::scan::ScanState`, the same reader as the sequential scan's, told
@@ -57,32 +57,64 @@ fn define_switch(
 pub unsafe fn install() {
     define_switch(
         c"pg_columnar.enable_custom_scan",
-        c"Plan scans of pg_columnar tables as PgColumnarScan (projection and zone-map skipping).",
+        c"Plan scans of pg_columnar tables as PgcolScan (projection and zone-map skipping).",
         c"Off: the plain sequential scan, which decodes every column of every vector. Results are the same either way.",
         &ENABLE_CUSTOM_SCAN,
     );
     define_switch(
         c"pg_columnar.enable_vectorized_filter",
-        c"Let PgColumnarScan evaluate the quals it can over whole vectors instead of the executor row by row.",
+        c"Let PgcolScan evaluate the quals it can over whole vectors instead of the executor row by row.",
         c"Off: every qual stays with the executor (the scan still uses them to skip vectors). Results are the same either way.",
         &ENABLE_VECTORIZED_FILTER,
     );
     define_switch(
         c"pg_columnar.enable_vectorized_agg",
-        c"Plan aggregates over a pg_columnar table as PgColumnarAgg, computed from whole vectors.",
+        c"Plan aggregates over a pg_columnar table as PgcolAgg, computed from whole vectors.",
         c"Off: PostgreSQL's Agg over the scan's rows. Results are the same either way.",
         &ENABLE_VECTORIZED_AGG,
     );
     define_switch(
         c"pg_columnar.enable_topn",
-        c"Plan ORDER BY col LIMIT n and DISTINCT ON (g) ... ORDER BY g, col over a pg_columnar table as PgColumnarTopN, which reads only the vectors that can hold the first rows.",
+        c"Plan ORDER BY col LIMIT n and DISTINCT ON (g) ... ORDER BY g, col over a pg_columnar table as PgcolTopN, which reads only the vectors that can hold the first rows.",
         c"Off: PostgreSQL's Sort (and Unique) over the scan's rows. Results are the same either way, except the order of rows tied on col, which PostgreSQL leaves unspecified.",
         &ENABLE_TOPN,
     );
-    node::register();
+    register_node(node::scan_methods(), &node::REGISTERED);
     plan::install_hook();
     agg::install();
     topn::install();
+}
+
+/// Whether a node's plan methods were registered ([`register_node`]).
+pub struct Registration(std::sync::atomic::AtomicBool);
+
+impl Registration {
+    pub const fn new() -> Registration {
+        Registration(std::sync::atomic::AtomicBool::new(false))
+    }
+
+    pub fn done(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Registers a custom node's plan methods under its name, unless a node of another library
+/// has that name: PostgreSQL's registration raises an ERROR for a name taken, which while
+/// `shared_preload_libraries` loads stops the server and otherwise keeps pg_columnar from
+/// loading. Then the node stays off in this process, with a WARNING, and queries are planned
+/// without it (the planner asks [`Registration::done`]).
+unsafe fn register_node(methods: *const pgrx::pg_sys::CustomScanMethods, registration: &Registration) {
+    // SAFETY: `methods` is one of the nodes' static method tables, with a NUL-terminated name
+    let name = (*methods).CustomName;
+    if !pgrx::pg_sys::GetCustomScanMethods(name, true).is_null() {
+        pgrx::warning!(
+            "pg_columnar: another library has registered a custom node named \"{}\"; pg_columnar's is off in this process",
+            std::ffi::CStr::from_ptr(name).to_string_lossy()
+        );
+        return;
+    }
+    pgrx::pg_sys::RegisterCustomScanMethods(methods);
+    registration.0.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The Rust state of an executor node, kept behind a pointer field of the node: placed there
@@ -115,8 +147,8 @@ pub mod state {
     }
 }
 
-/// The PgColumnarScan child of a node that takes its vectors (PgColumnarAgg,
-/// PgColumnarTopN): started with the node, rescanned with it, ended with it.
+/// The PgcolScan child of a node that takes its vectors (PgcolAgg,
+/// PgcolTopN): started with the node, rescanned with it, ended with it.
 pub mod child {
     use super::list;
     use pgrx::pg_sys;

@@ -1,4 +1,4 @@
-//! The executor node of `PgColumnarScan`.
+//! The executor node of `PgcolScan`.
 //!
 //! Rows come from `am::scan::ScanState` told to decode only the columns read, to skip the
 //! stripes and vectors the skip expression rules out, and to return only the rows the
@@ -26,12 +26,12 @@ use super::skip::{RuntimeSkip, Value};
 use crate::am::scan::{ScanCounters, ScanState};
 
 static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
-    CustomName: c"PgColumnarScan".as_ptr(),
+    CustomName: c"PgcolScan".as_ptr(),
     CreateCustomScanState: Some(create_state),
 };
 
 static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: c"PgColumnarScan".as_ptr(),
+    CustomName: c"PgcolScan".as_ptr(),
     BeginCustomScan: Some(begin),
     ExecCustomScan: Some(exec),
     EndCustomScan: Some(end),
@@ -50,9 +50,8 @@ pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
     &raw const SCAN_METHODS
 }
 
-pub unsafe fn register() {
-    pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
-}
+/// Whether PgcolScan's methods were registered (`super::register_node`).
+pub static REGISTERED: super::Registration = super::Registration::new();
 
 #[repr(C)]
 struct NodeState {
@@ -145,7 +144,7 @@ impl Shared {
                 vectors_filtered: s.vectors_filtered.load(Ordering::SeqCst),
                 vectors_covered: s.vectors_covered.load(Ordering::SeqCst),
                 rows_filtered: s.rows_filtered.load(Ordering::SeqCst),
-                // metadata answers are taken by a serial PgColumnarAgg only
+                // metadata answers are taken by a serial PgcolAgg only
                 ..Default::default()
             },
             decoded: Shared::decoded(this)
@@ -207,7 +206,7 @@ impl Exec {
 unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
     let exec = (*(node as *mut NodeState)).exec;
     if exec.is_null() {
-        pgrx::error!("pg_columnar: PgColumnarScan used after it ended");
+        pgrx::error!("pg_columnar: PgcolScan used after it ended");
     }
     &mut *exec
 }
@@ -269,7 +268,7 @@ unsafe extern "C-unwind" fn begin(
     exec.filter_qual = pg_sys::ExecInitQual(filter_clauses, &mut (*node).ss.ps);
     exec.values_cxt = pg_sys::AllocSetContextCreateExtended(
         pg_sys::CurrentMemoryContext,
-        c"PgColumnarScan values".as_ptr(),
+        c"PgcolScan values".as_ptr(),
         pg_sys::ALLOCSET_SMALL_MINSIZE as usize,
         pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
         pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
@@ -374,8 +373,8 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
     slot
 }
 
-/// The reader of a PgColumnarScan node, started, for a parent that takes its vectors
-/// instead of its rows (PgColumnarAgg), and the node's scan slot (which gives the defaults of
+/// The reader of a PgcolScan node, started, for a parent that takes its vectors
+/// instead of its rows (PgcolAgg), and the node's scan slot (which gives the defaults of
 /// columns added since a stripe was written); `None` if `child` is another node.
 pub unsafe fn batch_source<'a>(
     child: *mut pg_sys::PlanState,
@@ -387,7 +386,7 @@ pub unsafe fn batch_source<'a>(
         return None;
     }
     if !(*child).qual.is_null() {
-        pgrx::error!("pg_columnar: PgColumnarAgg over a scan with quals left for the executor");
+        pgrx::error!("pg_columnar: PgcolAgg over a scan with quals left for the executor");
     }
     let exec = exec_of(node);
     if exec.start_pending {

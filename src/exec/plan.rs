@@ -18,12 +18,12 @@ use crate::am::scan::VectorSkip;
 static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 
 static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: c"PgColumnarScan".as_ptr(),
+    CustomName: c"PgcolScan".as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 };
 
-/// The methods of PgColumnarScan paths (how another planner hook recognizes them).
+/// The methods of PgcolScan paths (how another planner hook recognizes them).
 pub fn path_methods() -> *const pg_sys::CustomPathMethods {
     &raw const PATH_METHODS
 }
@@ -53,7 +53,7 @@ unsafe fn scan_qual(
         .map(|(e, exact)| (e, exact && super::ENABLE_VECTORIZED_FILTER.get()))
 }
 
-/// For a node above the scan of `input` (PgColumnarAgg, PgColumnarTopN): the scan's path
+/// For a node above the scan of `input` (PgcolAgg, PgcolTopN): the scan's path
 /// among the relation's paths (`partial`: its partial paths), under the projection PostgreSQL
 /// may have put over it, and the relation's number of attributes; `None` unless `input` is
 /// one pg_columnar table (no inheritance) whose every qual the scan evaluates itself.
@@ -198,6 +198,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         prev(root, rel, rti, rte);
     }
     if !super::ENABLE_CUSTOM_SCAN.get()
+        || !super::node::REGISTERED.done()
         || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
         || (*rte).inh
         || !(*rte).tablesample.is_null()
@@ -675,7 +676,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
 pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
     let konst = list::nodes((*cscan).custom_private)
         .next()
-        .expect("PgColumnarScan plan without its spec") as *mut pg_sys::Const;
+        .expect("PgcolScan plan without its spec") as *mut pg_sys::Const;
     let bytes = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
     ScanSpec::from_bytes(bytes)
 }

@@ -1,4 +1,4 @@
-//! PgColumnarTopN: the first rows of a pg_columnar table by one integer, date or timestamp
+//! PgcolTopN: the first rows of a pg_columnar table by one integer, date or timestamp
 //! column, overall or in each group, reading only the vectors that can hold them.
 //!
 //! It plans two query shapes over one table whose quals the scan evaluates itself, with
@@ -7,7 +7,7 @@
 //!   100 000: the first n + m rows, in order, under PostgreSQL's Limit. The LATERAL form of
 //!   TSBS lastpoint is this with a parameter in the quals, rescanned for each outer row.
 //! * `SELECT DISTINCT ON (g) ... ORDER BY g, o [ASC | DESC] [NULLS ...]` (TSBS lastpoint),
-//!   g a column grouped as PgColumnarAgg groups a column (integers; text with a
+//!   g a column grouped as PgcolAgg groups a column (integers; text with a
 //!   deterministic collation through dictionary codes): the first row of each group, in no
 //!   order; PostgreSQL's Sort above orders the groups' rows.
 //!
@@ -37,18 +37,18 @@ use crate::am::scan::ScanState;
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
 static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: c"PgColumnarTopN".as_ptr(),
+    CustomName: c"PgcolTopN".as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 };
 
 static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
-    CustomName: c"PgColumnarTopN".as_ptr(),
+    CustomName: c"PgcolTopN".as_ptr(),
     CreateCustomScanState: Some(create_state),
 };
 
 static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: c"PgColumnarTopN".as_ptr(),
+    CustomName: c"PgcolTopN".as_ptr(),
     BeginCustomScan: Some(begin),
     ExecCustomScan: Some(exec),
     EndCustomScan: Some(end),
@@ -71,8 +71,11 @@ const MAX_KEEP: f64 = 100_000.0;
 /// does not rule out, at least this much.
 const LEAST_SHARE_OF_SCAN_COST: f64 = 0.01;
 
+/// Whether PgcolTopN's methods were registered (`super::register_node`).
+pub static REGISTERED: super::Registration = super::Registration::new();
+
 pub unsafe fn install() {
-    pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
+    super::register_node(&raw const SCAN_METHODS, &REGISTERED);
     PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
     pg_sys::create_upper_paths_hook = Some(upper_paths);
 }
@@ -131,7 +134,7 @@ unsafe extern "C-unwind" fn upper_paths(
     }
     let shape = stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT
         || stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED;
-    if !shape || !super::ENABLE_TOPN.get() || !super::ENABLE_CUSTOM_SCAN.get() {
+    if !shape || !super::ENABLE_TOPN.get() || !super::ENABLE_CUSTOM_SCAN.get() || !REGISTERED.done() || !super::node::REGISTERED.done() {
         return;
     }
     if let Some(path) = topn_path(root, stage, input_rel, output_rel) {
@@ -305,7 +308,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
 ) -> *mut pg_sys::Plan {
     let child = list::ptrs::<pg_sys::CustomScan>(custom_plans)
         .next()
-        .expect("PgColumnarTopN without its scan");
+        .expect("PgcolTopN without its scan");
     let cscan =
         pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
@@ -321,7 +324,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
 unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> TopSpec {
     let konst = list::nodes((*cscan).custom_private)
         .next()
-        .expect("PgColumnarTopN plan without its spec") as *mut pg_sys::Const;
+        .expect("PgcolTopN plan without its spec") as *mut pg_sys::Const;
     TopSpec::from_bytes(pgrx::varlena::varlena_to_byte_slice(
         (*konst).constvalue.cast_mut_ptr(),
     ))
@@ -364,7 +367,7 @@ struct Exec {
 unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
     let exec = (*(node as *mut NodeState)).exec;
     if exec.is_null() {
-        pgrx::error!("pg_columnar: PgColumnarTopN used after it ended");
+        pgrx::error!("pg_columnar: PgcolTopN used after it ended");
     }
     &mut *exec
 }
@@ -444,7 +447,7 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         pg_sys::InstrStartNode(instr);
     }
     let (scan, child_slot) =
-        super::node::batch_source(child).expect("PgColumnarTopN over a PgColumnarScan");
+        super::node::batch_source(child).expect("PgcolTopN over a PgcolScan");
     let exec = &mut *(*node).exec;
     let spec = exec.spec;
     if exec.readers.is_none() {
@@ -647,7 +650,7 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
     };
     exec.next_row += 1;
     let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css))
-        .expect("PgColumnarTopN over a PgColumnarScan");
+        .expect("PgcolTopN over a PgcolScan");
     match chosen {
         None => scan.store_alone(i, r, slot),
         Some(k) => {

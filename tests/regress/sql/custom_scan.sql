@@ -1,4 +1,4 @@
--- PgColumnarScan: projection and zone-map skipping. Every skip rule is shown engaged (vectors
+-- PgcolScan: projection and zone-map skipping. Every skip rule is shown engaged (vectors
 -- skipped, from EXPLAIN ANALYZE's counters) beside a control where it must not skip, and
 -- every result is compared with a heap twin, with the custom scan on and off; then a
 -- randomized differential test (fixed seed) over every supported type.
@@ -60,7 +60,7 @@ EXPLAIN (COSTS OFF) SELECT t, f8 FROM sc WHERE id < 100 AND n > 5;
 EXPLAIN (COSTS OFF) SELECT sc FROM sc WHERE f8 > 1;
 SELECT skipped('SELECT count(*) FROM sc');
 -- a projection the planner moves into the scan still decodes what its expressions read
--- (under PostgreSQL's HashAggregate: PgColumnarAgg computes its keys itself)
+-- (under PostgreSQL's HashAggregate: PgcolAgg computes its keys itself)
 SET pg_columnar.enable_vectorized_agg = off;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id % 3, sum(i8) FROM sc GROUP BY 1;
 RESET pg_columnar.enable_vectorized_agg;
@@ -220,7 +220,7 @@ REVOKE SELECT ON sc FROM sc_reader;
 DROP ROLE sc_reader;
 
 -- parallel: workers share the stripes; the counters add up the processes' (PostgreSQL's Agg
--- above, which has a partial mode; PgColumnarAgg has none yet)
+-- above, which has a partial mode; PgcolAgg has none yet)
 SET pg_columnar.enable_vectorized_agg = off;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;

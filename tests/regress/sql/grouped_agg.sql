@@ -1,4 +1,4 @@
--- PgColumnarAgg with GROUP BY: keys of every kind (integer columns, text through dictionary
+-- PgcolAgg with GROUP BY: keys of every kind (integer columns, text through dictionary
 -- codes, time buckets in arithmetic or evaluated, other expressions), HAVING, and a randomized
 -- differential run. Every result is compared with the node off and with a heap twin.
 CREATE EXTENSION pg_columnar;
@@ -27,8 +27,8 @@ CREATE FUNCTION agg_same(q text, tbl text DEFAULT 'ga') RETURNS text LANGUAGE pl
 DECLARE a text; b text; c text; line text; node text := 'Aggregate';
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || format(q, tbl) LOOP
-    IF line ~ 'PgColumnarAgg' AND node = 'Aggregate' THEN node := 'PgColumnarAgg'; END IF;
-    IF line ~ 'Mode: partial' THEN node := 'PgColumnarAgg (parallel)'; END IF;
+    IF line ~ 'PgcolAgg' AND node = 'Aggregate' THEN node := 'PgcolAgg'; END IF;
+    IF line ~ 'Mode: partial' THEN node := 'PgcolAgg (parallel)'; END IF;
   END LOOP;
   EXECUTE format('SELECT string_agg(r::text, '' '') FROM (%s) r', format(q, tbl)) INTO a;
   PERFORM set_config('pg_columnar.enable_vectorized_agg', 'off', true);
@@ -304,10 +304,10 @@ BEGIN
     q := replace(q, '@', '%s');
     r := agg_same(q);
     IF r LIKE 'MISMATCH%%' THEN bad := bad + 1; RETURN NEXT q || ' => ' || r; END IF;
-    IF r LIKE 'PgColumnarAgg%%' THEN vectorized := vectorized + 1; END IF;
-    IF r LIKE 'PgColumnarAgg (parallel)%%' THEN parallel := parallel + 1; END IF;
+    IF r LIKE 'PgcolAgg%%' THEN vectorized := vectorized + 1; END IF;
+    IF r LIKE 'PgcolAgg (parallel)%%' THEN parallel := parallel + 1; END IF;
   END LOOP;
-  RETURN NEXT format('%s queries, %s mismatches, %s answered by PgColumnarAgg (%s in parallel plans)', n, bad, vectorized, parallel);
+  RETURN NEXT format('%s queries, %s mismatches, %s answered by PgcolAgg (%s in parallel plans)', n, bad, vectorized, parallel);
 END $$;
 SELECT * FROM random_queries(120);
 -- and in parallel plans (every float of ga is an exact binary fraction: sums in any order

@@ -1,5 +1,5 @@
 -- A row fetched by its number (an index or TID lookup, an UPDATE's old version,
--- PgColumnarTopN's chosen rows) is decoded alone: one value of each column, read from its
+-- PgcolTopN's chosen rows) is decoded alone: one value of each column, read from its
 -- vector's encoding without decoding the vector's other rows (codec::unpack_row). A second
 -- row of the same vector fetched right after the first decodes that vector whole (a scan
 -- through nearby rows). pgcol.kept_stripes() counts both branches; every fetched row is
@@ -88,7 +88,7 @@ SELECT (SELECT r FROM ret) = (SELECT r FROM reth) AS same_as_heap;
 SELECT n.alone - d.alone > 0 AS some_alone FROM decodes() n, d;
 SELECT (SELECT string_agg(f::text, ' | ' ORDER BY f.id) FROM ids JOIN f USING (id))
      = (SELECT string_agg(fh::text, ' | ' ORDER BY fh.id) FROM ids JOIN fh USING (id)) AS same_as_heap;
--- PgColumnarTopN's rows: the last row of each host
+-- PgcolTopN's rows: the last row of each host
 RESET enable_seqscan;
 RESET pg_columnar.enable_custom_scan;
 DELETE FROM d; INSERT INTO d SELECT * FROM decodes();

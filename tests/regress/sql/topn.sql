@@ -1,4 +1,4 @@
--- PgColumnarTopN: ORDER BY col LIMIT n and DISTINCT ON (g) ... ORDER BY g, col (TSBS
+-- PgcolTopN: ORDER BY col LIMIT n and DISTINCT ON (g) ... ORDER BY g, col (TSBS
 -- lastpoint) reading only the stripes and vectors that can hold the first rows. Every result
 -- is compared with the node off and with a heap twin; each decision to leave data out is
 -- shown beside a control where it must not be made.
@@ -25,7 +25,7 @@ CREATE FUNCTION topn_same(q text, tbl text DEFAULT 'tn') RETURNS text LANGUAGE p
 DECLARE a text; b text; c text; line text; node text := 'PostgreSQL';
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || format(q, tbl) LOOP
-    IF line ~ 'PgColumnarTopN' THEN node := 'PgColumnarTopN'; END IF;
+    IF line ~ 'PgcolTopN' THEN node := 'PgcolTopN'; END IF;
   END LOOP;
   EXECUTE format('SELECT string_agg(r::text, '' '') FROM (%s) r', format(q, tbl)) INTO a;
   PERFORM set_config('pg_columnar.enable_topn', 'off', true);
@@ -43,7 +43,7 @@ CREATE FUNCTION topn_read(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF line ~ '(Stripes: .* left out|Vectors: .* left out|Rows Offered|Groups:|PgColumnarTopN|First Row|Rows Kept|Order:)' THEN
+    IF line ~ '(Stripes: .* left out|Vectors: .* left out|Rows Offered|Groups:|PgcolTopN|First Row|Rows Kept|Order:)' THEN
       RETURN NEXT regexp_replace(regexp_replace(line, '^\s*(->\s*)?', ''), ' \(actual rows=[0-9.]+ loops=[0-9]+\)', '');
     END IF;
   END LOOP;
@@ -193,9 +193,9 @@ BEGIN
     END IF;
     r := topn_same(replace(q, '@', '%s'));
     IF r LIKE 'MISMATCH%' THEN bad := bad + 1; RETURN NEXT q || ' => ' || r; END IF;
-    IF r LIKE 'PgColumnarTopN%' THEN used := used + 1; END IF;
+    IF r LIKE 'PgcolTopN%' THEN used := used + 1; END IF;
   END LOOP;
-  RETURN NEXT format('%s queries, %s mismatches, %s answered by PgColumnarTopN', n, bad, used);
+  RETURN NEXT format('%s queries, %s mismatches, %s answered by PgcolTopN', n, bad, used);
 END $$;
 SELECT * FROM random_queries(150);
 -- a sorted stripe whose stored position of a kept row is the insert offset of an absent row:

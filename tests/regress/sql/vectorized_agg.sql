@@ -1,4 +1,4 @@
--- PgColumnarAgg: aggregates computed from the scan's vectors (GROUP BY: grouped_agg). Every result is
+-- PgcolAgg: aggregates computed from the scan's vectors (GROUP BY: grouped_agg). Every result is
 -- compared with a heap twin and with the node off (PostgreSQL's Agg over the same scan); each
 -- query also says which node answered it, so the cases the node must take and those it must
 -- leave to PostgreSQL are both shown.
@@ -13,13 +13,13 @@ INSERT INTO va SELECT g, (g % 300 - 150)::int2, CASE WHEN g % 11 = 0 THEN NULL E
 CREATE TABLE va_heap AS SELECT * FROM va;
 
 -- the row of query q (%s: the table) on pg_columnar table tbl with the node, without it, and
--- on its heap twin tbl_heap: 'PgColumnarAgg' or 'Aggregate' (which node answered) when all
+-- on its heap twin tbl_heap: 'PgcolAgg' or 'Aggregate' (which node answered) when all
 -- three agree
 CREATE FUNCTION agg_same(q text, tbl text DEFAULT 'va') RETURNS text LANGUAGE plpgsql AS $$
 DECLARE a text; b text; c text; line text; node text := 'Aggregate';
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || format(q, tbl) LOOP
-    IF line ~ 'PgColumnarAgg' THEN node := 'PgColumnarAgg'; END IF;
+    IF line ~ 'PgcolAgg' THEN node := 'PgcolAgg'; END IF;
   END LOOP;
   EXECUTE format('SELECT string_agg(r::text, '' '') FROM (%s) r', format(q, tbl)) INTO a;
   PERFORM set_config('pg_columnar.enable_vectorized_agg', 'off', true);
