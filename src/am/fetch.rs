@@ -116,6 +116,10 @@ pub unsafe fn end(data: *mut pg_sys::IndexFetchTableData) {
 /// Rows whose delete marks [`MarkWindow`] reads at once: an aligned window of row numbers.
 const MARK_WINDOW: u64 = 1024;
 
+/// Fetches in a row of one window that [`MarkWindow`] answers with a probe each before it
+/// reads the window's marks whole.
+const PROBES_BEFORE_WINDOW: u32 = 8;
+
 thread_local! {
     /// Delete marks read for fetches under an MVCC snapshot: probes of one row, and windows
     /// read whole ([`MarkWindow`]), so far (`pgcol.kept_stripes`).
@@ -144,16 +148,17 @@ fn count_one(counters: &'static std::thread::LocalKey<std::cell::Cell<(u64, u64)
 }
 
 /// Which rows a fetch's MVCC snapshot finds deleted. A fetch asks the mark catalog about its
-/// row alone, one index probe; when the next fetch is of another row of the same window
-/// ([`MARK_WINDOW`]), as in an index scan over a range of keys stored in order or a nested
-/// loop over neighbouring keys, the window's marks are read in one index scan and answer its
-/// rows from then on. Random lookups keep one probe each, and never read a window's marks
-/// for one row. Kept as long as the fetch's scan (the same snapshot key): the marks an MVCC
+/// row alone, one index probe; when more than [`PROBES_BEFORE_WINDOW`] fetches in a row are
+/// of the same window ([`MARK_WINDOW`]), as in an index scan over a range of keys stored in
+/// order or a nested loop over neighbouring keys, the window's marks are read in one index
+/// scan and answer its rows from then on. Random lookups keep one probe each, and so do the
+/// few versions of one key an UPDATE's index scan meets: the window they share holds a mark
+/// for every row updated since, and reading it whole for them cost more than the probes. Kept as long as the fetch's scan (the same snapshot key): the marks an MVCC
 /// snapshot sees do not change.
 #[derive(Default)]
 struct MarkWindow {
-    /// The window of the last row asked about.
-    last: Option<u64>,
+    /// The window of the last row asked about, and the rows of it asked about in a row.
+    last: Option<(u64, u32)>,
     /// A window read, with its deleted rows (ascending), each with whether it is dead to all.
     read: Option<(u64, Vec<(u64, bool)>)>,
 }
@@ -170,7 +175,12 @@ impl MarkWindow {
     ) -> Option<bool> {
         let window = row / MARK_WINDOW;
         if self.read.as_ref().map(|r| r.0) != Some(window) {
-            if self.last.replace(window) != Some(window) {
+            let probes = match self.last {
+                Some((w, n)) if w == window => n + 1,
+                _ => 1,
+            };
+            self.last = Some((window, probes));
+            if probes <= PROBES_BEFORE_WINDOW {
                 count_mark_read(false);
                 return marks::deletions_among(storage_id, row..row + 1, snapshot, rel)
                     .first()

@@ -16,6 +16,6 @@ pub mod scan;
 pub mod slot;
 pub mod ssi;
 pub mod standby;
-mod versioned;
 pub mod vacuum;
+mod versioned;
 pub mod write;

@@ -34,9 +34,9 @@ use pgrx::pg_sys;
 
 use super::publication::{self, Change};
 use super::{fetch, write};
-use crate::storage::tid;
 use crate::storage::marks::{self, Holder, Mode, Successor};
 use crate::storage::meta;
+use crate::storage::tid;
 
 /// How to wait for a conflicting transaction.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -34,9 +34,9 @@ use pgrx::pg_sys;
 use super::read::stripe_index_of;
 use super::scan::ScanState;
 use super::write;
-use crate::storage::tid;
 use crate::storage::catalog::StripeRow;
 use crate::storage::marks::{self, Mode, Successor};
+use crate::storage::tid;
 
 /// What one rewrite did, for PostgreSQL's report (VACUUM VERBOSE) and statistics.
 #[derive(Default)]

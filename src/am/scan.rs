@@ -29,10 +29,10 @@ use super::datum::{column_types, ColumnBuffer, ColumnType};
 use super::mask::DeleteMask;
 use super::read::{self, DecodedVector, LoadedStripe, RowOrder, Selected};
 use super::write;
-use crate::storage::tid;
 use crate::storage::catalog::{self, StripeRow};
 use crate::storage::meta;
 use crate::storage::pages::PageReader;
+use crate::storage::tid;
 
 /// The shared state of a parallel scan, in dynamic shared memory.
 #[repr(C)]

@@ -39,8 +39,8 @@ use pgrx::pg_sys;
 use super::scan::ScanState;
 use super::standby::Conflict;
 use super::write;
-use crate::storage::tid;
 use crate::storage::catalog::{self, StripeRow, VacuumRow};
+use crate::storage::tid;
 use crate::storage::{marks, meta, pages};
 
 /// A stripe with fewer live rows than this (less than one full vector: each stripe costs a

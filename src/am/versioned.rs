@@ -423,7 +423,8 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
         } else {
             *exact_pages += 1;
             *recheck = tbmres.recheck;
-            let mut offsets = [0 as pg_sys::OffsetNumber; crate::storage::tid::ROWS_PER_BLOCK as usize];
+            let mut offsets =
+                [0 as pg_sys::OffsetNumber; crate::storage::tid::ROWS_PER_BLOCK as usize];
             let n = pg_sys::tbm_extract_page_tuple(
                 &mut tbmres,
                 offsets.as_mut_ptr(),
@@ -437,4 +438,3 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
         }
     }
 }
-

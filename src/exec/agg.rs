@@ -762,8 +762,7 @@ impl AggPlan {
     unsafe fn of(cscan: *const pg_sys::CustomScan) -> AggPlan {
         let konst = list::nodes((*cscan).custom_private)
             .next()
-            .expect("PgcolAgg plan without its spec")
-            as *mut pg_sys::Const;
+            .expect("PgcolAgg plan without its spec") as *mut pg_sys::Const;
         let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
         let top = u32::from_le_bytes(b[1..5].try_into().unwrap());
         let n = b[5] as usize;
@@ -1045,8 +1044,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
     }
-    let (scan, child_slot) =
-        super::node::batch_source(child).expect("PgcolAgg over a PgcolScan");
+    let (scan, child_slot) = super::node::batch_source(child).expect("PgcolAgg over a PgcolScan");
     if exec.readers.len() != exec.keys.len() {
         let cscan = css.ss.ps.plan as *mut pg_sys::CustomScan;
         let exprs: Vec<*mut pg_sys::TargetEntry> = list::ptrs((*cscan).custom_scan_tlist).collect();

@@ -103,7 +103,10 @@ impl Registration {
 /// `shared_preload_libraries` loads stops the server and otherwise keeps pg_columnar from
 /// loading. Then the node stays off in this process, with a WARNING, and queries are planned
 /// without it (the planner asks [`Registration::done`]).
-unsafe fn register_node(methods: *const pgrx::pg_sys::CustomScanMethods, registration: &Registration) {
+unsafe fn register_node(
+    methods: *const pgrx::pg_sys::CustomScanMethods,
+    registration: &Registration,
+) {
     // SAFETY: `methods` is one of the nodes' static method tables, with a NUL-terminated name
     let name = (*methods).CustomName;
     if !pgrx::pg_sys::GetCustomScanMethods(name, true).is_null() {
@@ -114,7 +117,9 @@ unsafe fn register_node(methods: *const pgrx::pg_sys::CustomScanMethods, registr
         return;
     }
     pgrx::pg_sys::RegisterCustomScanMethods(methods);
-    registration.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    registration
+        .0
+        .store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The Rust state of an executor node, kept behind a pointer field of the node: placed there

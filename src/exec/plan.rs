@@ -348,50 +348,35 @@ unsafe fn stripes_read(
     // yet) the planning of each statement would cost more than the last: then the stripes
     // holding at least 1/PLANNED_STRIPES of the rows (at most that many) are checked each,
     // and of the smaller ones an evenly spaced sample of PLANNED_STRIPES, whose share of
-    // rows and stripes read is scaled up to all of them.
-    use crate::storage::catalog::StripeRow;
-    use pg_columnar_codec::{stripe::StripeSummary, DecodeError};
-    let large = |s: &StripeRow| {
-        stripes.len() <= PLANNED_STRIPES
-            || s.row_count as u128 * PLANNED_STRIPES as u128 >= total as u128
-    };
-    let small_count = stripes.rows().filter(|s| !large(s)).count();
-    let step = small_count.div_ceil(PLANNED_STRIPES).max(1);
-    let mut may_match = |s: &StripeRow, summary: &Option<Result<StripeSummary, DecodeError>>| {
+    // rows and stripes read is scaled up to all of them (`StripeList::sample`).
+    let sample = stripes.sample(PLANNED_STRIPES);
+    let summaries = stripes.summaries();
+    let mut may_match = |i: usize| {
         // a summary that does not parse is the scan's to report; here it rules nothing out
-        summary
+        summaries[i]
             .as_ref()
             .and_then(|r| r.as_ref().ok())
-            .is_none_or(|summary| skip.may_match_stripe(summary, s.row_count as usize))
+            .is_none_or(|summary| skip.may_match_stripe(summary, stripes.row(i).row_count as usize))
     };
     let (mut read, mut read_rows) = (0usize, 0u64);
-    // the small stripes: those sampled, their rows, and of those the ones read
-    let (mut sampled, mut sampled_rows, mut small_rows, mut small_read, mut small_read_rows) =
-        (0usize, 0u64, 0u64, 0usize, 0u64);
-    let mut nth_small = 0usize;
-    for (s, summary) in stripes.rows().zip(stripes.summaries()) {
-        if large(s) {
-            if may_match(s, summary) {
-                read += 1;
-                read_rows += s.row_count;
-            }
-            continue;
-        }
-        small_rows += s.row_count;
-        nth_small += 1;
-        if (nth_small - 1) % step != 0 {
-            continue;
-        }
-        sampled += 1;
-        sampled_rows += s.row_count;
-        if may_match(s, summary) {
-            small_read += 1;
-            small_read_rows += s.row_count;
+    for &i in &sample.large {
+        if may_match(i) {
+            read += 1;
+            read_rows += stripes.row(i).row_count;
         }
     }
-    if sampled > 0 {
-        read += (small_read as f64 * small_count as f64 / sampled as f64).round() as usize;
-        read_rows += (small_read_rows as f64 * small_rows as f64 / sampled_rows.max(1) as f64)
+    if !sample.sampled.is_empty() {
+        let (mut small_read, mut small_read_rows) = (0usize, 0u64);
+        for &i in &sample.sampled {
+            if may_match(i) {
+                small_read += 1;
+                small_read_rows += stripes.row(i).row_count;
+            }
+        }
+        read += (small_read as f64 * sample.small_count as f64 / sample.sampled.len() as f64)
+            .round() as usize;
+        read_rows += (small_read_rows as f64 * sample.small_rows as f64
+            / sample.sampled_rows.max(1) as f64)
             .round() as u64;
     }
     (

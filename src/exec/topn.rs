@@ -134,7 +134,12 @@ unsafe extern "C-unwind" fn upper_paths(
     }
     let shape = stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT
         || stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED;
-    if !shape || !super::ENABLE_TOPN.get() || !super::ENABLE_CUSTOM_SCAN.get() || !REGISTERED.done() || !super::node::REGISTERED.done() {
+    if !shape
+        || !super::ENABLE_TOPN.get()
+        || !super::ENABLE_CUSTOM_SCAN.get()
+        || !REGISTERED.done()
+        || !super::node::REGISTERED.done()
+    {
         return;
     }
     if let Some(path) = topn_path(root, stage, input_rel, output_rel) {
@@ -446,8 +451,7 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
     }
-    let (scan, child_slot) =
-        super::node::batch_source(child).expect("PgcolTopN over a PgcolScan");
+    let (scan, child_slot) = super::node::batch_source(child).expect("PgcolTopN over a PgcolScan");
     let exec = &mut *(*node).exec;
     let spec = exec.spec;
     if exec.readers.is_none() {

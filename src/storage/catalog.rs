@@ -391,6 +391,22 @@ pub struct StripeList {
     /// Rows stored and rows held (stored, less the absent ones), counted on first use: the
     /// planner asks of every statement.
     totals: std::cell::OnceCell<(u64, u64)>,
+    /// Made on first use ([`sample`](Self::sample)).
+    sample: std::cell::OnceCell<StripeSample>,
+}
+
+/// The stripes of a [`StripeList`] a question about each may be asked of instead
+/// ([`StripeList::sample`]).
+pub struct StripeSample {
+    /// Those holding at least 1/`limit` of the stored rows (every stripe, if there are at
+    /// most `limit`): asked each.
+    pub large: Vec<usize>,
+    /// An evenly spaced sample of at most `limit` of the others.
+    pub sampled: Vec<usize>,
+    /// The others: how many, and their rows; and the rows of those sampled.
+    pub small_count: usize,
+    pub small_rows: u64,
+    pub sampled_rows: u64,
 }
 
 impl StripeList {
@@ -406,6 +422,11 @@ impl StripeList {
         self.rows.iter().map(|(row, _)| row)
     }
 
+    /// The `i`-th stripe, in row order.
+    pub fn row(&self, i: usize) -> &StripeRow {
+        &self.rows[i].0
+    }
+
     /// Rows the stripes store (absent ones too: their range).
     pub fn stored_rows(&self) -> u64 {
         self.totals().0
@@ -414,6 +435,28 @@ impl StripeList {
     /// Rows the stripes hold: those they store, less the absent ones.
     pub fn held_rows(&self) -> u64 {
         self.totals().1
+    }
+
+    /// The stripes to ask about instead of all of them, at most about 2 × `limit` (one limit
+    /// per list: the first asked makes the sample), so that the planner's question of every
+    /// stripe costs the same however many small stripes the table has.
+    pub fn sample(&self, limit: usize) -> &StripeSample {
+        self.sample.get_or_init(|| {
+            let stored = self.stored_rows() as u128;
+            let few = self.rows.len() <= limit;
+            let (large, small): (Vec<usize>, Vec<usize>) = (0..self.rows.len())
+                .partition(|&i| few || self.rows[i].0.row_count as u128 * limit as u128 >= stored);
+            let step = small.len().div_ceil(limit.max(1)).max(1);
+            let sampled: Vec<usize> = small.iter().copied().step_by(step).collect();
+            let rows = |ix: &[usize]| ix.iter().map(|&i| self.rows[i].0.row_count).sum::<u64>();
+            StripeSample {
+                small_count: small.len(),
+                small_rows: rows(&small),
+                sampled_rows: rows(&sampled),
+                large,
+                sampled,
+            }
+        })
     }
 
     fn totals(&self) -> (u64, u64) {
@@ -458,6 +501,7 @@ pub fn stripe_list(
             rows,
             summaries: std::cell::OnceCell::new(),
             totals: std::cell::OnceCell::new(),
+            sample: std::cell::OnceCell::new(),
         })
     };
     // under SERIALIZABLE each read is made afresh: a read is also the transaction's check of
@@ -539,27 +583,40 @@ pub struct PlanningRead {
     pub rows_since: u64,
 }
 
-/// How long the planner may go on estimating from a read made in an earlier transaction.
+/// How long the planner may go on estimating from a read made in an earlier transaction, at
+/// least; a read that took long is kept [`PLANNING_READ_COST_TIMES`] as long as it took.
 const PLANNING_READ_AGE_US: i64 = 1_000_000;
+const PLANNING_READ_COST_TIMES: i64 = 100;
+
+/// A read kept for the planner ([`planning_list`]).
+struct PlanningEntry {
+    storage_id: u64,
+    /// The storage's `next_row` when the read was made.
+    next_row: u64,
+    /// When (statement start), and how long the read took, in microseconds.
+    read_at: i64,
+    cost: i64,
+    list: Rc<StripeList>,
+}
 
 thread_local! {
-    /// Reads kept for the planner across transactions, by storage id: the read, the storage's
-    /// `next_row` when it was made, and when (statement start, in microseconds).
-    static PLANNING_READS: std::cell::RefCell<Vec<(u64, u64, i64, Rc<StripeList>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Reads kept for the planner across transactions, one per storage.
+    static PLANNING_READS: std::cell::RefCell<Vec<PlanningEntry>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The stripes the planner estimates a scan of `storage_id` from, whose metapage now says
 /// `next_row`. A read kept for a snapshot of the current one's content is exact and is given
 /// first ([`stripe_list`]). Otherwise a read made by an earlier statement, possibly of an
-/// earlier transaction, is given while it is under a second old and the rows numbered since
-/// are few (at most 1,024 or an eighth of those it lists), with their count: a table that
-/// takes one small stripe per statement (single-row UPDATEs from many sessions) would
-/// otherwise have each statement's planning read every stripe written since the last VACUUM,
-/// and the planning of each cost more than the last. An estimate, as heap's is (its row
-/// count is the last VACUUM's or ANALYZE's, scaled by the file's size now): it may count rows
-/// a transaction since rolled back, or that another session's VACUUM has removed since, for
-/// at most that second. Scans read the catalog for their own snapshot; only the planner
-/// asks here.
+/// earlier transaction, is given with the count of rows numbered since, while it is under a
+/// second old (or a hundred times as long as it took to make) and those rows are at most
+/// 1,024, an eighth of the rows it lists, or as many as its stripes: a table that takes one
+/// small stripe per statement (single-row UPDATEs from many sessions) would otherwise have
+/// each statement's planning read every stripe written since the last VACUUM, and the
+/// planning of each cost more than the last; so a read is made again no more often than
+/// its cost allows. An estimate, as heap's is (its row count is the last VACUUM's or
+/// ANALYZE's, scaled by the file's size now): it may count rows a transaction since rolled
+/// back, or that another session's VACUUM has removed since, for that long. Scans read the
+/// catalog for their own snapshot; only the planner asks here.
 pub fn planning_list(storage_id: u64, next_row: u64, snapshot: pg_sys::Snapshot) -> PlanningRead {
     let exact = super::SnapshotContent::of(snapshot)
         .filter(|_| !super::serializable_transaction())
@@ -570,30 +627,40 @@ pub fn planning_list(storage_id: u64, next_row: u64, snapshot: pg_sys::Snapshot)
             rows_since: 0,
         };
     }
+    // SAFETY: a plain read of the current statement's start time
     let now = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };
     let kept = PLANNING_READS.with_borrow(|reads| {
-        reads.iter().find(|(id, ..)| *id == storage_id).and_then(
-            |(_, read_at_row, read_at, list)| {
-                let since = next_row.checked_sub(*read_at_row)?;
-                let fresh = now.saturating_sub(*read_at) < PLANNING_READ_AGE_US
-                    && since <= (list.stored_rows() / 8).max(1024);
-                fresh.then(|| PlanningRead {
-                    list: list.clone(),
-                    rows_since: since,
-                })
-            },
-        )
+        let e = reads.iter().find(|e| e.storage_id == storage_id)?;
+        let since = next_row.checked_sub(e.next_row)?;
+        let fresh = now.saturating_sub(e.read_at)
+            < PLANNING_READ_AGE_US.max(e.cost.saturating_mul(PLANNING_READ_COST_TIMES))
+            && since
+                <= (e.list.stored_rows() / 8)
+                    .max(e.list.len() as u64)
+                    .max(1024);
+        fresh.then(|| PlanningRead {
+            list: e.list.clone(),
+            rows_since: since,
+        })
     });
     if let Some(read) = kept {
         return read;
     }
+    let started = std::time::Instant::now();
     let list = stripe_list(storage_id, snapshot, std::ptr::null_mut());
+    let cost = started.elapsed().as_micros().min(i64::MAX as u128) as i64;
     PLANNING_READS.with_borrow_mut(|reads| {
-        reads.retain(|(id, ..)| *id != storage_id);
+        reads.retain(|e| e.storage_id != storage_id);
         if reads.len() == KEPT_READS {
             reads.remove(0);
         }
-        reads.push((storage_id, next_row, now, list.clone()));
+        reads.push(PlanningEntry {
+            storage_id,
+            next_row,
+            read_at: now,
+            cost,
+            list: list.clone(),
+        });
     });
     PlanningRead {
         list,

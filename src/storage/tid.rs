@@ -6,8 +6,7 @@
 use pgrx::pg_sys;
 
 /// MaxHeapTuplesPerPage for the build's block size: the largest offset a TID may carry.
-pub const ROWS_PER_BLOCK: u64 = ((pg_sys::BLCKSZ as usize
-    - super::pages::PAGE_HEADER)
+pub const ROWS_PER_BLOCK: u64 = ((pg_sys::BLCKSZ as usize - super::pages::PAGE_HEADER)
     / (24 + std::mem::size_of::<pg_sys::ItemIdData>())) as u64;
 /// Row numbers available to one relation (block numbers stop below InvalidBlockNumber).
 pub const MAX_ROWS: u64 = ROWS_PER_BLOCK * pg_sys::InvalidBlockNumber as u64;

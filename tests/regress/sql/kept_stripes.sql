@@ -116,9 +116,10 @@ CREATE TEMP TABLE base6 AS SELECT * FROM pgcol.kept_stripes();
 SELECT sum(v) FROM q3 WHERE id < 100;
 SELECT sum(v) FROM q3 WHERE id < 100;
 SELECT s.hits - b.hits AS hits, s.misses - b.misses AS misses FROM pgcol.kept_stripes() s, base6 b;
--- Index fetches read delete marks a window of 1,024 row numbers at a time once a fetch meets
--- a second row of one window: an index scan over 3,000 keys stored in order probes the first
--- row it fetches of each window and reads the window's marks at the second. Lookups of rows
+-- Index fetches read delete marks a window of 1,024 row numbers at a time once more than
+-- eight fetches in a row are of one window: an index scan over 3,000 keys stored in order
+-- probes the first eight rows it fetches of each window and reads the window's marks at
+-- the ninth. Lookups of rows
 -- far apart probe one row each and read no window (the control). Rows deleted inside windows
 -- and across a window's edge stay hidden, as in the heap twin; a cursor keeps seeing rows
 -- its transaction deleted after it opened.
@@ -143,6 +144,12 @@ CREATE TEMP TABLE base8 AS SELECT * FROM pgcol.kept_stripes();
 SELECT id, v FROM m WHERE id IN (5, 1500, 2600, 4999) ORDER BY id;
 SELECT id, v FROM mh WHERE id IN (5, 1500, 2600, 4999) ORDER BY id;
 SELECT s.mark_probes - b.mark_probes AS probes, s.mark_windows_read - b.mark_windows_read AS windows FROM pgcol.kept_stripes() s, base8 b;
+-- a few neighbouring rows (an UPDATE's index scan meets the versions of one key so): a
+-- probe each, no window
+CREATE TEMP TABLE base8b AS SELECT * FROM pgcol.kept_stripes();
+SELECT count(*), sum(v) FROM m WHERE id BETWEEN 2001 AND 2006;
+SELECT count(*), sum(v) FROM mh WHERE id BETWEEN 2001 AND 2006;
+SELECT s.mark_probes - b.mark_probes AS probes, s.mark_windows_read - b.mark_windows_read AS windows FROM pgcol.kept_stripes() s, base8b b;
 BEGIN;
 DECLARE c CURSOR FOR SELECT id FROM m WHERE id BETWEEN 1010 AND 1040 ORDER BY id;
 FETCH 2 FROM c;
