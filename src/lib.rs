@@ -3,7 +3,7 @@
 //! The codec lives in the pgrx-free crate `pg_columnar_codec`; this crate holds the storage
 //! layer ([`storage`]), the access method ([`am`]), the hooks it needs ([`hooks`]), the
 //! version differences ([`compat`]) and the SQL API ([`inspect`], `pgcol.version`).
-//! Everything the extension puts into a database lives in the schema `pgcol` (see README,
+//! Everything the extension puts into a database lives in the schema `pgcol` (see docs/SQL.md,
 //! "Names").
 
 use pgrx::prelude::*;

@@ -158,7 +158,7 @@ RESET enable_seqscan;
 RESET enable_bitmapscan;
 SELECT * FROM pgcol.verify('k');
 -- with a sort key each stripe keeps the key's order inside it: CLUSTER decides which rows
--- go to which stripe (docs: README, "VACUUM FULL and CLUSTER")
+-- go to which stripe (docs/OPERATIONS.md, "VACUUM FULL and CLUSTER")
 ALTER TABLE k SET (pg_columnar.sort_key = 'm');
 SET pg_columnar.stripe_row_limit = 5000;
 CLUSTER k USING k_id;
