@@ -33,8 +33,12 @@ pub unsafe fn install() {
     pg_sys::object_access_hook = Some(object_access);
     install_relation_info_hook();
     install_executor_start_hook();
-    pg_sys::RegisterXactCallback(Some(write::xact_callback), std::ptr::null_mut());
-    pg_sys::RegisterSubXactCallback(Some(write::subxact_callback), std::ptr::null_mut());
+    crate::am::slot::set_deferred_reader(crate::am::fetch::read_deferred);
+    pg_sys::RegisterXactCallback(Some(crate::am::xact::xact_callback), std::ptr::null_mut());
+    pg_sys::RegisterSubXactCallback(
+        Some(crate::am::xact::subxact_callback),
+        std::ptr::null_mut(),
+    );
 }
 
 /// A query that can insert (anything but a plain SELECT; a SELECT's functions insert through
@@ -156,7 +160,7 @@ pub unsafe fn plan_parallel_workers(
     if relation.is_null() {
         return;
     }
-    if crate::am::routine::is_columnar(relation) {
+    if crate::am::relation::is_columnar(relation) {
         let tuples = if inherited {
             life::estimate_size(relation).1
         } else {
@@ -261,7 +265,7 @@ unsafe extern "C-unwind" fn no_bitmap_prefetch(
 ) -> bool {
     if (*ps).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
         let node = ps as *mut pg_sys::BitmapHeapScanState;
-        if crate::am::routine::is_columnar((*node).ss.ss_currentRelation) {
+        if crate::am::relation::is_columnar((*node).ss.ss_currentRelation) {
             (*node).prefetch_maximum = 0;
         }
     }

@@ -13,7 +13,7 @@ mod pgcol {
 
     use crate::am::datum::{column_types, ColumnType};
     use crate::am::read::LoadedStripe;
-    use crate::am::{routine, scan, write};
+    use crate::am::{relation, scan, write};
     use crate::storage::catalog::StripeRow;
     use crate::storage::pages::{self, PageReader};
     use pg_columnar_codec::{plain, Encoding};
@@ -46,7 +46,7 @@ mod pgcol {
                 );
             }
             let raw = rel.as_ptr();
-            if !routine::is_columnar(raw) {
+            if !relation::is_columnar(raw) {
                 ereport!(
                     ERROR,
                     PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,

@@ -4,7 +4,7 @@
 
 use pgrx::pg_sys;
 
-use super::routine::not_supported;
+use super::relation::not_supported;
 use super::scan::{self, ScanState};
 use super::write;
 use crate::storage::tid;
@@ -355,7 +355,7 @@ pub unsafe fn on_drop(relid: pg_sys::Oid) {
     if rel.is_null() {
         return;
     }
-    if super::routine::is_columnar(rel) {
+    if super::relation::is_columnar(rel) {
         write::discard_relation(relid);
         if catalog::exists() {
             forget_storage(rel);

@@ -24,7 +24,7 @@ use pgrx::PgSqlErrorCode::{
     ERRCODE_WRONG_OBJECT_TYPE,
 };
 
-use super::routine::is_columnar;
+use super::relation::is_columnar;
 
 /// The option's namespace and name, and how `pg_class.reloptions` holds it.
 const NAMESPACE: &str = "pg_columnar";

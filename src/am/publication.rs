@@ -204,7 +204,7 @@ pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
 /// table it lists, as (table, publication), among the rows `filter` (SQL over `r`, the
 /// `pg_publication_rel` row, `p`, the publication, and `t`, the table) keeps.
 fn listed_columnar(filter: &str, arg: pgrx::datum::DatumWithOid) -> Option<(String, String)> {
-    let am = super::routine::am_oid()?;
+    let am = super::relation::am_oid()?;
     let query = format!(
         "SELECT ns.nspname || '.' || t.relname, p.pubname::text \
          FROM pg_catalog.pg_publication_rel r \
@@ -269,7 +269,7 @@ unsafe fn relation_members(relation: *mut pg_sys::RangeVar) {
 /// Warns that the publication `pubname`, by all tables or by schemas, covers pg_columnar
 /// tables whose writes it now refuses (if it publishes inserts, updates or deletes).
 unsafe fn warn_covered(pubname: *const std::ffi::c_char) {
-    let Some(am) = super::routine::am_oid() else {
+    let Some(am) = super::relation::am_oid() else {
         return;
     };
     if pubname.is_null() {

@@ -7,18 +7,9 @@
 use std::sync::OnceLock;
 
 use pgrx::pg_sys;
-use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
 
-use super::publication::{self, Change};
-use super::{fetch, life, modify, scan, write};
-
-pub fn not_supported(what: &str) -> ! {
-    pgrx::ereport!(
-        ERROR,
-        ERRCODE_FEATURE_NOT_SUPPORTED,
-        format!("pg_columnar tables do not support {what}")
-    );
-}
+use super::relation::not_supported;
+use super::{fetch, life, modify, scan};
 
 struct Routine(pg_sys::TableAmRoutine);
 // SAFETY: a NodeTag and function pointers, immutable once built.
@@ -28,19 +19,9 @@ static ROUTINE: OnceLock<Routine> = OnceLock::new();
 
 /// The routine; the relcache keeps pointers to it, so it lives as long as the process.
 pub fn routine() -> *const pg_sys::TableAmRoutine {
-    &ROUTINE.get_or_init(|| Routine(build())).0
-}
-
-/// The OID of the access method `pg_columnar` in this database (`None`: the extension is
-/// not created here), for catalog queries that look for its tables.
-pub fn am_oid() -> Option<pg_sys::Oid> {
-    let am = unsafe { pg_sys::get_am_oid(c"pg_columnar".as_ptr(), true) };
-    (am != pg_sys::InvalidOid).then_some(am)
-}
-
-/// Whether `rel` is a pg_columnar table.
-pub fn is_columnar(rel: pg_sys::Relation) -> bool {
-    unsafe { !rel.is_null() && std::ptr::eq((*rel).rd_tableam, routine()) }
+    let routine = &ROUTINE.get_or_init(|| Routine(build())).0;
+    super::relation::note_routine(routine);
+    routine
 }
 
 fn build() -> pg_sys::TableAmRoutine {
@@ -155,10 +136,6 @@ unsafe extern "C-unwind" fn parallelscan_reinitialize(
     scan::parallel_reinitialize(pscan)
 }
 
-pub unsafe fn index_fetch_begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
-    fetch::begin(rel)
-}
-
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn index_fetch_reset(data: *mut pg_sys::IndexFetchTableData) {
     fetch::reset(data)
@@ -266,33 +243,6 @@ unsafe extern "C-unwind" fn index_delete_tuples(
         }
     }
     horizon
-}
-
-/// Inserts count in the table's statistics as heap's do (autovacuum visits a table after
-/// enough of them, and VACUUM merges small stripes: `am::vacuum`).
-pub unsafe fn tuple_insert(
-    rel: pg_sys::Relation,
-    slot: *mut pg_sys::TupleTableSlot,
-    cid: pg_sys::CommandId,
-) {
-    publication::check_write(rel, Change::Insert);
-    write::insert(rel, &[slot], cid);
-    pg_sys::pgstat_count_heap_insert(rel, 1);
-}
-
-pub unsafe fn multi_insert(
-    rel: pg_sys::Relation,
-    slots: *mut *mut pg_sys::TupleTableSlot,
-    nslots: i32,
-    cid: pg_sys::CommandId,
-) {
-    publication::check_write(rel, Change::Insert);
-    write::insert(
-        rel,
-        std::slice::from_raw_parts(slots, nslots.max(0) as usize),
-        cid,
-    );
-    pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64);
 }
 
 #[pgrx::pg_guard]
@@ -425,24 +375,4 @@ unsafe extern "C-unwind" fn scan_sample_next_tuple(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     scan::state(s).sample_next_row(state, slot)
-}
-
-pub unsafe fn analyze_next_tuple(
-    s: pg_sys::TableScanDesc,
-    liverows: *mut f64,
-    deadrows: *mut f64,
-    slot: *mut pg_sys::TupleTableSlot,
-) -> bool {
-    if scan::state(s).analyze_next(slot, &mut *deadrows) {
-        *liverows += 1.0;
-        true
-    } else {
-        false
-    }
-}
-
-pub unsafe fn analyze_block(s: pg_sys::TableScanDesc, block: pg_sys::BlockNumber) {
-    let nblocks =
-        pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
-    scan::state(s).analyze_block(block, nblocks);
 }

@@ -43,6 +43,24 @@ pub struct Deferred {
     pub row: u64,
 }
 
+/// Reads columns of a deferred row ([`store_deferred`]) and gives each to the callback with
+/// its column; returns the end of the columns given. The slot stores rows for every reader
+/// of the access method, so the one that reads a deferred row (`fetch::read_deferred`) is
+/// given to it when the library loads ([`set_deferred_reader`]) rather than named here.
+pub type DeferredReader = fn(
+    Deferred,
+    std::ops::Range<usize>,
+    pg_sys::TupleDesc,
+    &mut dyn FnMut(usize, pg_sys::Datum, bool),
+) -> usize;
+
+static DEFERRED_READER: OnceLock<DeferredReader> = OnceLock::new();
+
+/// Sets the reader of deferred rows (once, at load).
+pub fn set_deferred_reader(reader: DeferredReader) {
+    let _ = DEFERRED_READER.set(reader);
+}
+
 struct Ops(pg_sys::TupleTableSlotOps);
 // SAFETY: a size and function pointers, immutable once built.
 unsafe impl Sync for Ops {}
@@ -267,7 +285,10 @@ unsafe extern "C-unwind" fn getsomeattrs(
     let values = (*slot).tts_values;
     let nulls = (*slot).tts_isnull;
     let mcxt = (*s).deferred_mcxt;
-    let end = super::fetch::read_deferred(d, from..natts as usize, desc, &mut |c, value, null| {
+    let read = DEFERRED_READER
+        .get()
+        .expect("the reader of deferred rows is set when the library loads");
+    let end = read(d, from..natts as usize, desc, &mut |c, value, null| {
         *nulls.add(c) = null;
         *values.add(c) = if null {
             pg_sys::Datum::from(0)

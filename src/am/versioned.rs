@@ -5,7 +5,8 @@
 
 use pgrx::pg_sys;
 
-use super::{life, routine};
+use super::publication::{self, Change};
+use super::{fetch, life, scan, write};
 use crate::compat::{locator_number, Locator, INVALID_MULTIXACT_ID};
 
 /// Installs the callbacks whose signatures differ between majors.
@@ -79,7 +80,7 @@ unsafe extern "C-unwind" fn copy_data(rel: pg_sys::Relation, newlocator: *const 
 unsafe extern "C-unwind" fn index_fetch_begin(
     rel: pg_sys::Relation,
 ) -> *mut pg_sys::IndexFetchTableData {
-    routine::index_fetch_begin(rel)
+    fetch::begin(rel)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
@@ -87,7 +88,7 @@ unsafe extern "C-unwind" fn index_fetch_begin(
     rel: pg_sys::Relation,
     flags: u32,
 ) -> *mut pg_sys::IndexFetchTableData {
-    let data = routine::index_fetch_begin(rel);
+    let data = fetch::begin(rel);
     (*data).flags = flags;
     data
 }
@@ -106,7 +107,7 @@ unsafe extern "C-unwind" fn tuple_insert(
     _options: InsertOptions,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
-    routine::tuple_insert(rel, slot, cid)
+    insert_one(rel, slot, cid)
 }
 
 #[pgrx::pg_guard]
@@ -119,7 +120,7 @@ unsafe extern "C-unwind" fn tuple_insert_speculative(
     _token: u32,
 ) {
     // inserted as any row; the token is not kept (see `am::modify::complete_speculative`)
-    routine::tuple_insert(rel, slot, cid)
+    insert_one(rel, slot, cid)
 }
 
 #[pgrx::pg_guard]
@@ -131,7 +132,7 @@ unsafe extern "C-unwind" fn multi_insert(
     _options: InsertOptions,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
-    routine::multi_insert(rel, slots, nslots, cid)
+    insert_many(rel, slots, nslots, cid)
 }
 
 /// End of a bulk insert (COPY, CREATE TABLE AS, a table rewrite): write the buffered rows
@@ -328,7 +329,7 @@ unsafe extern "C-unwind" fn analyze_next_block(
     blockno: pg_sys::BlockNumber,
     _strategy: pg_sys::BufferAccessStrategy,
 ) -> bool {
-    routine::analyze_block(scan, blockno);
+    analyze_block(scan, blockno);
     true
 }
 /// From 17 ANALYZE hands a read stream of the sampled blocks; the block number is all we use.
@@ -344,7 +345,7 @@ unsafe extern "C-unwind" fn analyze_next_block(
     }
     let block = pg_sys::BufferGetBlockNumber(buffer);
     pg_sys::ReleaseBuffer(buffer);
-    routine::analyze_block(scan, block);
+    analyze_block(scan, block);
     true
 }
 
@@ -357,7 +358,7 @@ unsafe extern "C-unwind" fn analyze_next_tuple(
     deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    routine::analyze_next_tuple(scan, liverows, deadrows, slot)
+    analyze_next_row(scan, liverows, deadrows, slot)
 }
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
@@ -367,7 +368,7 @@ unsafe extern "C-unwind" fn analyze_next_tuple(
     deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    routine::analyze_next_tuple(scan, liverows, deadrows, slot)
+    analyze_next_row(scan, liverows, deadrows, slot)
 }
 
 /// Bitmap heap scans, up to 17: the executor hands each TID-bitmap block, then asks for its
@@ -437,4 +438,51 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
             );
         }
     }
+}
+
+/// Inserts count in the table's statistics as heap's do (autovacuum visits a table after
+/// enough of them, and VACUUM merges small stripes: `am::vacuum`).
+unsafe fn insert_one(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+) {
+    publication::check_write(rel, Change::Insert);
+    write::insert(rel, &[slot], cid);
+    pg_sys::pgstat_count_heap_insert(rel, 1);
+}
+
+unsafe fn insert_many(
+    rel: pg_sys::Relation,
+    slots: *mut *mut pg_sys::TupleTableSlot,
+    nslots: i32,
+    cid: pg_sys::CommandId,
+) {
+    publication::check_write(rel, Change::Insert);
+    write::insert(
+        rel,
+        std::slice::from_raw_parts(slots, nslots.max(0) as usize),
+        cid,
+    );
+    pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64);
+}
+
+unsafe fn analyze_next_row(
+    s: pg_sys::TableScanDesc,
+    liverows: *mut f64,
+    deadrows: *mut f64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    if scan::state(s).analyze_next(slot, &mut *deadrows) {
+        *liverows += 1.0;
+        true
+    } else {
+        false
+    }
+}
+
+unsafe fn analyze_block(s: pg_sys::TableScanDesc, block: pg_sys::BlockNumber) {
+    let nblocks =
+        pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
+    scan::state(s).analyze_block(block, nblocks);
 }

@@ -220,7 +220,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     // PostgreSQL's sequential scan path may be gone already, pruned by an index path that
     // costs less (a selective qual on an indexed column): the custom scan, which skips by
     // zone maps, is made all the same and competes with the index paths on cost
-    if !crate::am::routine::is_columnar(relation) {
+    if !crate::am::relation::is_columnar(relation) {
         pg_sys::RelationClose(relation);
         return;
     }

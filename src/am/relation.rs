@@ -1,0 +1,40 @@
+//! What the rest of the crate asks about pg_columnar relations: whether a relation is one,
+//! the access method's OID, and the ERROR for a feature a columnar table refuses. A leaf of
+//! `am`: the callback table (`routine`) tells it its address when PostgreSQL first asks for
+//! it, before any relation can carry it.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use pgrx::pg_sys;
+use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
+
+pub fn not_supported(what: &str) -> ! {
+    pgrx::ereport!(
+        ERROR,
+        ERRCODE_FEATURE_NOT_SUPPORTED,
+        format!("pg_columnar tables do not support {what}")
+    );
+}
+
+/// The callback table's address, once PostgreSQL has asked for it (`routine::routine`, called
+/// by the handler for every relation whose access method is pg_columnar).
+static ROUTINE: AtomicPtr<pg_sys::TableAmRoutine> = AtomicPtr::new(std::ptr::null_mut());
+
+pub(super) fn note_routine(routine: *const pg_sys::TableAmRoutine) {
+    ROUTINE.store(routine as *mut _, Ordering::Relaxed);
+}
+
+/// The OID of the access method `pg_columnar` in this database (`None`: the extension is
+/// not created here), for catalog queries that look for its tables.
+pub fn am_oid() -> Option<pg_sys::Oid> {
+    let am = unsafe { pg_sys::get_am_oid(c"pg_columnar".as_ptr(), true) };
+    (am != pg_sys::InvalidOid).then_some(am)
+}
+
+/// Whether `rel` is a pg_columnar table.
+pub fn is_columnar(rel: pg_sys::Relation) -> bool {
+    // a relation carries the table only after the handler gave it (`note_routine`)
+    let routine = ROUTINE.load(Ordering::Relaxed);
+    // SAFETY: a non-null relation of the caller's, open
+    !routine.is_null() && !rel.is_null() && unsafe { std::ptr::eq((*rel).rd_tableam, routine) }
+}
