@@ -7,8 +7,8 @@ use pg_columnar_codec::filter::{
 };
 use pgrx::pg_sys;
 
-use super::quals::{ArrayMode, Exact, SkipExpr, Test};
-use super::skip::{Scalar, Value};
+use super::quals::{ArrayMode, SkipExpr, Test};
+use super::skip::{operand, Value};
 use crate::am::scan::{ColumnLookup, VectorFilter};
 
 enum Node {
@@ -26,27 +26,6 @@ enum Node {
 pub struct RuntimeFilter {
     root: Node,
     columns: Vec<usize>,
-}
-
-/// A comparison value in the form of the column's decoded values (`None` for NULL).
-pub(super) fn operand(s: &Scalar, exact: Exact) -> Option<Operand> {
-    match (s, exact) {
-        (Scalar::Null, _) => None,
-        (Scalar::Unknown, _) => unreachable!("the executor knows every value"),
-        (Scalar::Bytes(b), Exact::Bytes) => Some(Operand::Bytes(b.clone())),
-        (Scalar::Datum(d), e) => {
-            let raw = d.value();
-            Some(match e {
-                Exact::Int16 => Operand::Int(raw as u16 as i16 as i64),
-                Exact::Int32 => Operand::Int(raw as u32 as i32 as i64),
-                Exact::Int64 => Operand::Int(raw as u64 as i64),
-                Exact::Float32 => Operand::Float(f32::from_bits(raw as u32) as f64),
-                Exact::Float64 => Operand::Float(f64::from_bits(raw as u64)),
-                Exact::Bytes => unreachable!("text values are evaluated to bytes"),
-            })
-        }
-        (Scalar::Bytes(_), _) => unreachable!("only text values are evaluated to bytes"),
-    }
 }
 
 /// The predicate of one leaf, with `ScalarArrayOpExpr`'s rules for arrays: an empty array

@@ -29,6 +29,7 @@ pub mod node;
 pub mod plan;
 pub mod quals;
 pub mod skip;
+pub mod spec;
 pub mod topn;
 
 pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);

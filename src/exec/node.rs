@@ -21,8 +21,8 @@ use pgrx::pg_sys;
 
 use super::filter::RuntimeFilter;
 use super::list;
-use super::plan::{spec_of, wanted_columns, ScanSpec};
 use super::skip::{RuntimeSkip, Value};
+use super::spec::{spec_of, wanted_columns, ScanSpec};
 use crate::am::scan::{ScanCounters, ScanState};
 
 static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
@@ -408,7 +408,7 @@ unsafe extern "C-unwind" fn recheck(
     super::filter::recheck(exec.filter_qual, (*ss).ps.ps_ExprContext, slot)
 }
 
-/// The plan's vectorized quals (the tail of its `custom_exprs`, see `plan::ScanSpec`).
+/// The plan's vectorized quals (the tail of its `custom_exprs`, see `spec::ScanSpec`).
 unsafe fn filter_clauses(
     cscan: *const pg_sys::CustomScan,
     spec: &ScanSpec,

@@ -13,6 +13,7 @@ use pgrx::pg_sys;
 
 use super::list;
 use super::quals::{SkipExpr, Translator};
+use super::spec::{wanted_columns, ScanSpec};
 use crate::am::scan::VectorSkip;
 
 static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
@@ -102,85 +103,6 @@ pub unsafe fn scan_path_below(
 pub unsafe fn install_hook() {
     PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
     pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
-}
-
-/// What the executor node is told by its plan beyond the plan's own fields: the skip
-/// expression, the vectorized filter (quals the node evaluates itself, taken out of the
-/// plan's qual list), and how the plan's `custom_exprs` divide: first `value_count` value
-/// expressions, then the `skip_clauses` quals the skip expression came from, then the
-/// vectorized quals (the node's recheck and EXPLAIN use them). The columns to decode are
-/// not here: they come from the plan's final target list and quals and the filter (see
-/// `node`), since the planner may still replace the target list after this plan is made
-/// (a projection it moves into the scan).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScanSpec {
-    pub value_count: u16,
-    pub skip_clauses: u16,
-    pub skip: Option<SkipExpr>,
-    pub filter: Option<SkipExpr>,
-}
-
-impl ScanSpec {
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        out.extend_from_slice(&self.value_count.to_le_bytes());
-        out.extend_from_slice(&self.skip_clauses.to_le_bytes());
-        for e in [&self.skip, &self.filter] {
-            match e {
-                None => out.push(0),
-                Some(e) => {
-                    out.push(1);
-                    e.write(&mut out);
-                }
-            }
-        }
-        out
-    }
-
-    pub fn from_bytes(mut r: &[u8]) -> ScanSpec {
-        let u16_ = |r: &mut &[u8]| {
-            let v = u16::from_le_bytes([r[0], r[1]]);
-            *r = &r[2..];
-            v
-        };
-        let value_count = u16_(&mut r);
-        let skip_clauses = u16_(&mut r);
-        let expr = |r: &mut &[u8]| {
-            let present = r[0] == 1;
-            *r = &r[1..];
-            present.then(|| SkipExpr::read(r))
-        };
-        let skip = expr(&mut r);
-        let filter = expr(&mut r);
-        ScanSpec {
-            value_count,
-            skip_clauses,
-            skip,
-            filter,
-        }
-    }
-}
-
-/// Attributes (1-based, as `wanted[attno - 1]`) that `nodes` read of relation `relid`; a
-/// whole-row reference reads them all.
-pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usize) -> Vec<bool> {
-    let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-    for &n in nodes {
-        pg_sys::pull_varattnos(n, relid, &mut set);
-    }
-    let mut wanted = vec![false; natts];
-    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
-    let mut m = pg_sys::bms_next_member(set, -1);
-    while m >= 0 {
-        let attno = m + offset;
-        if attno == 0 {
-            wanted.iter_mut().for_each(|w| *w = true);
-        } else if attno > 0 && (attno as usize) <= natts {
-            wanted[attno as usize - 1] = true;
-        }
-        m = pg_sys::bms_next_member(set, m);
-    }
-    wanted
 }
 
 unsafe fn is_plain_seqscan(p: *mut pg_sys::Path) -> bool {
@@ -643,25 +565,6 @@ unsafe extern "C-unwind" fn plan_custom_path(
             .chain(skip_clauses)
             .chain(filter_clauses),
     );
-    let bytes = pgrx::rust_byte_slice_to_bytea(&spec.to_bytes()).into_pg();
-    let konst = pg_sys::makeConst(
-        pg_sys::BYTEAOID,
-        -1,
-        pg_sys::InvalidOid,
-        -1,
-        pg_sys::Datum::from(bytes),
-        false,
-        false,
-    );
-    (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
+    (*cscan).custom_private = spec.to_private();
     cscan as *mut pg_sys::Plan
-}
-
-/// The spec a plan carries (see [`plan_custom_path`]).
-pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
-    let konst = list::nodes((*cscan).custom_private)
-        .next()
-        .expect("PgcolScan plan without its spec") as *mut pg_sys::Const;
-    let bytes = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
-    ScanSpec::from_bytes(bytes)
 }

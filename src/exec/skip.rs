@@ -8,7 +8,7 @@ use pg_columnar_codec::stripe::{StoredZone, StripeDirectory, StripeSummary};
 use pg_columnar_codec::zonemap::{bytes_may_satisfy, Cmp};
 use pgrx::pg_sys;
 
-use super::quals::{ArrayMode, Compare, How, SkipExpr, Test};
+use super::quals::{ArrayMode, Compare, Exact, How, SkipExpr, Test};
 use crate::am::datum::ColumnType;
 use crate::am::scan::VectorSkip;
 
@@ -44,6 +44,27 @@ pub unsafe fn value_of(datum: pg_sys::Datum, isnull: bool, ty: pg_sys::Oid) -> V
         Value::Many(array_elements(datum, element))
     } else {
         Value::One(scalar(datum, ty))
+    }
+}
+
+/// A comparison value in the form of the column's decoded values (`None` for NULL).
+pub(super) fn operand(s: &Scalar, exact: Exact) -> Option<Operand> {
+    match (s, exact) {
+        (Scalar::Null, _) => None,
+        (Scalar::Unknown, _) => unreachable!("the executor knows every value"),
+        (Scalar::Bytes(b), Exact::Bytes) => Some(Operand::Bytes(b.clone())),
+        (Scalar::Datum(d), e) => {
+            let raw = d.value();
+            Some(match e {
+                Exact::Int16 => Operand::Int(raw as u16 as i16 as i64),
+                Exact::Int32 => Operand::Int(raw as u32 as i32 as i64),
+                Exact::Int64 => Operand::Int(raw as u64 as i64),
+                Exact::Float32 => Operand::Float(f32::from_bits(raw as u32) as f64),
+                Exact::Float64 => Operand::Float(f64::from_bits(raw as u64)),
+                Exact::Bytes => unreachable!("text values are evaluated to bytes"),
+            })
+        }
+        (Scalar::Bytes(_), _) => unreachable!("only text values are evaluated to bytes"),
     }
 }
 
@@ -136,9 +157,7 @@ fn sets_of(expr: &SkipExpr, values: &[Value]) -> Vec<Option<(Compare, OperandSet
                     .filter(|s| !matches!(s, Scalar::Null))
                     .map(|s| match (c.how, s, c.exact) {
                         (How::Bytes, Scalar::Bytes(b), _) => Some(Operand::Bytes(b.clone())),
-                        (How::Procs { .. }, Scalar::Datum(_), Some(exact)) => {
-                            super::filter::operand(s, exact)
-                        }
+                        (How::Procs { .. }, Scalar::Datum(_), Some(exact)) => operand(s, exact),
                         _ => None,
                     })
                     .collect();

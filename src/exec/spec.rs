@@ -1,0 +1,111 @@
+//! What a `PgcolScan` plan tells its executor node beyond the plan's own fields ([`ScanSpec`],
+//! kept in the plan's `custom_private`), and the columns a plan's expressions read: written
+//! by `plan`, read by `node`.
+
+use pgrx::pg_sys;
+
+use super::list;
+use super::quals::SkipExpr;
+
+/// What the executor node is told by its plan beyond the plan's own fields: the skip
+/// expression, the vectorized filter (quals the node evaluates itself, taken out of the
+/// plan's qual list), and how the plan's `custom_exprs` divide: first `value_count` value
+/// expressions, then the `skip_clauses` quals the skip expression came from, then the
+/// vectorized quals (the node's recheck and EXPLAIN use them). The columns to decode are
+/// not here: they come from the plan's final target list and quals and the filter (see
+/// `node`), since the planner may still replace the target list after this plan is made
+/// (a projection it moves into the scan).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanSpec {
+    pub value_count: u16,
+    pub skip_clauses: u16,
+    pub skip: Option<SkipExpr>,
+    pub filter: Option<SkipExpr>,
+}
+
+impl ScanSpec {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.value_count.to_le_bytes());
+        out.extend_from_slice(&self.skip_clauses.to_le_bytes());
+        for e in [&self.skip, &self.filter] {
+            match e {
+                None => out.push(0),
+                Some(e) => {
+                    out.push(1);
+                    e.write(&mut out);
+                }
+            }
+        }
+        out
+    }
+
+    /// The spec as the plan's `custom_private`: one bytea Const.
+    pub unsafe fn to_private(&self) -> *mut pg_sys::List {
+        let bytes = pgrx::rust_byte_slice_to_bytea(&self.to_bytes()).into_pg();
+        let konst = pg_sys::makeConst(
+            pg_sys::BYTEAOID,
+            -1,
+            pg_sys::InvalidOid,
+            -1,
+            pg_sys::Datum::from(bytes),
+            false,
+            false,
+        );
+        list::from_nodes([konst as *mut pg_sys::Node])
+    }
+
+    pub fn from_bytes(mut r: &[u8]) -> ScanSpec {
+        let u16_ = |r: &mut &[u8]| {
+            let v = u16::from_le_bytes([r[0], r[1]]);
+            *r = &r[2..];
+            v
+        };
+        let value_count = u16_(&mut r);
+        let skip_clauses = u16_(&mut r);
+        let expr = |r: &mut &[u8]| {
+            let present = r[0] == 1;
+            *r = &r[1..];
+            present.then(|| SkipExpr::read(r))
+        };
+        let skip = expr(&mut r);
+        let filter = expr(&mut r);
+        ScanSpec {
+            value_count,
+            skip_clauses,
+            skip,
+            filter,
+        }
+    }
+}
+
+/// Attributes (1-based, as `wanted[attno - 1]`) that `nodes` read of relation `relid`; a
+/// whole-row reference reads them all.
+pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usize) -> Vec<bool> {
+    let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    for &n in nodes {
+        pg_sys::pull_varattnos(n, relid, &mut set);
+    }
+    let mut wanted = vec![false; natts];
+    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+    let mut m = pg_sys::bms_next_member(set, -1);
+    while m >= 0 {
+        let attno = m + offset;
+        if attno == 0 {
+            wanted.iter_mut().for_each(|w| *w = true);
+        } else if attno > 0 && (attno as usize) <= natts {
+            wanted[attno as usize - 1] = true;
+        }
+        m = pg_sys::bms_next_member(set, m);
+    }
+    wanted
+}
+
+/// The spec a plan carries (`plan::plan_custom_path` writes it).
+pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
+    let konst = list::nodes((*cscan).custom_private)
+        .next()
+        .expect("PgcolScan plan without its spec") as *mut pg_sys::Const;
+    let bytes = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
+    ScanSpec::from_bytes(bytes)
+}
