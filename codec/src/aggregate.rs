@@ -30,6 +30,7 @@ use crate::ColumnContext;
 
 /// The aggregate functions computed here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Function {
     CountStar,
     Count,

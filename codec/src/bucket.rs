@@ -19,6 +19,7 @@ const HIGH: i64 = 1 << 62;
 /// The units of `date_trunc` computed here. Decade, century and millennium (which count from
 /// year 1 and treat BC years apart) are left to PostgreSQL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum TruncUnit {
     Microseconds,
     Milliseconds,
@@ -32,6 +33,8 @@ pub enum TruncUnit {
     Year,
 }
 
+/// Every unit, for the tests that try each.
+#[cfg(test)]
 const UNITS: [TruncUnit; 10] = [
     TruncUnit::Microseconds,
     TruncUnit::Milliseconds,
@@ -89,14 +92,6 @@ impl TruncUnit {
             TruncUnit::Month | TruncUnit::Quarter | TruncUnit::Year => None,
             unit => Some(unit.typical_width()),
         }
-    }
-
-    pub fn tag(self) -> u8 {
-        UNITS.iter().position(|&u| u == self).unwrap() as u8
-    }
-
-    pub fn of_tag(tag: u8) -> Option<TruncUnit> {
-        UNITS.get(tag as usize).copied()
     }
 
     /// Whether truncating to this unit resets the time of day (PostgreSQL then recomputes the

@@ -15,6 +15,7 @@ use crate::group::KeyColumn;
 
 /// The ordering of `ORDER BY o [ASC | DESC] [NULLS FIRST | LAST]` over an integer column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Order {
     pub descending: bool,
     pub nulls_first: bool,

@@ -17,6 +17,7 @@ pub const MAX_VECTOR_BYTES: u64 = 3 << 29;
 /// (the first byte of every vector).
 #[repr(u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Kind {
     /// 1-byte signed integer (bool, "char").
     Int8 = 1,

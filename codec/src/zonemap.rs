@@ -144,6 +144,7 @@ mod tests {
 
 /// A comparison `value_in_vector <op> constant`, as a zone map is asked about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Cmp {
     Lt,
     Le,

@@ -104,70 +104,12 @@ pub unsafe fn install() {
 /// One aggregate of the node: the function, the column it reads (0-based; none for
 /// `count(*)`), the column's codec kind, and its FILTER (WHERE ...) as a vectorized filter
 /// over the scan's columns (its values the plan's `custom_exprs`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct AggSpec {
     function: Function,
     column: Option<u16>,
     kind: Kind,
     filter: Option<SkipExpr>,
-}
-
-fn function_tag(f: Function) -> u8 {
-    match f {
-        Function::CountStar => 0,
-        Function::Count => 1,
-        Function::Sum => 2,
-        Function::Avg => 3,
-        Function::Min => 4,
-        Function::Max => 5,
-    }
-}
-
-fn function_of_tag(t: u8) -> Function {
-    [
-        Function::CountStar,
-        Function::Count,
-        Function::Sum,
-        Function::Avg,
-        Function::Min,
-        Function::Max,
-    ][t as usize]
-}
-
-fn specs_to_bytes(specs: &[AggSpec]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for s in specs {
-        out.push(function_tag(s.function));
-        out.extend_from_slice(&s.column.map_or(-1i32, |c| c as i32).to_le_bytes());
-        out.push(s.kind as u8);
-        match &s.filter {
-            None => out.push(0),
-            Some(f) => {
-                out.push(1);
-                f.write(&mut out);
-            }
-        }
-    }
-    out
-}
-
-fn specs_from_bytes(mut b: &[u8]) -> Vec<AggSpec> {
-    let mut specs = Vec::new();
-    while !b.is_empty() {
-        let function = function_of_tag(b[0]);
-        let column = u16::try_from(i32::from_le_bytes(b[1..5].try_into().unwrap())).ok();
-        let kind = Kind::from_tag(b[5]).expect("a kind written by the planner");
-        let filtered = b[6] == 1;
-        b = &b[7..];
-        let filter = filtered.then(|| SkipExpr::read(&mut b));
-        specs.push(AggSpec {
-            function,
-            column,
-            kind,
-            filter,
-        });
-    }
-    specs
 }
 
 /// The built-in aggregate `aggfnoid` as computed here: the function and the argument type
@@ -713,17 +655,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         keys: key_specs,
         specs,
     };
-    let bytes = pgrx::rust_byte_slice_to_bytea(&plan.to_bytes()).into_pg();
-    let konst = pg_sys::makeConst(
-        pg_sys::BYTEAOID,
-        -1,
-        pg_sys::InvalidOid,
-        -1,
-        pg_sys::Datum::from(bytes),
-        false,
-        false,
-    );
-    (*cscan).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
+    (*cscan).custom_private = super::plan_data::to_private(&plan);
     cscan as *mut pg_sys::Plan
 }
 
@@ -735,7 +667,8 @@ unsafe fn path_is_partial(path: *const pg_sys::CustomPath) -> bool {
     (*c).constvalue.value() != 0
 }
 
-/// What the node is told by its plan (`custom_private`, as bytes).
+/// What the node is told by its plan (`custom_private`, `super::plan_data`).
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct AggPlan {
     /// The partial aggregation of a parallel plan.
     partial: bool,
@@ -747,34 +680,8 @@ struct AggPlan {
 }
 
 impl AggPlan {
-    /// partial (0 or 1), top (u32, 0 for none), the number of keys, the keys, the aggregates.
-    fn to_bytes(&self) -> Vec<u8> {
-        let mut out = vec![self.partial as u8];
-        out.extend_from_slice(&self.top.unwrap_or(0).to_le_bytes());
-        out.push(self.keys.len() as u8);
-        for k in &self.keys {
-            k.to_bytes(&mut out);
-        }
-        out.extend(specs_to_bytes(&self.specs));
-        out
-    }
-
     unsafe fn of(cscan: *const pg_sys::CustomScan) -> AggPlan {
-        let konst = list::nodes((*cscan).custom_private)
-            .next()
-            .expect("PgcolAgg plan without its spec") as *mut pg_sys::Const;
-        let b = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
-        let top = u32::from_le_bytes(b[1..5].try_into().unwrap());
-        let n = b[5] as usize;
-        let keys = (0..n)
-            .map(|i| KeySpec::from_bytes(&b[6 + i * KeySpec::BYTES..]))
-            .collect();
-        AggPlan {
-            partial: b[0] != 0,
-            top: (top > 0).then_some(top),
-            keys,
-            specs: specs_from_bytes(&b[6 + n * KeySpec::BYTES..]),
-        }
+        super::plan_data::from_private((*cscan).custom_private, "PgcolAgg")
     }
 }
 

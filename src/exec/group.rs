@@ -30,7 +30,7 @@ use pgrx::pg_sys;
 use super::list;
 
 /// How a key is computed (see the module's comment).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum KeySpec {
     Int {
         column: u16,
@@ -94,51 +94,6 @@ impl KeySpec {
             KeySpec::Text { .. } => "dictionary codes",
             KeySpec::Trunc { .. } | KeySpec::Bin { .. } => "bucket arithmetic",
             KeySpec::Evaluated { .. } => "evaluated per value",
-        }
-    }
-
-    pub fn to_bytes(self, out: &mut Vec<u8>) {
-        let (tag, column, a, b) = match self {
-            KeySpec::Int { column } => (0u8, column, 0i64, 0i64),
-            KeySpec::Text { column } => (1, column, 0, 0),
-            KeySpec::Trunc {
-                column,
-                unit,
-                zoned,
-            } => (2, column, unit.tag() as i64, zoned as i64),
-            KeySpec::Bin {
-                column,
-                stride,
-                origin,
-            } => (3, column, stride, origin),
-            KeySpec::Evaluated { column } => (4, column, 0, 0),
-        };
-        out.push(tag);
-        out.extend_from_slice(&column.to_le_bytes());
-        out.extend_from_slice(&a.to_le_bytes());
-        out.extend_from_slice(&b.to_le_bytes());
-    }
-
-    pub const BYTES: usize = 19;
-
-    pub fn from_bytes(b: &[u8]) -> KeySpec {
-        let column = u16::from_le_bytes([b[1], b[2]]);
-        let a = i64::from_le_bytes(b[3..11].try_into().unwrap());
-        let c = i64::from_le_bytes(b[11..19].try_into().unwrap());
-        match b[0] {
-            0 => KeySpec::Int { column },
-            1 => KeySpec::Text { column },
-            2 => KeySpec::Trunc {
-                column,
-                unit: TruncUnit::of_tag(a as u8).expect("a unit written by the planner"),
-                zoned: c != 0,
-            },
-            3 => KeySpec::Bin {
-                column,
-                stride: a,
-                origin: c,
-            },
-            _ => KeySpec::Evaluated { column },
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod filter;
 pub mod group;
 pub mod node;
 pub mod plan;
+pub mod plan_data;
 pub mod quals;
 pub mod skip;
 pub mod spec;

@@ -37,7 +37,7 @@ const BT_EQUAL: i32 = 3;
 const BT_GREATER_EQUAL: i32 = 4;
 const BT_GREATER: i32 = 5;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum SkipExpr {
     And(Vec<SkipExpr>),
     Or(Vec<SkipExpr>),
@@ -48,14 +48,14 @@ pub enum SkipExpr {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Test {
     IsNull,
     IsNotNull,
     Compare(Compare),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ArrayMode {
     /// The value is a scalar.
     Scalar,
@@ -65,7 +65,7 @@ pub enum ArrayMode {
     All,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Compare {
     /// `column <cmp> value`.
     pub cmp: Cmp,
@@ -81,7 +81,7 @@ pub struct Compare {
 }
 
 /// The physical type of a comparison value that a vectorized kernel reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Exact {
     Int16,
     Int32,
@@ -91,7 +91,7 @@ pub enum Exact {
     Bytes,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum How {
     /// Byte strings: the zone's bounds and the value compared bytewise.
     Bytes,
@@ -411,23 +411,6 @@ impl Translator {
     }
 }
 
-// ---- serialization (the plan keeps the expression as bytes in a bytea Const) ----
-
-fn cmp_tag(c: Cmp) -> u8 {
-    match c {
-        Cmp::Lt => 0,
-        Cmp::Le => 1,
-        Cmp::Eq => 2,
-        Cmp::Ge => 3,
-        Cmp::Gt => 4,
-        Cmp::Ne => 5,
-    }
-}
-
-fn tag_cmp(t: u8) -> Cmp {
-    [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne][t as usize]
-}
-
 impl SkipExpr {
     /// The columns the expression reads, in the order first met.
     pub fn columns(&self, out: &mut Vec<u16>) {
@@ -450,119 +433,6 @@ impl SkipExpr {
                 ..
             } => c.exact.is_some(),
             SkipExpr::Leaf { .. } => true,
-        }
-    }
-
-    pub fn write(&self, out: &mut Vec<u8>) {
-        match self {
-            SkipExpr::And(parts) | SkipExpr::Or(parts) => {
-                out.push(if matches!(self, SkipExpr::And(_)) {
-                    0
-                } else {
-                    1
-                });
-                out.extend_from_slice(&(parts.len() as u16).to_le_bytes());
-                parts.iter().for_each(|p| p.write(out));
-            }
-            SkipExpr::Leaf { column, test } => {
-                out.push(2);
-                out.extend_from_slice(&column.to_le_bytes());
-                match test {
-                    Test::IsNull => out.push(0),
-                    Test::IsNotNull => out.push(1),
-                    Test::Compare(c) => {
-                        out.push(2);
-                        out.push(cmp_tag(c.cmp));
-                        out.extend_from_slice(&c.value.to_le_bytes());
-                        out.push(c.array as u8);
-                        out.push(match c.exact {
-                            None => 0,
-                            Some(e) => 1 + e as u8,
-                        });
-                        match c.how {
-                            How::Bytes => out.push(0),
-                            How::Procs { procs, collation } => {
-                                out.push(1);
-                                for p in procs {
-                                    out.extend_from_slice(&p.to_le_bytes());
-                                }
-                                out.extend_from_slice(&collation.to_le_bytes());
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Reads what [`write`](Self::write) wrote (the plan's own bytes: trusted).
-    pub fn read(r: &mut &[u8]) -> SkipExpr {
-        fn u8_(r: &mut &[u8]) -> u8 {
-            let v = r[0];
-            *r = &r[1..];
-            v
-        }
-        fn u16_(r: &mut &[u8]) -> u16 {
-            let v = u16::from_le_bytes([r[0], r[1]]);
-            *r = &r[2..];
-            v
-        }
-        fn u32_(r: &mut &[u8]) -> u32 {
-            let v = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
-            *r = &r[4..];
-            v
-        }
-        match u8_(r) {
-            t @ (0 | 1) => {
-                let n = u16_(r);
-                let parts = (0..n).map(|_| SkipExpr::read(r)).collect();
-                if t == 0 {
-                    SkipExpr::And(parts)
-                } else {
-                    SkipExpr::Or(parts)
-                }
-            }
-            _ => {
-                let column = u16_(r);
-                let test = match u8_(r) {
-                    0 => Test::IsNull,
-                    1 => Test::IsNotNull,
-                    _ => {
-                        let cmp = tag_cmp(u8_(r));
-                        let value = u16_(r);
-                        let array =
-                            [ArrayMode::Scalar, ArrayMode::Any, ArrayMode::All][u8_(r) as usize];
-                        let exact = match u8_(r) {
-                            0 => None,
-                            t => Some(
-                                [
-                                    Exact::Int16,
-                                    Exact::Int32,
-                                    Exact::Int64,
-                                    Exact::Float32,
-                                    Exact::Float64,
-                                    Exact::Bytes,
-                                ][t as usize - 1],
-                            ),
-                        };
-                        let how = match u8_(r) {
-                            0 => How::Bytes,
-                            _ => How::Procs {
-                                procs: [u32_(r), u32_(r)],
-                                collation: u32_(r),
-                            },
-                        };
-                        Test::Compare(Compare {
-                            cmp,
-                            value,
-                            array,
-                            how,
-                            exact,
-                        })
-                    }
-                };
-                SkipExpr::Leaf { column, test }
-            }
         }
     }
 }

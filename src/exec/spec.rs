@@ -4,7 +4,6 @@
 
 use pgrx::pg_sys;
 
-use super::list;
 use super::quals::SkipExpr;
 
 /// What the executor node is told by its plan beyond the plan's own fields: the skip
@@ -15,7 +14,7 @@ use super::quals::SkipExpr;
 /// not here: they come from the plan's final target list and quals and the filter (see
 /// `node`), since the planner may still replace the target list after this plan is made
 /// (a projection it moves into the scan).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScanSpec {
     pub value_count: u16,
     pub skip_clauses: u16,
@@ -24,58 +23,9 @@ pub struct ScanSpec {
 }
 
 impl ScanSpec {
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        out.extend_from_slice(&self.value_count.to_le_bytes());
-        out.extend_from_slice(&self.skip_clauses.to_le_bytes());
-        for e in [&self.skip, &self.filter] {
-            match e {
-                None => out.push(0),
-                Some(e) => {
-                    out.push(1);
-                    e.write(&mut out);
-                }
-            }
-        }
-        out
-    }
-
-    /// The spec as the plan's `custom_private`: one bytea Const.
+    /// The spec as the plan's `custom_private` (`super::plan_data`).
     pub unsafe fn to_private(&self) -> *mut pg_sys::List {
-        let bytes = pgrx::rust_byte_slice_to_bytea(&self.to_bytes()).into_pg();
-        let konst = pg_sys::makeConst(
-            pg_sys::BYTEAOID,
-            -1,
-            pg_sys::InvalidOid,
-            -1,
-            pg_sys::Datum::from(bytes),
-            false,
-            false,
-        );
-        list::from_nodes([konst as *mut pg_sys::Node])
-    }
-
-    pub fn from_bytes(mut r: &[u8]) -> ScanSpec {
-        let u16_ = |r: &mut &[u8]| {
-            let v = u16::from_le_bytes([r[0], r[1]]);
-            *r = &r[2..];
-            v
-        };
-        let value_count = u16_(&mut r);
-        let skip_clauses = u16_(&mut r);
-        let expr = |r: &mut &[u8]| {
-            let present = r[0] == 1;
-            *r = &r[1..];
-            present.then(|| SkipExpr::read(r))
-        };
-        let skip = expr(&mut r);
-        let filter = expr(&mut r);
-        ScanSpec {
-            value_count,
-            skip_clauses,
-            skip,
-            filter,
-        }
+        super::plan_data::to_private(self)
     }
 }
 
@@ -103,9 +53,5 @@ pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usi
 
 /// The spec a plan carries (`plan::plan_custom_path` writes it).
 pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
-    let konst = list::nodes((*cscan).custom_private)
-        .next()
-        .expect("PgcolScan plan without its spec") as *mut pg_sys::Const;
-    let bytes = pgrx::varlena::varlena_to_byte_slice((*konst).constvalue.cast_mut_ptr());
-    ScanSpec::from_bytes(bytes)
+    super::plan_data::from_private((*cscan).custom_private, "PgcolScan")
 }

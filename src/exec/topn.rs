@@ -81,7 +81,7 @@ pub unsafe fn install() {
 }
 
 /// What the node computes, decided at plan time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 struct TopSpec {
     /// The ordering column (0-based).
     column: u16,
@@ -90,35 +90,6 @@ struct TopSpec {
     keep: u32,
     /// DISTINCT ON's column.
     group: Option<KeySpec>,
-}
-
-impl TopSpec {
-    /// column u16, descending u8, nulls_first u8, keep u32, has group u8, group key.
-    fn to_bytes(self) -> Vec<u8> {
-        let mut out = self.column.to_le_bytes().to_vec();
-        out.extend([self.order.descending as u8, self.order.nulls_first as u8]);
-        out.extend(self.keep.to_le_bytes());
-        out.push(self.group.is_some() as u8);
-        if let Some(g) = self.group {
-            g.to_bytes(&mut out);
-        }
-        out
-    }
-
-    fn from_bytes(b: &[u8]) -> TopSpec {
-        let order = Order {
-            descending: b[2] != 0,
-            nulls_first: b[3] != 0,
-        };
-        let keep = u32::from_le_bytes(b[4..8].try_into().unwrap());
-        let group = (b[8] != 0).then(|| KeySpec::from_bytes(&b[9..]));
-        TopSpec {
-            column: u16::from_le_bytes([b[0], b[1]]),
-            order,
-            keep,
-            group,
-        }
-    }
 }
 
 #[pgrx::pg_guard]
@@ -282,17 +253,7 @@ unsafe fn topn_path(
     path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * share;
     path.total_cost = path.startup_cost + path.rows * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
-    let bytes = pgrx::rust_byte_slice_to_bytea(&spec.to_bytes()).into_pg();
-    let konst = pg_sys::makeConst(
-        pg_sys::BYTEAOID,
-        -1,
-        pg_sys::InvalidOid,
-        -1,
-        pg_sys::Datum::from(bytes),
-        false,
-        false,
-    );
-    (*p).custom_private = list::from_nodes([konst as *mut pg_sys::Node]);
+    (*p).custom_private = super::plan_data::to_private(&spec);
     (*p).methods = &raw const PATH_METHODS;
     Some(p)
 }
@@ -327,12 +288,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
 }
 
 unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> TopSpec {
-    let konst = list::nodes((*cscan).custom_private)
-        .next()
-        .expect("PgcolTopN plan without its spec") as *mut pg_sys::Const;
-    TopSpec::from_bytes(pgrx::varlena::varlena_to_byte_slice(
-        (*konst).constvalue.cast_mut_ptr(),
-    ))
+    super::plan_data::from_private((*cscan).custom_private, "PgcolTopN")
 }
 
 #[repr(C)]
