@@ -255,35 +255,20 @@ pub fn last_row_at_or_before<R>(
     row: u64,
     f: impl FnOnce(pg_sys::Relation, pg_sys::HeapTuple, pg_sys::Snapshot) -> R,
 ) -> Option<R> {
-    unsafe {
-        let rel = open_catalog(table, index, pg_sys::AccessShareLock);
-        let idx = pg_sys::index_open(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let mut keys: [pg_sys::ScanKeyData; 2] = std::mem::zeroed();
-        let bounds = [
-            (pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
-            (pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row),
-        ];
-        for (k, (strategy, proc_, value)) in bounds.into_iter().enumerate() {
-            pg_sys::ScanKeyInit(
-                &mut keys[k],
-                (k + 1) as pg_sys::AttrNumber,
-                strategy as u16,
-                proc_.into(),
-                pg_sys::Datum::from(value as i64),
-            );
-        }
-        let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
-        dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
-        let dirty_ptr: pg_sys::Snapshot = &mut dirty;
-        let scan = pg_sys::systable_beginscan_ordered(rel, idx, dirty_ptr, 2, keys.as_mut_ptr());
-        let tuple =
-            pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
-        let found = (!tuple.is_null()).then(|| f(rel, tuple, dirty_ptr));
-        pg_sys::systable_endscan_ordered(scan);
-        pg_sys::index_close(idx, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        found
-    }
+    // SAFETY: a zeroed SnapshotData of type dirty is what InitDirtySnapshot makes; it lives
+    // until the scan that fills it has ended
+    let mut dirty: pg_sys::SnapshotData = unsafe { std::mem::zeroed() };
+    dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+    let dirty_ptr: pg_sys::Snapshot = &mut dirty;
+    last_seen_at_or_before(
+        table,
+        index,
+        storage_id,
+        row,
+        dirty_ptr,
+        None,
+        |rel, tuple| f(rel, tuple, dirty_ptr),
+    )
 }
 
 /// Calls `f` with the last row of the extension's catalog `table`, in the order of its
