@@ -166,7 +166,7 @@ pub unsafe fn plan_parallel_workers(
         } else {
             (*rel).tuples
         };
-        let stripe_rows = crate::am::write::STRIPE_ROW_LIMIT.get().max(1) as f64;
+        let stripe_rows = crate::am::write::stripe_row_limit() as f64;
         let stripes = (tuples / stripe_rows).ceil();
         let mut workers = (stripes - 1.0).clamp(0.0, 64.0) as i32;
         if inherited {

@@ -242,7 +242,7 @@ unsafe fn stripes_read(
         planning.rows_since,
         planning
             .rows_since
-            .div_ceil(crate::am::write::STRIPE_ROW_LIMIT.get().max(1) as u64) as usize,
+            .div_ceil(crate::am::write::stripe_row_limit()) as usize,
     );
     let total: u64 = stripes.stored_rows() + rows_since;
     if parts.is_empty() || total == 0 {
@@ -565,6 +565,6 @@ unsafe extern "C-unwind" fn plan_custom_path(
             .chain(skip_clauses)
             .chain(filter_clauses),
     );
-    (*cscan).custom_private = spec.to_private();
+    (*cscan).custom_private = super::plan_data::to_private(&spec);
     cscan as *mut pg_sys::Plan
 }

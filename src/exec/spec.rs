@@ -1,6 +1,6 @@
 //! What a `PgcolScan` plan tells its executor node beyond the plan's own fields ([`ScanSpec`],
-//! kept in the plan's `custom_private`), and the columns a plan's expressions read: written
-//! by `plan`, read by `node`.
+//! kept in the plan's `custom_private` through `super::plan_data`), and the columns a plan's
+//! expressions read: written by `plan`, read by `node`.
 
 use pgrx::pg_sys;
 
@@ -20,13 +20,6 @@ pub struct ScanSpec {
     pub skip_clauses: u16,
     pub skip: Option<SkipExpr>,
     pub filter: Option<SkipExpr>,
-}
-
-impl ScanSpec {
-    /// The spec as the plan's `custom_private` (`super::plan_data`).
-    pub unsafe fn to_private(&self) -> *mut pg_sys::List {
-        super::plan_data::to_private(self)
-    }
 }
 
 /// Attributes (1-based, as `wanted[attno - 1]`) that `nodes` read of relation `relid`; a
