@@ -6,7 +6,7 @@
 use pgrx::pg_sys;
 
 use super::read::stripe_index_of;
-use super::scan::ScanState;
+use super::scan::StripeReader;
 use crate::storage::tid;
 use crate::storage::{catalog, marks};
 
@@ -35,7 +35,7 @@ pub struct FetchDesc {
 
 struct FetchState {
     key: Option<SnapshotKey>,
-    scan: Option<ScanState>,
+    reader: Option<StripeReader>,
     /// The delete marks the scan's snapshot (MVCC) sees, a window at a time.
     marks: MarkWindow,
     /// A rescan happened: a scan under a snapshot other than MVCC is made again (what it sees
@@ -88,7 +88,7 @@ pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
     (*desc).base.rel = rel;
     (*desc).state = Box::into_raw(Box::new(FetchState {
         key: None,
-        scan: None,
+        reader: None,
         marks: MarkWindow::default(),
         rescanned: false,
     }));
@@ -206,37 +206,37 @@ impl MarkWindow {
     }
 }
 
-/// Stores row `row` into `slot` if `snapshot` (that of `scan`, a [`ScanState::for_fetch`])
+/// Stores row `row` into `slot` if `snapshot` (that of `reader`, a [`StripeReader::for_fetch`])
 /// sees it: its stripe, and not its delete mark.
 fn fetch_into(
-    scan: &mut ScanState,
+    reader: &mut StripeReader,
     row: u64,
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let rel = scan.rel;
-    fetch_unless_deleted(scan, row, snapshot, slot, |id| {
+    let rel = reader.rel;
+    fetch_unless_deleted(reader, row, snapshot, slot, |id| {
         marks::is_deleted(id, row, snapshot, rel)
     })
 }
 
-/// Stores row `row` into `slot` if a stripe of `scan` holds it and `deleted` (given the
+/// Stores row `row` into `slot` if a stripe of `reader` holds it and `deleted` (given the
 /// table's storage id) says no.
 fn fetch_unless_deleted(
-    scan: &mut ScanState,
+    reader: &mut StripeReader,
     row: u64,
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
     deleted: impl FnOnce(u64) -> bool,
 ) -> bool {
-    let Some(i) = scan.stripe_of_row(row, snapshot) else {
+    let Some(i) = reader.stripe_of_row(row, snapshot) else {
         return false;
     };
-    if scan.storage_id.is_some_and(deleted) {
+    if reader.storage_id.is_some_and(deleted) {
         return false;
     }
-    let first = scan.stripes[i].first_row;
-    scan.store_offset(i, row - first, slot);
+    let first = reader.stripes[i].first_row;
+    reader.store_offset(i, row - first, slot);
     true
 }
 
@@ -271,16 +271,16 @@ pub unsafe fn fetch(
     if serializable {
         super::ssi::lock_row(rel, &*tid, snapshot);
     }
-    if st.key != Some(key) || st.scan.is_none() || (st.rescanned && !mvcc) {
-        st.scan = Some(ScanState::for_fetch(rel, snapshot));
+    if st.key != Some(key) || st.reader.is_none() || (st.rescanned && !mvcc) {
+        st.reader = Some(StripeReader::for_fetch(rel, snapshot));
         st.marks = MarkWindow::default();
         st.key = Some(key);
     }
     st.rescanned = false;
-    let scan = st.scan.as_mut().unwrap();
+    let reader = st.reader.as_mut().unwrap();
     let found = if mvcc && !serializable {
         let window = &mut st.marks;
-        fetch_unless_deleted(scan, row, snapshot, slot, |id| {
+        fetch_unless_deleted(reader, row, snapshot, slot, |id| {
             match window.deletion(rel, id, row, snapshot) {
                 Some(dead) => {
                     *all_dead = dead;
@@ -290,16 +290,16 @@ pub unsafe fn fetch(
             }
         })
     } else if mvcc {
-        fetch_into(scan, row, snapshot, slot)
+        fetch_into(reader, row, snapshot, slot)
     } else {
         // copied: a check of a deferrable unique or exclusion constraint
         // (`unique_key_recheck`, under SnapshotSelf) ends the fetch, which frees the decoded
         // vectors, before it reads the values (a heap slot keeps its buffer pinned)
-        fetch_copied(scan, row, snapshot, slot)
+        fetch_copied(reader, row, snapshot, slot)
     };
-    if serializable && stripe_index_of(&scan.stripes, row).is_none() {
-        if let Some(id) = scan.storage_id {
-            // in no stripe the scan listed, perhaps in one written since: the catalog read
+    if serializable && stripe_index_of(&reader.stripes, row).is_none() {
+        if let Some(id) = reader.storage_id {
+            // in no stripe the reader listed, perhaps in one written since: the catalog read
             // again for its check of conflicts with that stripe's writer
             catalog::stripes(id, snapshot, rel);
         }
@@ -321,13 +321,13 @@ pub unsafe fn fetch(
 type AnyFetchKey = (usize, pg_sys::Oid, u32, pg_sys::CommandId, i32, u64);
 
 thread_local! {
-    /// The scan of the last SnapshotAny fetch by TID, kept for the next one of the same
+    /// The reader of the last SnapshotAny fetch by TID, kept for the next one of the same
     /// relation in the same command: an UPDATE fetches every old row this way (to build the
     /// new version), as do RETURNING and AFTER triggers, and a scan per row would read the
     /// stripe catalog and parse a stripe directory per row. Rows never change and SnapshotAny
     /// masks none, so only a stripe written since can be missing: a row not found rebuilds it.
     /// Forgotten at the end of every (sub)transaction ([`forget_cached_fetch`]).
-    static ANY_FETCH: std::cell::RefCell<Option<(AnyFetchKey, ScanState)>> = const { std::cell::RefCell::new(None) };
+    static ANY_FETCH: std::cell::RefCell<Option<(AnyFetchKey, StripeReader)>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Forgets the cached SnapshotAny fetch, and what this (sub)transaction asked of the aborted
@@ -353,7 +353,7 @@ pub unsafe fn fetch_row_version(
     };
     if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
         let fresh = super::write::flush_if_holding(rel, row);
-        // the row an index fetch just returned: read from that fetch's scan, which has it
+        // the row an index fetch just returned: read from that fetch's reader, which has it
         // (in one of its stripes, decoded); SnapshotAny masks no row there either
         let last = LAST_FETCH.with(|l| l.get());
         if let Some(last) = last.filter(|l| {
@@ -363,16 +363,19 @@ pub unsafe fn fetch_row_version(
                 && l.relfile == crate::compat::relfile_number(rel)
         }) {
             let st = &mut *(last.state as *mut FetchState);
-            if let Some(scan) = st.scan.as_mut() {
-                if fetch_copied(scan, row, snapshot, slot) {
+            if let Some(reader) = st.reader.as_mut() {
+                if fetch_copied(reader, row, snapshot, slot) {
                     REFETCHED.with(|r| r.set(r.get() + 1));
                     return true;
                 }
             }
         }
-        // a row not among the cached scan's stripes may be in a stripe written since
-        with_latest_scan(rel, fresh, |scan| fetch_copied(scan, row, snapshot, slot))
-            || with_latest_scan(rel, true, |scan| fetch_copied(scan, row, snapshot, slot))
+        // a row not among the cached reader's stripes may be in a stripe written since
+        with_latest_reader(rel, fresh, |reader| {
+            fetch_copied(reader, row, snapshot, slot)
+        }) || with_latest_reader(rel, true, |reader| {
+            fetch_copied(reader, row, snapshot, slot)
+        })
     } else {
         super::write::flush_if_holding(rel, row);
         if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC {
@@ -380,7 +383,7 @@ pub unsafe fn fetch_row_version(
             super::ssi::lock_row(rel, &*tid, snapshot);
         }
         fetch_copied(
-            &mut ScanState::for_fetch(rel, snapshot),
+            &mut StripeReader::for_fetch(rel, snapshot),
             row,
             snapshot,
             slot,
@@ -388,26 +391,26 @@ pub unsafe fn fetch_row_version(
     }
 }
 
-/// Runs `f` on the cached SnapshotAny scan of `rel` ([`ANY_FETCH`]), made first if there is
+/// Runs `f` on the cached SnapshotAny reader of `rel` ([`ANY_FETCH`]), made first if there is
 /// none for this relation and command, or if `fresh`. The caller has written this backend's
 /// rows of `rel` that it needs.
-fn with_latest_scan<R>(
+fn with_latest_reader<R>(
     rel: pg_sys::Relation,
     fresh: bool,
-    f: impl FnOnce(&mut ScanState) -> R,
+    f: impl FnOnce(&mut StripeReader) -> R,
 ) -> R {
     let key = any_fetch_key(rel);
     ANY_FETCH.with(|c| {
         let mut cache = c.borrow_mut();
         if fresh || !cache.as_ref().is_some_and(|(k, _)| *k == key) {
             let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-            *cache = Some((key, ScanState::for_fetch(rel, any)));
+            *cache = Some((key, StripeReader::for_fetch(rel, any)));
         }
         f(&mut cache.as_mut().expect("just made").1)
     })
 }
 
-/// What the cached SnapshotAny scan of `rel` would be kept for now ([`ANY_FETCH`]).
+/// What the cached SnapshotAny reader of `rel` would be kept for now ([`ANY_FETCH`]).
 fn any_fetch_key(rel: pg_sys::Relation) -> AnyFetchKey {
     unsafe {
         (
@@ -421,8 +424,8 @@ fn any_fetch_key(rel: pg_sys::Relation) -> AnyFetchKey {
     }
 }
 
-/// Whether [`with_latest_scan`] has a scan of `rel` for this command already.
-fn has_latest_scan(rel: pg_sys::Relation) -> bool {
+/// Whether [`with_latest_reader`] has a reader of `rel` for this command already.
+fn has_latest_reader(rel: pg_sys::Relation) -> bool {
     let key = any_fetch_key(rel);
     ANY_FETCH.with(|c| c.borrow().as_ref().is_some_and(|(k, _)| *k == key))
 }
@@ -483,11 +486,11 @@ pub unsafe fn fetch_for_change(
         return ForChange::Missing;
     };
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-    let look = |scan: &mut ScanState| {
-        let i = scan.stripe_of_row(row, any)?;
-        let place = dirty_stripe_of(&scan.stripes, row)?;
-        let (xmin, cmin) = (scan.stripes[i].xmin, scan.stripes[i].cmin);
-        fetch_copied(scan, row, any, slot);
+    let look = |reader: &mut StripeReader| {
+        let i = reader.stripe_of_row(row, any)?;
+        let place = dirty_stripe_of(&reader.stripes, row)?;
+        let (xmin, cmin) = (reader.stripes[i].xmin, reader.stripes[i].cmin);
+        fetch_copied(reader, row, any, slot);
         Some(match place {
             DirtyPlace::Stripe {
                 running_inserter: Some(_),
@@ -500,8 +503,8 @@ pub unsafe fn fetch_for_change(
         })
     };
     let fresh = super::write::flush_if_holding(rel, row);
-    with_latest_scan(rel, fresh, look)
-        .or_else(|| with_latest_scan(rel, true, look))
+    with_latest_reader(rel, fresh, look)
+        .or_else(|| with_latest_reader(rel, true, look))
         .unwrap_or(ForChange::Missing)
 }
 
@@ -609,13 +612,13 @@ unsafe fn find_dirty(
         return Dirty::Found(true);
     }
     let fresh = super::write::flush_if_holding(rel, row);
-    // the cached SnapshotAny scan of this command if there is one; else the row's stripe
+    // the cached SnapshotAny reader of this command if there is one; else the row's stripe
     // alone, probed in the catalog: a unique check meets the few rows of one key, and a list
     // of every stripe costs a catalog row per stripe (a table whose rows are updated one
     // statement at a time has a stripe per statement until VACUUM merges them)
-    let cached = !fresh && has_latest_scan(rel);
+    let cached = !fresh && has_latest_reader(rel);
     let mut place = if cached {
-        with_latest_scan(rel, false, |scan| dirty_stripe_of(&scan.stripes, row))
+        with_latest_reader(rel, false, |reader| dirty_stripe_of(&reader.stripes, row))
     } else {
         catalog::dirty_stripe_holding(storage_id, row).and_then(|s| dirty_place(&s))
     };
@@ -664,9 +667,9 @@ unsafe fn find_dirty(
                 return Dirty::Found(true);
             }
             // copied: the cached scan's next fetch may reuse the vector the values are in
-            Dirty::Found(with_latest_scan(rel, false, |scan| {
+            Dirty::Found(with_latest_reader(rel, false, |reader| {
                 fetch_copied(
-                    scan,
+                    reader,
                     row,
                     std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData),
                     slot,
@@ -808,12 +811,12 @@ pub fn read_deferred(
         }
         // a row written since the cached scan was made is in a stripe it lacks: made again
         let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-        let end = with_latest_scan(rel, false, |scan| {
-            scan.row_columns(d.row, any, columns.clone(), desc, out)
+        let end = with_latest_reader(rel, false, |reader| {
+            reader.row_columns(d.row, any, columns.clone(), desc, out)
         })
         .or_else(|| {
-            with_latest_scan(rel, true, |scan| {
-                scan.row_columns(d.row, any, columns.clone(), desc, out)
+            with_latest_reader(rel, true, |reader| {
+                reader.row_columns(d.row, any, columns.clone(), desc, out)
             })
         });
         let Some(end) = end else {
@@ -829,12 +832,12 @@ pub fn read_deferred(
 /// [`fetch_into`], then the values copied into the slot's own memory: they point into the
 /// scan's decoded vector, which the next fetch reuses or the scan's end frees.
 unsafe fn fetch_copied(
-    scan: &mut ScanState,
+    reader: &mut StripeReader,
     row: u64,
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    if !fetch_into(scan, row, snapshot, slot) {
+    if !fetch_into(reader, row, snapshot, slot) {
         return false;
     }
     super::slot::own_values(slot);

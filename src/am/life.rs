@@ -5,7 +5,7 @@
 use pgrx::pg_sys;
 
 use super::relation::not_supported;
-use super::scan::{self, ScanState};
+use super::scan::{self, RowScan, StripeReader};
 use super::write;
 use crate::storage::tid;
 use crate::storage::{catalog, marks, meta, reservations};
@@ -118,19 +118,22 @@ pub unsafe fn index_build(
     // does: the rows committed after it are added by the validation (`index_validate`).
     let mut own_scan = None;
     let mut own_snapshot: pg_sys::Snapshot = std::ptr::null_mut();
-    let st: &mut ScanState = if parallel_scan.is_null() {
+    let st: &mut RowScan = if parallel_scan.is_null() {
         let snapshot = if (*info).ii_Concurrent {
             own_snapshot = pg_sys::RegisterSnapshot(pg_sys::GetTransactionSnapshot());
             own_snapshot
         } else {
             std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData)
         };
-        own_scan.insert(ScanState::new(table, snapshot, std::ptr::null(), true))
+        own_scan.insert(RowScan::new(
+            StripeReader::visible(table, snapshot, true),
+            std::ptr::null(),
+        ))
     } else {
-        scan::state(parallel_scan)
+        scan::state(parallel_scan).rows()
     };
     let mvcc = (*info).ii_Concurrent;
-    let deleted = match st.storage_id {
+    let deleted = match st.reader.storage_id {
         Some(_) if mvcc => Vec::new(),
         Some(id) => {
             let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
@@ -260,7 +263,10 @@ pub unsafe fn index_validate(
     } else {
         pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO
     };
-    let mut st = ScanState::new(table, snapshot, std::ptr::null(), true);
+    let mut st = RowScan::new(
+        StripeReader::visible(table, snapshot, true),
+        std::ptr::null(),
+    );
     // the index's TIDs as row numbers, one stripe's at a time: the stripe, and which of its
     // rows the index holds
     let mut indexed = IndexedRows {
@@ -277,10 +283,10 @@ pub unsafe fn index_validate(
         let Some(row) = tid::from_tid(&t) else {
             continue;
         };
-        let Some(i) = super::read::stripe_index_of(&st.stripes, row) else {
+        let Some(i) = super::read::stripe_index_of(&st.reader.stripes, row) else {
             continue;
         };
-        let stripe = &st.stripes[i];
+        let stripe = &st.reader.stripes[i];
         if current.as_ref().is_none_or(|(c, _)| *c != i) {
             let mut held = vec![false; stripe.row_count as usize];
             for r in indexed.take_below(stripe.first_row + stripe.row_count) {

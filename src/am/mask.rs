@@ -67,7 +67,7 @@ impl DeleteMask {
     }
 
     /// The mask of a scan whose stripe `at` was just listed, before the one there (a scan
-    /// that lists the stripes of the rows it is asked for, `ScanState::stripe_of_row`).
+    /// that lists the stripes of the rows it is asked for, `StripeReader::stripe_of_row`).
     pub fn stripe_listed(&mut self, at: usize) {
         self.stripes.insert(
             at,

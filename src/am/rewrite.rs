@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use pgrx::pg_sys;
 
 use super::read::stripe_index_of;
-use super::scan::ScanState;
+use super::scan::{RowScan, StripeReader};
 use super::write;
 use crate::storage::catalog::StripeRow;
 use crate::storage::marks::{self, Mode, Successor};
@@ -84,7 +84,7 @@ fn standing_for(
 impl OldRows {
     /// What the catalogs say of the rows of `scan`, a scan of the old table under SnapshotAny
     /// (its stripes: every one no aborted transaction wrote, as no writer runs).
-    fn read(scan: &ScanState, storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> OldRows {
+    fn read(scan: &StripeReader, storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> OldRows {
         // a stripe's catalog row reports its rows' inserter (the original one for an earlier
         // rewrite's copy, FrozenTransactionId for VACUUM's)
         let stripes = scan.stripes.clone();
@@ -142,7 +142,7 @@ impl OldRows {
 /// Where the rows come from, in the order they are written.
 enum Source {
     /// The old table in row order (VACUUM FULL).
-    Table(Box<ScanState>),
+    Table(Box<RowScan>),
     /// The old table through an index, in its order (CLUSTER by index scan).
     Index(*mut pg_sys::IndexScanDescData),
     /// The old table sorted by an index's key (CLUSTER by sort), rows in `heap_slot`.
@@ -164,11 +164,14 @@ pub unsafe fn copy_for_cluster(
 ) -> RewriteCounts {
     let mut counts = RewriteCounts::default();
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-    let scan = Box::new(ScanState::new(old, any, std::ptr::null(), true));
-    let Some(storage_id) = scan.storage_id else {
+    let scan = Box::new(RowScan::new(
+        StripeReader::visible(old, any, true),
+        std::ptr::null(),
+    ));
+    let Some(storage_id) = scan.reader.storage_id else {
         return counts;
     };
-    let rows = OldRows::read(&scan, storage_id, oldest_xmin);
+    let rows = OldRows::read(&scan.reader, storage_id, oldest_xmin);
     let slot = pg_sys::table_slot_create(old, std::ptr::null_mut());
     let heap_slot = pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsHeapTuple);
     let mut source = if old_index.is_null() {
@@ -263,7 +266,7 @@ pub unsafe fn copy_for_cluster(
 unsafe fn sorted_rows(
     old: pg_sys::Relation,
     index: pg_sys::Relation,
-    mut scan: Box<ScanState>,
+    mut scan: Box<RowScan>,
     rows: &OldRows,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> *mut pg_sys::Tuplesortstate {

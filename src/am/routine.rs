@@ -365,7 +365,7 @@ unsafe extern "C-unwind" fn scan_sample_next_block(
     s: pg_sys::TableScanDesc,
     state: *mut pg_sys::SampleScanState,
 ) -> bool {
-    scan::state(s).sample_next_block(state)
+    scan::state(s).sample().next_block(state)
 }
 
 #[pgrx::pg_guard]
@@ -374,5 +374,5 @@ unsafe extern "C-unwind" fn scan_sample_next_tuple(
     state: *mut pg_sys::SampleScanState,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    scan::state(s).sample_next_row(state, slot)
+    scan::state(s).sample().next_row(state, slot)
 }

@@ -36,7 +36,7 @@
 
 use pgrx::pg_sys;
 
-use super::scan::ScanState;
+use super::scan::{RowScan, StripeReader};
 use super::standby::Conflict;
 use super::write;
 use crate::storage::catalog::{self, StripeRow, VacuumRow};
@@ -427,7 +427,10 @@ unsafe fn merged_image(
     first_row: u64,
     span: u64,
 ) -> Vec<u8> {
-    let mut scan = ScanState::every_stored_row(rel, stripes.to_vec());
+    let mut scan = RowScan::new(
+        StripeReader::of_stripes(rel, stripes.to_vec()),
+        std::ptr::null(),
+    );
     let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsVirtual);
     let mut rows: Vec<(u64, pg_sys::HeapTuple)> = Vec::new();
     while scan.next(true, slot) {

@@ -379,13 +379,13 @@ unsafe extern "C-unwind" fn bitmap_next_block(
     scan: pg_sys::TableScanDesc,
     tbmres: *mut pg_sys::TBMIterateResult,
 ) -> bool {
-    let st = super::scan::state(scan);
+    let st = super::scan::state(scan).bitmap();
     if (*tbmres).ntuples >= 0 {
         let offsets = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
-        st.bitmap_block((*tbmres).blockno, Some(offsets), (*scan).rs_snapshot)
+        st.block((*tbmres).blockno, Some(offsets), (*scan).rs_snapshot)
     } else {
         (*tbmres).recheck = true;
-        st.bitmap_block((*tbmres).blockno, None, (*scan).rs_snapshot)
+        st.block((*tbmres).blockno, None, (*scan).rs_snapshot)
     }
 }
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
@@ -395,7 +395,7 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
     _tbmres: *mut pg_sys::TBMIterateResult,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    super::scan::state(scan).bitmap_next(slot)
+    super::scan::state(scan).bitmap().next(slot)
 }
 /// Bitmap heap scans, from 18: the access method walks the TID bitmap's iterator itself.
 #[cfg(any(feature = "pg18", feature = "pg19"))]
@@ -407,9 +407,9 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
     lossy_pages: *mut u64,
     exact_pages: *mut u64,
 ) -> bool {
-    let st = super::scan::state(scan);
+    let st = super::scan::state(scan).bitmap();
     loop {
-        if st.bitmap_next(slot) {
+        if st.next(slot) {
             return true;
         }
         let mut tbmres: pg_sys::TBMIterateResult = std::mem::zeroed();
@@ -420,7 +420,7 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
         if tbmres.lossy {
             *lossy_pages += 1;
             *recheck = true;
-            st.bitmap_block(tbmres.blockno, None, (*scan).rs_snapshot);
+            st.block(tbmres.blockno, None, (*scan).rs_snapshot);
         } else {
             *exact_pages += 1;
             *recheck = tbmres.recheck;
@@ -431,7 +431,7 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
                 offsets.as_mut_ptr(),
                 offsets.len() as u32,
             );
-            st.bitmap_block(
+            st.block(
                 tbmres.blockno,
                 Some(&offsets[..n.max(0) as usize]),
                 (*scan).rs_snapshot,
@@ -473,7 +473,7 @@ unsafe fn analyze_next_row(
     deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    if scan::state(s).analyze_next(slot, &mut *deadrows) {
+    if scan::state(s).analyze().next(slot, &mut *deadrows) {
         *liverows += 1.0;
         true
     } else {
@@ -484,5 +484,5 @@ unsafe fn analyze_next_row(
 unsafe fn analyze_block(s: pg_sys::TableScanDesc, block: pg_sys::BlockNumber) {
     let nblocks =
         pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
-    scan::state(s).analyze_block(block, nblocks);
+    scan::state(s).analyze().set_block(block, nblocks);
 }

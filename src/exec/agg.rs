@@ -18,7 +18,7 @@
 //!
 //! The plan is a `CustomScan` whose child is the `PgcolScan` plan. The node never takes
 //! rows from its child: it asks the child's reader for the selection of each vector and the
-//! unpacked vectors of the key and aggregated columns (`ScanState::next_batch`), numbers
+//! unpacked vectors of the key and aggregated columns (`VectorScan::next_batch`), numbers
 //! each selected row's group (`codec::group::GroupTable`) and adds the rows to their groups'
 //! aggregate states (`codec::aggregate`), which follow PostgreSQL's transition functions.
 //! Its scan tuple is the keys then the aggregates (`custom_scan_tlist`); HAVING is its qual
@@ -51,7 +51,7 @@ use super::filter::RuntimeFilter;
 use super::group::{KeyReader, KeySpec};
 use super::list;
 use super::quals::{SkipExpr, Translator};
-use crate::am::scan::{ColumnLookup, MetadataAnswer, ScanState, VectorFilter, VectorSkip};
+use crate::am::scan::{ColumnLookup, MetadataAnswer, VectorFilter, VectorScan, VectorSkip};
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
@@ -970,8 +970,8 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     if let Some(n) = exec.top {
         let (stripes, nth) = top_stripes(scan, child_slot, &mut exec.readers[0], n as usize);
         exec.top_read = Some((
-            stripes.as_ref().map_or(scan.stripes.len(), Vec::len),
-            scan.stripes.len(),
+            stripes.as_ref().map_or(scan.reader.stripes.len(), Vec::len),
+            scan.reader.stripes.len(),
         ));
         scan.set_order(stripes);
         floor = nth;
@@ -1038,7 +1038,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
     columns.sort_unstable();
     columns.dedup();
     let (mut vectors, mut rows) = (0u64, 0u64);
-    let rel = scan.rel;
+    let rel = scan.reader.rel;
     let readers = &mut exec.readers;
     let limit = group_memory_limit() / bytes_per_group(specs.len());
     let mut groups: Vec<u32> = Vec::new();
@@ -1138,13 +1138,15 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
 /// scan has at most `AVG_MAX_ROWS` rows and every stripe's summary bounds the column's
 /// values within ±`AVG_BOUND` (or it has none but NULLs). A stripe without a summary, or
 /// without the column (added since), does not prove it.
-fn avg_bounded(scan: &ScanState, c: usize) -> bool {
+fn avg_bounded(scan: &VectorScan, c: usize) -> bool {
     use pg_columnar_codec::aggregate::{AVG_BOUND, AVG_MAX_ROWS};
-    scan.total_rows <= AVG_MAX_ROWS
-        && (0..scan.stripes.len()).all(|i| match scan.stripe_facts(i, c).and_then(|f| f.zone) {
-            Some(StoredZone::Float { min, max }) => *min >= -AVG_BOUND && *max <= AVG_BOUND,
-            Some(StoredZone::Empty) => true,
-            _ => false,
+    scan.reader.total_rows() <= AVG_MAX_ROWS
+        && (0..scan.reader.stripes.len()).all(|i| {
+            match scan.reader.stripe_facts(i, c).and_then(|f| f.zone) {
+                Some(StoredZone::Float { min, max }) => *min >= -AVG_BOUND && *max <= AVG_BOUND,
+                Some(StoredZone::Empty) => true,
+                _ => false,
+            }
         })
 }
 
@@ -1187,7 +1189,7 @@ unsafe fn read_key(
 /// hold a key at least the n-th ([`KeyFloor`]). Stripes `None`: every stripe is needed;
 /// key `None`: fewer than `n` keys.
 unsafe fn top_stripes(
-    scan: &mut ScanState,
+    scan: &mut VectorScan,
     slot: *mut pg_sys::TupleTableSlot,
     reader: &mut KeyReader,
     n: usize,
@@ -1196,10 +1198,10 @@ unsafe fn top_stripes(
         return (None, None);
     }
     let c = reader.spec.column() as usize;
-    let count = scan.stripes.len();
+    let count = scan.reader.stripes.len();
     // each stripe's greatest key (None: unknown, so first) and whether it holds a NULL key
     let bounds: Vec<(Option<i64>, bool)> = (0..count)
-        .map(|i| match scan.stripe_facts(i, c) {
+        .map(|i| match scan.reader.stripe_facts(i, c) {
             Some(ColumnFacts {
                 nulls,
                 zone: Some(StoredZone::Int { max, .. }),
@@ -1228,7 +1230,7 @@ unsafe fn top_stripes(
     let mut table = GroupTable::new(1);
     let mut groups = Vec::new();
     let mut read: Vec<usize> = Vec::new();
-    let rel = scan.rel;
+    let rel = scan.reader.rel;
     let mut stopped = false;
     loop {
         let mut batch: Option<(KeyColumn, Selection)> = None;

@@ -13,7 +13,7 @@
 //! * [`topn`]: `PgcolTopN`, the first rows by a column (`ORDER BY ... LIMIT`,
 //!   `DISTINCT ON`), reading only the vectors that can hold them.
 //!
-//! The rows come from `am::scan::ScanState`, the same reader as the sequential scan's, told
+//! The rows come from `am::scan::VectorScan`, over the same stripe reader as the sequential scan's, told
 //! which columns to decode, which vectors to skip and which quals to evaluate. A qual used
 //! only for skipping stays in the plan's qual list, evaluated by the executor on every row
 //! the node returns: skipping only avoids reading vectors that cannot hold a matching row.

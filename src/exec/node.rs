@@ -1,6 +1,6 @@
 //! The executor node of `PgcolScan`.
 //!
-//! Rows come from `am::scan::ScanState` told to decode only the columns read, to skip the
+//! Rows come from `am::scan::VectorScan` told to decode only the columns read, to skip the
 //! stripes and vectors the skip expression rules out, and to return only the rows the
 //! vectorized filter selects; `ExecScan` then evaluates the plan's remaining quals and the
 //! projection as for any scan. The comparison values are evaluated when the scan starts and
@@ -23,7 +23,7 @@ use super::filter::RuntimeFilter;
 use super::list;
 use super::skip::{RuntimeSkip, Value};
 use super::spec::{spec_of, wanted_columns, ScanSpec};
-use crate::am::scan::{ScanCounters, ScanState};
+use crate::am::scan::{ScanCounters, StripeReader, VectorScan};
 
 static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
     CustomName: c"PgcolScan".as_ptr(),
@@ -170,7 +170,7 @@ struct Exec {
     direct: Option<Vec<usize>>,
     /// Holds the evaluated values; reset at every (re)start.
     values_cxt: pg_sys::MemoryContext,
-    scan: Option<ScanState>,
+    scan: Option<VectorScan>,
     start_pending: bool,
     shared: *mut Shared,
     /// A worker's counters were added to `shared`.
@@ -187,8 +187,8 @@ impl Exec {
         match &self.scan {
             Some(s) => Totals {
                 counters: s.counters.clone(),
-                decoded: s.decoded_per_column().to_vec(),
-                bytes: s.bytes_read(),
+                decoded: s.reader.decoded_per_column().to_vec(),
+                bytes: s.reader.bytes_read(),
             },
             None => Totals::default(),
         }
@@ -325,21 +325,23 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
             let estate = (*node).ss.ps.state;
             // a read of every row, before the stripes are listed (`am::ssi`)
             crate::am::ssi::lock_relation(rel, (*estate).es_snapshot);
-            let mut scan = if exec.spec.skip.is_some() || exec.summaries {
-                ScanState::with_summaries(rel, (*estate).es_snapshot, shared, true)
+            let snapshot = (*estate).es_snapshot;
+            let reader = if exec.spec.skip.is_some() || exec.summaries {
+                StripeReader::visible_with_summaries(rel, snapshot, true)
             } else {
-                ScanState::new(rel, (*estate).es_snapshot, shared, true)
+                StripeReader::visible(rel, snapshot, true)
             };
+            let mut scan = VectorScan::new(reader, shared);
             // a query run again (a dashboard's) finds the few stripes it read kept
-            scan.keep_first_stripes();
-            let natts = scan.types.len();
+            scan.reader.keep_first_stripes();
+            let natts = scan.reader.types.len();
             let mut wanted = vec![false; natts];
             for &c in &exec.columns {
                 if let Some(w) = wanted.get_mut(c as usize) {
                     *w = true;
                 }
             }
-            scan.set_projection(wanted);
+            scan.reader.set_projection(wanted);
             exec.scan = Some(scan);
         }
     }
@@ -350,7 +352,7 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
         if let Some(filter) = &exec.spec.filter {
             scan.set_filter(Box::new(RuntimeFilter::new(filter, &values)));
         }
-        let types = scan.types.clone();
+        let types = scan.reader.types.clone();
         scan.set_skip(Box::new(RuntimeSkip::new(expr, types, values)));
     } else if let Some(scan) = exec.scan.as_mut() {
         // (a rescan: what an aggregation above added for its last computation goes)
@@ -378,7 +380,7 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
 /// columns added since a stripe was written); `None` if `child` is another node.
 pub unsafe fn batch_source<'a>(
     child: *mut pg_sys::PlanState,
-) -> Option<(&'a mut ScanState, *mut pg_sys::TupleTableSlot)> {
+) -> Option<(&'a mut VectorScan, *mut pg_sys::TupleTableSlot)> {
     let node = child as *mut pg_sys::CustomScanState;
     if (*child).type_ != pg_sys::NodeTag::T_CustomScanState
         || !std::ptr::eq((*node).methods, &raw const EXEC_METHODS)

@@ -32,7 +32,7 @@ use pgrx::pg_sys;
 
 use super::group::{key_spec, KeyReader, KeySpec};
 use super::list;
-use crate::am::scan::ScanState;
+use crate::am::scan::VectorScan;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
@@ -378,22 +378,23 @@ fn best_of(order: Order, zone: Option<&StoredZone>, nulls: usize) -> Option<Rank
 /// group column holds every value of the stripe's column, and its NULL count says whether
 /// the NULL group is among them. `None` without a shared dictionary.
 unsafe fn stripe_groups(
-    scan: &mut ScanState,
+    scan: &mut VectorScan,
     i: usize,
     reader: &mut KeyReader,
     table: &GroupTable,
 ) -> Option<Vec<u32>> {
     let c = reader.spec.column() as usize;
-    scan.with_stripe_dictionary(i, c, |ctx, nulls, serial| {
-        let mut groups = Vec::new();
-        if nulls {
-            groups.push(table.find_single(None)?);
-        }
-        for &e in reader.shared_entries(ctx, serial)?.iter() {
-            groups.push(table.find_single(Some(e))?);
-        }
-        Some(groups)
-    })
+    scan.reader
+        .with_stripe_dictionary(i, c, |ctx, nulls, serial| {
+            let mut groups = Vec::new();
+            if nulls {
+                groups.push(table.find_single(None)?);
+            }
+            for &e in reader.shared_entries(ctx, serial)?.iter() {
+                groups.push(table.find_single(Some(e))?);
+            }
+            Some(groups)
+        })
 }
 
 /// Reads what can hold the first rows (see the module's comment) and returns them, as
@@ -430,10 +431,10 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     let o = spec.column as usize;
     let mut columns = vec![o];
     columns.extend(group.as_ref().map(|g| g.spec.column() as usize));
-    let rel = scan.rel;
-    let count = scan.stripes.len();
+    let rel = scan.reader.rel;
+    let count = scan.reader.stripes.len();
     let bests: Vec<Option<Rank>> = (0..count)
-        .map(|i| match scan.stripe_facts(i, o) {
+        .map(|i| match scan.reader.stripe_facts(i, o) {
             Some(f) => best_of(spec.order, f.zone, f.nulls),
             None => Some(Rank::MAX),
         })
@@ -456,7 +457,7 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         // the rank a row of this stripe must exceed to enter: over the groups it holds
         // once all are seen (looked for again when groups have been added since)
         let mut holds: Option<(Option<Vec<u32>>, usize)> = None;
-        let mut threshold = |scan: &mut ScanState,
+        let mut threshold = |scan: &mut VectorScan,
                              table: &GroupTable,
                              group: &mut Option<KeyReader>,
                              top: &TopRows|
@@ -477,7 +478,7 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
             (Some(b), Some(t)) => b < t,
             (Some(_), None) => false,
         };
-        let vectors = scan.stripes[i]
+        let vectors = scan.reader.stripes[i]
             .row_count
             .div_ceil(pg_columnar_codec::MAX_ROWS as u64);
         if below(bests[i], threshold(scan, &table, group, &top)) {
@@ -486,8 +487,8 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
             continue;
         }
         counts.stripes_read += 1;
-        let first_row = scan.stripes[i].first_row;
-        let dir = scan.directory(i);
+        let first_row = scan.reader.stripes[i].first_row;
+        let dir = scan.reader.directory(i);
         let mut vector_order: Vec<(usize, Option<Rank>)> = (0..dir.vector_count())
             .map(|v| {
                 let e = dir.stored_vectors(o).map(|vectors| &vectors[v]);
@@ -550,7 +551,7 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
         // above orders them
         rows.sort_unstable();
     }
-    let stripes = &scan.stripes;
+    let stripes = &scan.reader.stripes;
     let at: Vec<(usize, u64)> = rows
         .into_iter()
         .map(|p| {
@@ -578,9 +579,9 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
             continue;
         }
         let k = *selection.get_or_insert_with(|| {
-            let rows =
-                (scan.stripes[i].row_count - v * MAX_ROWS as u64).min(MAX_ROWS as u64) as usize;
-            chosen.push((scan.selection_id(), Selection::none(rows)));
+            let rows = (scan.reader.stripes[i].row_count - v * MAX_ROWS as u64).min(MAX_ROWS as u64)
+                as usize;
+            chosen.push((scan.reader.selection_id(), Selection::none(rows)));
             chosen.len() - 1
         });
         chosen[k].1.set((r % MAX_ROWS as u64) as usize);
@@ -612,10 +613,10 @@ unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::Tup
     let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css))
         .expect("PgcolTopN over a PgcolScan");
     match chosen {
-        None => scan.store_alone(i, r, slot),
+        None => scan.reader.store_alone(i, r, slot),
         Some(k) => {
             let (id, selection) = &exec.chosen[k];
-            scan.store_chosen(i, r, slot, selection, *id);
+            scan.reader.store_chosen(i, r, slot, selection, *id);
         }
     }
     slot

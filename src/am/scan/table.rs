@@ -1,0 +1,214 @@
+//! The table access method's scan descriptor: `scan_begin` picks, from the scan's flags, the
+//! cursor that reads the way the executor will ask ([`TableScan`]), over a reader of the
+//! stripes the snapshot sees; the other scan callbacks reach it through [`state`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pgrx::pg_sys;
+
+use super::analyze::AnalyzeScan;
+use super::bitmap::{BitmapScan, SampleScan};
+use super::reader::StripeReader;
+use super::rows::RowScan;
+use crate::am::write;
+use crate::storage::tid;
+
+/// The shared state of a parallel scan, in dynamic shared memory.
+#[repr(C)]
+pub struct ParallelShared {
+    base: pg_sys::ParallelTableScanDescData,
+    next_stripe: AtomicU64,
+}
+
+#[repr(C)]
+pub struct ScanDesc {
+    base: pg_sys::TableScanDescData,
+    state: *mut TableScan,
+}
+
+/// A table access method scan, by the way the executor reads it.
+pub enum TableScan {
+    /// Sequential and TID-range scans (also index builds' and other callers' scans).
+    Rows(RowScan),
+    Bitmap(BitmapScan),
+    Sample(SampleScan),
+    Analyze(AnalyzeScan),
+}
+
+impl TableScan {
+    fn restart(&mut self) {
+        match self {
+            TableScan::Rows(s) => s.restart(),
+            TableScan::Bitmap(s) => s.restart(),
+            TableScan::Sample(s) => s.restart(),
+            TableScan::Analyze(_) => {}
+        }
+    }
+
+    pub fn rows(&mut self) -> &mut RowScan {
+        match self {
+            TableScan::Rows(s) => s,
+            _ => misused("rows in order"),
+        }
+    }
+
+    pub fn bitmap(&mut self) -> &mut BitmapScan {
+        match self {
+            TableScan::Bitmap(s) => s,
+            _ => misused("a bitmap's rows"),
+        }
+    }
+
+    pub fn sample(&mut self) -> &mut SampleScan {
+        match self {
+            TableScan::Sample(s) => s,
+            _ => misused("a sample's rows"),
+        }
+    }
+
+    pub fn analyze(&mut self) -> &mut AnalyzeScan {
+        match self {
+            TableScan::Analyze(s) => s,
+            _ => misused("ANALYZE's sample"),
+        }
+    }
+}
+
+/// A scan asked for rows in a way its flags did not say at `scan_begin` (a caller outside
+/// PostgreSQL's executor).
+fn misused(what: &str) -> ! {
+    pgrx::error!(
+        "pg_columnar: a scan was asked for {what}, which its flags at its start did not announce"
+    )
+}
+
+unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
+    let desc = arg as *mut ScanDesc;
+    if !(*desc).state.is_null() {
+        drop(Box::from_raw((*desc).state));
+        (*desc).state = std::ptr::null_mut();
+    }
+}
+
+/// Allocates a scan descriptor in the current memory context. Its Rust state is freed by
+/// `scan_end`, or when the memory context goes away if the scan ended in an error.
+pub unsafe fn begin(
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    nkeys: i32,
+    key: *mut pg_sys::ScanKeyData,
+    pscan: pg_sys::ParallelTableScanDesc,
+    flags: u32,
+) -> pg_sys::TableScanDesc {
+    let bulk = flags & pg_sys::ScanOptions::SO_TYPE_SEQSCAN != 0;
+    use pg_sys::ScanOptions::*;
+    if flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN | SO_TYPE_TIDRANGESCAN | SO_TYPE_BITMAPSCAN)
+        != 0
+    {
+        // before the stripes are listed (`am::ssi`)
+        crate::am::ssi::lock_relation(rel, snapshot);
+    }
+    let shared = if pscan.is_null() {
+        std::ptr::null()
+    } else {
+        &(*(pscan as *mut ParallelShared)).next_stripe as *const AtomicU64
+    };
+    let state = if flags & SO_TYPE_BITMAPSCAN != 0 {
+        TableScan::Bitmap(BitmapScan::new(StripeReader::for_bitmap(rel, snapshot)))
+    } else if flags & SO_TYPE_SAMPLESCAN != 0 {
+        TableScan::Sample(SampleScan::new(StripeReader::visible(rel, snapshot, false)))
+    } else if flags & SO_TYPE_ANALYZE != 0 {
+        TableScan::Analyze(AnalyzeScan::new(StripeReader::visible(
+            rel, snapshot, false,
+        )))
+    } else {
+        TableScan::Rows(RowScan::new(
+            StripeReader::visible(rel, snapshot, bulk),
+            shared,
+        ))
+    };
+    let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
+    (*desc).base.rs_rd = rel;
+    (*desc).base.rs_snapshot = snapshot;
+    (*desc).base.rs_nkeys = nkeys;
+    (*desc).base.rs_key = key;
+    (*desc).base.rs_flags = flags;
+    (*desc).base.rs_parallel = pscan;
+    (*desc).state = Box::into_raw(Box::new(state));
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+        as *mut pg_sys::MemoryContextCallback;
+    (*cb).func = Some(drop_state);
+    (*cb).arg = desc as *mut std::ffi::c_void;
+    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+    desc as pg_sys::TableScanDesc
+}
+
+pub unsafe fn state<'a>(scan: pg_sys::TableScanDesc) -> &'a mut TableScan {
+    let desc = scan as *mut ScanDesc;
+    if (*desc).state.is_null() {
+        pgrx::error!("pg_columnar: scan used after it ended");
+    }
+    &mut *(*desc).state
+}
+
+pub unsafe fn end(scan: pg_sys::TableScanDesc) {
+    drop_state(scan as *mut std::ffi::c_void);
+    if (*scan).rs_flags & pg_sys::ScanOptions::SO_TEMP_SNAPSHOT != 0 {
+        pg_sys::UnregisterSnapshot((*scan).rs_snapshot);
+    }
+}
+
+pub unsafe fn rescan(scan: pg_sys::TableScanDesc) {
+    state(scan).restart();
+}
+
+pub unsafe fn getnextslot(
+    scan: pg_sys::TableScanDesc,
+    direction: pg_sys::ScanDirection::Type,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let forward = direction != pg_sys::ScanDirection::BackwardScanDirection;
+    state(scan).rows().next(forward, slot)
+}
+
+pub unsafe fn set_tidrange(
+    scan: pg_sys::TableScanDesc,
+    mintid: pg_sys::ItemPointer,
+    maxtid: pg_sys::ItemPointer,
+) {
+    let st = state(scan);
+    let lo = tid::block_of(&*mintid) as u64 * tid::ROWS_PER_BLOCK
+        + ((*mintid).ip_posid as u64).saturating_sub(1);
+    let hi_block = tid::block_of(&*maxtid) as u64 * tid::ROWS_PER_BLOCK;
+    let hi = match (*maxtid).ip_posid as u64 {
+        0 => hi_block.checked_sub(1),
+        p => Some(hi_block + p.min(tid::ROWS_PER_BLOCK) - 1),
+    };
+    match hi {
+        Some(hi) => st.rows().set_range(lo, hi),
+        None => st.rows().set_range(1, 0),
+    }
+}
+
+pub fn parallel_size() -> usize {
+    std::mem::size_of::<ParallelShared>().next_multiple_of(pg_sys::MAXIMUM_ALIGNOF as usize)
+}
+
+pub unsafe fn parallel_initialize(
+    rel: pg_sys::Relation,
+    pscan: pg_sys::ParallelTableScanDesc,
+) -> usize {
+    // rows this backend buffered must be written before workers look for stripes
+    write::flush_relation(rel);
+    let shared = pscan as *mut ParallelShared;
+    std::ptr::write_bytes(shared as *mut u8, 0, std::mem::size_of::<ParallelShared>());
+    (*shared).next_stripe = AtomicU64::new(0);
+    crate::compat::set_parallel_scan_relation(pscan, rel);
+    parallel_size()
+}
+
+pub unsafe fn parallel_reinitialize(pscan: pg_sys::ParallelTableScanDesc) {
+    (*(pscan as *mut ParallelShared))
+        .next_stripe
+        .store(0, Ordering::SeqCst);
+}
