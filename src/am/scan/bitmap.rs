@@ -2,6 +2,8 @@
 //! block at a time (a block's rows are [`tid::ROWS_PER_BLOCK`] consecutive row numbers, as
 //! its offsets), those the reader's snapshot sees, and return them in order.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::collections::VecDeque;
 
 use pgrx::pg_sys;
@@ -139,8 +141,12 @@ impl SampleScan {
     /// `state` is the sample scan's node, with its method's routine.
     pub unsafe fn next_block(&mut self, state: *mut pg_sys::SampleScanState) -> bool {
         let nblocks = self.blocks();
-        let block = match (*(*state).tsmroutine).NextSampleBlock {
-            Some(next) => Some(next(state, nblocks)).filter(|&b| b != pg_sys::InvalidBlockNumber),
+        // SAFETY: `state` is the sample scan's node with its method's routine (this function's
+        // contract), whose NextSampleBlock takes that node
+        let block = match unsafe { (*(*state).tsmroutine).NextSampleBlock } {
+            Some(next) => {
+                Some(unsafe { next(state, nblocks) }).filter(|&b| b != pg_sys::InvalidBlockNumber)
+            }
             None if self.done => None,
             None => Some(self.block.map_or(0, |b| b + 1)).filter(|&b| b < nblocks),
         };
@@ -148,7 +154,8 @@ impl SampleScan {
         self.done = block.is_none();
         match block {
             Some(b) => {
-                let snapshot = (*(*state).ss.ps.state).es_snapshot;
+                // SAFETY: the node's executor state, live while the node runs
+                let snapshot = unsafe { (*(*state).ss.ps.state).es_snapshot };
                 take_block(&mut self.reader, b, None, snapshot, &mut self.rows);
                 true
             }
@@ -173,13 +180,15 @@ impl SampleScan {
         let Some(block) = self.block else {
             return false;
         };
-        let next = (*(*state).tsmroutine)
-            .NextSampleTuple
+        // SAFETY: as in `next_block` (this function's contract)
+        let next = unsafe { (*(*state).tsmroutine).NextSampleTuple }
             .expect("a sampling method picks rows");
         loop {
-            let offset = next(state, block, tid::ROWS_PER_BLOCK as pg_sys::OffsetNumber);
+            // SAFETY: the method's NextSampleTuple, given its node and the block it picked
+            let offset = unsafe { next(state, block, tid::ROWS_PER_BLOCK as pg_sys::OffsetNumber) };
             if offset == pg_sys::InvalidOffsetNumber || offset as u64 > tid::ROWS_PER_BLOCK {
-                pg_sys::ExecClearTuple(slot);
+                // SAFETY: a slot of the relation (this function's contract)
+                unsafe { pg_sys::ExecClearTuple(slot) };
                 return false;
             }
             let row = block as u64 * tid::ROWS_PER_BLOCK + offset as u64 - 1;

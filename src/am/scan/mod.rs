@@ -20,6 +20,8 @@
 //! Rows deleted for the scan's snapshot, and rows VACUUM removed, are left out by every
 //! cursor, and a stripe or vector holding one is never answered from its metadata.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod analyze;
 pub mod bitmap;
 pub mod reader;

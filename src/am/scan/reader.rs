@@ -6,6 +6,8 @@
 //! [`super::bitmap`], [`super::analyze`]. A fetch by row number uses the reader alone
 //! ([`StripeReader::for_fetch`]).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pg_columnar_codec::aggregate::ColumnFacts;
@@ -102,6 +104,11 @@ pub struct StripeReader {
     selection_ids: u64,
 }
 
+/// A vector of `rows` rows of column `c`'s default (a column added after the stripe was
+/// written), in the codec's form, from the missing-attribute value the slot's descriptor
+/// gives.
+///
+/// # Safety
 /// `slot` must be a valid slot of the relation's descriptor; attribute `c` of it is
 /// overwritten (the row stored next replaces it).
 unsafe fn missing_vector(
@@ -110,11 +117,16 @@ unsafe fn missing_vector(
     ty: ColumnType,
     rows: usize,
 ) -> Vector {
-    pg_sys::slot_getmissingattrs(slot, c as i32, c as i32 + 1);
-    let (datum, is_null) = (*(*slot).tts_values.add(c), *(*slot).tts_isnull.add(c));
+    // SAFETY: `slot` is a valid slot of the relation's descriptor, which has attribute `c`
+    // (this function's contract): its value arrays hold that many entries
+    let (datum, is_null) = unsafe {
+        pg_sys::slot_getmissingattrs(slot, c as i32, c as i32 + 1);
+        (*(*slot).tts_values.add(c), *(*slot).tts_isnull.add(c))
+    };
     let mut column = ColumnBuffer::new(ty);
     for _ in 0..rows {
-        column.push(datum, is_null);
+        // SAFETY: the descriptor's missing value for attribute `c`, of the column's type
+        unsafe { column.push(datum, is_null) };
     }
     Vector {
         rows,
@@ -134,6 +146,8 @@ pub fn visible_stripes(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> Vec
 
 /// A snapshot to read with when the caller gave none (ANALYZE).
 pub fn current_snapshot() -> pg_sys::Snapshot {
+    // SAFETY: called in a transaction, where the snapshot manager's state is valid; the
+    // active snapshot is asked for only if one is set
     unsafe {
         if pg_sys::ActiveSnapshotSet() {
             pg_sys::GetActiveSnapshot()
@@ -146,7 +160,7 @@ pub fn current_snapshot() -> pg_sys::Snapshot {
 /// Writes this backend's unwritten rows of `rel`, unless this is a parallel worker (whose
 /// leader wrote them before the workers started).
 fn flush_unless_worker(rel: pg_sys::Relation) {
-    // SAFETY: a global of the backend's, set before any scan
+    // SAFETY: a global of the backend's, set at its start (a worker's before it runs plans)
     if unsafe { pg_sys::ParallelWorkerNumber } < 0 {
         write::flush_relation(rel);
     }
@@ -322,11 +336,13 @@ impl StripeReader {
         mask: DeleteMask,
         bulk: bool,
     ) -> StripeReader {
+        // SAFETY: every constructor is given an open relation
         let types_of = unsafe { (*rel).rd_att };
         let types = column_types(types_of);
         let natts = types.len();
         StripeReader {
             rel,
+            // SAFETY: as above
             relid: unsafe { (*rel).rd_id },
             types,
             types_of,
@@ -529,6 +545,7 @@ impl StripeReader {
         how: Decode,
         chosen: Selected<'_>,
     ) {
+        // SAFETY: the slots callers fill are the executor's, valid for the call
         let desc = unsafe { (*slot).tts_tupleDescriptor };
         if desc != self.types_of {
             self.types = column_types(desc);
@@ -582,6 +599,8 @@ impl StripeReader {
             .row_order(&mut self.pages, &mut self.buf)
             .map_or(r, |o| o.offset_of(r));
         let row = &self.stripes[i];
+        // SAFETY: `slot` is valid (above) and of the descriptor `decoded` was laid out for
+        // (remade above when it changed)
         unsafe {
             self.decoded.store(
                 (r % pg_columnar_codec::MAX_ROWS as u64) as usize,
@@ -742,6 +761,8 @@ impl StripeReader {
                 ));
                 self.decoded.decoded_count[c] += 1;
             } else {
+                // SAFETY: `slot` is the executor's slot of this relation, whose descriptor
+                // `types` was read from (c < its length, checked above)
                 let m = unsafe { missing_vector(slot, c, self.types[c], rows) };
                 out.push((
                     c,

@@ -8,6 +8,8 @@
 //! taken out of each vector's selection, and a stripe or vector holding one is never answered
 //! from its metadata.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::sync::atomic::AtomicU64;
 
 use pg_columnar_codec::aggregate::ColumnFacts;
@@ -595,6 +597,7 @@ impl VectorScan {
                 self.row_cursor = None;
             }
             let Some((i, v)) = self.next_vector(None) else {
+                // SAFETY: the node's scan slot, valid for the call
                 unsafe { pg_sys::ExecClearTuple(slot) };
                 return false;
             };
