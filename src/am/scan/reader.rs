@@ -56,7 +56,7 @@ pub fn row_at_a_time_decodes() -> (u64, u64) {
 /// keeps (`StripeReader::keep_first_stripes`).
 const SCAN_KEEPS: usize = 4;
 
-/// Stripes a fetch scan looks up one by one before it lists them all
+/// Stripes a fetch looks up one by one before it lists them all
 /// ([`StripeReader::stripe_of_row`]).
 const FETCH_LOOKUPS: usize = 16;
 
@@ -364,7 +364,7 @@ impl StripeReader {
         }
     }
 
-    /// Gives the first [`SCAN_KEEPS`] stripes this scan loads to the ones this backend keeps,
+    /// Gives the first [`SCAN_KEEPS`] stripes this reader loads to the ones this backend keeps,
     /// so that a query that reads a few stripes finds them next time without reading and
     /// parsing their directories again, while one that reads many pushes out no more than
     /// that.
@@ -477,7 +477,7 @@ impl StripeReader {
             .for_each(|r| selection.unset(r));
     }
 
-    /// Loads stripe `i` if it is not the one loaded. A fetch scan copies it from the stripes
+    /// Loads stripe `i` if it is not the one loaded. A fetch copies it from the stripes
     /// kept by earlier fetches, and keeps the one it leaves (`read::keep`).
     pub(super) fn load(&mut self, i: usize) {
         let row = self.stripes[i].clone();
@@ -488,7 +488,7 @@ impl StripeReader {
         }
     }
 
-    /// Gives the stripe this scan holds to the kept ones while it may keep more.
+    /// Gives the stripe this reader holds to the kept ones while it may keep more.
     fn leave_stripe(&mut self) {
         if let Some(old) = self.stripe.take() {
             if self.keeps_left > 0 {
@@ -529,7 +529,7 @@ impl StripeReader {
         self.store_row(i, r, slot, Decode::Selected, Some((id, chosen)))
     }
 
-    /// A new id for a selection of rows to store, unlike any this scan gave before.
+    /// A new id for a selection of rows to store, unlike any this reader gave before.
     pub fn selection_id(&mut self) -> u64 {
         self.selection_ids += 1;
         self.selection_ids
@@ -613,8 +613,8 @@ impl StripeReader {
     }
 
     /// The index in `stripes` of the stripe that holds row `row`, for `snapshot`: that of the
-    /// scan ([`for_fetch`](Self::for_fetch)); another's (a fetch of the row under SnapshotAny
-    /// from an MVCC fetch's scan) finds only the stripes listed already. A fetch scan that
+    /// reader ([`for_fetch`](Self::for_fetch)); another's (a fetch of the row under SnapshotAny
+    /// from an MVCC fetch's reader) finds only the stripes listed already. A fetch that
     /// does not list its stripe yet looks it up through the catalog's index
     /// (`catalog::stripe_holding`), so a fetch of one row costs the same however many
     /// stripes the table has; after [`FETCH_LOOKUPS`] lookups it lists every stripe, one
@@ -670,11 +670,11 @@ impl StripeReader {
     }
 
     /// The values of `columns` (0-based, those the stripe stores) of row `row`, decoded alone
-    /// and given to `out` with their column, whatever this scan's snapshot masks: what a
+    /// and given to `out` with their column, whatever this reader's snapshot masks: what a
     /// slot holding a row whose values are read when asked needs (`slot::store_deferred`).
     /// Returns the end of the columns given (`columns.end`, or the count the stripe stores
     /// if lower; the relation's later columns are its missing-attribute defaults), `None` if
-    /// no stripe of this scan holds the row. Leaves the vector this scan holds decoded as it
+    /// no stripe of this reader holds the row. Leaves the vector this reader holds decoded as it
     /// was.
     pub fn row_columns(
         &mut self,
