@@ -501,7 +501,10 @@ unsafe extern "C-unwind" fn shutdown<N: Parallel>(node: *mut pg_sys::CustomScanS
 }
 
 /// Asserts that each of `specs`, plan data of node `N`, reads back equal from the bytes
-/// `super::plan_data` writes for it (each node's tests give specs of every shape).
+/// `super::plan_data` writes for it (each node's tests give specs of every shape). Plain
+/// unit tests: `cargo test --lib` of this crate runs them without a server, given what
+/// cargo needs for any build of it (`gate/lib.sh`: `PGRX_HOME`, `--ignore-rust-version` on
+/// rustc 1.95, `--no-default-features --features pgNN`).
 #[cfg(test)]
 pub fn assert_round_trip<N: CustomNode>(specs: &[N::Spec]) {
     let name = N::NAME.to_string_lossy();
