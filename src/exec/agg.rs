@@ -1439,12 +1439,11 @@ impl CustomNode for Exec {
             .nth((*child).scan.scanrelid as usize - 1)
             .unwrap();
         let reloid = (*rte).relid;
-        let exec = self;
         let property = |name: &std::ffi::CStr, value: String| {
             let text = std::ffi::CString::new(value).unwrap();
             pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
         };
-        if !exec.keys.is_empty() {
+        if !self.keys.is_empty() {
             // the keys as the child's expressions (their Vars are the scan's)
             let context = pg_sys::set_deparse_context_plan(
                 (*es).deparse_cxt,
@@ -1452,7 +1451,7 @@ impl CustomNode for Exec {
                 pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors),
             );
             let keys: Vec<String> = list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-                .zip(&exec.keys)
+                .zip(&self.keys)
                 .map(|(te, k)| {
                     let text = pg_sys::deparse_expression(
                         (*te).expr as *mut pg_sys::Node,
@@ -1469,7 +1468,7 @@ impl CustomNode for Exec {
                 .collect();
             property(c"Group Keys", keys.join(", "));
         }
-        let names: Vec<String> = exec
+        let names: Vec<String> = self
             .specs
             .iter()
             .map(|s| match s.column {
@@ -1481,7 +1480,7 @@ impl CustomNode for Exec {
             } + if s.filter.is_some() { " FILTER (vectorized)" } else { "" })
             .collect();
         property(c"Vectorized Aggregates", names.join(", "));
-        if exec.partial {
+        if self.partial {
             property(
                 c"Mode",
                 "partial (transition states, combined by the Finalize above)".to_string(),
@@ -1490,21 +1489,21 @@ impl CustomNode for Exec {
         if (*es).analyze {
             property(
                 c"Aggregated",
-                format!("{} vectors, {} rows", exec.vectors, exec.rows),
+                format!("{} vectors, {} rows", self.vectors, self.rows),
             );
-            if exec.keys.is_empty() {
+            if self.keys.is_empty() {
                 property(
                     c"Answered from Metadata",
                     format!(
                         "{} stripes, {} vectors",
-                        exec.stripes_answered, exec.vectors_answered
+                        self.stripes_answered, self.vectors_answered
                     ),
                 );
             } else {
-                property(c"Groups", exec.groups.to_string());
+                property(c"Groups", self.groups.to_string());
             }
-            let evaluated: u64 = exec.readers.iter().map(KeyReader::evaluated).sum();
-            if exec
+            let evaluated: u64 = self.readers.iter().map(KeyReader::evaluated).sum();
+            if self
                 .readers
                 .iter()
                 .any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. }))
@@ -1513,7 +1512,7 @@ impl CustomNode for Exec {
             }
             let bounded: Vec<&String> = names
                 .iter()
-                .zip(&exec.bounded)
+                .zip(&self.bounded)
                 .filter(|(_, &b)| b)
                 .map(|(n, _)| n)
                 .collect();
@@ -1527,11 +1526,11 @@ impl CustomNode for Exec {
                         .join(", "),
                 );
             }
-            if let Some((read, total)) = exec.top_read {
-                let skipped = exec.top_vectors_skipped.get();
-                property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first, {skipped} vectors in them below the groups", exec.top.unwrap()));
+            if let Some((read, total)) = self.top_read {
+                let skipped = self.top_vectors_skipped.get();
+                property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first, {skipped} vectors in them below the groups", self.top.unwrap()));
             }
-            if let Some(i) = exec.readers.iter().find_map(KeyReader::interner) {
+            if let Some(i) = self.readers.iter().find_map(KeyReader::interner) {
                 property(c"Strings Interned", format!("{} dictionary entries, {} reused from an equal dictionary before, {} row values", i.entries_interned, i.entries_reused, i.rows_interned));
             }
         }

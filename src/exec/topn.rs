@@ -578,8 +578,7 @@ impl CustomNode for Exec {
         es: *mut pg_sys::ExplainState,
     ) {
         let reloid = (*(*node).ss.ss_currentRelation).rd_id;
-        let exec = self;
-        let spec = exec.spec;
+        let spec = self.spec;
         let property = |name: &std::ffi::CStr, value: String| {
             let text = std::ffi::CString::new(value).unwrap();
             pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
@@ -612,7 +611,7 @@ impl CustomNode for Exec {
             None => property(c"Rows Kept", spec.keep.to_string()),
         }
         if (*es).analyze {
-            let c = exec.counts;
+            let c = self.counts;
             property(
                 c"Stripes",
                 format!(
