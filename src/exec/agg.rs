@@ -48,6 +48,7 @@ use pg_columnar_codec::Kind;
 use pgrx::pg_sys;
 
 use super::filter::RuntimeFilter;
+use super::frame::{CustomNode, Frame};
 use super::group::{KeyReader, KeySpec};
 use super::list;
 use super::quals::{SkipExpr, Translator};
@@ -55,32 +56,8 @@ use crate::am::scan::{ColumnLookup, MetadataAnswer, VectorFilter, VectorScan, Ve
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
-static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: c"PgcolAgg".as_ptr(),
-    PlanCustomPath: Some(plan_custom_path),
-    ReparameterizeCustomPathByChild: None,
-};
-
-static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
-    CustomName: c"PgcolAgg".as_ptr(),
-    CreateCustomScanState: Some(create_state),
-};
-
-static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: c"PgcolAgg".as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: None,
-    InitializeDSMCustomScan: None,
-    ReInitializeDSMCustomScan: None,
-    InitializeWorkerCustomScan: None,
-    ShutdownCustomScan: None,
-    ExplainCustomScan: Some(explain),
-};
+/// PgcolAgg's method tables and their registration (`super::frame`).
+static FRAME: Frame<Exec> = Frame::new().with_path(plan_custom_path);
 
 /// The vectorized aggregation's share of its input scan's cost: it takes no row from the
 /// scan, so of the scan's cost only the reading and decoding remain (the per-row slot and
@@ -92,11 +69,8 @@ const SHARE_OF_SCAN_COST: f64 = 0.2;
 /// 10 M rows reads 77 catalog rows and no stripe: 3.5 ms against 1.1 s for heap).
 const METADATA_SHARE_OF_SCAN_COST: f64 = 0.005;
 
-/// Whether PgcolAgg's methods were registered (`super::register_node`).
-pub static REGISTERED: super::Registration = super::Registration::new();
-
 pub unsafe fn install() {
-    super::register_node(&raw const SCAN_METHODS, &REGISTERED);
+    FRAME.register();
     PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
     pg_sys::create_upper_paths_hook = Some(upper_paths);
 }
@@ -287,8 +261,8 @@ unsafe extern "C-unwind" fn upper_paths(
     if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
         || !super::ENABLE_VECTORIZED_AGG.get()
         || !super::ENABLE_CUSTOM_SCAN.get()
-        || !REGISTERED.done()
-        || !super::node::REGISTERED.done()
+        || !FRAME.registered()
+        || !super::node::FRAME.registered()
     {
         return;
     }
@@ -537,10 +511,8 @@ unsafe fn agg_path(
     if groups * bytes_per_group(aggrefs.len()) as f64 > group_memory_limit() as f64 {
         return None;
     }
-    let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+    let p = FRAME.new_path();
     let path = &mut (*p).path;
-    path.type_ = pg_sys::NodeTag::T_CustomPath;
-    path.pathtype = pg_sys::NodeTag::T_CustomScan;
     path.parent = output;
     path.pathtarget = target;
     path.parallel_safe = partial;
@@ -573,7 +545,6 @@ unsafe fn agg_path(
     path.total_cost = path.startup_cost + groups * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
     (*p).custom_private = list::from_nodes([pg_sys::makeBoolConst(partial, false)]);
-    (*p).methods = &raw const PATH_METHODS;
     Some(p)
 }
 
@@ -632,9 +603,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
             false,
         ) as *mut pg_sys::Node
     }));
-    let cscan =
-        pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+    let cscan = FRAME.new_plan(best_path);
     (*cscan).scan.plan.targetlist = tlist;
     (*cscan).scan.plan.qual = having;
     (*cscan).scan.scanrelid = 0;
@@ -642,8 +611,6 @@ unsafe extern "C-unwind" fn plan_custom_path(
     (*cscan).custom_scan_tlist = scan_tlist;
     // the FILTER clauses' values (set_customscan_references fixes them)
     (*cscan).custom_exprs = list::from_nodes(translator.values);
-    (*cscan).flags = (*best_path).flags;
-    (*cscan).methods = &raw const SCAN_METHODS;
     let top = if !partial && key_specs.len() == 1 {
         top_of(root, keys[0])
     } else {
@@ -655,7 +622,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         keys: key_specs,
         specs,
     };
-    (*cscan).custom_private = super::plan_data::to_private(&plan);
+    (*cscan).custom_private = FRAME.private(&plan);
     cscan as *mut pg_sys::Plan
 }
 
@@ -677,12 +644,6 @@ struct AggPlan {
     top: Option<u32>,
     keys: Vec<KeySpec>,
     specs: Vec<AggSpec>,
-}
-
-impl AggPlan {
-    unsafe fn of(cscan: *const pg_sys::CustomScan) -> AggPlan {
-        super::plan_data::from_private((*cscan).custom_private, "PgcolAgg")
-    }
 }
 
 /// How many groups the query keeps if it is `GROUP BY k ... ORDER BY k DESC LIMIT n [OFFSET
@@ -717,12 +678,6 @@ unsafe fn top_of(root: *mut pg_sys::PlannerInfo, key: *mut pg_sys::Node) -> Opti
     }
     let n = count((*parse).limitCount)?.checked_add(count((*parse).limitOffset)?)?;
     (1..=100_000).contains(&n).then_some(n as u32)
-}
-
-#[repr(C)]
-struct NodeState {
-    css: pg_sys::CustomScanState,
-    exec: *mut Exec,
 }
 
 /// The node's Rust state.
@@ -780,67 +735,13 @@ impl Computed {
     }
 }
 
-unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
-    let exec = (*(node as *mut NodeState)).exec;
-    if exec.is_null() {
-        pgrx::error!("pg_columnar: PgcolAgg used after it ended");
-    }
-    &mut *exec
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    let node = pg_sys::palloc0(std::mem::size_of::<NodeState>()) as *mut NodeState;
-    (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-    (*node).css.flags = (*cscan).flags;
-    (*node).css.methods = &raw const EXEC_METHODS;
-    let AggPlan {
-        partial,
-        top,
-        keys,
-        specs,
-    } = AggPlan::of(cscan);
-    let exec = Exec {
-        partial,
-        top,
-        top_read: None,
-        top_vectors_skipped: Default::default(),
-        keys,
-        specs,
-        readers: Vec::new(),
-        values: Vec::new(),
-        result: None,
-        next_group: 0,
-        vectors: 0,
-        rows: 0,
-        groups: 0,
-        stripes_answered: 0,
-        vectors_answered: 0,
-        bounded: Vec::new(),
-    };
-    // freed by `end`, or with the query's memory if the query fails
-    super::state::own(&raw mut (*node).exec, exec);
-    node as *mut pg_sys::Node
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn begin(
-    node: *mut pg_sys::CustomScanState,
-    estate: *mut pg_sys::EState,
-    eflags: i32,
-) {
-    super::child::begin(node, estate, eflags);
-    let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    exec_of(node).values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs)
-        .map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps))
-        .collect();
-}
-
 /// The FILTER clauses' vectorized filters, their values evaluated now (in the per-tuple
 /// memory, which stays until the computation ends: the filters copy what they keep).
-unsafe fn filters_of(node: *mut NodeState) -> Vec<Option<RuntimeFilter>> {
-    let exec = &*(*node).exec;
-    let econtext = (*node).css.ss.ps.ps_ExprContext;
+unsafe fn filters_of(
+    exec: &Exec,
+    node: *mut pg_sys::CustomScanState,
+) -> Vec<Option<RuntimeFilter>> {
+    let econtext = (*node).ss.ps.ps_ExprContext;
     let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
     let values = super::skip::evaluate(&exec.values, econtext);
     let filters = exec
@@ -943,10 +844,9 @@ pub(super) fn group_memory_limit() -> usize {
 }
 
 /// Runs the child's vectors through the key readers and the aggregate states.
-unsafe fn compute(node: *mut NodeState) -> Computed {
-    let css = &mut (*node).css;
-    let exec = &mut *(*node).exec;
-    let child = super::child::of(css);
+unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Computed {
+    let css = &mut *node;
+    let child = super::frame::child_of(css);
     let instr = (*child).instrument;
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
@@ -963,8 +863,7 @@ unsafe fn compute(node: *mut NodeState) -> Computed {
             .map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc))
             .collect();
     }
-    let mut filters = filters_of(node);
-    let exec = &mut *(*node).exec;
+    let mut filters = filters_of(exec, node);
     // the n-th greatest key of a top-groups aggregation: rows below it are left out
     let mut floor = None;
     if let Some(n) = exec.top {
@@ -1397,14 +1296,14 @@ impl MetadataAnswer for MetadataStates<'_> {
 /// Stores group `g` of `computed` into the scan slot (its keys, then its aggregates), with
 /// the Datums made in the per-tuple memory `ExecScan` resets before the next row.
 unsafe fn store_group(
-    node: *mut NodeState,
+    exec: &Exec,
+    node: *mut pg_sys::CustomScanState,
     computed: &Computed,
     g: usize,
 ) -> *mut pg_sys::TupleTableSlot {
-    let exec = &*(*node).exec;
-    let ps = &mut (*node).css.ss.ps;
+    let ps = &mut (*node).ss.ps;
     let old = pg_sys::MemoryContextSwitchTo((*ps.ps_ExprContext).ecxt_per_tuple_memory);
-    let slot = (*node).css.ss.ss_ScanTupleSlot;
+    let slot = (*node).ss.ss_ScanTupleSlot;
     pg_sys::ExecClearTuple(slot);
     let n = exec.keys.len() + exec.specs.len();
     let values = std::slice::from_raw_parts_mut((*slot).tts_values, n);
@@ -1441,58 +1340,6 @@ unsafe fn store_group(
     slot
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
-    let node = ss as *mut NodeState;
-    let exec = exec_of(&mut (*node).css);
-    if exec.result.is_none() {
-        let computed = compute(node);
-        let exec = exec_of(&mut (*node).css);
-        exec.result = Some(computed);
-        exec.next_group = 0;
-    }
-    let exec = exec_of(&mut (*node).css);
-    let computed = exec.result.as_ref().unwrap();
-    if exec.next_group >= computed.groups() {
-        return pg_sys::ExecClearTuple((*ss).ss_ScanTupleSlot);
-    }
-    let g = exec.next_group;
-    exec.next_group += 1;
-    store_group(node, computed, g)
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn recheck(
-    _ss: *mut pg_sys::ScanState,
-    _slot: *mut pg_sys::TupleTableSlot,
-) -> bool {
-    true
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn exec(
-    node: *mut pg_sys::CustomScanState,
-) -> *mut pg_sys::TupleTableSlot {
-    pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck))
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    pg_sys::ExecEndNode(super::child::of(node));
-    // the key readers' slots are dropped here only: on a failed query they go with the
-    // query's memory, which the reset that drops the Rust state is freeing
-    for r in &mut exec_of(node).readers {
-        r.end();
-    }
-    super::state::release(&raw mut (*(node as *mut NodeState)).exec);
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
-    exec_of(node).result = None;
-    super::child::rescan(node);
-}
-
 fn function_name(f: Function) -> &'static str {
     match f {
         Function::CountStar | Function::Count => "count",
@@ -1503,114 +1350,305 @@ fn function_name(f: Function) -> &'static str {
     }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn explain(
-    node: *mut pg_sys::CustomScanState,
-    ancestors: *mut pg_sys::List,
-    es: *mut pg_sys::ExplainState,
-) {
-    let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    let child = list::ptrs::<pg_sys::CustomScan>((*cscan).custom_plans)
-        .next()
-        .unwrap();
-    let rte = list::ptrs::<pg_sys::RangeTblEntry>((*(*es).pstmt).rtable)
-        .nth((*child).scan.scanrelid as usize - 1)
-        .unwrap();
-    let reloid = (*rte).relid;
-    let exec = exec_of(node);
-    let property = |name: &std::ffi::CStr, value: String| {
-        let text = std::ffi::CString::new(value).unwrap();
-        pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
-    };
-    if !exec.keys.is_empty() {
-        // the keys as the child's expressions (their Vars are the scan's)
-        let context = pg_sys::set_deparse_context_plan(
-            (*es).deparse_cxt,
-            child as *mut pg_sys::Plan,
-            pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors),
-        );
-        let keys: Vec<String> = list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-            .zip(&exec.keys)
-            .map(|(te, k)| {
-                let text = pg_sys::deparse_expression(
-                    (*te).expr as *mut pg_sys::Node,
-                    context,
-                    false,
-                    false,
+impl CustomNode for Exec {
+    const NAME: &'static std::ffi::CStr = c"PgcolAgg";
+    /// Its scan tuple is the keys then the aggregates (`custom_scan_tlist`).
+    const TABLE_ROWS: bool = false;
+    const ABOVE_SCAN: bool = true;
+    type Spec = AggPlan;
+
+    fn frame() -> &'static Frame<Exec> {
+        &FRAME
+    }
+
+    unsafe fn create(_cscan: *mut pg_sys::CustomScan, plan: AggPlan) -> Exec {
+        let AggPlan {
+            partial,
+            top,
+            keys,
+            specs,
+        } = plan;
+        Exec {
+            partial,
+            top,
+            top_read: None,
+            top_vectors_skipped: Default::default(),
+            keys,
+            specs,
+            readers: Vec::new(),
+            values: Vec::new(),
+            result: None,
+            next_group: 0,
+            vectors: 0,
+            rows: 0,
+            groups: 0,
+            stripes_answered: 0,
+            vectors_answered: 0,
+            bounded: Vec::new(),
+        }
+    }
+
+    unsafe fn begin(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        _estate: *mut pg_sys::EState,
+        _eflags: i32,
+    ) {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        self.values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs)
+            .map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps))
+            .collect();
+    }
+
+    unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        if self.result.is_none() {
+            let computed = compute(self, node);
+            self.result = Some(computed);
+            self.next_group = 0;
+        }
+        let computed = self.result.as_ref().unwrap();
+        if self.next_group >= computed.groups() {
+            return pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+        }
+        let g = self.next_group;
+        self.next_group += 1;
+        store_group(self, node, computed, g)
+    }
+
+    fn rescan(&mut self) {
+        self.result = None;
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // the key readers' slots are dropped here only: on a failed query they go with the
+        // query's memory, which the reset that drops the Rust state is freeing
+        for r in &mut self.readers {
+            r.end();
+        }
+    }
+
+    unsafe fn explain(
+        &self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let child = list::ptrs::<pg_sys::CustomScan>((*cscan).custom_plans)
+            .next()
+            .unwrap();
+        let rte = list::ptrs::<pg_sys::RangeTblEntry>((*(*es).pstmt).rtable)
+            .nth((*child).scan.scanrelid as usize - 1)
+            .unwrap();
+        let reloid = (*rte).relid;
+        let property = |name: &std::ffi::CStr, value: String| {
+            let text = std::ffi::CString::new(value).unwrap();
+            pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
+        };
+        if !self.keys.is_empty() {
+            // the keys as the child's expressions (their Vars are the scan's)
+            let context = pg_sys::set_deparse_context_plan(
+                (*es).deparse_cxt,
+                child as *mut pg_sys::Plan,
+                pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors),
+            );
+            let keys: Vec<String> = list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                .zip(&self.keys)
+                .map(|(te, k)| {
+                    let text = pg_sys::deparse_expression(
+                        (*te).expr as *mut pg_sys::Node,
+                        context,
+                        false,
+                        false,
+                    );
+                    format!(
+                        "{} ({})",
+                        std::ffi::CStr::from_ptr(text).to_string_lossy(),
+                        k.strategy()
+                    )
+                })
+                .collect();
+            property(c"Group Keys", keys.join(", "));
+        }
+        let names: Vec<String> = self
+            .specs
+            .iter()
+            .map(|s| match s.column {
+                None => "count(*)".to_string(),
+                Some(c) => {
+                    let name = pg_sys::get_attname(reloid, c as pg_sys::AttrNumber + 1, false);
+                    format!("{}({})", function_name(s.function), std::ffi::CStr::from_ptr(name).to_string_lossy())
+                }
+            } + if s.filter.is_some() { " FILTER (vectorized)" } else { "" })
+            .collect();
+        property(c"Vectorized Aggregates", names.join(", "));
+        if self.partial {
+            property(
+                c"Mode",
+                "partial (transition states, combined by the Finalize above)".to_string(),
+            );
+        }
+        if (*es).analyze {
+            property(
+                c"Aggregated",
+                format!("{} vectors, {} rows", self.vectors, self.rows),
+            );
+            if self.keys.is_empty() {
+                property(
+                    c"Answered from Metadata",
+                    format!(
+                        "{} stripes, {} vectors",
+                        self.stripes_answered, self.vectors_answered
+                    ),
                 );
-                format!(
-                    "{} ({})",
-                    std::ffi::CStr::from_ptr(text).to_string_lossy(),
-                    k.strategy()
-                )
-            })
-            .collect();
-        property(c"Group Keys", keys.join(", "));
-    }
-    let names: Vec<String> = exec
-        .specs
-        .iter()
-        .map(|s| match s.column {
-            None => "count(*)".to_string(),
-            Some(c) => {
-                let name = pg_sys::get_attname(reloid, c as pg_sys::AttrNumber + 1, false);
-                format!("{}({})", function_name(s.function), std::ffi::CStr::from_ptr(name).to_string_lossy())
+            } else {
+                property(c"Groups", self.groups.to_string());
             }
-        } + if s.filter.is_some() { " FILTER (vectorized)" } else { "" })
-        .collect();
-    property(c"Vectorized Aggregates", names.join(", "));
-    if exec.partial {
-        property(
-            c"Mode",
-            "partial (transition states, combined by the Finalize above)".to_string(),
-        );
+            let evaluated: u64 = self.readers.iter().map(KeyReader::evaluated).sum();
+            if self
+                .readers
+                .iter()
+                .any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. }))
+            {
+                property(c"Key Values Evaluated", evaluated.to_string());
+            }
+            let bounded: Vec<&String> = names
+                .iter()
+                .zip(&self.bounded)
+                .filter(|(_, &b)| b)
+                .map(|(n, _)| n)
+                .collect();
+            if !bounded.is_empty() {
+                property(
+                    c"Averages Without Sxx",
+                    bounded
+                        .iter()
+                        .map(|n| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                );
+            }
+            if let Some((read, total)) = self.top_read {
+                let skipped = self.top_vectors_skipped.get();
+                property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first, {skipped} vectors in them below the groups", self.top.unwrap()));
+            }
+            if let Some(i) = self.readers.iter().find_map(KeyReader::interner) {
+                property(c"Strings Interned", format!("{} dictionary entries, {} reused from an equal dictionary before, {} row values", i.entries_interned, i.entries_reused, i.rows_interned));
+            }
+        }
     }
-    if (*es).analyze {
-        property(
-            c"Aggregated",
-            format!("{} vectors, {} rows", exec.vectors, exec.rows),
-        );
-        if exec.keys.is_empty() {
-            property(
-                c"Answered from Metadata",
-                format!(
-                    "{} stripes, {} vectors",
-                    exec.stripes_answered, exec.vectors_answered
-                ),
-            );
-        } else {
-            property(c"Groups", exec.groups.to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use pg_columnar_codec::aggregate::Function;
+    use pg_columnar_codec::bucket::TruncUnit;
+    use pg_columnar_codec::zonemap::Cmp;
+    use pg_columnar_codec::Kind;
+
+    use super::{AggPlan, AggSpec, Exec};
+    use crate::exec::frame::assert_round_trip;
+    use crate::exec::group::KeySpec;
+    use crate::exec::quals::{ArrayMode, Compare, Exact, How, SkipExpr, Test};
+
+    /// PgcolAgg's plan data: serial and partial, with and without top groups, every kind of
+    /// key and time unit, every function over every kind it reads, with and without FILTER.
+    #[test]
+    fn plan_data_round_trip() {
+        let units = [
+            TruncUnit::Microseconds,
+            TruncUnit::Milliseconds,
+            TruncUnit::Second,
+            TruncUnit::Minute,
+            TruncUnit::Hour,
+            TruncUnit::Day,
+            TruncUnit::Week,
+            TruncUnit::Month,
+            TruncUnit::Quarter,
+            TruncUnit::Year,
+        ];
+        let mut keys = vec![
+            KeySpec::Int { column: 0 },
+            KeySpec::Text { column: 1 },
+            KeySpec::Bin {
+                column: 2,
+                stride: 600_000_000,
+                origin: -946_684_800_000_000,
+            },
+            KeySpec::Evaluated { column: u16::MAX },
+        ];
+        keys.extend(units.iter().enumerate().map(|(i, &unit)| KeySpec::Trunc {
+            column: 3,
+            unit,
+            zoned: i % 2 == 0,
+        }));
+        let filter = SkipExpr::Or(vec![
+            SkipExpr::Leaf {
+                column: 4,
+                test: Test::IsNull,
+            },
+            SkipExpr::Leaf {
+                column: 5,
+                test: Test::Compare(Compare {
+                    cmp: Cmp::Ge,
+                    value: 0,
+                    array: ArrayMode::Any,
+                    how: How::Bytes,
+                    exact: Some(Exact::Bytes),
+                }),
+            },
+        ]);
+        let mut specs = vec![AggSpec {
+            function: Function::CountStar,
+            column: None,
+            kind: Kind::Int64,
+            filter: None,
+        }];
+        let functions = [
+            Function::Count,
+            Function::Sum,
+            Function::Avg,
+            Function::Min,
+            Function::Max,
+        ];
+        let kinds = [
+            Kind::Int16,
+            Kind::Int32,
+            Kind::Int64,
+            Kind::Float32,
+            Kind::Float64,
+            Kind::Bytes,
+        ];
+        for (i, &function) in functions.iter().enumerate() {
+            for (j, &kind) in kinds.iter().enumerate() {
+                specs.push(AggSpec {
+                    function,
+                    column: Some((i * kinds.len() + j) as u16),
+                    kind,
+                    filter: ((i + j) % 2 == 1).then(|| filter.clone()),
+                });
+            }
         }
-        let evaluated: u64 = exec.readers.iter().map(KeyReader::evaluated).sum();
-        if exec
-            .readers
-            .iter()
-            .any(|r| !matches!(r.spec, KeySpec::Int { .. } | KeySpec::Text { .. }))
-        {
-            property(c"Key Values Evaluated", evaluated.to_string());
-        }
-        let bounded: Vec<&String> = names
-            .iter()
-            .zip(&exec.bounded)
-            .filter(|(_, &b)| b)
-            .map(|(n, _)| n)
-            .collect();
-        if !bounded.is_empty() {
-            property(
-                c"Averages Without Sxx",
-                bounded
-                    .iter()
-                    .map(|n| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            );
-        }
-        if let Some((read, total)) = exec.top_read {
-            let skipped = exec.top_vectors_skipped.get();
-            property(c"Top Groups", format!("{}, from {read} of {total} stripes, newest first, {skipped} vectors in them below the groups", exec.top.unwrap()));
-        }
-        if let Some(i) = exec.readers.iter().find_map(KeyReader::interner) {
-            property(c"Strings Interned", format!("{} dictionary entries, {} reused from an equal dictionary before, {} row values", i.entries_interned, i.entries_reused, i.rows_interned));
-        }
+        let plans = vec![
+            AggPlan {
+                partial: false,
+                top: None,
+                keys: vec![],
+                specs: specs[..1].to_vec(),
+            },
+            AggPlan {
+                partial: true,
+                top: None,
+                keys: keys.clone(),
+                specs: specs.clone(),
+            },
+            AggPlan {
+                partial: false,
+                top: Some(100_000),
+                keys: vec![keys[4]],
+                specs,
+            },
+        ];
+        assert_round_trip::<Exec>(&plans);
     }
 }

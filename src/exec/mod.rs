@@ -8,6 +8,8 @@
 //! * [`filter`]: the quals the node evaluates itself over whole vectors, with the codec's
 //!   kernels, instead of the executor row by row;
 //! * [`node`]: the executor node (projection, skipping, parallel workers, EXPLAIN);
+//! * [`frame`]: what every custom node does the same way (the `CustomNode` trait, the method
+//!   tables PostgreSQL is given, their registration, the node's Rust value);
 //! * [`agg`]: `PgcolAgg`, aggregates computed from the scan's vectors, with [`group`]
 //!   its GROUP BY keys;
 //! * [`topn`]: `PgcolTopN`, the first rows by a column (`ORDER BY ... LIMIT`,
@@ -24,6 +26,7 @@
 
 pub mod agg;
 pub mod filter;
+pub mod frame;
 pub mod group;
 pub mod node;
 pub mod plan;
@@ -81,7 +84,7 @@ pub unsafe fn install() {
         c"Off: PostgreSQL's Sort (and Unique) over the scan's rows. Results are the same either way, except the order of rows tied on col, which PostgreSQL leaves unspecified.",
         &ENABLE_TOPN,
     );
-    register_node(node::scan_methods(), &node::REGISTERED);
+    node::FRAME.register();
     plan::install_hook();
     agg::install();
     topn::install();
@@ -122,75 +125,6 @@ unsafe fn register_node(
     registration
         .0
         .store(true, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The Rust state of an executor node, kept behind a pointer field of the node: placed there
-/// by [`own`], dropped by [`release`] (the node's end) or, if the query fails first, when the
-/// memory context current at [`own`] is reset.
-pub mod state {
-    use pgrx::pg_sys;
-
-    unsafe extern "C-unwind" fn drop_at<T>(arg: *mut std::ffi::c_void) {
-        release(arg as *mut *mut T);
-    }
-
-    /// Puts `value` behind `*field` (a field of a palloc'd node, so it lives as long as the
-    /// callback that may drop it).
-    pub unsafe fn own<T>(field: *mut *mut T, value: T) {
-        *field = Box::into_raw(Box::new(value));
-        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
-            as *mut pg_sys::MemoryContextCallback;
-        (*cb).func = Some(drop_at::<T>);
-        (*cb).arg = field as *mut std::ffi::c_void;
-        pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
-    }
-
-    /// Drops the value behind `*field`, if it is still there.
-    pub unsafe fn release<T>(field: *mut *mut T) {
-        if !(*field).is_null() {
-            drop(Box::from_raw(*field));
-            *field = std::ptr::null_mut();
-        }
-    }
-}
-
-/// The PgcolScan child of a node that takes its vectors (PgcolAgg,
-/// PgcolTopN): started with the node, rescanned with it, ended with it.
-pub mod child {
-    use super::list;
-    use pgrx::pg_sys;
-
-    /// Starts the plan's one custom child (its scan), from `BeginCustomScan`.
-    pub unsafe fn begin(
-        node: *mut pg_sys::CustomScanState,
-        estate: *mut pg_sys::EState,
-        eflags: i32,
-    ) {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans)
-            .next()
-            .expect("a node above a scan without its scan");
-        let child = pg_sys::ExecInitNode(plan, estate, eflags);
-        (*node).custom_ps = list::from_nodes([child as *mut pg_sys::Node]);
-    }
-
-    pub unsafe fn of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
-        list::ptrs::<pg_sys::PlanState>((*node).custom_ps)
-            .next()
-            .expect("a node above a scan without its scan")
-    }
-
-    /// Rescans the child and the node's own scan state, from `ReScanCustomScan`. The child
-    /// is never run through ExecProcNode, which would rescan it for changed parameters: it
-    /// is told about them here.
-    pub unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
-        let child = of(node);
-        if !(*node).ss.ps.chgParam.is_null() {
-            pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
-        }
-        pg_sys::ExecReScan(child);
-        pg_sys::ExecScanReScan(&mut (*node).ss);
-    }
 }
 
 /// Iterating PostgreSQL lists.

@@ -20,43 +20,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pgrx::pg_sys;
 
 use super::filter::RuntimeFilter;
+use super::frame::{CustomNode, Frame, Parallel};
 use super::list;
 use super::skip::{RuntimeSkip, Value};
-use super::spec::{spec_of, wanted_columns, ScanSpec};
+use super::spec::{wanted_columns, ScanSpec};
 use crate::am::scan::{ScanCounters, StripeReader, VectorScan};
 
-static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
-    CustomName: c"PgcolScan".as_ptr(),
-    CreateCustomScanState: Some(create_state),
-};
+/// PgcolScan's method tables and their registration (`super::frame`).
+pub(super) static FRAME: Frame<Exec> = Frame::new().with_parallel();
 
-static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: c"PgcolScan".as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: Some(estimate_dsm),
-    InitializeDSMCustomScan: Some(initialize_dsm),
-    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
-    InitializeWorkerCustomScan: Some(initialize_worker),
-    ShutdownCustomScan: Some(shutdown),
-    ExplainCustomScan: Some(explain),
-};
+/// Whether PgcolScan's methods were registered (what `super::plan` asks).
+pub static REGISTERED: &super::Registration = FRAME.registration();
 
+/// PgcolScan's plan methods (`super::plan` makes its plans).
 pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
-    &raw const SCAN_METHODS
-}
-
-/// Whether PgcolScan's methods were registered (`super::register_node`).
-pub static REGISTERED: super::Registration = super::Registration::new();
-
-#[repr(C)]
-struct NodeState {
-    css: pg_sys::CustomScanState,
-    exec: *mut Exec,
+    FRAME.scan_methods()
 }
 
 /// What a process did, summed for EXPLAIN ANALYZE.
@@ -156,7 +134,8 @@ impl Shared {
     }
 }
 
-struct Exec {
+/// PgcolScan's Rust state.
+pub(super) struct Exec {
     spec: ScanSpec,
     /// The columns to decode (0-based), from the plan's target list and quals.
     columns: Vec<u16>,
@@ -203,76 +182,304 @@ impl Exec {
     }
 }
 
-unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
-    let exec = (*(node as *mut NodeState)).exec;
-    if exec.is_null() {
-        pgrx::error!("pg_columnar: PgcolScan used after it ended");
+impl CustomNode for Exec {
+    const NAME: &'static std::ffi::CStr = c"PgcolScan";
+    const TABLE_ROWS: bool = true;
+    const ABOVE_SCAN: bool = false;
+    type Spec = ScanSpec;
+
+    fn frame() -> &'static Frame<Exec> {
+        &FRAME
     }
-    &mut *exec
+
+    unsafe fn create(_cscan: *mut pg_sys::CustomScan, spec: ScanSpec) -> Exec {
+        Exec {
+            spec,
+            columns: Vec::new(),
+            values: Vec::new(),
+            filter_qual: std::ptr::null_mut(),
+            direct: None,
+            values_cxt: std::ptr::null_mut(),
+            scan: None,
+            start_pending: true,
+            shared: std::ptr::null_mut(),
+            published: false,
+            workers: None,
+            summaries: false,
+        }
+    }
+
+    unsafe fn begin(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        _estate: *mut pg_sys::EState,
+        _eflags: i32,
+    ) {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
+        let plan = &(*cscan).scan.plan;
+        let read = [
+            plan.targetlist as *mut pg_sys::Node,
+            plan.qual as *mut pg_sys::Node,
+        ];
+        self.columns = wanted_columns(&read, (*cscan).scan.scanrelid, natts)
+            .iter()
+            .enumerate()
+            .filter(|(_, &w)| w)
+            .map(|(i, _)| i as u16)
+            .collect();
+        self.direct = direct_projection(plan.targetlist, (*cscan).scan.scanrelid, natts);
+        self.values = list::nodes((*cscan).custom_exprs)
+            .take(self.spec.value_count as usize)
+            .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
+            .collect();
+        let filter_clauses = list::from_nodes(filter_clauses(cscan, &self.spec));
+        self.filter_qual = pg_sys::ExecInitQual(filter_clauses, &mut (*node).ss.ps);
+        self.values_cxt = pg_sys::AllocSetContextCreateExtended(
+            pg_sys::CurrentMemoryContext,
+            c"PgcolScan values".as_ptr(),
+            pg_sys::ALLOCSET_SMALL_MINSIZE as usize,
+            pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
+            pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
+        );
+    }
+
+    unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        if self.start_pending {
+            start(node, self);
+            self.start_pending = false;
+        }
+        let slot = (*node).ss.ss_ScanTupleSlot;
+        if !self.scan.as_mut().unwrap().next_selected(slot) {
+            self.publish();
+        }
+        slot
+    }
+
+    /// An EvalPlanQual test tuple did not come through the vectorized filter: its quals are
+    /// checked here (the executor checks the plan's own).
+    unsafe fn recheck(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        super::filter::recheck(self.filter_qual, (*node).ss.ps.ps_ExprContext, slot)
+    }
+
+    unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        let ps = &(*node).ss.ps;
+        let projects = !ps.ps_ProjInfo.is_null();
+        let exec = state_of(node);
+        if !ps.qual.is_null()
+            || !(*ps.state).es_epq_active.is_null()
+            || (projects && exec.direct.is_none())
+        {
+            return super::frame::exec_scan::<Exec>(node);
+        }
+        // what ExecScan does without quals or EvalPlanQual, without the calls: reset the
+        // per-tuple memory (when anything used it), take the next row, and project it
+        let memory = (*ps.ps_ExprContext).ecxt_per_tuple_memory;
+        if !(*memory).isReset || !(*memory).firstchild.is_null() {
+            pg_sys::MemoryContextReset(memory);
+        }
+        let row = exec.next(node);
+        let Some(direct) = exec.direct.as_deref().filter(|_| projects) else {
+            return row;
+        };
+        let result = (*ps.ps_ProjInfo).pi_state.resultslot;
+        crate::am::slot::clear_for_row(result);
+        if (*row).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0 {
+            return result;
+        }
+        // the scan slot's values are all valid (a virtual tuple), so plain Datum copies
+        let natts = direct.len();
+        let (from_values, from_nulls) = ((*row).tts_values, (*row).tts_isnull);
+        let values = std::slice::from_raw_parts_mut((*result).tts_values, natts);
+        let nulls = std::slice::from_raw_parts_mut((*result).tts_isnull, natts);
+        for (i, &c) in direct.iter().enumerate() {
+            values[i] = *from_values.add(c);
+            nulls[i] = *from_nulls.add(c);
+        }
+        crate::am::slot::store_virtual(result);
+        result
+    }
+
+    fn rescan(&mut self) {
+        self.start_pending = true;
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        self.publish();
+    }
+
+    unsafe fn explain(
+        &self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let relid = (*(*node).ss.ss_currentRelation).rd_id;
+        // what is read: the columns the executor gets, and those only the vectorized filter
+        // reads
+        let mut read = self.columns.clone();
+        if let Some(f) = &self.spec.filter {
+            f.columns(&mut read);
+        }
+        read.sort_unstable();
+        let columns: Vec<String> = read.iter().map(|&c| attribute_name(relid, c)).collect();
+        explain_text(
+            c"Columns Read",
+            &if columns.is_empty() {
+                "none".to_string()
+            } else {
+                columns.join(", ")
+            },
+            es,
+        );
+        let skip: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs)
+            .skip(self.spec.value_count as usize)
+            .take(self.spec.skip_clauses as usize)
+            .collect();
+        let context = pg_sys::set_deparse_context_plan(
+            (*es).deparse_cxt,
+            cscan as *mut pg_sys::Plan,
+            ancestors,
+        );
+        for (label, clauses) in [
+            (c"Vectorized Filter", filter_clauses(cscan, &self.spec)),
+            (c"Skip Filter", skip),
+        ] {
+            if clauses.is_empty() {
+                continue;
+            }
+            let expr = if clauses.len() == 1 {
+                clauses[0]
+            } else {
+                pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node
+            };
+            let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
+            explain_text(label, &std::ffi::CStr::from_ptr(text).to_string_lossy(), es);
+        }
+        if (*es).analyze {
+            let mut t = self.local_totals();
+            if let Some(w) = &self.workers {
+                t.add(w);
+            }
+            let c = &t.counters;
+            explain_text(
+                c"Stripes",
+                &format!(
+                    "{} total, {} skipped ({} by their catalog summary)",
+                    c.stripes, c.stripes_skipped, c.stripes_unread
+                ),
+                es,
+            );
+            explain_text(
+                c"Vectors",
+                &format!(
+                    "{} total, {} skipped, {} without a selected row",
+                    c.vectors, c.vectors_skipped, c.vectors_filtered
+                ),
+                es,
+            );
+            if self.spec.filter.is_some() {
+                pg_sys::ExplainPropertyInteger(
+                    c"Rows Removed by Vectorized Filter".as_ptr(),
+                    std::ptr::null(),
+                    c.rows_filtered as i64,
+                    es,
+                );
+                pg_sys::ExplainPropertyInteger(
+                    c"Vectors Selected Whole by Zone Maps".as_ptr(),
+                    std::ptr::null(),
+                    c.vectors_covered as i64,
+                    es,
+                );
+            }
+            let decoded: Vec<String> = read
+                .iter()
+                .map(|&col| {
+                    format!(
+                        "{} {}",
+                        attribute_name(relid, col),
+                        t.decoded.get(col as usize).copied().unwrap_or(0)
+                    )
+                })
+                .collect();
+            if !decoded.is_empty() {
+                explain_text(c"Vectors Decoded", &decoded.join(", "), es);
+            }
+            pg_sys::ExplainPropertyInteger(
+                c"Bytes Read".as_ptr(),
+                std::ptr::null(),
+                t.bytes as i64,
+                es,
+            );
+        }
+    }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    let node = pg_sys::palloc0(std::mem::size_of::<NodeState>()) as *mut NodeState;
-    let css = &mut (*node).css;
-    css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-    css.flags = (*cscan).flags;
-    css.methods = &raw const EXEC_METHODS;
-    crate::compat::set_custom_scan_slot_ops(css, crate::am::slot::ops());
-    let exec = Exec {
-        spec: spec_of(cscan),
-        columns: Vec::new(),
-        values: Vec::new(),
-        filter_qual: std::ptr::null_mut(),
-        direct: None,
-        values_cxt: std::ptr::null_mut(),
-        scan: None,
-        start_pending: true,
-        shared: std::ptr::null_mut(),
-        published: false,
-        workers: None,
-        summaries: false,
-    };
-    // freed by `end`, or with the query's memory if the query fails
-    super::state::own(&raw mut (*node).exec, exec);
-    node as *mut pg_sys::Node
+impl Parallel for Exec {
+    unsafe fn estimate_dsm(
+        node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size {
+        dsm_size(node)
+    }
+
+    unsafe fn initialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        // rows this backend buffered must be written before the workers list the stripes
+        crate::am::write::flush_relation((*node).ss.ss_currentRelation);
+        std::ptr::write_bytes(coordinate as *mut u8, 0, dsm_size(node));
+        let shared = coordinate as *mut Shared;
+        (*shared).natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as u64;
+        self.shared = shared;
+    }
+
+    unsafe fn reinitialize_dsm(
+        _node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        (*(coordinate as *mut Shared))
+            .next_stripe
+            .store(0, Ordering::SeqCst);
+    }
+
+    unsafe fn initialize_worker(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _toc: *mut pg_sys::shm_toc,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        self.shared = coordinate as *mut Shared;
+    }
+
+    unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {
+        if pg_sys::ParallelWorkerNumber >= 0 {
+            self.publish();
+        } else if !self.shared.is_null() {
+            self.workers = Some(Shared::totals(self.shared));
+            // the Gather frees the shared memory after this
+            self.shared = std::ptr::null_mut();
+            if let Some(scan) = self.scan.as_mut() {
+                scan.set_parallel(std::ptr::null());
+            }
+        }
+    }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn begin(
-    node: *mut pg_sys::CustomScanState,
-    estate: *mut pg_sys::EState,
-    _eflags: i32,
-) {
-    crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
-    let exec = exec_of(node);
-    let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
-    let plan = &(*cscan).scan.plan;
-    let read = [
-        plan.targetlist as *mut pg_sys::Node,
-        plan.qual as *mut pg_sys::Node,
-    ];
-    exec.columns = wanted_columns(&read, (*cscan).scan.scanrelid, natts)
-        .iter()
-        .enumerate()
-        .filter(|(_, &w)| w)
-        .map(|(i, _)| i as u16)
-        .collect();
-    exec.direct = direct_projection(plan.targetlist, (*cscan).scan.scanrelid, natts);
-    exec.values = list::nodes((*cscan).custom_exprs)
-        .take(exec.spec.value_count as usize)
-        .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
-        .collect();
-    let filter_clauses = list::from_nodes(filter_clauses(cscan, &exec.spec));
-    exec.filter_qual = pg_sys::ExecInitQual(filter_clauses, &mut (*node).ss.ps);
-    exec.values_cxt = pg_sys::AllocSetContextCreateExtended(
-        pg_sys::CurrentMemoryContext,
-        c"PgcolScan values".as_ptr(),
-        pg_sys::ALLOCSET_SMALL_MINSIZE as usize,
-        pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
-        pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
-    );
+/// The Rust state of `node`, a PgcolScan node.
+unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
+    FRAME
+        .state_of(node as *mut pg_sys::PlanState)
+        .expect("a PgcolScan node")
 }
 
 /// The scan columns a target list copies, if it is nothing but plain columns of relation
@@ -360,21 +567,6 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
     }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
-    let node = ss as *mut pg_sys::CustomScanState;
-    let exec = exec_of(node);
-    if exec.start_pending {
-        start(node, exec);
-        exec.start_pending = false;
-    }
-    let slot = (*ss).ss_ScanTupleSlot;
-    if !exec.scan.as_mut().unwrap().next_selected(slot) {
-        exec.publish();
-    }
-    slot
-}
-
 /// The reader of a PgcolScan node, started, for a parent that takes its vectors
 /// instead of its rows (PgcolAgg), and the node's scan slot (which gives the defaults of
 /// columns added since a stripe was written); `None` if `child` is another node.
@@ -382,32 +574,16 @@ pub unsafe fn batch_source<'a>(
     child: *mut pg_sys::PlanState,
 ) -> Option<(&'a mut VectorScan, *mut pg_sys::TupleTableSlot)> {
     let node = child as *mut pg_sys::CustomScanState;
-    if (*child).type_ != pg_sys::NodeTag::T_CustomScanState
-        || !std::ptr::eq((*node).methods, &raw const EXEC_METHODS)
-    {
-        return None;
-    }
+    let exec = FRAME.state_of(child)?;
     if !(*child).qual.is_null() {
         pgrx::error!("pg_columnar: PgcolAgg over a scan with quals left for the executor");
     }
-    let exec = exec_of(node);
     if exec.start_pending {
         exec.summaries = true;
         start(node, exec);
         exec.start_pending = false;
     }
     Some((exec.scan.as_mut().unwrap(), (*node).ss.ss_ScanTupleSlot))
-}
-
-/// An EvalPlanQual test tuple did not come through the vectorized filter: its quals are
-/// checked here (the executor checks the plan's own).
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn recheck(
-    ss: *mut pg_sys::ScanState,
-    slot: *mut pg_sys::TupleTableSlot,
-) -> bool {
-    let exec = exec_of(ss as *mut pg_sys::CustomScanState);
-    super::filter::recheck(exec.filter_qual, (*ss).ps.ps_ExprContext, slot)
 }
 
 /// The plan's vectorized quals (the tail of its `custom_exprs`, see `spec::ScanSpec`).
@@ -420,121 +596,9 @@ unsafe fn filter_clauses(
         .collect()
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn exec(
-    node: *mut pg_sys::CustomScanState,
-) -> *mut pg_sys::TupleTableSlot {
-    let ps = &(*node).ss.ps;
-    let projects = !ps.ps_ProjInfo.is_null();
-    let direct = exec_of(node).direct.as_deref();
-    if !ps.qual.is_null() || !(*ps.state).es_epq_active.is_null() || (projects && direct.is_none())
-    {
-        return pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck));
-    }
-    // what ExecScan does without quals or EvalPlanQual, without the calls: reset the
-    // per-tuple memory (when anything used it), take the next row, and project it
-    let memory = (*ps.ps_ExprContext).ecxt_per_tuple_memory;
-    if !(*memory).isReset || !(*memory).firstchild.is_null() {
-        pg_sys::MemoryContextReset(memory);
-    }
-    let row = next(&mut (*node).ss);
-    let Some(direct) = direct.filter(|_| projects) else {
-        return row;
-    };
-    let result = (*ps.ps_ProjInfo).pi_state.resultslot;
-    crate::am::slot::clear_for_row(result);
-    if (*row).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0 {
-        return result;
-    }
-    // the scan slot's values are all valid (a virtual tuple), so plain Datum copies
-    let natts = direct.len();
-    let (from_values, from_nulls) = ((*row).tts_values, (*row).tts_isnull);
-    let values = std::slice::from_raw_parts_mut((*result).tts_values, natts);
-    let nulls = std::slice::from_raw_parts_mut((*result).tts_isnull, natts);
-    for (i, &c) in direct.iter().enumerate() {
-        values[i] = *from_values.add(c);
-        nulls[i] = *from_nulls.add(c);
-    }
-    crate::am::slot::store_virtual(result);
-    result
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    if let Some(exec) = (*(node as *mut NodeState)).exec.as_mut() {
-        exec.publish();
-    }
-    super::state::release(&raw mut (*(node as *mut NodeState)).exec);
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
-    exec_of(node).start_pending = true;
-    pg_sys::ExecScanReScan(&mut (*node).ss);
-}
-
 unsafe fn dsm_size(node: *mut pg_sys::CustomScanState) -> usize {
     let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
     std::mem::size_of::<Shared>() + natts * std::mem::size_of::<AtomicU64>()
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn estimate_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-) -> pg_sys::Size {
-    dsm_size(node)
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn initialize_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut std::ffi::c_void,
-) {
-    // rows this backend buffered must be written before the workers list the stripes
-    crate::am::write::flush_relation((*node).ss.ss_currentRelation);
-    std::ptr::write_bytes(coordinate as *mut u8, 0, dsm_size(node));
-    let shared = coordinate as *mut Shared;
-    (*shared).natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as u64;
-    exec_of(node).shared = shared;
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn reinitialize_dsm(
-    _node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut std::ffi::c_void,
-) {
-    (*(coordinate as *mut Shared))
-        .next_stripe
-        .store(0, Ordering::SeqCst);
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn initialize_worker(
-    node: *mut pg_sys::CustomScanState,
-    _toc: *mut pg_sys::shm_toc,
-    coordinate: *mut std::ffi::c_void,
-) {
-    exec_of(node).shared = coordinate as *mut Shared;
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
-    let Some(exec) = (*(node as *mut NodeState)).exec.as_mut() else {
-        return;
-    };
-    if pg_sys::ParallelWorkerNumber >= 0 {
-        exec.publish();
-    } else if !exec.shared.is_null() {
-        exec.workers = Some(Shared::totals(exec.shared));
-        // the Gather frees the shared memory after this
-        exec.shared = std::ptr::null_mut();
-        if let Some(scan) = exec.scan.as_mut() {
-            scan.set_parallel(std::ptr::null());
-        }
-    }
 }
 
 unsafe fn attribute_name(relid: pg_sys::Oid, column: u16) -> String {
@@ -553,106 +617,95 @@ unsafe fn explain_text(label: &std::ffi::CStr, value: &str, es: *mut pg_sys::Exp
     pg_sys::ExplainPropertyText(label.as_ptr(), value.as_ptr(), es);
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn explain(
-    node: *mut pg_sys::CustomScanState,
-    ancestors: *mut pg_sys::List,
-    es: *mut pg_sys::ExplainState,
-) {
-    let exec = exec_of(node);
-    let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-    let relid = (*(*node).ss.ss_currentRelation).rd_id;
-    // what is read: the columns the executor gets, and those only the vectorized filter reads
-    let mut read = exec.columns.clone();
-    if let Some(f) = &exec.spec.filter {
-        f.columns(&mut read);
-    }
-    read.sort_unstable();
-    let columns: Vec<String> = read.iter().map(|&c| attribute_name(relid, c)).collect();
-    explain_text(
-        c"Columns Read",
-        &if columns.is_empty() {
-            "none".to_string()
-        } else {
-            columns.join(", ")
-        },
-        es,
-    );
-    let skip: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs)
-        .skip(exec.spec.value_count as usize)
-        .take(exec.spec.skip_clauses as usize)
-        .collect();
-    let context =
-        pg_sys::set_deparse_context_plan((*es).deparse_cxt, cscan as *mut pg_sys::Plan, ancestors);
-    for (label, clauses) in [
-        (c"Vectorized Filter", filter_clauses(cscan, &exec.spec)),
-        (c"Skip Filter", skip),
-    ] {
-        if clauses.is_empty() {
-            continue;
+#[cfg(test)]
+mod tests {
+    use pg_columnar_codec::zonemap::Cmp;
+
+    use super::Exec;
+    use crate::exec::frame::assert_round_trip;
+    use crate::exec::quals::{ArrayMode, Compare, Exact, How, SkipExpr, Test};
+    use crate::exec::spec::ScanSpec;
+
+    fn compare(
+        column: u16,
+        cmp: Cmp,
+        array: ArrayMode,
+        how: How,
+        exact: Option<Exact>,
+    ) -> SkipExpr {
+        SkipExpr::Leaf {
+            column,
+            test: Test::Compare(Compare {
+                cmp,
+                value: column * 3,
+                array,
+                how,
+                exact,
+            }),
         }
-        let expr = if clauses.len() == 1 {
-            clauses[0]
-        } else {
-            pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node
+    }
+
+    /// PgcolScan's plan data: no quals, and skip expressions and filters with every kind of
+    /// node, test, comparison, array mode, comparison method and exact type.
+    #[test]
+    fn plan_data_round_trip() {
+        let procs = How::Procs {
+            procs: [66, 4_294_967_295],
+            collation: 950,
         };
-        let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
-        explain_text(label, &std::ffi::CStr::from_ptr(text).to_string_lossy(), es);
-    }
-    if (*es).analyze {
-        let mut t = exec.local_totals();
-        if let Some(w) = &exec.workers {
-            t.add(w);
+        let cmps = [Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ge, Cmp::Gt, Cmp::Ne];
+        let arrays = [ArrayMode::Scalar, ArrayMode::Any, ArrayMode::All];
+        let exacts = [
+            None,
+            Some(Exact::Int16),
+            Some(Exact::Int32),
+            Some(Exact::Int64),
+            Some(Exact::Float32),
+            Some(Exact::Float64),
+            Some(Exact::Bytes),
+        ];
+        let mut leaves = vec![
+            SkipExpr::Leaf {
+                column: 0,
+                test: Test::IsNull,
+            },
+            SkipExpr::Leaf {
+                column: u16::MAX,
+                test: Test::IsNotNull,
+            },
+        ];
+        for (i, &cmp) in cmps.iter().enumerate() {
+            for (j, &array) in arrays.iter().enumerate() {
+                let exact = exacts[(i + j) % exacts.len()];
+                let how = if (i + j) % 2 == 0 { How::Bytes } else { procs };
+                leaves.push(compare((i * 3 + j) as u16, cmp, array, how, exact));
+            }
         }
-        let c = &t.counters;
-        explain_text(
-            c"Stripes",
-            &format!(
-                "{} total, {} skipped ({} by their catalog summary)",
-                c.stripes, c.stripes_skipped, c.stripes_unread
-            ),
-            es,
-        );
-        explain_text(
-            c"Vectors",
-            &format!(
-                "{} total, {} skipped, {} without a selected row",
-                c.vectors, c.vectors_skipped, c.vectors_filtered
-            ),
-            es,
-        );
-        if exec.spec.filter.is_some() {
-            pg_sys::ExplainPropertyInteger(
-                c"Rows Removed by Vectorized Filter".as_ptr(),
-                std::ptr::null(),
-                c.rows_filtered as i64,
-                es,
-            );
-            pg_sys::ExplainPropertyInteger(
-                c"Vectors Selected Whole by Zone Maps".as_ptr(),
-                std::ptr::null(),
-                c.vectors_covered as i64,
-                es,
-            );
-        }
-        let decoded: Vec<String> = read
-            .iter()
-            .map(|&col| {
-                format!(
-                    "{} {}",
-                    attribute_name(relid, col),
-                    t.decoded.get(col as usize).copied().unwrap_or(0)
-                )
-            })
-            .collect();
-        if !decoded.is_empty() {
-            explain_text(c"Vectors Decoded", &decoded.join(", "), es);
-        }
-        pg_sys::ExplainPropertyInteger(
-            c"Bytes Read".as_ptr(),
-            std::ptr::null(),
-            t.bytes as i64,
-            es,
-        );
+        let nested = SkipExpr::And(vec![
+            SkipExpr::Or(leaves[..4].to_vec()),
+            SkipExpr::And(vec![]),
+            SkipExpr::Or(vec![SkipExpr::And(leaves[4..].to_vec())]),
+        ]);
+        let mut specs = vec![
+            ScanSpec {
+                value_count: 0,
+                skip_clauses: 0,
+                skip: None,
+                filter: None,
+            },
+            ScanSpec {
+                value_count: 18,
+                skip_clauses: 3,
+                skip: Some(nested.clone()),
+                filter: Some(SkipExpr::And(leaves[2..5].to_vec())),
+            },
+        ];
+        specs.extend(leaves.into_iter().map(|leaf| ScanSpec {
+            value_count: 1,
+            skip_clauses: 1,
+            skip: Some(leaf.clone()),
+            filter: Some(leaf),
+        }));
+        assert_round_trip::<Exec>(&specs);
     }
 }

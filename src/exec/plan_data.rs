@@ -14,6 +14,16 @@ use serde::Serialize;
 
 use super::list;
 
+/// The bytes of `spec` (what the Const holds).
+pub fn encode<T: Serialize>(spec: &T) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(spec)
+}
+
+/// The spec in `bytes` (made by [`encode`]).
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
+    serde_json::from_slice(bytes)
+}
+
 /// `spec` as a `custom_private` list of one bytea Const.
 ///
 /// # Safety
@@ -21,10 +31,10 @@ use super::list;
 pub unsafe fn to_private<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(
     spec: &T,
 ) -> *mut pg_sys::List {
-    let bytes = serde_json::to_vec(spec)
+    let bytes = encode(spec)
         .unwrap_or_else(|e| pgrx::error!("pg_columnar: a plan's data does not serialize: {e}"));
     if cfg!(debug_assertions) {
-        match serde_json::from_slice::<T>(&bytes) {
+        match decode::<T>(&bytes) {
             Ok(back) if &back == spec => {}
             Ok(back) => pgrx::error!("pg_columnar: plan data reads back as {back:?}, not {spec:?}"),
             Err(e) => pgrx::error!("pg_columnar: plan data does not read back ({e}): {spec:?}"),
@@ -60,7 +70,7 @@ pub unsafe fn from_private<T: DeserializeOwned>(private: *mut pg_sys::List, node
     let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(
         (*konst).constvalue.cast_mut_ptr(),
     ));
-    serde_json::from_slice(bytes).unwrap_or_else(|e| {
+    decode(bytes).unwrap_or_else(|e| {
         pgrx::error!("pg_columnar: the data of a {node} plan does not read: {e}")
     })
 }

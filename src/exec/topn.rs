@@ -30,38 +30,15 @@ use pg_columnar_codec::topn::{Order, Rank, TopRows};
 use pg_columnar_codec::MAX_ROWS;
 use pgrx::pg_sys;
 
+use super::frame::{CustomNode, Frame};
 use super::group::{key_spec, KeyReader, KeySpec};
 use super::list;
 use crate::am::scan::VectorScan;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
-static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: c"PgcolTopN".as_ptr(),
-    PlanCustomPath: Some(plan_custom_path),
-    ReparameterizeCustomPathByChild: None,
-};
-
-static mut SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
-    CustomName: c"PgcolTopN".as_ptr(),
-    CreateCustomScanState: Some(create_state),
-};
-
-static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: c"PgcolTopN".as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: None,
-    InitializeDSMCustomScan: None,
-    ReInitializeDSMCustomScan: None,
-    InitializeWorkerCustomScan: None,
-    ShutdownCustomScan: None,
-    ExplainCustomScan: Some(explain),
-};
+/// PgcolTopN's method tables and their registration (`super::frame`).
+static FRAME: Frame<Exec> = Frame::new().with_path(plan_custom_path);
 
 /// The most rows `ORDER BY ... LIMIT` may keep here.
 const MAX_KEEP: f64 = 100_000.0;
@@ -71,11 +48,8 @@ const MAX_KEEP: f64 = 100_000.0;
 /// does not rule out, at least this much.
 const LEAST_SHARE_OF_SCAN_COST: f64 = 0.01;
 
-/// Whether PgcolTopN's methods were registered (`super::register_node`).
-pub static REGISTERED: super::Registration = super::Registration::new();
-
 pub unsafe fn install() {
-    super::register_node(&raw const SCAN_METHODS, &REGISTERED);
+    FRAME.register();
     PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
     pg_sys::create_upper_paths_hook = Some(upper_paths);
 }
@@ -108,8 +82,8 @@ unsafe extern "C-unwind" fn upper_paths(
     if !shape
         || !super::ENABLE_TOPN.get()
         || !super::ENABLE_CUSTOM_SCAN.get()
-        || !REGISTERED.done()
-        || !super::node::REGISTERED.done()
+        || !FRAME.registered()
+        || !super::node::FRAME.registered()
     {
         return;
     }
@@ -242,10 +216,8 @@ unsafe fn topn_path(
     let rte = *(*root).simple_rte_array.add(relid as usize);
     let correlation = super::plan::correlation((*rte).relid, spec.column as i32 + 1);
     let share = (1.0 - correlation).max(LEAST_SHARE_OF_SCAN_COST);
-    let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+    let p = FRAME.new_path();
     let path = &mut (*p).path;
-    path.type_ = pg_sys::NodeTag::T_CustomPath;
-    path.pathtype = pg_sys::NodeTag::T_CustomScan;
     path.parent = output;
     path.pathtarget = target;
     path.pathkeys = pathkeys;
@@ -253,8 +225,7 @@ unsafe fn topn_path(
     path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * share;
     path.total_cost = path.startup_cost + path.rows * pg_sys::cpu_tuple_cost;
     (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
-    (*p).custom_private = super::plan_data::to_private(&spec);
-    (*p).methods = &raw const PATH_METHODS;
+    (*p).custom_private = FRAME.private(&spec);
     Some(p)
 }
 
@@ -275,26 +246,12 @@ unsafe extern "C-unwind" fn plan_custom_path(
     let child = list::ptrs::<pg_sys::CustomScan>(custom_plans)
         .next()
         .expect("PgcolTopN without its scan");
-    let cscan =
-        pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+    let cscan = FRAME.new_plan(best_path);
     (*cscan).scan.plan.targetlist = tlist;
     (*cscan).scan.scanrelid = (*child).scan.scanrelid;
     (*cscan).custom_plans = custom_plans;
     (*cscan).custom_private = (*best_path).custom_private;
-    (*cscan).flags = (*best_path).flags;
-    (*cscan).methods = &raw const SCAN_METHODS;
     cscan as *mut pg_sys::Plan
-}
-
-unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> TopSpec {
-    super::plan_data::from_private((*cscan).custom_private, "PgcolTopN")
-}
-
-#[repr(C)]
-struct NodeState {
-    css: pg_sys::CustomScanState,
-    exec: *mut Exec,
 }
 
 /// What the last computation did, for EXPLAIN ANALYZE.
@@ -323,45 +280,6 @@ struct Exec {
     chosen: Vec<(u64, Selection)>,
     next_row: usize,
     counts: Counts,
-}
-
-unsafe fn exec_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
-    let exec = (*(node as *mut NodeState)).exec;
-    if exec.is_null() {
-        pgrx::error!("pg_columnar: PgcolTopN used after it ended");
-    }
-    &mut *exec
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    let node = pg_sys::palloc0(std::mem::size_of::<NodeState>()) as *mut NodeState;
-    let css = &mut (*node).css;
-    css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-    css.flags = (*cscan).flags;
-    css.methods = &raw const EXEC_METHODS;
-    // rows are stored into the scan slot by the table's reader, which needs its slot type
-    crate::compat::set_custom_scan_slot_ops(css, crate::am::slot::ops());
-    let exec = Exec {
-        spec: spec_of(cscan),
-        readers: None,
-        rows: None,
-        chosen: Vec::new(),
-        next_row: 0,
-        counts: Counts::default(),
-    };
-    super::state::own(&raw mut (*node).exec, exec);
-    node as *mut pg_sys::Node
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn begin(
-    node: *mut pg_sys::CustomScanState,
-    estate: *mut pg_sys::EState,
-    eflags: i32,
-) {
-    crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
-    super::child::begin(node, estate, eflags);
 }
 
 /// The best rank a set of rows can hold from what its zone map and NULL count say of the
@@ -401,15 +319,17 @@ unsafe fn stripe_groups(
 /// (stripe index, row within the stripe, `None` if no other of them is of its vector, else
 /// the index in `Exec::chosen`, which this sets, of its vector's), in the order to return
 /// them.
-unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
-    let css = &mut (*node).css;
-    let child = super::child::of(css);
+unsafe fn compute(
+    exec: &mut Exec,
+    node: *mut pg_sys::CustomScanState,
+) -> Vec<(usize, u64, Option<usize>)> {
+    let css = &mut *node;
+    let child = super::frame::child_of(css);
     let instr = (*child).instrument;
     if !instr.is_null() {
         pg_sys::InstrStartNode(instr);
     }
     let (scan, child_slot) = super::node::batch_source(child).expect("PgcolTopN over a PgcolScan");
-    let exec = &mut *(*node).exec;
     let spec = exec.spec;
     if exec.readers.is_none() {
         let desc = (*child_slot).tts_tupleDescriptor;
@@ -595,125 +515,159 @@ unsafe fn compute(node: *mut NodeState) -> Vec<(usize, u64, Option<usize>)> {
     out
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn next(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
-    let node = ss as *mut NodeState;
-    if exec_of(&mut (*node).css).rows.is_none() {
-        let rows = compute(node);
-        let exec = exec_of(&mut (*node).css);
-        exec.rows = Some(rows);
-        exec.next_row = 0;
+impl CustomNode for Exec {
+    const NAME: &'static std::ffi::CStr = c"PgcolTopN";
+    const TABLE_ROWS: bool = true;
+    const ABOVE_SCAN: bool = true;
+    type Spec = TopSpec;
+
+    fn frame() -> &'static Frame<Exec> {
+        &FRAME
     }
-    let exec = exec_of(&mut (*node).css);
-    let slot = (*ss).ss_ScanTupleSlot;
-    let Some(&(i, r, chosen)) = exec.rows.as_ref().unwrap().get(exec.next_row) else {
-        return pg_sys::ExecClearTuple(slot);
-    };
-    exec.next_row += 1;
-    let (scan, _) = super::node::batch_source(super::child::of(&mut (*node).css))
-        .expect("PgcolTopN over a PgcolScan");
-    match chosen {
-        None => scan.reader.store_alone(i, r, slot),
-        Some(k) => {
-            let (id, selection) = &exec.chosen[k];
-            scan.reader.store_chosen(i, r, slot, selection, *id);
+
+    unsafe fn create(_cscan: *mut pg_sys::CustomScan, spec: TopSpec) -> Exec {
+        Exec {
+            spec,
+            readers: None,
+            rows: None,
+            chosen: Vec::new(),
+            next_row: 0,
+            counts: Counts::default(),
         }
     }
-    slot
-}
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn recheck(
-    _ss: *mut pg_sys::ScanState,
-    _slot: *mut pg_sys::TupleTableSlot,
-) -> bool {
-    true
-}
+    unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        if self.rows.is_none() {
+            let rows = compute(self, node);
+            self.rows = Some(rows);
+            self.next_row = 0;
+        }
+        let slot = (*node).ss.ss_ScanTupleSlot;
+        let Some(&(i, r, chosen)) = self.rows.as_ref().unwrap().get(self.next_row) else {
+            return pg_sys::ExecClearTuple(slot);
+        };
+        self.next_row += 1;
+        let (scan, _) = super::node::batch_source(super::frame::child_of(node))
+            .expect("PgcolTopN over a PgcolScan");
+        match chosen {
+            None => scan.reader.store_alone(i, r, slot),
+            Some(k) => {
+                let (id, selection) = &self.chosen[k];
+                scan.reader.store_chosen(i, r, slot, selection, *id);
+            }
+        }
+        slot
+    }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn exec(
-    node: *mut pg_sys::CustomScanState,
-) -> *mut pg_sys::TupleTableSlot {
-    pg_sys::ExecScan(&mut (*node).ss, Some(next), Some(recheck))
-}
+    fn rescan(&mut self) {
+        self.rows = None;
+    }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    pg_sys::ExecEndNode(super::child::of(node));
-    if let Some((values, group)) = exec_of(node).readers.as_mut() {
-        values.end();
-        if let Some(g) = group {
-            g.end();
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        if let Some((values, group)) = self.readers.as_mut() {
+            values.end();
+            if let Some(g) = group {
+                g.end();
+            }
         }
     }
-    super::state::release(&raw mut (*(node as *mut NodeState)).exec);
-}
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
-    exec_of(node).rows = None;
-    super::child::rescan(node);
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn explain(
-    node: *mut pg_sys::CustomScanState,
-    _ancestors: *mut pg_sys::List,
-    es: *mut pg_sys::ExplainState,
-) {
-    let reloid = (*(*node).ss.ss_currentRelation).rd_id;
-    let exec = exec_of(node);
-    let spec = exec.spec;
-    let property = |name: &std::ffi::CStr, value: String| {
-        let text = std::ffi::CString::new(value).unwrap();
-        pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
-    };
-    let name = |c: u16| {
-        std::ffi::CStr::from_ptr(pg_sys::get_attname(
-            reloid,
-            c as pg_sys::AttrNumber + 1,
-            false,
-        ))
-        .to_string_lossy()
-        .into_owned()
-    };
-    let order = format!(
-        "{} {} NULLS {}",
-        name(spec.column),
-        if spec.order.descending { "DESC" } else { "ASC" },
-        if spec.order.nulls_first {
-            "FIRST"
-        } else {
-            "LAST"
-        }
-    );
-    property(c"Order", order);
-    match spec.group {
-        Some(g) => property(
-            c"First Row Per Group",
-            format!("{} ({})", name(g.column()), g.strategy()),
-        ),
-        None => property(c"Rows Kept", spec.keep.to_string()),
-    }
-    if (*es).analyze {
-        let c = exec.counts;
-        property(
-            c"Stripes",
-            format!(
-                "{} of {} read, {} left out by the order bound",
-                c.stripes_read, c.stripes, c.stripes_left
-            ),
+    unsafe fn explain(
+        &self,
+        node: *mut pg_sys::CustomScanState,
+        _ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        let reloid = (*(*node).ss.ss_currentRelation).rd_id;
+        let spec = self.spec;
+        let property = |name: &std::ffi::CStr, value: String| {
+            let text = std::ffi::CString::new(value).unwrap();
+            pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
+        };
+        let name = |c: u16| {
+            std::ffi::CStr::from_ptr(pg_sys::get_attname(
+                reloid,
+                c as pg_sys::AttrNumber + 1,
+                false,
+            ))
+            .to_string_lossy()
+            .into_owned()
+        };
+        let order = format!(
+            "{} {} NULLS {}",
+            name(spec.column),
+            if spec.order.descending { "DESC" } else { "ASC" },
+            if spec.order.nulls_first {
+                "FIRST"
+            } else {
+                "LAST"
+            }
         );
-        property(
-            c"Vectors",
-            format!(
-                "{} read, {} left out by the order bound",
-                c.vectors_read, c.vectors_left
+        property(c"Order", order);
+        match spec.group {
+            Some(g) => property(
+                c"First Row Per Group",
+                format!("{} ({})", name(g.column()), g.strategy()),
             ),
-        );
-        property(c"Rows Offered", c.rows_offered.to_string());
-        if spec.group.is_some() {
-            property(c"Groups", c.groups.to_string());
+            None => property(c"Rows Kept", spec.keep.to_string()),
         }
+        if (*es).analyze {
+            let c = self.counts;
+            property(
+                c"Stripes",
+                format!(
+                    "{} of {} read, {} left out by the order bound",
+                    c.stripes_read, c.stripes, c.stripes_left
+                ),
+            );
+            property(
+                c"Vectors",
+                format!(
+                    "{} read, {} left out by the order bound",
+                    c.vectors_read, c.vectors_left
+                ),
+            );
+            property(c"Rows Offered", c.rows_offered.to_string());
+            if spec.group.is_some() {
+                property(c"Groups", c.groups.to_string());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pg_columnar_codec::topn::Order;
+
+    use super::{Exec, TopSpec};
+    use crate::exec::frame::assert_round_trip;
+    use crate::exec::group::KeySpec;
+
+    /// PgcolTopN's plan data: every order, overall and per group of each kind of key it
+    /// groups by.
+    #[test]
+    fn plan_data_round_trip() {
+        let mut specs = Vec::new();
+        for descending in [false, true] {
+            for nulls_first in [false, true] {
+                let order = Order {
+                    descending,
+                    nulls_first,
+                };
+                for group in [
+                    None,
+                    Some(KeySpec::Int { column: 1 }),
+                    Some(KeySpec::Text { column: u16::MAX }),
+                ] {
+                    specs.push(TopSpec {
+                        column: 0,
+                        order,
+                        keep: if group.is_some() { 1 } else { 100_000 },
+                        group,
+                    });
+                }
+            }
+        }
+        assert_round_trip::<Exec>(&specs);
     }
 }

@@ -1,0 +1,527 @@
+//! The one frame of the custom nodes (`PgcolScan`, `PgcolAgg`, `PgcolTopN`): what makes a
+//! type a node PostgreSQL can run, written once.
+//!
+//! A node is a type implementing [`CustomNode`]: its name, the spec its plan carries (in
+//! the format of `super::plan_data`), and its behaviour (made from the spec, begun, the next
+//! row, recheck, rescan, end, EXPLAIN; [`Parallel`] adds the dynamic shared memory methods).
+//! Its module holds one `static` [`Frame`] of it: the `CustomPathMethods`,
+//! `CustomScanMethods` and `CustomExecMethods` tables PostgreSQL is given, filled with this
+//! module's generic callbacks for that type, and whether they were registered
+//! (`super::register_node`, which leaves a name another library took alone). The callbacks
+//! do what every node does the same way: allocate the `CustomScanState` with the node's
+//! Rust value behind it (dropped at the end, or with the query's memory if it fails first),
+//! give a node that stores the table's rows the table's slot type, start, rescan and end the
+//! `PgcolScan` child of a node above one, and find the Rust value of a node again.
+//!
+//! Each callback PostgreSQL calls is `#[pg_guard]`: pgrx 0.19's attribute takes generic
+//! functions (it wraps the body in an inner generic function called with the same
+//! parameters), so each node type gets guarded callbacks of its own.
+//!
+//! Rust has no generic statics, so the tables cannot be made here per type: a node's module
+//! holds its `static FRAME: Frame<Its> = Frame::new()...`, one address for the process, which
+//! PostgreSQL keeps (the registry of custom nodes, each plan's and node's `methods`) and
+//! [`Frame::state_of`] compares with.
+
+use std::ffi::CStr;
+use std::marker::PhantomData;
+
+use pgrx::pg_sys;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{list, Registration};
+
+/// A custom executor node of pg_columnar. The frame calls these from PostgreSQL's callbacks;
+/// `node` is always the node's own `CustomScanState`. The Rust value is reached only through
+/// `self` in them: none of them may find it again through `node` (that would alias `self`).
+pub trait CustomNode: Sized + 'static {
+    /// The node's name: in EXPLAIN, and PostgreSQL's key for its methods (`Pgcol...`, unique
+    /// to this project).
+    const NAME: &'static CStr;
+    /// Its scan slot holds rows of the table, stored by the table's reader
+    /// (`am::scan::VectorScan`), so it is made with the table's slot type.
+    const TABLE_ROWS: bool;
+    /// Its plan has one child, a `PgcolScan`, whose vectors it takes (`custom_plans`): the
+    /// frame starts it before [`CustomNode::begin`], rescans it after
+    /// [`CustomNode::rescan`] and ends it before [`CustomNode::end`].
+    const ABOVE_SCAN: bool;
+    /// What the plan tells the node beyond its own fields (`custom_private`, written by
+    /// [`Frame::private`] or `super::plan_data::to_private`).
+    type Spec: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug;
+
+    /// The node type's frame (a `static` of its module).
+    fn frame() -> &'static Frame<Self>;
+
+    /// The node's Rust value, made with its node (`CreateCustomScanState`) from the plan and
+    /// its spec.
+    unsafe fn create(cscan: *mut pg_sys::CustomScan, spec: Self::Spec) -> Self;
+
+    /// `BeginCustomScan`, after the frame set up the slot and the child.
+    unsafe fn begin(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _estate: *mut pg_sys::EState,
+        _eflags: i32,
+    ) {
+    }
+
+    /// The next row, stored into the scan slot, which is returned; the slot cleared at the
+    /// end (`ExecScan`'s access method).
+    unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot;
+
+    /// Whether an EvalPlanQual test tuple passes what the node evaluates itself
+    /// (`ExecScan`'s recheck method).
+    unsafe fn recheck(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        true
+    }
+
+    /// `ExecCustomScan`: by default `ExecScan` over [`CustomNode::next`], which evaluates
+    /// the plan's quals and projection.
+    unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        exec_scan::<Self>(node)
+    }
+
+    /// `ReScanCustomScan`: forgets what the node computed; the frame then rescans the child
+    /// (or the node's scan state).
+    fn rescan(&mut self);
+
+    /// `EndCustomScan`, after the child ended, before the value is dropped.
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {}
+
+    /// `ExplainCustomScan`.
+    unsafe fn explain(
+        &self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    );
+}
+
+/// A node that runs in a parallel plan's processes, sharing dynamic shared memory
+/// ([`Frame::with_parallel`]).
+pub trait Parallel: CustomNode {
+    unsafe fn estimate_dsm(
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size;
+    unsafe fn initialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    );
+    unsafe fn reinitialize_dsm(
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    );
+    unsafe fn initialize_worker(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        toc: *mut pg_sys::shm_toc,
+        coordinate: *mut std::ffi::c_void,
+    );
+    /// `ShutdownCustomScan`; not called once the node's value is dropped.
+    unsafe fn shutdown(&mut self, node: *mut pg_sys::CustomScanState);
+}
+
+/// A node's planning callback (`PlanCustomPath`), which stays with the node's planning.
+pub type PlanPath = unsafe extern "C-unwind" fn(
+    *mut pg_sys::PlannerInfo,
+    *mut pg_sys::RelOptInfo,
+    *mut pg_sys::CustomPath,
+    *mut pg_sys::List,
+    *mut pg_sys::List,
+    *mut pg_sys::List,
+) -> *mut pg_sys::Plan;
+
+/// The method tables of node type `N` and their registration.
+pub struct Frame<N> {
+    /// `None` for a node whose paths are made elsewhere (`PgcolScan`'s, by `super::plan`).
+    path: Option<pg_sys::CustomPathMethods>,
+    scan: pg_sys::CustomScanMethods,
+    exec: pg_sys::CustomExecMethods,
+    registration: Registration,
+    node: PhantomData<fn() -> N>,
+}
+
+// SAFETY: the tables are not written after they are made (PostgreSQL takes them as pointers
+// to const), their pointers are to the static name and to functions, and the registration
+// is atomic; so sharing a `Frame` between threads shares nothing that changes but the atomic.
+unsafe impl<N> Sync for Frame<N> {}
+
+impl<N: CustomNode> Frame<N> {
+    /// The tables of `N`: its name and the frame's callbacks for it, no path methods, no
+    /// parallel methods.
+    pub const fn new() -> Frame<N> {
+        Frame {
+            path: None,
+            scan: pg_sys::CustomScanMethods {
+                CustomName: N::NAME.as_ptr(),
+                CreateCustomScanState: Some(create_state::<N>),
+            },
+            exec: pg_sys::CustomExecMethods {
+                CustomName: N::NAME.as_ptr(),
+                BeginCustomScan: Some(begin::<N>),
+                ExecCustomScan: Some(exec::<N>),
+                EndCustomScan: Some(end::<N>),
+                ReScanCustomScan: Some(rescan::<N>),
+                MarkPosCustomScan: None,
+                RestrPosCustomScan: None,
+                EstimateDSMCustomScan: None,
+                InitializeDSMCustomScan: None,
+                ReInitializeDSMCustomScan: None,
+                InitializeWorkerCustomScan: None,
+                ShutdownCustomScan: None,
+                ExplainCustomScan: Some(explain::<N>),
+            },
+            registration: Registration::new(),
+            node: PhantomData,
+        }
+    }
+
+    /// With path methods: `plan` turns the node's paths into plans.
+    pub const fn with_path(mut self, plan: PlanPath) -> Frame<N> {
+        self.path = Some(pg_sys::CustomPathMethods {
+            CustomName: N::NAME.as_ptr(),
+            PlanCustomPath: Some(plan),
+            ReparameterizeCustomPathByChild: None,
+        });
+        self
+    }
+
+    /// Registers the node's plan methods under its name (from `_PG_init`), unless another
+    /// library's node has the name (`super::register_node`).
+    ///
+    /// # Safety
+    /// In the postmaster or a backend, once.
+    pub unsafe fn register(&'static self) {
+        super::register_node(&self.scan, &self.registration);
+    }
+
+    /// Whether [`Frame::register`] registered the node: the planner offers it only then.
+    pub fn registered(&self) -> bool {
+        self.registration.done()
+    }
+
+    pub const fn registration(&'static self) -> &'static Registration {
+        &self.registration
+    }
+
+    pub fn scan_methods(&'static self) -> *const pg_sys::CustomScanMethods {
+        &self.scan
+    }
+
+    /// A path of the node, with its methods, its kind set and every other field zero.
+    ///
+    /// # Safety
+    /// In a backend, while planning.
+    pub unsafe fn new_path(&'static self) -> *mut pg_sys::CustomPath {
+        let methods = self
+            .path
+            .as_ref()
+            .expect("a node whose paths are made elsewhere");
+        let p =
+            pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        (*p).path.type_ = pg_sys::NodeTag::T_CustomPath;
+        (*p).path.pathtype = pg_sys::NodeTag::T_CustomScan;
+        (*p).methods = methods;
+        p
+    }
+
+    /// The plan of the node's path `path`, with its methods and the path's flags, every
+    /// other field zero.
+    ///
+    /// # Safety
+    /// In a backend, while planning; `path` is a path of the node.
+    pub unsafe fn new_plan(
+        &'static self,
+        path: *const pg_sys::CustomPath,
+    ) -> *mut pg_sys::CustomScan {
+        let cscan =
+            pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        (*cscan).flags = (*path).flags;
+        (*cscan).methods = &self.scan;
+        cscan
+    }
+
+    /// `spec` as the `custom_private` of a path or plan of the node (`super::plan_data`).
+    ///
+    /// # Safety
+    /// In a backend, in the memory context the plan is made in.
+    pub unsafe fn private(&'static self, spec: &N::Spec) -> *mut pg_sys::List {
+        super::plan_data::to_private(spec)
+    }
+
+    /// The Rust value of `ps` if it is a node of this type; `None` for any other node.
+    ///
+    /// # Safety
+    /// `ps` is a live executor node; the value is not otherwise borrowed.
+    pub unsafe fn state_of<'a>(&'static self, ps: *mut pg_sys::PlanState) -> Option<&'a mut N> {
+        let node = ps as *mut pg_sys::CustomScanState;
+        if (*ps).type_ != pg_sys::NodeTag::T_CustomScanState
+            || !std::ptr::eq((*node).methods, &self.exec)
+        {
+            return None;
+        }
+        Some(state_of::<N>(node))
+    }
+}
+
+impl<N: Parallel> Frame<N> {
+    /// With the parallel methods of [`Parallel`].
+    pub const fn with_parallel(mut self) -> Frame<N> {
+        self.exec.EstimateDSMCustomScan = Some(estimate_dsm::<N>);
+        self.exec.InitializeDSMCustomScan = Some(initialize_dsm::<N>);
+        self.exec.ReInitializeDSMCustomScan = Some(reinitialize_dsm::<N>);
+        self.exec.InitializeWorkerCustomScan = Some(initialize_worker::<N>);
+        self.exec.ShutdownCustomScan = Some(shutdown::<N>);
+        self
+    }
+}
+
+/// A node of type `N`: PostgreSQL's part, then the Rust value, placed there by [`own`] and
+/// dropped by [`release`] (the node's end) or, if the query fails first, when the memory
+/// context current at [`own`] is reset.
+#[repr(C)]
+struct NodeState<N> {
+    css: pg_sys::CustomScanState,
+    state: *mut N,
+}
+
+unsafe extern "C-unwind" fn drop_at<T>(arg: *mut std::ffi::c_void) {
+    release(arg as *mut *mut T);
+}
+
+/// Puts `value` behind `*field` (a field of a palloc'd node, so it lives as long as the
+/// callback that may drop it).
+unsafe fn own<T>(field: *mut *mut T, value: T) {
+    *field = Box::into_raw(Box::new(value));
+    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+        as *mut pg_sys::MemoryContextCallback;
+    (*cb).func = Some(drop_at::<T>);
+    (*cb).arg = field as *mut std::ffi::c_void;
+    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+}
+
+/// Drops the value behind `*field`, if it is still there.
+unsafe fn release<T>(field: *mut *mut T) {
+    if !(*field).is_null() {
+        drop(Box::from_raw(*field));
+        *field = std::ptr::null_mut();
+    }
+}
+
+/// The Rust value of `node`, a node of type `N`; an ERROR once it is dropped.
+unsafe fn state_of<'a, N: CustomNode>(node: *mut pg_sys::CustomScanState) -> &'a mut N {
+    let state = (*(node as *mut NodeState<N>)).state;
+    if state.is_null() {
+        pgrx::error!(
+            "pg_columnar: {} used after it ended",
+            N::NAME.to_string_lossy()
+        );
+    }
+    &mut *state
+}
+
+/// The Rust value of `node` while it is there.
+unsafe fn state_if_any<'a, N: CustomNode>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut N> {
+    (*(node as *mut NodeState<N>)).state.as_mut()
+}
+
+/// `ExecScan` over the node's [`CustomNode::next`] and [`CustomNode::recheck`] (what
+/// [`CustomNode::exec`] does unless the node says otherwise).
+///
+/// # Safety
+/// `node` is a node of type `N`; the node's value is not borrowed.
+pub unsafe fn exec_scan<N: CustomNode>(
+    node: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
+    pg_sys::ExecScan(&mut (*node).ss, Some(next::<N>), Some(recheck::<N>))
+}
+
+/// The node's `PgcolScan` child (of a node [`CustomNode::ABOVE_SCAN`]).
+///
+/// # Safety
+/// `node` is a begun node whose plan has a child.
+pub unsafe fn child_of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
+    list::ptrs::<pg_sys::PlanState>((*node).custom_ps)
+        .next()
+        .expect("a node above a scan without its scan")
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn create_state<N: CustomNode>(
+    cscan: *mut pg_sys::CustomScan,
+) -> *mut pg_sys::Node {
+    let node = pg_sys::palloc0(std::mem::size_of::<NodeState<N>>()) as *mut NodeState<N>;
+    let css = &mut (*node).css;
+    css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+    css.flags = (*cscan).flags;
+    css.methods = &N::frame().exec;
+    if N::TABLE_ROWS {
+        // rows are stored into the scan slot by the table's reader, which needs its slot type
+        crate::compat::set_custom_scan_slot_ops(css, crate::am::slot::ops());
+    }
+    let spec = super::plan_data::from_private::<N::Spec>(
+        (*cscan).custom_private,
+        &N::NAME.to_string_lossy(),
+    );
+    let state = N::create(cscan, spec);
+    // freed by `end`, or with the query's memory if the query fails
+    own(&raw mut (*node).state, state);
+    node as *mut pg_sys::Node
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn begin<N: CustomNode>(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
+    if N::TABLE_ROWS {
+        crate::compat::replace_custom_scan_slot(node, estate, crate::am::slot::ops());
+    }
+    if N::ABOVE_SCAN {
+        // the plan's one custom child, its scan
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let plan = list::ptrs::<pg_sys::Plan>((*cscan).custom_plans)
+            .next()
+            .expect("a node above a scan without its scan");
+        let child = pg_sys::ExecInitNode(plan, estate, eflags);
+        (*node).custom_ps = list::from_nodes([child as *mut pg_sys::Node]);
+    }
+    state_of::<N>(node).begin(node, estate, eflags);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn next<N: CustomNode>(
+    ss: *mut pg_sys::ScanState,
+) -> *mut pg_sys::TupleTableSlot {
+    let node = ss as *mut pg_sys::CustomScanState;
+    state_of::<N>(node).next(node)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn recheck<N: CustomNode>(
+    ss: *mut pg_sys::ScanState,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let node = ss as *mut pg_sys::CustomScanState;
+    state_of::<N>(node).recheck(node, slot)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn exec<N: CustomNode>(
+    node: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
+    N::exec(node)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn end<N: CustomNode>(node: *mut pg_sys::CustomScanState) {
+    if N::ABOVE_SCAN {
+        pg_sys::ExecEndNode(child_of(node));
+    }
+    if let Some(state) = state_if_any::<N>(node) {
+        state.end(node);
+    }
+    release(&raw mut (*(node as *mut NodeState<N>)).state);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn rescan<N: CustomNode>(node: *mut pg_sys::CustomScanState) {
+    state_of::<N>(node).rescan();
+    if N::ABOVE_SCAN {
+        // the child is never run through ExecProcNode, which would rescan it for changed
+        // parameters: it is told about them here
+        let child = child_of(node);
+        if !(*node).ss.ps.chgParam.is_null() {
+            pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
+        }
+        pg_sys::ExecReScan(child);
+    }
+    pg_sys::ExecScanReScan(&mut (*node).ss);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn explain<N: CustomNode>(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    state_of::<N>(node).explain(node, ancestors, es);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm<N: Parallel>(
+    node: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+) -> pg_sys::Size {
+    N::estimate_dsm(node, pcxt)
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm<N: Parallel>(
+    node: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    state_of::<N>(node).initialize_dsm(node, pcxt, coordinate);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm<N: Parallel>(
+    node: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    N::reinitialize_dsm(node, pcxt, coordinate);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn initialize_worker<N: Parallel>(
+    node: *mut pg_sys::CustomScanState,
+    toc: *mut pg_sys::shm_toc,
+    coordinate: *mut std::ffi::c_void,
+) {
+    state_of::<N>(node).initialize_worker(node, toc, coordinate);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn shutdown<N: Parallel>(node: *mut pg_sys::CustomScanState) {
+    if let Some(state) = state_if_any::<N>(node) {
+        state.shutdown(node);
+    }
+}
+
+/// Asserts that each of `specs`, plan data of node `N`, reads back equal from the bytes
+/// `super::plan_data` writes for it (each node's tests give specs of every shape). Plain
+/// unit tests: `cargo test --lib` of this crate runs them without a server, given what
+/// cargo needs for any build of it (`gate/lib.sh`: `PGRX_HOME`, `--ignore-rust-version` on
+/// rustc 1.95, `--no-default-features --features pgNN`).
+#[cfg(test)]
+pub fn assert_round_trip<N: CustomNode>(specs: &[N::Spec]) {
+    let name = N::NAME.to_string_lossy();
+    for spec in specs {
+        let bytes = super::plan_data::encode(spec)
+            .unwrap_or_else(|e| panic!("{name} plan data does not serialize ({e}): {spec:?}"));
+        let back: N::Spec = super::plan_data::decode(&bytes).unwrap_or_else(|e| {
+            panic!(
+                "{name} plan data does not read back ({e}): {}",
+                String::from_utf8_lossy(&bytes)
+            )
+        });
+        assert_eq!(
+            &back,
+            spec,
+            "{name} plan data read back otherwise: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+}
