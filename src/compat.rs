@@ -4,22 +4,31 @@
 //! signatures differ, and which call into the crate, are where their tables are built
 //! (`am::versioned`, `am::slot`, `hooks`), each one `cfg` choice over code here or there.
 
+#![deny(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::too_many_arguments)]
 
 use pgrx::pg_sys;
 
 /// Attribute `i` (0-based) of a tuple descriptor. From 18 the attributes follow an array of
 /// compact attributes.
+///
+/// # Safety
+///
+/// `desc` must point to a valid tuple descriptor and `i` be less than its `natts`.
 pub unsafe fn tuple_desc_attr(
     desc: pg_sys::TupleDesc,
     i: usize,
 ) -> *const pg_sys::FormData_pg_attribute {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    {
+    // SAFETY: `desc` is a valid descriptor and `i < natts` (the contract), so attribute `i`
+    // lies inside its `attrs` array.
+    unsafe {
         (*desc).attrs.as_ptr().add(i)
     }
     #[cfg(any(feature = "pg18", feature = "pg19"))]
-    {
+    // SAFETY: `desc` is a valid descriptor and `i < natts` (the contract); from 18 its `natts`
+    // compact attributes are followed by the `natts` full ones, so both offsets stay inside it.
+    unsafe {
         let first = (*desc).compact_attrs.as_ptr().add((*desc).natts as usize)
             as *const pg_sys::FormData_pg_attribute;
         first.add(i)
@@ -40,29 +49,41 @@ pub fn set_is_current_xact_tuple(
 }
 
 /// `ConditionalLockTuple` (from 18 it takes whether to log a failure: no).
+///
+/// # Safety
+///
+/// `rel` must be an open relation; called in a transaction.
 pub unsafe fn conditional_lock_tuple(
     rel: pg_sys::Relation,
     tid: &mut pg_sys::ItemPointerData,
     mode: pg_sys::LOCKMODE,
 ) -> bool {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    {
+    // SAFETY: `rel` is open (the contract) and `tid` a live reference.
+    unsafe {
         pg_sys::ConditionalLockTuple(rel, tid, mode)
     }
     #[cfg(any(feature = "pg18", feature = "pg19"))]
-    {
+    // SAFETY: `rel` is open (the contract) and `tid` a live reference.
+    unsafe {
         pg_sys::ConditionalLockTuple(rel, tid, mode, false)
     }
 }
 
 /// `ConditionalXactLockTableWait` (from 18 it takes whether to log a failure: no).
+///
+/// # Safety
+///
+/// Called in a backend, inside a transaction (the lock manager must be usable).
 pub unsafe fn conditional_xact_lock_table_wait(xid: pg_sys::TransactionId) -> bool {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    {
+    // SAFETY: called inside a transaction (the contract); `xid` is passed by value.
+    unsafe {
         pg_sys::ConditionalXactLockTableWait(xid)
     }
     #[cfg(any(feature = "pg18", feature = "pg19"))]
-    {
+    // SAFETY: called inside a transaction (the contract); `xid` is passed by value.
+    unsafe {
         pg_sys::ConditionalXactLockTableWait(xid, false)
     }
 }
@@ -73,6 +94,10 @@ pub unsafe fn conditional_xact_lock_table_wait(xid: pg_sys::TransactionId) -> bo
 /// for that alone (its redo only resolves the conflict; it registers no page), the same
 /// in 15 to 19 but for its layout (16 names the file by locator and adds whether the
 /// relation is a catalog one for logical decoding: no). Logical decoding passes it over.
+///
+/// # Safety
+///
+/// `rel` must be an open relation, and the caller in a transaction that may write WAL.
 pub unsafe fn log_snapshot_conflict(rel: pg_sys::Relation, horizon: u64) {
     #[repr(C)]
     struct ReusePage {
@@ -85,17 +110,23 @@ pub unsafe fn log_snapshot_conflict(rel: pg_sys::Relation, horizon: u64) {
         is_catalog_rel: bool,
     }
     #[cfg(feature = "pg15")]
-    let (tablespace, database, size) = (
-        (*rel).rd_node.spcNode,
-        (*rel).rd_node.dbNode,
-        std::mem::size_of::<ReusePage>(),
-    );
+    // SAFETY: `rel` points to an open relation (the contract).
+    let (tablespace, database, size) = unsafe {
+        (
+            (*rel).rd_node.spcNode,
+            (*rel).rd_node.dbNode,
+            std::mem::size_of::<ReusePage>(),
+        )
+    };
     #[cfg(not(feature = "pg15"))]
-    let (tablespace, database, size) = (
-        (*rel).rd_locator.spcOid,
-        (*rel).rd_locator.dbOid,
-        std::mem::offset_of!(ReusePage, is_catalog_rel) + 1,
-    );
+    // SAFETY: `rel` points to an open relation (the contract).
+    let (tablespace, database, size) = unsafe {
+        (
+            (*rel).rd_locator.spcOid,
+            (*rel).rd_locator.dbOid,
+            std::mem::offset_of!(ReusePage, is_catalog_rel) + 1,
+        )
+    };
     let record = ReusePage {
         tablespace,
         database,
@@ -107,17 +138,23 @@ pub unsafe fn log_snapshot_conflict(rel: pg_sys::Relation, horizon: u64) {
     };
     const RM_BTREE_ID: u8 = 11;
     const XLOG_BTREE_REUSE_PAGE: u8 = 0xD0;
-    pg_sys::XLogBeginInsert();
-    // (not written through: 18 says so in its signature)
-    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    pg_sys::XLogRegisterData(std::ptr::addr_of!(record).cast_mut().cast(), size as _);
-    #[cfg(any(feature = "pg18", feature = "pg19"))]
-    pg_sys::XLogRegisterData(std::ptr::addr_of!(record).cast(), size as _);
-    pg_sys::XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+    // SAFETY: the caller may write WAL (the contract); `record` is a live local of `size`
+    // bytes (at most its size) that stays in place until `XLogInsert` has copied it.
+    unsafe {
+        pg_sys::XLogBeginInsert();
+        // (not written through: 18 says so in its signature)
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        pg_sys::XLogRegisterData(std::ptr::addr_of!(record).cast_mut().cast(), size as _);
+        #[cfg(any(feature = "pg18", feature = "pg19"))]
+        pg_sys::XLogRegisterData(std::ptr::addr_of!(record).cast(), size as _);
+        pg_sys::XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+    }
 }
 
 /// The relation's file number (15: `rd_node.relNode`; 16: `rd_locator.relNumber`).
 pub fn relfile_number(rel: pg_sys::Relation) -> u32 {
+    // SAFETY: not guaranteed by this safe fn's signature: every caller passes a relation it
+    // has open (a raw `Relation` is only ever one PostgreSQL handed over or opened).
     unsafe {
         #[cfg(feature = "pg15")]
         {
@@ -132,13 +169,19 @@ pub fn relfile_number(rel: pg_sys::Relation) -> u32 {
 
 /// The GROUP BY clauses the planner groups by (from 16 without the redundant ones, in
 /// `processed_groupClause`).
+///
+/// # Safety
+///
+/// `root` must point to the planner's valid `PlannerInfo` (with its `parse`).
 pub unsafe fn group_clause(root: *mut pg_sys::PlannerInfo) -> *mut pg_sys::List {
     #[cfg(feature = "pg15")]
-    {
+    // SAFETY: `root` and its `parse` are valid (the contract).
+    unsafe {
         (*(*root).parse).groupClause
     }
     #[cfg(not(feature = "pg15"))]
-    {
+    // SAFETY: `root` is valid (the contract).
+    unsafe {
         (*root).processed_groupClause
     }
 }
@@ -163,157 +206,238 @@ pub fn locator_number(l: &Locator) -> u32 {
 }
 
 /// Takes a buffer's content lock in share or exclusive mode (the mode is an enum from 19).
+///
+/// # Safety
+///
+/// `buffer` must be a valid buffer this backend has pinned and whose content lock it does
+/// not hold.
 pub unsafe fn lock_buffer(buffer: pg_sys::Buffer, exclusive: bool) {
     let mode = if exclusive {
         pg_sys::BUFFER_LOCK_EXCLUSIVE
     } else {
         pg_sys::BUFFER_LOCK_SHARE
     };
-    #[cfg(not(feature = "pg19"))]
-    pg_sys::LockBuffer(buffer, mode as i32);
-    #[cfg(feature = "pg19")]
-    pg_sys::LockBuffer(buffer, mode as u32);
+    // SAFETY: `buffer` is pinned by this backend and not yet locked by it (the contract).
+    unsafe {
+        #[cfg(not(feature = "pg19"))]
+        pg_sys::LockBuffer(buffer, mode as i32);
+        #[cfg(feature = "pg19")]
+        pg_sys::LockBuffer(buffer, mode as u32);
+    }
 }
 
 /// Gives back a buffer's content lock taken with [`lock_buffer`], keeping the pin (19 made
 /// `LockBuffer` inline, with `UnlockBuffer` for this).
+///
+/// # Safety
+///
+/// `buffer` must be pinned by this backend, with its content lock held by it.
 pub unsafe fn unlock_buffer(buffer: pg_sys::Buffer) {
-    #[cfg(not(feature = "pg19"))]
-    pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-    #[cfg(feature = "pg19")]
-    pg_sys::UnlockBuffer(buffer);
+    // SAFETY: this backend holds `buffer`'s pin and content lock (the contract).
+    unsafe {
+        #[cfg(not(feature = "pg19"))]
+        pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+        #[cfg(feature = "pg19")]
+        pg_sys::UnlockBuffer(buffer);
+    }
 }
 
 /// Names the relation in a parallel scan's shared state (up to 17 by OID, from 18 by file).
+///
+/// # Safety
+///
+/// `pscan` must point to a writable parallel scan descriptor and `rel` to an open relation.
 pub unsafe fn set_parallel_scan_relation(
     pscan: pg_sys::ParallelTableScanDesc,
     rel: pg_sys::Relation,
 ) {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    {
+    // SAFETY: `pscan` is writable and `rel` open (the contract).
+    unsafe {
         (*pscan).phs_relid = (*rel).rd_id;
     }
     #[cfg(any(feature = "pg18", feature = "pg19"))]
-    {
+    // SAFETY: `pscan` is writable and `rel` open (the contract).
+    unsafe {
         (*pscan).phs_locator = (*rel).rd_locator;
     }
 }
 
 /// WAL-logs the creation of an (empty) init fork, as heap does for unlogged tables.
+///
+/// # Safety
+///
+/// `srel` must be an open storage manager relation, and the caller in a transaction that may
+/// write WAL.
 pub unsafe fn log_init_fork_created(srel: pg_sys::SMgrRelation) {
-    #[cfg(feature = "pg15")]
-    pg_sys::log_smgrcreate(&(*srel).smgr_rnode.node, pg_sys::ForkNumber::INIT_FORKNUM);
-    #[cfg(not(feature = "pg15"))]
-    pg_sys::log_smgrcreate(
-        &(*srel).smgr_rlocator.locator,
-        pg_sys::ForkNumber::INIT_FORKNUM,
-    );
+    // SAFETY: `srel` is open and WAL may be written (the contract); the locator is borrowed
+    // only for the call.
+    unsafe {
+        #[cfg(feature = "pg15")]
+        pg_sys::log_smgrcreate(&(*srel).smgr_rnode.node, pg_sys::ForkNumber::INIT_FORKNUM);
+        #[cfg(not(feature = "pg15"))]
+        pg_sys::log_smgrcreate(
+            &(*srel).smgr_rlocator.locator,
+            pg_sys::ForkNumber::INIT_FORKNUM,
+        );
+    }
 }
 
 /// Sets pg_class.relpages/reltuples after VACUUM (18 adds the all-frozen page count). The
 /// table holds no transaction ids, so relfrozenxid and relminmxid stay invalid.
+///
+/// # Safety
+///
+/// `rel` must be an open relation, locked as VACUUM locks it, in a transaction.
 pub unsafe fn update_relstats(rel: pg_sys::Relation, pages: pg_sys::BlockNumber, tuples: f64) {
-    let hasindex = (*(*rel).rd_rel).relhasindex;
-    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    pg_sys::vac_update_relstats(
-        rel,
-        pages,
-        tuples,
-        0,
-        hasindex,
-        pg_sys::InvalidTransactionId,
-        INVALID_MULTIXACT_ID,
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-        false,
-    );
-    #[cfg(any(feature = "pg18", feature = "pg19"))]
-    pg_sys::vac_update_relstats(
-        rel,
-        pages,
-        tuples,
-        0,
-        0,
-        hasindex,
-        pg_sys::InvalidTransactionId,
-        INVALID_MULTIXACT_ID,
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-        false,
-    );
+    // SAFETY: `rel` is open (the contract), so its `rd_rel` is its valid pg_class row.
+    let hasindex = unsafe { (*(*rel).rd_rel).relhasindex };
+    // SAFETY: `rel` is open and locked, in a transaction (the contract); the null pointers are
+    // the outputs `vac_update_relstats` is told are not wanted.
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        pg_sys::vac_update_relstats(
+            rel,
+            pages,
+            tuples,
+            0,
+            hasindex,
+            pg_sys::InvalidTransactionId,
+            INVALID_MULTIXACT_ID,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            false,
+        );
+        #[cfg(any(feature = "pg18", feature = "pg19"))]
+        pg_sys::vac_update_relstats(
+            rel,
+            pages,
+            tuples,
+            0,
+            0,
+            hasindex,
+            pg_sys::InvalidTransactionId,
+            INVALID_MULTIXACT_ID,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            false,
+        );
+    }
 }
 
 /// The next value of a datum sort (`tuplesort_getdatum`, forward, not copied), `None` at its
 /// end or for a NULL. (16 added `copy`.)
+///
+/// # Safety
+///
+/// `sort` must be a datum sort begun with `tuplesort_begin_datum` and already performed; the
+/// value returned (by reference for such types) lives only until the sort's next call or end.
 pub unsafe fn tuplesort_next_datum(sort: *mut pg_sys::Tuplesortstate) -> Option<pg_sys::Datum> {
     let mut value = pg_sys::Datum::from(0);
     let mut isnull = false;
     #[cfg(feature = "pg15")]
-    let found =
-        pg_sys::tuplesort_getdatum(sort, true, &mut value, &mut isnull, std::ptr::null_mut());
+    // SAFETY: `sort` is a performed datum sort (the contract); the outputs are live locals,
+    // and no abbreviated key is asked for (null).
+    let found = unsafe {
+        pg_sys::tuplesort_getdatum(sort, true, &mut value, &mut isnull, std::ptr::null_mut())
+    };
     #[cfg(not(feature = "pg15"))]
-    let found = pg_sys::tuplesort_getdatum(
-        sort,
-        true,
-        false,
-        &mut value,
-        &mut isnull,
-        std::ptr::null_mut(),
-    );
+    // SAFETY: `sort` is a performed datum sort (the contract); the outputs are live locals,
+    // and no abbreviated key is asked for (null).
+    let found = unsafe {
+        pg_sys::tuplesort_getdatum(
+            sort,
+            true,
+            false,
+            &mut value,
+            &mut isnull,
+            std::ptr::null_mut(),
+        )
+    };
     (found && !isnull).then_some(value)
 }
 
 /// `index_beginscan` without scan keys (given at `index_rescan`) or instrumentation.
+///
+/// # Safety
+///
+/// `heap` and its index `index` must be open and locked, and `snapshot` registered or active,
+/// for as long as the scan returned lives; the caller ends it with `index_endscan`.
 pub unsafe fn index_beginscan(
     heap: pg_sys::Relation,
     index: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
 ) -> pg_sys::IndexScanDesc {
-    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    return pg_sys::index_beginscan(heap, index, snapshot, 0, 0);
-    #[cfg(feature = "pg18")]
-    return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 0, 0);
-    #[cfg(feature = "pg19")]
-    return pg_sys::index_beginscan(
-        heap,
-        index,
-        snapshot,
-        std::ptr::null_mut(),
-        0,
-        0,
-        pg_sys::ScanOptions::SO_NONE,
-    );
+    // SAFETY: the relations are open and locked and the snapshot valid (the contract); the
+    // null pointer is the instrumentation `index_beginscan` is told there is none of.
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        return pg_sys::index_beginscan(heap, index, snapshot, 0, 0);
+        #[cfg(feature = "pg18")]
+        return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 0, 0);
+        #[cfg(feature = "pg19")]
+        return pg_sys::index_beginscan(
+            heap,
+            index,
+            snapshot,
+            std::ptr::null_mut(),
+            0,
+            0,
+            pg_sys::ScanOptions::SO_NONE,
+        );
+    }
 }
 
 /// Whether `xid` is older than every snapshot that may still be taken into account (19 asks
 /// whether the horizon may be computed again to tell; it may).
+///
+/// # Safety
+///
+/// `vistest` must be a state from `GlobalVisTestFor`, in the transaction that got it.
 pub unsafe fn xid_removable(
     vistest: *mut pg_sys::GlobalVisState,
     xid: pg_sys::TransactionId,
 ) -> bool {
-    #[cfg(not(feature = "pg19"))]
-    return pg_sys::GlobalVisTestIsRemovableXid(vistest, xid);
-    #[cfg(feature = "pg19")]
-    return pg_sys::GlobalVisTestIsRemovableXid(vistest, xid, true);
+    // SAFETY: `vistest` came from `GlobalVisTestFor` in this transaction (the contract).
+    unsafe {
+        #[cfg(not(feature = "pg19"))]
+        return pg_sys::GlobalVisTestIsRemovableXid(vistest, xid);
+        #[cfg(feature = "pg19")]
+        return pg_sys::GlobalVisTestIsRemovableXid(vistest, xid, true);
+    }
 }
 
 /// Counts an UPDATE of one row in the table's statistics, as heap's (never a HOT update; 16
 /// adds whether the new version went to another page), so that autovacuum visits the table.
+///
+/// # Safety
+///
+/// `rel` must be an open relation, in a transaction.
 pub unsafe fn count_update(rel: pg_sys::Relation) {
-    #[cfg(feature = "pg15")]
-    pg_sys::pgstat_count_heap_update(rel, false);
-    #[cfg(not(feature = "pg15"))]
-    pg_sys::pgstat_count_heap_update(rel, false, true);
+    // SAFETY: `rel` is open, in a transaction (the contract).
+    unsafe {
+        #[cfg(feature = "pg15")]
+        pg_sys::pgstat_count_heap_update(rel, false);
+        #[cfg(not(feature = "pg15"))]
+        pg_sys::pgstat_count_heap_update(rel, false, true);
+    }
 }
 
 /// What an index's bulk deletion and cleanup are told (16 adds the table).
+///
+/// # Safety
+///
+/// Nothing is dereferenced here; the info returned holds `index`, `table` and `strategy`,
+/// which must be open (and valid) for as long as an index AM is handed it.
 pub unsafe fn index_vacuum_info(
     index: pg_sys::Relation,
     table: pg_sys::Relation,
     strategy: pg_sys::BufferAccessStrategy,
     rows: f64,
 ) -> pg_sys::IndexVacuumInfo {
-    let mut info: pg_sys::IndexVacuumInfo = std::mem::zeroed();
+    // SAFETY: `IndexVacuumInfo` holds only pointers, numbers and bools (15 to 19), for which
+    // all-zero bytes are valid values (null, 0, false).
+    let mut info: pg_sys::IndexVacuumInfo = unsafe { std::mem::zeroed() };
     info.index = index;
     #[cfg(not(feature = "pg15"))]
     {
@@ -336,23 +460,42 @@ pub unsafe fn index_vacuum_info(
 /// VACUUM FULL never sets it; its snapshot then holds back other VACUUMs' horizons, as any
 /// transaction's does. Nothing if this backend is not in a lazy VACUUM (any more). The same in
 /// 15 to 19.
+///
+/// # Safety
+///
+/// Called in a regular backend (with `MyProc`), inside a transaction, holding no LWLock that
+/// ranks after `ProcArrayLock`.
 pub unsafe fn leave_lazy_vacuum_mode() {
-    let proc = pg_sys::MyProc;
-    if (*proc).statusFlags & pg_sys::PROC_IN_VACUUM as u8 == 0 {
+    // SAFETY: `MyProc` is set once at backend start and read in its one thread (the contract:
+    // a regular backend has one).
+    let proc = unsafe { pg_sys::MyProc };
+    // SAFETY: `proc` is this backend's live PGPROC; it reads its own flags unlocked, as
+    // PostgreSQL's code does.
+    if unsafe { (*proc).statusFlags } & pg_sys::PROC_IN_VACUUM as u8 == 0 {
         return;
     }
-    let proc_array_lock = std::ptr::addr_of_mut!((*pg_sys::MainLWLockArray.add(4)).lock);
-    pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
-    (*proc).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
-    *(*pg_sys::ProcGlobal)
-        .statusFlags
-        .add((*proc).pgxactoff as usize) = (*proc).statusFlags;
-    pg_sys::LWLockRelease(proc_array_lock);
+    // SAFETY: `MainLWLockArray[4]` is `ProcArrayLock` in 15 to 19 (lwlocknames.h,
+    // lwlocklist.h); both copies of the flags are written under it held exclusive, as
+    // PostgreSQL's own writers of `statusFlags` do, and `pgxactoff` indexes this backend's slot.
+    unsafe {
+        let proc_array_lock = std::ptr::addr_of_mut!((*pg_sys::MainLWLockArray.add(4)).lock);
+        pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+        (*proc).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
+        *(*pg_sys::ProcGlobal)
+            .statusFlags
+            .add((*proc).pgxactoff as usize) = (*proc).statusFlags;
+        pg_sys::LWLockRelease(proc_array_lock);
+    }
 }
 
 /// The slot type of a custom scan's scan tuple: from 16 the node says which slot operations
 /// `ExecInitCustomScan` should use; 15 always makes a plain virtual slot, which
 /// [`replace_custom_scan_slot`] then replaces.
+///
+/// # Safety
+///
+/// `ops` must be a slot type that lives as long as the node (a `static`); from 16 the node's
+/// `ExecInitCustomScan` makes its scan slot with it.
 pub unsafe fn set_custom_scan_slot_ops(
     css: &mut pg_sys::CustomScanState,
     ops: *const pg_sys::TupleTableSlotOps,
@@ -368,13 +511,20 @@ pub unsafe fn set_custom_scan_slot_ops(
 /// 15 only (see [`set_custom_scan_slot_ops`]): gives a custom scan a scan slot with `ops`,
 /// from `BeginCustomScan`. The node's expressions were compiled for a virtual slot, which
 /// ours is (with system columns added).
+///
+/// # Safety
+///
+/// `node` must be the custom scan state being begun, with its scan slot made, `estate` its
+/// executor state, and `ops` a slot type that outlives the node.
 pub unsafe fn replace_custom_scan_slot(
     node: *mut pg_sys::CustomScanState,
     estate: *mut pg_sys::EState,
     ops: *const pg_sys::TupleTableSlotOps,
 ) {
     #[cfg(feature = "pg15")]
-    {
+    // SAFETY: `node` has its scan slot and `estate` is its executor state (the contract); the
+    // new slot is allocated in the estate's tuple table, which the executor frees at its end.
+    unsafe {
         let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
         (*node).ss.ss_ScanTupleSlot =
             pg_sys::ExecAllocTableSlot(&mut (*estate).es_tupleTable, desc, ops);
@@ -385,9 +535,15 @@ pub unsafe fn replace_custom_scan_slot(
 
 /// Marks a path disabled (`enable_seqscan = off` for a scan that replaces the sequential
 /// one): up to 17 by adding `disable_cost`, from 18 by counting a disabled node.
+///
+/// # Safety
+///
+/// Called in a backend while planning (up to 17 it reads the global `disable_cost`).
 pub unsafe fn disable_path(path: &mut pg_sys::Path) {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    {
+    // SAFETY: `disable_cost` is a PostgreSQL global, written only while loading settings, read
+    // here in the backend's one thread.
+    unsafe {
         path.startup_cost += pg_sys::disable_cost;
         path.total_cost += pg_sys::disable_cost;
     }
@@ -405,10 +561,14 @@ pub fn collation_orders_bytewise(collation: pg_sys::Oid) -> bool {
         return false;
     }
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    // SAFETY: only an oid is passed (`InvalidOid` returned above); an unknown one raises an
+    // ERROR, which pgrx's guard turns into a Rust panic rather than a longjmp over Rust frames.
     unsafe {
         pg_sys::lc_collate_is_c(collation)
     }
     #[cfg(any(feature = "pg18", feature = "pg19"))]
+    // SAFETY: `pg_newlocale_from_collation` returns a valid locale for an existing collation
+    // (one field read at once) and raises an ERROR, a panic through pgrx, for an unknown one.
     unsafe {
         (*pg_sys::pg_newlocale_from_collation(collation)).collate_is_c
     }
@@ -441,9 +601,16 @@ pub fn all_tables_cover(lineage: &str) -> String {
 
 /// Whether the current user owns relation `relid` (or is a superuser), as PostgreSQL's "must
 /// be owner" check asks it (16 made the check generic over catalogs).
+///
+/// # Safety
+///
+/// Called in a backend, inside a transaction (it reads the catalog cache).
 pub unsafe fn owns_relation(relid: pg_sys::Oid) -> bool {
-    #[cfg(feature = "pg15")]
-    return pg_sys::pg_class_ownercheck(relid, pg_sys::GetUserId());
-    #[cfg(not(feature = "pg15"))]
-    return pg_sys::object_ownercheck(pg_sys::RelationRelationId, relid, pg_sys::GetUserId());
+    // SAFETY: inside a transaction (the contract); only oids are passed.
+    unsafe {
+        #[cfg(feature = "pg15")]
+        return pg_sys::pg_class_ownercheck(relid, pg_sys::GetUserId());
+        #[cfg(not(feature = "pg15"))]
+        return pg_sys::object_ownercheck(pg_sys::RelationRelationId, relid, pg_sys::GetUserId());
+    }
 }

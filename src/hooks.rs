@@ -15,6 +15,8 @@
 //! load this library, so that the object-access hook is in place when a backend that has not
 //! touched a pg_columnar table yet drops one.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use crate::am::{life, options, write};
@@ -24,45 +26,74 @@ static mut PREV_PROCESS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
 static mut PREV_OBJECT_ACCESS: pg_sys::object_access_hook_type = None;
 
 /// Installs the hooks and the transaction callbacks (from `_PG_init`).
+///
+/// # Safety
+///
+/// Called once per backend, from `_PG_init`, in the backend's one thread, before any of the
+/// hooks can run.
 pub unsafe fn install() {
-    PREV_EXECUTOR_END = pg_sys::ExecutorEnd_hook;
-    pg_sys::ExecutorEnd_hook = Some(executor_end);
-    PREV_PROCESS_UTILITY = pg_sys::ProcessUtility_hook;
-    pg_sys::ProcessUtility_hook = Some(process_utility);
-    PREV_OBJECT_ACCESS = pg_sys::object_access_hook;
-    pg_sys::object_access_hook = Some(object_access);
-    install_relation_info_hook();
-    install_executor_start_hook();
+    // SAFETY: `_PG_init` runs once, in the backend's one thread (the contract): the hook
+    // variables are not read meanwhile, and what is installed are fns of static lifetime.
+    unsafe {
+        PREV_EXECUTOR_END = pg_sys::ExecutorEnd_hook;
+        pg_sys::ExecutorEnd_hook = Some(executor_end);
+        PREV_PROCESS_UTILITY = pg_sys::ProcessUtility_hook;
+        pg_sys::ProcessUtility_hook = Some(process_utility);
+        PREV_OBJECT_ACCESS = pg_sys::object_access_hook;
+        pg_sys::object_access_hook = Some(object_access);
+        install_relation_info_hook();
+        install_executor_start_hook();
+    }
     crate::am::slot::set_deferred_reader(crate::am::fetch::read_deferred);
-    pg_sys::RegisterXactCallback(Some(crate::am::xact::xact_callback), std::ptr::null_mut());
-    pg_sys::RegisterSubXactCallback(
-        Some(crate::am::xact::subxact_callback),
-        std::ptr::null_mut(),
-    );
+    // SAFETY: registering callbacks of static lifetime, once per backend (the contract).
+    unsafe {
+        pg_sys::RegisterXactCallback(Some(crate::am::xact::xact_callback), std::ptr::null_mut());
+        pg_sys::RegisterSubXactCallback(
+            Some(crate::am::xact::subxact_callback),
+            std::ptr::null_mut(),
+        );
+    }
 }
 
 /// A query that can insert (anything but a plain SELECT; a SELECT's functions insert through
 /// queries of their own) writes, when it ends, the rows it buffered: those of its command and
 /// later ones at its transaction level or deeper. The estate goes away in ExecutorEnd, so its
 /// output command is read first.
+///
+/// # Safety
+///
+/// Called by PostgreSQL only, as `ExecutorEnd_hook`, with a valid query descriptor.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn executor_end(query: *mut pg_sys::QueryDesc) {
-    let plain_select = (*query).operation == pg_sys::CmdType::CMD_SELECT
-        && !(*(*query).plannedstmt).hasModifyingCTE;
-    let output_cid = if (*query).estate.is_null() {
-        0
-    } else {
-        (*(*query).estate).es_output_cid
+    // SAFETY: PostgreSQL passes a valid `QueryDesc` with its planned statement (the contract).
+    let plain_select = unsafe {
+        (*query).operation == pg_sys::CmdType::CMD_SELECT
+            && !(*(*query).plannedstmt).hasModifyingCTE
     };
-    match PREV_EXECUTOR_END {
-        Some(prev) => prev(query),
-        None => pg_sys::standard_ExecutorEnd(query),
+    // SAFETY: `query` is valid (the contract); its estate is read only if it has one.
+    let output_cid = unsafe {
+        if (*query).estate.is_null() {
+            0
+        } else {
+            (*(*query).estate).es_output_cid
+        }
+    };
+    // SAFETY: `PREV_EXECUTOR_END` is written only in `install` (from `_PG_init`) and read in the
+    // backend's one thread; the next hook gets `query` as PostgreSQL gave it.
+    unsafe {
+        match PREV_EXECUTOR_END {
+            Some(prev) => prev(query),
+            None => pg_sys::standard_ExecutorEnd(query),
+        }
     }
     if !plain_select && write::any_pending() {
         write::flush_statement(output_cid);
     }
 }
 
+/// # Safety
+///
+/// Called by PostgreSQL only, as `ProcessUtility_hook`, with its arguments valid.
 #[pgrx::pg_guard]
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C-unwind" fn process_utility(
@@ -75,47 +106,63 @@ unsafe extern "C-unwind" fn process_utility(
     dest: *mut pg_sys::DestReceiver,
     qc: *mut pg_sys::QueryCompletion,
 ) {
-    crate::am::ddl::check_utility(pstmt);
-    let first_cid = if pg_sys::IsTransactionState() {
-        pg_sys::GetCurrentCommandId(false)
-    } else {
-        0
+    // SAFETY: PostgreSQL passes a valid planned utility statement (the contract).
+    unsafe { crate::am::ddl::check_utility(pstmt) };
+    // SAFETY: reads of this backend's transaction state.
+    let first_cid = unsafe {
+        if pg_sys::IsTransactionState() {
+            pg_sys::GetCurrentCommandId(false)
+        } else {
+            0
+        }
     };
     // our table options, which PostgreSQL would refuse, are taken out of the statement
-    let (options, run) = if pg_sys::IsTransactionState() {
-        options::before(pstmt, read_only_tree)
-    } else {
-        (None, pstmt)
+    // SAFETY: `pstmt` is valid (the contract), and `before` runs only inside a transaction.
+    let (options, run) = unsafe {
+        if pg_sys::IsTransactionState() {
+            options::before(pstmt, read_only_tree)
+        } else {
+            (None, pstmt)
+        }
     };
     // (a copy is the hook's own to run)
     let read_only_tree = read_only_tree && run == pstmt;
     let pstmt = run;
     {
         let _active = options::HookActive::enter();
-        match PREV_PROCESS_UTILITY {
-            Some(prev) => prev(pstmt, query, read_only_tree, context, params, env, dest, qc),
-            None => pg_sys::standard_ProcessUtility(
-                pstmt,
-                query,
-                read_only_tree,
-                context,
-                params,
-                env,
-                dest,
-                qc,
-            ),
+        // SAFETY: `PREV_PROCESS_UTILITY` is written only from `_PG_init`, read in the backend's
+        // one thread; the next hook gets PostgreSQL's arguments (`pstmt`: `before`'s to run).
+        unsafe {
+            match PREV_PROCESS_UTILITY {
+                Some(prev) => prev(pstmt, query, read_only_tree, context, params, env, dest, qc),
+                None => pg_sys::standard_ProcessUtility(
+                    pstmt,
+                    query,
+                    read_only_tree,
+                    context,
+                    params,
+                    env,
+                    dest,
+                    qc,
+                ),
+            }
         }
     }
     if let Some(p) = options {
-        options::after(p);
+        // SAFETY: `p` is what `before` prepared for the statement just run.
+        unsafe { options::after(p) };
     }
     // COPY FROM and other utility commands insert without an executor end; a transaction
     // that just ended (COMMIT) has nothing buffered any more
-    if write::any_pending() && pg_sys::IsTransactionState() {
+    // SAFETY: a read of this backend's transaction state.
+    if write::any_pending() && unsafe { pg_sys::IsTransactionState() } {
         write::flush_statement(first_cid);
     }
 }
 
+/// # Safety
+///
+/// Called by PostgreSQL only, as `object_access_hook`, inside a transaction.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn object_access(
     access: pg_sys::ObjectAccessType::Type,
@@ -124,14 +171,19 @@ unsafe extern "C-unwind" fn object_access(
     sub_id: std::ffi::c_int,
     arg: *mut std::ffi::c_void,
 ) {
-    if let Some(prev) = PREV_OBJECT_ACCESS {
-        prev(access, class_id, object_id, sub_id, arg);
+    // SAFETY: `PREV_OBJECT_ACCESS` is written only in `install` (from `_PG_init`) and read in
+    // the backend's one thread; the next hook gets PostgreSQL's own arguments.
+    unsafe {
+        if let Some(prev) = PREV_OBJECT_ACCESS {
+            prev(access, class_id, object_id, sub_id, arg);
+        }
     }
     if access == pg_sys::ObjectAccessType::OAT_DROP
         && class_id == pg_sys::RelationRelationId
         && sub_id == 0
     {
-        life::on_drop(object_id);
+        // SAFETY: PostgreSQL is dropping relation `object_id`, inside a transaction.
+        unsafe { life::on_drop(object_id) };
     }
 }
 
@@ -148,47 +200,65 @@ unsafe extern "C-unwind" fn object_access(
 /// `plan_create_index_workers` builds for CREATE INDEX; there a number set here is taken as
 /// is, past the `maintenance_work_mem` cap PostgreSQL applies to the number it computes
 /// itself, so the same cap (32 MB per process) is applied here.
+///
+/// # Safety
+///
+/// `rel` must be the planner's valid `RelOptInfo` of relation `relid`, while planning in a
+/// transaction.
 pub unsafe fn plan_parallel_workers(
     relid: pg_sys::Oid,
     rel: *mut pg_sys::RelOptInfo,
     inherited: bool,
 ) {
-    if (*rel).rel_parallel_workers != -1 {
+    // SAFETY: `rel` is valid (the contract).
+    if unsafe { (*rel).rel_parallel_workers } != -1 {
         return;
     }
-    let relation = pg_sys::RelationIdGetRelation(relid);
+    // SAFETY: in a transaction (the contract); a relation opened is closed at the end.
+    let relation = unsafe { pg_sys::RelationIdGetRelation(relid) };
     if relation.is_null() {
         return;
     }
     if crate::am::relation::is_columnar(relation) {
         let tuples = if inherited {
-            life::estimate_size(relation).1
+            // SAFETY: `relation` is open (above), in a transaction.
+            unsafe { life::estimate_size(relation) }.1
         } else {
-            (*rel).tuples
+            // SAFETY: `rel` is valid (the contract).
+            unsafe { (*rel).tuples }
         };
         let stripe_rows = crate::am::write::stripe_row_limit() as f64;
         let stripes = (tuples / stripe_rows).ceil();
         let mut workers = (stripes - 1.0).clamp(0.0, 64.0) as i32;
         if inherited {
-            while workers > 0 && pg_sys::maintenance_work_mem / (workers + 1) < 32768 {
+            // SAFETY: `maintenance_work_mem` is a setting, a global read in the backend's thread.
+            while workers > 0 && unsafe { pg_sys::maintenance_work_mem } / (workers + 1) < 32768 {
                 workers -= 1;
             }
         }
-        (*rel).rel_parallel_workers = workers;
+        // SAFETY: `rel` is valid and the planner's to change here (the contract).
+        unsafe { (*rel).rel_parallel_workers = workers };
     }
-    pg_sys::RelationClose(relation);
+    // SAFETY: `relation` was opened above and is closed once.
+    unsafe { pg_sys::RelationClose(relation) };
 }
 
 /// Installs the planner hook that sees a base relation's RelOptInfo once its size is known:
 /// `get_relation_info_hook` up to 18, `build_simple_rel_hook` from 19 (which replaced it).
+///
+/// # Safety
+///
+/// Called only from [`install`] (once, from `_PG_init`).
 unsafe fn install_relation_info_hook() {
     #[cfg(not(feature = "pg19"))]
-    {
+    // SAFETY: `_PG_init` runs once, in the backend's one thread (via `install`).
+    unsafe {
         PREV_RELATION_INFO = pg_sys::get_relation_info_hook;
         pg_sys::get_relation_info_hook = Some(relation_info);
     }
     #[cfg(feature = "pg19")]
-    {
+    // SAFETY: `_PG_init` runs once, in the backend's one thread (via `install`).
+    unsafe {
         PREV_RELATION_INFO = pg_sys::build_simple_rel_hook;
         pg_sys::build_simple_rel_hook = Some(relation_info);
     }
@@ -199,6 +269,9 @@ static mut PREV_RELATION_INFO: pg_sys::get_relation_info_hook_type = None;
 #[cfg(feature = "pg19")]
 static mut PREV_RELATION_INFO: pg_sys::build_simple_rel_hook_type = None;
 
+/// # Safety
+///
+/// Called by PostgreSQL only, as `get_relation_info_hook`, with valid planner structures.
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn relation_info(
@@ -207,11 +280,18 @@ unsafe extern "C-unwind" fn relation_info(
     inhparent: bool,
     rel: *mut pg_sys::RelOptInfo,
 ) {
-    if let Some(prev) = PREV_RELATION_INFO {
-        prev(root, relid, inhparent, rel);
+    // SAFETY: `PREV_RELATION_INFO` is written only from `_PG_init` and read in the backend's
+    // one thread; PostgreSQL's `rel` of `relid` is valid while planning (the contract).
+    unsafe {
+        if let Some(prev) = PREV_RELATION_INFO {
+            prev(root, relid, inhparent, rel);
+        }
+        plan_parallel_workers(relid, rel, inhparent);
     }
-    plan_parallel_workers(relid, rel, inhparent);
 }
+/// # Safety
+///
+/// Called by PostgreSQL only, as `build_simple_rel_hook`, with valid planner structures.
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn relation_info(
@@ -219,11 +299,15 @@ unsafe extern "C-unwind" fn relation_info(
     rel: *mut pg_sys::RelOptInfo,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    if let Some(prev) = PREV_RELATION_INFO {
-        prev(root, rel, rte);
-    }
-    if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
-        plan_parallel_workers((*rte).relid, rel, (*rte).inh);
+    // SAFETY: `PREV_RELATION_INFO` is written only from `_PG_init` and read in the backend's
+    // one thread; PostgreSQL's `rel` and `rte` are valid while planning (the contract).
+    unsafe {
+        if let Some(prev) = PREV_RELATION_INFO {
+            prev(root, rel, rte);
+        }
+        if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
+            plan_parallel_workers((*rte).relid, rel, (*rte).inh);
+        }
     }
 }
 
@@ -233,9 +317,14 @@ unsafe extern "C-unwind" fn relation_info(
 /// (`am::tid`) and lie past the file's end, which is harmless within its first 1 GB segment
 /// and an ERROR beyond it (from about 38 million rows: "could not open file ..."). From 18
 /// the access method walks the bitmap itself and nothing is prefetched.
+///
+/// # Safety
+///
+/// Called only from [`install`] (once, from `_PG_init`).
 unsafe fn install_executor_start_hook() {
     #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-    {
+    // SAFETY: `_PG_init` runs once, in the backend's one thread (via `install`).
+    unsafe {
         PREV_EXECUTOR_START = pg_sys::ExecutorStart_hook;
         pg_sys::ExecutorStart_hook = Some(executor_start);
     }
@@ -244,30 +333,52 @@ unsafe fn install_executor_start_hook() {
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 static mut PREV_EXECUTOR_START: pg_sys::ExecutorStart_hook_type = None;
 
+/// # Safety
+///
+/// Called by PostgreSQL only, as `ExecutorStart_hook`, with a valid query descriptor.
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags: std::ffi::c_int) {
-    match PREV_EXECUTOR_START {
-        Some(prev) => prev(query, eflags),
-        None => pg_sys::standard_ExecutorStart(query, eflags),
-    }
-    if !(*query).planstate.is_null() {
-        no_bitmap_prefetch((*query).planstate, std::ptr::null_mut());
+    // SAFETY: `PREV_EXECUTOR_START` is written only from `_PG_init` and read in the backend's
+    // one thread; `query` is valid (the contract), and its plan state tree, once made, too.
+    unsafe {
+        match PREV_EXECUTOR_START {
+            Some(prev) => prev(query, eflags),
+            None => pg_sys::standard_ExecutorStart(query, eflags),
+        }
+        if !(*query).planstate.is_null() {
+            no_bitmap_prefetch((*query).planstate, std::ptr::null_mut());
+        }
     }
 }
 
 /// Sets `prefetch_maximum` to 0 in every bitmap heap scan of a pg_columnar table in the tree
 /// (subplans included). The prefetch iterator is made at the scan's first row, after this.
+///
+/// Not `#[pg_guard]`: it is called from Rust (`executor_start`) as well as by
+/// `planstate_tree_walker`, and a guard's ERROR would `longjmp` over `executor_start`'s Rust
+/// frames; a panic here unwinds instead (`C-unwind`) through the walker's C frames, which
+/// hold nothing to release, to `executor_start`'s guard.
+///
+/// # Safety
+///
+/// `ps` must be a valid plan state tree made by `ExecutorStart` (`context` is passed on).
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 unsafe extern "C-unwind" fn no_bitmap_prefetch(
     ps: *mut pg_sys::PlanState,
     context: *mut std::ffi::c_void,
 ) -> bool {
-    if (*ps).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
-        let node = ps as *mut pg_sys::BitmapHeapScanState;
-        if crate::am::relation::is_columnar((*node).ss.ss_currentRelation) {
-            (*node).prefetch_maximum = 0;
+    // SAFETY: `ps` is a valid plan state (the contract), a `BitmapHeapScanState` when its tag
+    // says so, whose scan relation `ExecInitBitmapHeapScan` opened.
+    unsafe {
+        if (*ps).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
+            let node = ps as *mut pg_sys::BitmapHeapScanState;
+            if crate::am::relation::is_columnar((*node).ss.ss_currentRelation) {
+                (*node).prefetch_maximum = 0;
+            }
         }
     }
-    pg_sys::planstate_tree_walker(ps, Some(no_bitmap_prefetch), context)
+    // SAFETY: `ps` is a valid tree (the contract); the walker calls this fn on each child,
+    // which is valid alike.
+    unsafe { pg_sys::planstate_tree_walker(ps, Some(no_bitmap_prefetch), context) }
 }

@@ -6,6 +6,8 @@
 //! `pgcol.kept_stripes` shows the calling backend's cache of stripes for row fetches (no
 //! table's contents).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 #[pgrx::pg_schema]
 mod pgcol {
     use pgrx::prelude::*;
@@ -21,6 +23,8 @@ mod pgcol {
     /// Checks the caller's SELECT privilege and that `rel` is a pg_columnar table, writes this
     /// backend's buffered rows, and returns the stripes the current snapshot sees.
     fn open(rel: &PgRelation) -> Vec<StripeRow> {
+        // SAFETY: called by the SQL functions, in a transaction, with the relation pgrx opened
+        // (AccessShareLock) for their argument, so `raw` is open for the whole call.
         unsafe {
             let acl = pg_sys::pg_class_aclcheck(
                 rel.oid(),
@@ -137,6 +141,7 @@ mod pgcol {
     > {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
+        // SAFETY: `raw` is the relation pgrx opened for the argument, open for the call.
         let types = column_types(unsafe { (*raw).rd_att });
         let mut stats = vec![[0i64; 11]; types.len()];
         let mut pages = PageReader::new(raw, true);
@@ -226,6 +231,7 @@ mod pgcol {
     ) -> TableIterator<'static, (name!(stripes, i64), name!(vectors, i64), name!(rows, i64))> {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
+        // SAFETY: `raw` is the relation pgrx opened for the argument, open for the call.
         let types = column_types(unsafe { (*raw).rd_att });
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();
@@ -435,9 +441,9 @@ mod pgcol {
     > {
         let stripes = open(&rel);
         let raw = rel.as_ptr();
-        // SAFETY: every attnum up to the descriptor's length is one of the table's columns
-        // (a dropped one keeps its placeholder name).
         let names: Vec<String> = (1..=rel.tuple_desc().len())
+            // SAFETY: every attnum up to the descriptor's length is one of the table's columns
+            // (a dropped one keeps its placeholder name).
             .map(|a| unsafe {
                 crate::am::options::key_column_name(rel.oid(), a as pg_sys::AttrNumber)
             })
@@ -612,6 +618,7 @@ mod pgcol {
         use pg_columnar_codec::{FsstDecision, Sizing, Values};
         let stripes = open(&rel);
         let raw = rel.as_ptr();
+        // SAFETY: `raw` is the relation pgrx opened for the argument, open for the call.
         let types = column_types(unsafe { (*raw).rd_att });
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();

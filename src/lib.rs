@@ -65,6 +65,8 @@ pub extern "C-unwind" fn _PG_init() {
         pgrx::GucContext::Suset,
         pgrx::GucFlags::default(),
     );
+    // SAFETY: PostgreSQL calls `_PG_init` once per backend, in its one thread, on loading the
+    // library and before any hook can run: what both `install`s require.
     unsafe {
         hooks::install();
         exec::install();
@@ -117,6 +119,8 @@ mod pgcol {
         LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
     ")]
     fn table_options(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::datum::Internal {
+        // SAFETY: `fcinfo` is this call's own (pgrx passes it on); `event_trigger` acts only if
+        // its context is an event trigger's data.
         unsafe { crate::am::options::event_trigger(fcinfo) };
         pgrx::datum::Internal::from(None)
     }
@@ -129,6 +133,8 @@ mod pgcol {
         LANGUAGE c AS 'MODULE_PATHNAME', '@FUNCTION_NAME@';
     ")]
     fn check_publications(fcinfo: pg_sys::FunctionCallInfo) -> pgrx::datum::Internal {
+        // SAFETY: `fcinfo` is this call's own (pgrx passes it on); `event_trigger` acts only if
+        // its context is an event trigger's data.
         unsafe { crate::am::publication::event_trigger(fcinfo) };
         pgrx::datum::Internal::from(None)
     }

@@ -2,6 +2,8 @@
 //! with the codec's kernels (`codec::filter`). Only quals whose every leaf has an exact
 //! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pg_columnar_codec::filter::{
     select_unpacked_cached, EntryCache, Operand, Predicate, Selection,
 };
@@ -147,6 +149,11 @@ impl VectorFilter for RuntimeFilter {
 
 /// Evaluates the vectorized quals on one row, as the executor would have: the recheck of
 /// an EvalPlanQual test tuple (`node`).
+///
+/// # Safety
+///
+/// `quals` must be null or the node's compiled quals, `econtext` its expression context and
+/// `slot` a valid slot holding the row to test, of the scan's tuple descriptor.
 pub unsafe fn recheck(
     quals: *mut pg_sys::ExprState,
     econtext: *mut pg_sys::ExprContext,
@@ -155,6 +162,10 @@ pub unsafe fn recheck(
     if quals.is_null() {
         return true;
     }
-    (*econtext).ecxt_scantuple = slot;
-    pg_sys::ExecQual(quals, econtext)
+    // SAFETY: `quals` is compiled for `econtext`, whose scan tuple is set to the valid `slot`
+    // the quals were compiled to read (the contract).
+    unsafe {
+        (*econtext).ecxt_scantuple = slot;
+        pg_sys::ExecQual(quals, econtext)
+    }
 }

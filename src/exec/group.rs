@@ -19,6 +19,8 @@
 //! Only selected rows are evaluated, as PostgreSQL evaluates GROUP BY expressions only on
 //! rows that pass WHERE.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pg_columnar_codec::bucket::{self, TruncUnit};
 use pg_columnar_codec::filter::Selection;
 use std::rc::Rc;
@@ -99,41 +101,65 @@ impl KeySpec {
 }
 
 /// The column of `node` if it is a plain column of relation `relid`.
+///
+/// # Safety
+///
+/// `node` must be null or a valid expression node.
 unsafe fn column_of(node: *mut pg_sys::Node, relid: pg_sys::Index, natts: usize) -> Option<u16> {
-    if node.is_null() || (*node).type_ != pg_sys::NodeTag::T_Var {
+    // SAFETY: `node` is a valid node when not null (the contract; checked first).
+    if node.is_null() || unsafe { (*node).type_ } != pg_sys::NodeTag::T_Var {
         return None;
     }
     let var = node as *mut pg_sys::Var;
-    ((*var).varno as pg_sys::Index == relid
-        && (*var).varlevelsup == 0
-        && (*var).varattno >= 1
-        && (*var).varattno as usize <= natts)
-        .then(|| (*var).varattno as u16 - 1)
+    // SAFETY: the tag says `node` is a Var.
+    unsafe {
+        ((*var).varno as pg_sys::Index == relid
+            && (*var).varlevelsup == 0
+            && (*var).varattno >= 1
+            && (*var).varattno as usize <= natts)
+            .then(|| (*var).varattno as u16 - 1)
+    }
 }
 
 /// A non-null Const of type `ty`.
+///
+/// # Safety
+///
+/// `node` must be null or a valid expression node.
 unsafe fn constant(node: *mut pg_sys::Node, ty: pg_sys::Oid) -> Option<pg_sys::Datum> {
-    if node.is_null() || (*node).type_ != pg_sys::NodeTag::T_Const {
+    // SAFETY: `node` is a valid node when not null (the contract; checked first).
+    if node.is_null() || unsafe { (*node).type_ } != pg_sys::NodeTag::T_Const {
         return None;
     }
     let c = node as *mut pg_sys::Const;
-    ((*c).consttype == ty && !(*c).constisnull).then_some((*c).constvalue)
+    // SAFETY: the tag says `node` is a Const.
+    unsafe { ((*c).consttype == ty && !(*c).constisnull).then_some((*c).constvalue) }
 }
 
 /// The bucket arithmetic for `f` (a FuncExpr over `column`), if it is one of the functions
 /// computed here with constant arguments the arithmetic covers.
+///
+/// # Safety
+///
+/// `f` must be a valid FuncExpr of the query being planned, in a transaction.
 unsafe fn bucket_spec(
     f: *mut pg_sys::FuncExpr,
     relid: pg_sys::Index,
     natts: usize,
 ) -> Option<KeySpec> {
-    let args: Vec<*mut pg_sys::Node> = list::nodes((*f).args).collect();
-    let oid: u32 = (*f).funcid.into();
+    // SAFETY: `f` is a valid FuncExpr (the contract), whose args are a list of valid nodes.
+    let (args, oid): (Vec<*mut pg_sys::Node>, u32) =
+        unsafe { (list::nodes((*f).args).collect(), (*f).funcid.into()) };
     match (oid, args.as_slice()) {
         (F_TIMESTAMPTZ_TRUNC | F_TIMESTAMP_TRUNC, &[unit, ts]) => {
-            let column = column_of(ts, relid, natts)?;
-            let text = constant(unit, pg_sys::TEXTOID)?;
-            let name = std::ffi::CStr::from_ptr(pg_sys::text_to_cstring(text.cast_mut_ptr()));
+            // SAFETY: the args are valid nodes (the contract).
+            let column = unsafe { column_of(ts, relid, natts) }?;
+            // SAFETY: as above.
+            let text = unsafe { constant(unit, pg_sys::TEXTOID) }?;
+            // SAFETY: `text` is a non-NULL text Const's value; `text_to_cstring` returns a
+            // palloc'd NUL-terminated copy, read at once.
+            let name =
+                unsafe { std::ffi::CStr::from_ptr(pg_sys::text_to_cstring(text.cast_mut_ptr())) };
             let unit = TruncUnit::parse(name.to_str().ok()?)?;
             Some(KeySpec::Trunc {
                 column,
@@ -142,24 +168,27 @@ unsafe fn bucket_spec(
             })
         }
         (F_TIMESTAMP_BIN | F_TIMESTAMPTZ_BIN, &[stride, ts, origin]) => {
-            let column = column_of(ts, relid, natts)?;
-            let interval =
-                constant(stride, pg_sys::INTERVALOID)?.cast_mut_ptr::<pg_sys::Interval>();
+            // SAFETY: the args are valid nodes (the contract).
+            let column = unsafe { column_of(ts, relid, natts) }?;
+            // SAFETY: as above.
+            let interval = unsafe { constant(stride, pg_sys::INTERVALOID) }?
+                .cast_mut_ptr::<pg_sys::Interval>();
             let ty = if oid == F_TIMESTAMP_BIN {
                 pg_sys::TIMESTAMPOID
             } else {
                 pg_sys::TIMESTAMPTZOID
             };
-            let origin = constant(origin, ty)?.value() as i64;
+            // SAFETY: as above.
+            let origin = unsafe { constant(origin, ty) }?.value() as i64;
             // months are refused by PostgreSQL (an error, raised by evaluating); an infinite
             // interval has months set too
-            if (*interval).month != 0
-                || !(0..1 << 20).contains(&(*interval).day)
-                || !(0..1 << 52).contains(&(*interval).time)
-            {
+            // SAFETY: `interval` is a non-NULL interval Const's value: a valid `Interval`.
+            let (month, day, time) =
+                unsafe { ((*interval).month, (*interval).day, (*interval).time) };
+            if month != 0 || !(0..1 << 20).contains(&day) || !(0..1 << 52).contains(&time) {
                 return None;
             }
-            let stride = (*interval).day as i64 * bucket::USECS_PER_DAY + (*interval).time;
+            let stride = day as i64 * bucket::USECS_PER_DAY + time;
             (stride > 0).then_some(KeySpec::Bin {
                 column,
                 stride,
@@ -172,42 +201,62 @@ unsafe fn bucket_spec(
 
 /// The spec of GROUP BY expression `expr` over relation `relid` (of `natts` attributes),
 /// if computed here.
+///
+/// # Safety
+///
+/// `expr` must be a valid expression tree of the query being planned, in a transaction.
 pub unsafe fn key_spec(
     expr: *mut pg_sys::Node,
     relid: pg_sys::Index,
     natts: usize,
 ) -> Option<KeySpec> {
-    if let Some(column) = column_of(expr, relid, natts) {
+    // SAFETY: `expr` is a valid node (the contract).
+    if let Some(column) = unsafe { column_of(expr, relid, natts) } {
         let var = expr as *mut pg_sys::Var;
-        if is_integer_type((*var).vartype) {
-            return Some(KeySpec::Int { column });
+        // SAFETY: `column_of` found `expr` to be a Var; the collation lookup is by a valid
+        // oid (checked first), in a transaction (the contract).
+        unsafe {
+            if is_integer_type((*var).vartype) {
+                return Some(KeySpec::Int { column });
+            }
+            let text = [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype);
+            return (text
+                && (*var).varcollid != pg_sys::InvalidOid
+                && pg_sys::get_collation_isdeterministic((*var).varcollid))
+            .then_some(KeySpec::Text { column });
         }
-        let text = [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype);
-        return (text
-            && (*var).varcollid != pg_sys::InvalidOid
-            && pg_sys::get_collation_isdeterministic((*var).varcollid))
-        .then_some(KeySpec::Text { column });
     }
     // an expression of one integer column with an integer result
-    if !is_integer_type(pg_sys::exprType(expr))
-        || pg_sys::contain_volatile_functions(expr)
-        || pg_sys::contain_subplans(expr)
-        || !pg_sys::pull_paramids(expr as *mut pg_sys::Expr).is_null()
-    {
+    // SAFETY: `expr` is a valid expression tree (the contract), which the walkers only read.
+    unsafe {
+        if !is_integer_type(pg_sys::exprType(expr))
+            || pg_sys::contain_volatile_functions(expr)
+            || pg_sys::contain_subplans(expr)
+            || !pg_sys::pull_paramids(expr as *mut pg_sys::Expr).is_null()
+        {
+            return None;
+        }
+    }
+    // SAFETY: as above; `pull_var_clause` returns a new list of the tree's Vars.
+    let vars = unsafe { pg_sys::pull_var_clause(expr, 0) };
+    // SAFETY: `vars` is a valid list (or null, empty).
+    if unsafe { list::len(vars) } != 1 {
         return None;
     }
-    let vars = pg_sys::pull_var_clause(expr, 0);
-    if list::len(vars) != 1 {
+    // SAFETY: `vars` holds one node, a Var of `expr`.
+    let var = unsafe { list::nodes(vars).next() }.unwrap();
+    // SAFETY: `var` is a valid node.
+    let column = unsafe { column_of(var, relid, natts) }?;
+    // SAFETY: `column_of` found `var` to be a Var.
+    if !is_integer_type(unsafe { (*(var as *mut pg_sys::Var)).vartype }) {
         return None;
     }
-    let var = list::nodes(vars).next().unwrap();
-    let column = column_of(var, relid, natts)?;
-    if !is_integer_type((*(var as *mut pg_sys::Var)).vartype) {
-        return None;
-    }
-    if (*expr).type_ == pg_sys::NodeTag::T_FuncExpr {
-        if let Some(spec) = bucket_spec(expr as *mut pg_sys::FuncExpr, relid, natts) {
-            return Some(spec);
+    // SAFETY: `expr` is a valid node (the contract), a FuncExpr when its tag says so.
+    unsafe {
+        if (*expr).type_ == pg_sys::NodeTag::T_FuncExpr {
+            if let Some(spec) = bucket_spec(expr as *mut pg_sys::FuncExpr, relid, natts) {
+                return Some(spec);
+            }
         }
     }
     Some(KeySpec::Evaluated { column })
@@ -226,19 +275,28 @@ struct Evaluator {
 impl Evaluator {
     /// The result of the expression (as the raw Datum of its by-value integer type) for
     /// the column's value `v`, and whether it is NULL.
+    ///
+    /// # Safety
+    ///
+    /// The evaluator's state, expression context and slot, made by [`KeyReader::new`], must
+    /// still be live: its query runs and [`KeyReader::end`] has not dropped the slot.
     unsafe fn eval(&mut self, v: i64) -> (i64, bool) {
         self.calls += 1;
         let slot = self.slot;
-        pg_sys::ExecClearTuple(slot);
-        let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
-        std::slice::from_raw_parts_mut((*slot).tts_isnull, natts).fill(true);
-        *(*slot).tts_values.add(self.attno) = pg_sys::Datum::from(v);
-        *(*slot).tts_isnull.add(self.attno) = false;
-        pg_sys::ExecStoreVirtualTuple(slot);
-        (*self.econtext).ecxt_scantuple = slot;
-        let mut isnull = false;
-        let d = pg_sys::ExecEvalExprSwitchContext(self.state, self.econtext, &mut isnull);
-        (d.value() as i64, isnull)
+        // SAFETY: the slot, context and state are live (the contract); the slot's arrays have
+        // `natts` entries, and `attno` is a column of its descriptor (the key's relation's).
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
+            std::slice::from_raw_parts_mut((*slot).tts_isnull, natts).fill(true);
+            *(*slot).tts_values.add(self.attno) = pg_sys::Datum::from(v);
+            *(*slot).tts_isnull.add(self.attno) = false;
+            pg_sys::ExecStoreVirtualTuple(slot);
+            (*self.econtext).ecxt_scantuple = slot;
+            let mut isnull = false;
+            let d = pg_sys::ExecEvalExprSwitchContext(self.state, self.econtext, &mut isnull);
+            (d.value() as i64, isnull)
+        }
     }
 }
 
@@ -293,6 +351,12 @@ pub struct KeyReader {
 impl KeyReader {
     /// A reader for `spec`, whose expression is `expr` (evaluated in `parent`'s executor
     /// state when arithmetic does not answer), over rows of descriptor `desc`.
+    ///
+    /// # Safety
+    ///
+    /// `expr` must be the key's valid expression, `parent` the plan state being initialized
+    /// (with its executor state), and `desc` the scanned relation's descriptor, valid for the
+    /// query; called in the query's memory context. [`end`](Self::end) frees what it made.
     pub unsafe fn new(
         spec: KeySpec,
         expr: *mut pg_sys::Expr,
@@ -301,18 +365,24 @@ impl KeyReader {
     ) -> KeyReader {
         let evaluator = match spec {
             KeySpec::Int { .. } | KeySpec::Text { .. } => None,
-            _ => Some(Evaluator {
-                state: pg_sys::ExecInitExpr(expr, parent),
-                econtext: pg_sys::CreateExprContext((*parent).state),
-                slot: pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsVirtual),
-                attno: spec.column() as usize,
-                calls: 0,
+            // SAFETY: `expr`, `parent` (with its estate) and `desc` are valid, in the query's
+            // memory context (the contract), where the state, context and slot are made.
+            _ => Some(unsafe {
+                Evaluator {
+                    state: pg_sys::ExecInitExpr(expr, parent),
+                    econtext: pg_sys::CreateExprContext((*parent).state),
+                    slot: pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsVirtual),
+                    attno: spec.column() as usize,
+                    calls: 0,
+                }
             }),
         };
         let gmtoff = match spec {
             KeySpec::Trunc { zoned: true, .. } => {
                 let mut off: std::ffi::c_long = 0;
-                pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut off)
+                // SAFETY: `session_timezone` is the backend's setting, read in its one thread;
+                // `off` is a live local.
+                unsafe { pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut off) }
                     .then_some(off as i64)
             }
             _ => Some(0),
@@ -370,6 +440,11 @@ impl KeyReader {
     /// The key parts of the rows of `u` (its selected rows; the others are unspecified);
     /// `None` if the vector's values are not of the key's kind. `dictionary_key` names the
     /// shared dictionary of `ctx`.
+    ///
+    /// # Safety
+    ///
+    /// The reader's query must still run, and [`end`](Self::end) not have been called (an
+    /// evaluated key uses what [`new`](Self::new) made).
     pub unsafe fn read(
         &mut self,
         u: &Unpacked,
@@ -386,20 +461,30 @@ impl KeyReader {
         }
         let shared = matches!(u.form, Form::Codes { inline: None, .. });
         Some(match keys.parts {
-            KeyParts::Coded { codes, entries } => self.coded_buckets(
-                codes,
-                &entries,
-                keys.nulls,
-                selection,
-                shared.then_some(dictionary_key),
-            ),
-            KeyParts::Rows(parts) => self.row_buckets(parts, keys.nulls, selection, u.rows),
+            // SAFETY: the reader is live (this fn's contract, the same as these).
+            KeyParts::Coded { codes, entries } => unsafe {
+                self.coded_buckets(
+                    codes,
+                    &entries,
+                    keys.nulls,
+                    selection,
+                    shared.then_some(dictionary_key),
+                )
+            },
+            // SAFETY: as above.
+            KeyParts::Rows(parts) => unsafe {
+                self.row_buckets(parts, keys.nulls, selection, u.rows)
+            },
         })
     }
 
     /// Buckets of a dictionary vector: each entry's once (for a shared dictionary, once per
     /// stripe), the codes kept, unless a selected row holds an entry only PostgreSQL can
     /// bucket, when the vector's rows get their parts one by one.
+    ///
+    /// # Safety
+    ///
+    /// As [`read`](Self::read): the reader is live.
     unsafe fn coded_buckets(
         &mut self,
         codes: Vec<u32>,
@@ -449,7 +534,8 @@ impl KeyReader {
                 let (part, null) = if b.answered[c] {
                     (b.arithmetic[c], false)
                 } else {
-                    *b.evaluated[c].get_or_insert_with(|| evaluator.eval(entries[c]))
+                    // SAFETY: the reader is live (this fn's contract), so its evaluator is.
+                    *b.evaluated[c].get_or_insert_with(|| unsafe { evaluator.eval(entries[c]) })
                 };
                 parts[r] = part;
                 if null {
@@ -467,6 +553,10 @@ impl KeyReader {
     }
 
     /// Buckets of rows one by one (a run of one value bucketed once).
+    ///
+    /// # Safety
+    ///
+    /// As [`read`](Self::read): the reader is live.
     unsafe fn row_buckets(
         &mut self,
         mut parts: Vec<i64>,
@@ -506,7 +596,8 @@ impl KeyReader {
                             }
                             (b, false)
                         }
-                        None => self.evaluator.as_mut().unwrap().eval(v),
+                        // SAFETY: the reader is live (this fn's contract), so its evaluator is.
+                        None => unsafe { self.evaluator.as_mut().unwrap().eval(v) },
                     };
                     last = Some((v, out));
                     out
@@ -543,16 +634,28 @@ impl KeyReader {
 
     /// Frees what evaluating needed (the executor frees the expression state and the
     /// expression context with the query).
+    ///
+    /// # Safety
+    ///
+    /// Called before the query's memory, where [`new`](Self::new) made the slot, is freed.
     pub unsafe fn end(&mut self) {
         if let Some(e) = self.evaluator.take() {
-            pg_sys::ExecDropSingleTupleTableSlot(e.slot);
+            // SAFETY: the slot was made by `new`, is dropped once (the evaluator is taken),
+            // and its memory still exists (the contract).
+            unsafe { pg_sys::ExecDropSingleTupleTableSlot(e.slot) };
         }
     }
 
     /// Frees the memory of the values evaluated so far (the results are by-value integers).
+    ///
+    /// # Safety
+    ///
+    /// The reader's query must still run (its expression context exists).
     pub unsafe fn reset_memory(&mut self) {
         if let Some(e) = &self.evaluator {
-            pg_sys::MemoryContextReset((*e.econtext).ecxt_per_tuple_memory);
+            // SAFETY: the expression context `new` made lives as long as the query (the
+            // contract); no value evaluated in it is kept (by-value integers).
+            unsafe { pg_sys::MemoryContextReset((*e.econtext).ecxt_per_tuple_memory) };
         }
     }
 }

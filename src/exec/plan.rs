@@ -9,6 +9,8 @@
 //! the planner already has (the relation's size and the qual costs): planning reads no
 //! data page and no stripe catalog.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::list;
@@ -31,84 +33,138 @@ pub fn path_methods() -> *const pg_sys::CustomPathMethods {
 
 /// Whether the custom scan of `rel` would evaluate every qual itself, leaving none for the
 /// executor (and no gating qual): what `plan_custom_path` decides, asked at path time.
+///
+/// # Safety
+///
+/// `rel` must be the planner's valid `RelOptInfo` of a base relation, while planning.
 pub unsafe fn every_qual_vectorized(rel: *mut pg_sys::RelOptInfo) -> bool {
-    let mut translator = Translator::new((*rel).relid);
-    list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).all(|rinfo| {
-        !(*rinfo).pseudoconstant
-            && matches!(scan_qual(&mut translator, rel, rinfo), Some((_, true)))
-    })
+    // SAFETY: `rel` is valid while planning (the contract), and its restriction list holds
+    // valid RestrictInfos of it, as `scan_qual` requires.
+    unsafe {
+        let mut translator = Translator::new((*rel).relid);
+        list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).all(|rinfo| {
+            !(*rinfo).pseudoconstant
+                && matches!(scan_qual(&mut translator, rel, rinfo), Some((_, true)))
+        })
+    }
 }
 
 /// How the scan of `rel` takes the qual `rinfo`: its skip expression, and whether the node
 /// evaluates it exactly itself (a vectorized filter; never with
 /// `pg_columnar.enable_vectorized_filter` off); `None` if the scan cannot use it. Below a
 /// security barrier only leakproof operators count.
+///
+/// # Safety
+///
+/// `rel` must be the planner's valid `RelOptInfo` and `rinfo` one of its restriction clauses,
+/// while planning.
 unsafe fn scan_qual(
     translator: &mut Translator,
     rel: *mut pg_sys::RelOptInfo,
     rinfo: *mut pg_sys::RestrictInfo,
 ) -> Option<(SkipExpr, bool)> {
-    let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
-    translator
-        .translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only)
-        .map(|(e, exact)| (e, exact && super::ENABLE_VECTORIZED_FILTER.get()))
+    // SAFETY: `rel` and `rinfo` are valid while planning (the contract), and the clause is an
+    // expression tree of the query, as `translate_qual` requires.
+    unsafe {
+        let leakproof_only = (*rinfo).security_level > (*rel).baserestrict_min_security;
+        translator.translate_qual((*rinfo).clause as *mut pg_sys::Node, leakproof_only)
+    }
+    .map(|(e, exact)| (e, exact && super::ENABLE_VECTORIZED_FILTER.get()))
 }
 
 /// For a node above the scan of `input` (PgcolAgg, PgcolTopN): the scan's path
 /// among the relation's paths (`partial`: its partial paths), under the projection PostgreSQL
 /// may have put over it, and the relation's number of attributes; `None` unless `input` is
 /// one pg_columnar table (no inheritance) whose every qual the scan evaluates itself.
+///
+/// # Safety
+///
+/// `root` must be the planner's valid `PlannerInfo` and `input` one of its `RelOptInfo`s,
+/// while planning.
 pub unsafe fn scan_path_below(
     root: *mut pg_sys::PlannerInfo,
     input: *mut pg_sys::RelOptInfo,
     partial: bool,
 ) -> Option<(*mut pg_sys::Path, usize)> {
-    if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL {
+    // SAFETY: `input` is valid (the contract).
+    if unsafe { (*input).reloptkind } != pg_sys::RelOptKind::RELOPT_BASEREL {
         return None;
     }
-    let rte = *(*root).simple_rte_array.add((*input).relid as usize);
-    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || (*rte).inh {
+    // SAFETY: a base relation's `relid` indexes `root`'s range table array, whose entries are
+    // valid (the contract).
+    let rte = unsafe { *(*root).simple_rte_array.add((*input).relid as usize) };
+    // SAFETY: `rte` is a valid range table entry.
+    if unsafe { (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || (*rte).inh } {
         return None;
     }
-    let paths = if partial {
-        (*input).partial_pathlist
-    } else {
-        (*input).pathlist
+    // SAFETY: `input` is valid (the contract).
+    let paths = unsafe {
+        if partial {
+            (*input).partial_pathlist
+        } else {
+            (*input).pathlist
+        }
     };
-    let scan = list::ptrs::<pg_sys::Path>(paths)
-        .map(|p| {
-            if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath {
-                (*(p as *mut pg_sys::ProjectionPath)).subpath
-            } else {
-                p
-            }
-        })
-        .find(|&p| {
-            (*p).type_ == pg_sys::NodeTag::T_CustomPath
-                && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, path_methods())
-                && (*p).param_info.is_null()
-        })?;
-    if !every_qual_vectorized(input) {
+    // SAFETY: the path lists of a valid `RelOptInfo` hold valid paths; a projection's
+    // `subpath` and a custom path's `methods` are read only after their tags are checked.
+    let scan = unsafe {
+        list::ptrs::<pg_sys::Path>(paths)
+            .map(|p| {
+                if (*p).type_ == pg_sys::NodeTag::T_ProjectionPath {
+                    (*(p as *mut pg_sys::ProjectionPath)).subpath
+                } else {
+                    p
+                }
+            })
+            .find(|&p| {
+                (*p).type_ == pg_sys::NodeTag::T_CustomPath
+                    && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, path_methods())
+                    && (*p).param_info.is_null()
+            })
+    }?;
+    // SAFETY: `input` is a valid base relation, while planning (the contract).
+    if !unsafe { every_qual_vectorized(input) } {
         return None;
     }
-    let relation = pg_sys::RelationIdGetRelation((*rte).relid);
-    if relation.is_null() {
-        return None;
+    // SAFETY: in a transaction (planning); the relation is closed once its width is read.
+    unsafe {
+        let relation = pg_sys::RelationIdGetRelation((*rte).relid);
+        if relation.is_null() {
+            return None;
+        }
+        let natts = (*(*relation).rd_att).natts as usize;
+        pg_sys::RelationClose(relation);
+        Some((scan, natts))
     }
-    let natts = (*(*relation).rd_att).natts as usize;
-    pg_sys::RelationClose(relation);
-    Some((scan, natts))
 }
 
+/// Installs the `set_rel_pathlist` hook.
+///
+/// # Safety
+///
+/// Called once per backend, from `_PG_init` (through `exec::install`).
 pub unsafe fn install_hook() {
-    PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
-    pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+    // SAFETY: `_PG_init` runs once, in the backend's one thread (the contract); nothing reads
+    // the hook variables meanwhile.
+    unsafe {
+        PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
+        pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+    }
 }
 
+/// Whether `p` is a sequential scan path without parameters.
+///
+/// # Safety
+///
+/// `p` must be a valid path.
 unsafe fn is_plain_seqscan(p: *mut pg_sys::Path) -> bool {
-    (*p).pathtype == pg_sys::NodeTag::T_SeqScan && (*p).param_info.is_null()
+    // SAFETY: `p` is a valid path (the contract).
+    unsafe { (*p).pathtype == pg_sys::NodeTag::T_SeqScan && (*p).param_info.is_null() }
 }
 
+/// # Safety
+///
+/// Called by PostgreSQL only, as `set_rel_pathlist_hook`, with valid planner structures.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn set_rel_pathlist(
     root: *mut pg_sys::PlannerInfo,
@@ -116,26 +172,38 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     rti: pg_sys::Index,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    if let Some(prev) = PREV_SET_REL_PATHLIST {
-        prev(root, rel, rti, rte);
+    // SAFETY: `PREV_SET_REL_PATHLIST` is written only from `_PG_init` and read in the
+    // backend's one thread; the next hook gets PostgreSQL's own arguments.
+    unsafe {
+        if let Some(prev) = PREV_SET_REL_PATHLIST {
+            prev(root, rel, rti, rte);
+        }
     }
+    // SAFETY: `rte` and `rel` are valid (the contract).
     if !super::ENABLE_CUSTOM_SCAN.get()
         || !super::node::REGISTERED.done()
-        || (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
-        || (*rte).inh
-        || !(*rte).tablesample.is_null()
-        || (*rel).rtekind != pg_sys::RTEKind::RTE_RELATION
+        || unsafe {
+            (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+                || (*rte).inh
+                || !(*rte).tablesample.is_null()
+                || (*rel).rtekind != pg_sys::RTEKind::RTE_RELATION
+        }
     {
         return;
     }
     // WHERE CURRENT OF runs only as a TID scan: from 18 PostgreSQL makes no other path for
     // it and no longer costs other paths out through the qual, so none is added beside it
-    if list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
-        .any(|r| (*((*r).clause as *mut pg_sys::Node)).type_ == pg_sys::NodeTag::T_CurrentOfExpr)
-    {
+    // SAFETY: `rel`'s restriction list holds valid RestrictInfos with valid clauses.
+    if unsafe {
+        list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).any(|r| {
+            (*((*r).clause as *mut pg_sys::Node)).type_ == pg_sys::NodeTag::T_CurrentOfExpr
+        })
+    } {
         return;
     }
-    let relation = pg_sys::RelationIdGetRelation((*rte).relid);
+    // SAFETY: planning, in a transaction (the contract); a relation opened is closed on each
+    // path below.
+    let relation = unsafe { pg_sys::RelationIdGetRelation((*rte).relid) };
     if relation.is_null() {
         return;
     }
@@ -143,66 +211,81 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     // costs less (a selective qual on an indexed column): the custom scan, which skips by
     // zone maps, is made all the same and competes with the index paths on cost
     if !crate::am::relation::is_columnar(relation) {
-        pg_sys::RelationClose(relation);
+        // SAFETY: `relation` was opened above and is closed once.
+        unsafe { pg_sys::RelationClose(relation) };
         return;
     }
-    let natts = (*(*relation).rd_att).natts as usize;
-    let live = (0..natts)
-        .filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped)
-        .count();
-    let (stripe_fraction, stripes_read) = stripes_read(root, rel, relation);
-    // a stripe read decodes at least one vector of each column read, however few of its
-    // rows match: without this floor a point lookup on a column stored in order would cost
-    // one row's decoding, and win against the index fetch that decodes one value per column
-    let least_read = if (*rel).tuples > 0.0 {
-        (stripes_read as f64 * pg_columnar_codec::MAX_ROWS as f64 / (*rel).tuples)
-            .min(stripe_fraction)
-    } else {
-        0.0
+    // SAFETY: `relation` is open until its close below, and `root`, `rel` and `rte` are the
+    // planner's valid structures for it (the contract), as the estimates require.
+    let (natts, live, stripes_read, read_fraction) = unsafe {
+        let natts = (*(*relation).rd_att).natts as usize;
+        let live = (0..natts)
+            .filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped)
+            .count();
+        let (stripe_fraction, stripes_read) = stripes_read(root, rel, relation);
+        // a stripe read decodes at least one vector of each column read, however few of its
+        // rows match: without this floor a point lookup on a column stored in order would cost
+        // one row's decoding, and win against the index fetch that decodes one value per column
+        let least_read = if (*rel).tuples > 0.0 {
+            (stripes_read as f64 * pg_columnar_codec::MAX_ROWS as f64 / (*rel).tuples)
+                .min(stripe_fraction)
+        } else {
+            0.0
+        };
+        let read_fraction = (stripe_fraction
+            * vectors_read_within((*rte).relid, root, rel, stripe_fraction))
+        .max(least_read);
+        pg_sys::RelationClose(relation);
+        (natts, live, stripes_read, read_fraction)
     };
-    let read_fraction = (stripe_fraction
-        * vectors_read_within((*rte).relid, root, rel, stripe_fraction))
-    .max(least_read);
-    pg_sys::RelationClose(relation);
-    let partial_workers = list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
-        .find(|&p| is_plain_seqscan(p))
-        .map(|p| (*p).parallel_workers);
+    // SAFETY: `rel`'s lists hold valid paths, RestrictInfos and expressions (the contract).
+    let (partial_workers, read) = unsafe {
+        let partial_workers = list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
+            .find(|&p| is_plain_seqscan(p))
+            .map(|p| (*p).parallel_workers);
 
-    // the columns the query reads: its target list and its quals
-    let mut nodes: Vec<*mut pg_sys::Node> = vec![(*(*rel).reltarget).exprs as *mut pg_sys::Node];
-    nodes.extend(
-        list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
-            .map(|r| (*r).clause as *mut pg_sys::Node),
-    );
-    let read = wanted_columns(&nodes, (*rel).relid, natts)
-        .iter()
-        .filter(|&&w| w)
-        .count();
+        // the columns the query reads: its target list and its quals
+        let mut nodes: Vec<*mut pg_sys::Node> =
+            vec![(*(*rel).reltarget).exprs as *mut pg_sys::Node];
+        nodes.extend(
+            list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
+                .map(|r| (*r).clause as *mut pg_sys::Node),
+        );
+        let read = wanted_columns(&nodes, (*rel).relid, natts)
+            .iter()
+            .filter(|&&w| w)
+            .count();
+        (partial_workers, read)
+    };
     // decoding cost grows with the columns read; a row costs something even when none is
     // read (count(*))
     let fraction = (read as f64 + 1.0) / (live as f64 + 1.0);
 
-    (*rel).pathlist = list::from_nodes(
-        list::ptrs::<pg_sys::Path>((*rel).pathlist)
-            .filter(|&p| !is_plain_seqscan(p))
-            .map(|p| p as *mut pg_sys::Node),
-    );
-    pg_sys::add_path(
-        rel,
-        make_path(rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path,
-    );
-    // parallel workers share out whole stripes: with one stripe to read, none would help
-    if let Some(workers) = partial_workers.filter(|&w| w > 0 && stripes_read > 1) {
-        (*rel).partial_pathlist = list::from_nodes(
-            list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
+    // SAFETY: `rel` is valid and its path lists the planner's to change in this hook (the
+    // contract); the new lists and paths are made in the planner's memory context.
+    unsafe {
+        (*rel).pathlist = list::from_nodes(
+            list::ptrs::<pg_sys::Path>((*rel).pathlist)
                 .filter(|&p| !is_plain_seqscan(p))
                 .map(|p| p as *mut pg_sys::Node),
         );
-        pg_sys::add_partial_path(
+        pg_sys::add_path(
             rel,
-            make_path(rel, fraction, read_fraction, stripes_read, Some(workers))
-                as *mut pg_sys::Path,
+            make_path(rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path,
         );
+        // parallel workers share out whole stripes: with one stripe to read, none would help
+        if let Some(workers) = partial_workers.filter(|&w| w > 0 && stripes_read > 1) {
+            (*rel).partial_pathlist = list::from_nodes(
+                list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
+                    .filter(|&p| !is_plain_seqscan(p))
+                    .map(|p| p as *mut pg_sys::Node),
+            );
+            pg_sys::add_partial_path(
+                rel,
+                make_path(rel, fraction, read_fraction, stripes_read, Some(workers))
+                    as *mut pg_sys::Path,
+            );
+        }
     }
 }
 
@@ -212,20 +295,30 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
 /// A parameter is not known at plan time and rules nothing out; a stable expression is
 /// estimated as the planner does (`estimate_expression_value`). Vectors skipped inside the
 /// stripes read are not counted. Without quals or stripes: (1.0, the stripes).
+///
+/// # Safety
+///
+/// `root` and `rel` must be the planner's valid structures of the base relation `relation`,
+/// which is open, while planning.
 unsafe fn stripes_read(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     relation: pg_sys::Relation,
 ) -> (f64, usize) {
     use super::skip::{value_of, RuntimeSkip, Scalar, Value};
-    let mut translator = Translator::new((*rel).relid);
+    // SAFETY: `rel` is valid (the contract).
+    let mut translator = Translator::new(unsafe { (*rel).relid });
     let mut parts = Vec::new();
-    for rinfo in list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
-        if (*rinfo).pseudoconstant {
-            continue;
-        }
-        if let Some((e, _)) = scan_qual(&mut translator, rel, rinfo) {
-            parts.push(e);
+    // SAFETY: `rel`'s restriction list holds valid RestrictInfos of it (the contract), as
+    // `scan_qual` requires.
+    unsafe {
+        for rinfo in list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+            if (*rinfo).pseudoconstant {
+                continue;
+            }
+            if let Some((e, _)) = scan_qual(&mut translator, rel, rinfo) {
+                parts.push(e);
+            }
         }
     }
     let Some(meta) = crate::storage::meta::read(relation) else {
@@ -251,7 +344,9 @@ unsafe fn stripes_read(
     let values: Vec<Value> = translator
         .values
         .iter()
-        .map(|&v| {
+        // SAFETY: `v` is a value expression copied from `rel`'s quals, estimated with the
+        // valid `root` (the contract); a Const's value is a valid Datum of its type.
+        .map(|&v| unsafe {
             let v = pg_sys::estimate_expression_value(root, v);
             if pgrx::is_a(v, pg_sys::NodeTag::T_Const) {
                 let c = v as *mut pg_sys::Const;
@@ -263,7 +358,8 @@ unsafe fn stripes_read(
         .collect();
     let mut skip = RuntimeSkip::new(
         SkipExpr::And(parts),
-        crate::am::datum::column_types((*relation).rd_att),
+        // SAFETY: `relation` is open (the contract).
+        crate::am::datum::column_types(unsafe { (*relation).rd_att }),
         values,
     );
     // Past PLANNED_STRIPES stripes (a table of many small stripes that VACUUM has not merged
@@ -316,6 +412,11 @@ const PLANNED_STRIPES: usize = 1024;
 /// and value (ANALYZE's statistic; 0 without one): the vectors of a column stored in order
 /// hold narrow ranges that the zone maps skip, those of an unordered one wide ranges that
 /// they do not (the interpolation btree's cost estimate makes from the same statistic).
+///
+/// # Safety
+///
+/// `root` and `rel` must be the planner's valid structures of base relation `relid`, while
+/// planning.
 unsafe fn vectors_read_within(
     relid: pg_sys::Oid,
     root: *mut pg_sys::PlannerInfo,
@@ -327,39 +428,47 @@ unsafe fn vectors_read_within(
     }
     // the quals that read one column, by column
     let mut by_column: Vec<(i32, *mut pg_sys::List)> = Vec::new();
-    for rinfo in list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
-        if (*rinfo).pseudoconstant {
-            continue;
-        }
-        let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-        pg_sys::pull_varattnos((*rinfo).clause as *mut pg_sys::Node, (*rel).relid, &mut set);
-        let first = pg_sys::bms_next_member(set, -1);
-        if first < 0 || pg_sys::bms_next_member(set, first) >= 0 {
-            continue;
-        }
-        let attno = first + pg_sys::FirstLowInvalidHeapAttributeNumber;
-        if attno <= 0 {
-            continue;
-        }
-        match by_column.iter_mut().find(|(a, _)| *a == attno) {
-            Some((_, l)) => *l = pg_sys::lappend(*l, rinfo as *mut std::ffi::c_void),
-            None => by_column.push((
-                attno,
-                pg_sys::lappend(std::ptr::null_mut(), rinfo as *mut std::ffi::c_void),
-            )),
+    // SAFETY: `rel`'s restriction list holds valid RestrictInfos with valid clauses (the
+    // contract); the sets and lists are made in the planner's memory context.
+    unsafe {
+        for rinfo in list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+            if (*rinfo).pseudoconstant {
+                continue;
+            }
+            let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+            pg_sys::pull_varattnos((*rinfo).clause as *mut pg_sys::Node, (*rel).relid, &mut set);
+            let first = pg_sys::bms_next_member(set, -1);
+            if first < 0 || pg_sys::bms_next_member(set, first) >= 0 {
+                continue;
+            }
+            let attno = first + pg_sys::FirstLowInvalidHeapAttributeNumber;
+            if attno <= 0 {
+                continue;
+            }
+            match by_column.iter_mut().find(|(a, _)| *a == attno) {
+                Some((_, l)) => *l = pg_sys::lappend(*l, rinfo as *mut std::ffi::c_void),
+                None => by_column.push((
+                    attno,
+                    pg_sys::lappend(std::ptr::null_mut(), rinfo as *mut std::ffi::c_void),
+                )),
+            }
         }
     }
     let mut share = 1.0;
     for (attno, clauses) in by_column {
-        let selectivity = pg_sys::clauselist_selectivity(
-            root,
-            clauses,
-            0,
-            pg_sys::JoinType::JOIN_INNER,
-            std::ptr::null_mut(),
-        );
+        // SAFETY: `root` is valid (the contract) and `clauses` a list of its RestrictInfos;
+        // the statistics are looked up in a transaction (planning).
+        let (selectivity, c) = unsafe {
+            let selectivity = pg_sys::clauselist_selectivity(
+                root,
+                clauses,
+                0,
+                pg_sys::JoinType::JOIN_INNER,
+                std::ptr::null_mut(),
+            );
+            (selectivity, correlation(relid, attno))
+        };
         let f = (selectivity / stripe_fraction).clamp(0.0, 1.0);
-        let c = correlation(relid, attno);
         share *= f + (1.0 - f) * (1.0 - c * c);
     }
     share.clamp(0.0, 1.0)
@@ -367,6 +476,11 @@ unsafe fn vectors_read_within(
 
 /// Gives `f` ANALYZE's statistics slot of `kind` for attribute `attno` of `relid`
 /// (`flags`: what of it to read), if there is one.
+///
+/// # Safety
+///
+/// Called in a transaction (a syscache lookup). The slot `f` is given is valid only during
+/// the call.
 unsafe fn with_stats_slot<R>(
     relid: pg_sys::Oid,
     attno: i32,
@@ -374,74 +488,108 @@ unsafe fn with_stats_slot<R>(
     flags: u32,
     f: impl FnOnce(&pg_sys::AttStatsSlot) -> R,
 ) -> Option<R> {
-    let tuple = pg_sys::SearchSysCache3(
-        pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
-        pg_sys::Datum::from(relid),
-        pg_sys::Datum::from(attno as i16),
-        pg_sys::Datum::from(false),
-    );
+    // SAFETY: a syscache lookup, in a transaction (the contract); the tuple is released below.
+    let tuple = unsafe {
+        pg_sys::SearchSysCache3(
+            pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
+            pg_sys::Datum::from(relid),
+            pg_sys::Datum::from(attno as i16),
+            pg_sys::Datum::from(false),
+        )
+    };
     if tuple.is_null() {
         return None;
     }
-    let mut slot: pg_sys::AttStatsSlot = std::mem::zeroed();
+    // SAFETY: AttStatsSlot is plain data (pointers, numbers), all-zero valid before
+    // `get_attstatsslot` fills it.
+    let mut slot: pg_sys::AttStatsSlot = unsafe { std::mem::zeroed() };
     let mut out = None;
-    if pg_sys::get_attstatsslot(
-        &mut slot,
-        tuple,
-        kind as i32,
-        pg_sys::InvalidOid,
-        flags as i32,
-    ) {
-        out = Some(f(&slot));
-        pg_sys::free_attstatsslot(&mut slot);
+    // SAFETY: `tuple` is a pg_statistic row held until its release below; a slot filled is
+    // read by `f` and then freed once.
+    unsafe {
+        if pg_sys::get_attstatsslot(
+            &mut slot,
+            tuple,
+            kind as i32,
+            pg_sys::InvalidOid,
+            flags as i32,
+        ) {
+            out = Some(f(&slot));
+            pg_sys::free_attstatsslot(&mut slot);
+        }
+        pg_sys::ReleaseSysCache(tuple);
     }
-    pg_sys::ReleaseSysCache(tuple);
     out
 }
 
 /// ANALYZE's correlation of attribute `attno` (its absolute value), 0 without statistics.
+///
+/// # Safety
+///
+/// Called in a transaction (a syscache lookup).
 pub(super) unsafe fn correlation(relid: pg_sys::Oid, attno: i32) -> f64 {
-    with_stats_slot(
-        relid,
-        attno,
-        pg_sys::STATISTIC_KIND_CORRELATION,
-        pg_sys::ATTSTATSSLOT_NUMBERS,
-        |slot| {
-            if slot.nnumbers > 0 {
-                (*slot.numbers as f64).abs().min(1.0)
-            } else {
-                0.0
-            }
-        },
-    )
+    let numbers = |slot: &pg_sys::AttStatsSlot| {
+        if slot.nnumbers > 0 {
+            // SAFETY: a slot read with ATTSTATSSLOT_NUMBERS holds `nnumbers` (> 0) numbers.
+            unsafe { (*slot.numbers as f64).abs().min(1.0) }
+        } else {
+            0.0
+        }
+    };
+    // SAFETY: in a transaction (the contract).
+    unsafe {
+        with_stats_slot(
+            relid,
+            attno,
+            pg_sys::STATISTIC_KIND_CORRELATION,
+            pg_sys::ATTSTATSSLOT_NUMBERS,
+            numbers,
+        )
+    }
     .unwrap_or(0.0)
 }
 
 /// The least and greatest value ANALYZE's histogram of attribute `attno` holds, for a
 /// column whose Datums are its integers (int8, timestamp, timestamptz); `None` without one.
+///
+/// # Safety
+///
+/// Called in a transaction (a syscache lookup).
 pub(super) unsafe fn histogram_range(relid: pg_sys::Oid, attno: i32) -> Option<(i64, i64)> {
-    with_stats_slot(
-        relid,
-        attno,
-        pg_sys::STATISTIC_KIND_HISTOGRAM,
-        pg_sys::ATTSTATSSLOT_VALUES,
-        |slot| {
-            (slot.nvalues >= 2).then(|| {
+    let ends = |slot: &pg_sys::AttStatsSlot| {
+        (slot.nvalues >= 2).then(|| {
+            // SAFETY: a slot read with ATTSTATSSLOT_VALUES holds `nvalues` (>= 2) values.
+            unsafe {
                 (
                     (*slot.values).value() as i64,
                     (*slot.values.add(slot.nvalues as usize - 1)).value() as i64,
                 )
-            })
-        },
-    )
+            }
+        })
+    };
+    // SAFETY: in a transaction (the contract).
+    unsafe {
+        with_stats_slot(
+            relid,
+            attno,
+            pg_sys::STATISTIC_KIND_HISTOGRAM,
+            pg_sys::ATTSTATSSLOT_VALUES,
+            ends,
+        )
+    }
     .flatten()
 }
 
 /// PostgreSQL's share of a partial path's rows per process (costsize.c's
 /// `get_parallel_divisor`: the leader counts for less the more workers there are).
+///
+/// # Safety
+///
+/// Called in a backend (it reads the setting `parallel_leader_participation`).
 unsafe fn parallel_divisor(workers: i32) -> f64 {
     let mut divisor = workers as f64;
-    if pg_sys::parallel_leader_participation {
+    // SAFETY: a setting, a global of the backend read in its one thread (the contract).
+    if unsafe { pg_sys::parallel_leader_participation } {
         let leader = 1.0 - 0.3 * workers as f64;
         if leader > 0.0 {
             divisor += leader;
@@ -455,6 +603,11 @@ unsafe fn parallel_divisor(workers: i32) -> f64 {
 /// the pages and the per-row decoding scaled by the fraction of columns read (`columns`).
 /// The processes of a parallel scan share whole stripes, so they divide the work by no more
 /// than the stripes.
+///
+/// # Safety
+///
+/// `rel` must be the planner's valid `RelOptInfo` of a base relation, while planning (the
+/// path is allocated in the current memory context, the planner's).
 unsafe fn make_path(
     rel: *mut pg_sys::RelOptInfo,
     columns: f64,
@@ -462,43 +615,73 @@ unsafe fn make_path(
     stripes: usize,
     workers: Option<i32>,
 ) -> *mut pg_sys::CustomPath {
-    let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-    let path = &mut (*p).path;
+    // SAFETY: `palloc0` returns a zeroed CustomPath-sized block (or raises an ERROR), which
+    // the `&mut` below is the only reference to.
+    let p = unsafe {
+        pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath
+    };
+    // SAFETY: as above.
+    let path = unsafe { &mut (*p).path };
     path.type_ = pg_sys::NodeTag::T_CustomPath;
     path.pathtype = pg_sys::NodeTag::T_CustomScan;
     path.parent = rel;
-    path.pathtarget = (*rel).reltarget;
+    // SAFETY: `rel` is valid (the contract).
+    path.pathtarget = unsafe { (*rel).reltarget };
     path.param_info = std::ptr::null_mut();
     path.parallel_aware = workers.is_some();
-    path.parallel_safe = (*rel).consider_parallel;
+    // SAFETY: as above.
+    path.parallel_safe = unsafe { (*rel).consider_parallel };
     path.parallel_workers = workers.unwrap_or(0);
     path.pathkeys = std::ptr::null_mut();
 
     let (mut spc_random, mut spc_seq) = (0.0, 0.0);
-    pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
-    let disk = spc_seq * (*rel).pages as f64 * columns * rows_read;
-    let qual = (*rel).baserestrictcost;
-    let target = (*(*rel).reltarget).cost;
-    let per_row = pg_sys::cpu_tuple_cost * (0.5 + 0.5 * columns) + qual.per_tuple;
-    let mut cpu = per_row * (*rel).tuples * rows_read;
-    let mut rows = (*rel).rows;
+    // SAFETY: a catalog lookup for the valid `rel`'s tablespace (the contract); the outputs
+    // are live locals.
+    unsafe {
+        pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq)
+    };
+    // SAFETY: `rel` and its target are valid (the contract).
+    let (pages, qual, target, tuples, mut rows) = unsafe {
+        (
+            (*rel).pages,
+            (*rel).baserestrictcost,
+            (*(*rel).reltarget).cost,
+            (*rel).tuples,
+            (*rel).rows,
+        )
+    };
+    let disk = spc_seq * pages as f64 * columns * rows_read;
+    // SAFETY: `cpu_tuple_cost` is a setting, read in the backend's one thread.
+    let per_row = unsafe { pg_sys::cpu_tuple_cost } * (0.5 + 0.5 * columns) + qual.per_tuple;
+    let mut cpu = per_row * tuples * rows_read;
     if let Some(w) = workers {
-        let d = parallel_divisor(w).min(stripes.max(1) as f64);
+        // SAFETY: in a backend, planning.
+        let d = unsafe { parallel_divisor(w) }.min(stripes.max(1) as f64);
         cpu /= d;
         rows = (rows / d).round().max(1.0);
     }
     path.rows = rows;
     path.startup_cost = qual.startup + target.startup;
     path.total_cost = path.startup_cost + cpu + disk + target.per_tuple * rows;
-    if !pg_sys::enable_seqscan {
-        crate::compat::disable_path(path);
+    // SAFETY: `enable_seqscan` is a setting read in the backend's one thread, planning.
+    if !unsafe { pg_sys::enable_seqscan } {
+        // SAFETY: planning, in a backend.
+        unsafe { crate::compat::disable_path(path) };
     }
     // ExecScan projects, so the planner need not put a Result node above for it
-    (*p).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
-    (*p).methods = &raw const PATH_METHODS;
+    // SAFETY: `p` is the block allocated above; `PATH_METHODS` is never written, so its
+    // address may be kept in the path.
+    unsafe {
+        (*p).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
+        (*p).methods = &raw const PATH_METHODS;
+    }
     p
 }
 
+/// # Safety
+///
+/// Called by PostgreSQL only, as the `PlanCustomPath` of a PgcolScan path ([`make_path`]),
+/// with valid planner structures, in the planner's memory context.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn plan_custom_path(
     _root: *mut pg_sys::PlannerInfo,
@@ -508,45 +691,57 @@ unsafe extern "C-unwind" fn plan_custom_path(
     clauses: *mut pg_sys::List,
     _custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let cscan =
-        pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.scanrelid = (*rel).relid;
-    (*cscan).flags = (*best_path).flags;
-    (*cscan).methods = super::node::scan_methods();
+    // SAFETY: `palloc0` returns a zeroed CustomScan-sized block (or raises an ERROR); `rel`
+    // and `best_path` are valid (the contract).
+    let cscan = unsafe {
+        let cscan =
+            pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).scan.scanrelid = (*rel).relid;
+        (*cscan).flags = (*best_path).flags;
+        (*cscan).methods = super::node::scan_methods();
+        cscan
+    };
 
     // every qual that translates skips; those it translates exactly, with a kernel for each
     // leaf, are evaluated by the node instead of the executor (order does not matter: the
     // kernels call no function, so they can neither fail nor leak)
-    let mut translator = Translator::new((*rel).relid);
+    // SAFETY: `rel` is valid (the contract).
+    let mut translator = Translator::new(unsafe { (*rel).relid });
     let (mut skip_parts, mut skip_clauses) = (Vec::new(), Vec::new());
     let (mut filter_parts, mut filter_clauses) = (Vec::new(), Vec::new());
     let mut quals: *mut pg_sys::List = std::ptr::null_mut();
-    let copy = |n: *mut pg_sys::Node| {
+    // SAFETY: called only with the valid clauses of the RestrictInfos below; the copy is made
+    // in the planner's memory context, as the plan is.
+    let copy = |n: *mut pg_sys::Node| unsafe {
         pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node
     };
-    for rinfo in list::ptrs::<pg_sys::RestrictInfo>(clauses) {
-        if (*rinfo).pseudoconstant {
-            continue;
-        }
-        let clause = (*rinfo).clause as *mut pg_sys::Node;
-        match scan_qual(&mut translator, rel, rinfo) {
-            Some((e, true)) => {
-                skip_parts.push(e.clone());
-                skip_clauses.push(copy(clause));
-                filter_parts.push(e);
-                filter_clauses.push(copy(clause));
+    // SAFETY: `clauses` holds valid RestrictInfos of `rel` (the contract), as `scan_qual`
+    // requires; `quals` is a list made here.
+    unsafe {
+        for rinfo in list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+            if (*rinfo).pseudoconstant {
+                continue;
             }
-            Some((e, _)) => {
-                skip_parts.push(e);
-                skip_clauses.push(copy(clause));
-                quals = pg_sys::lappend(quals, clause as *mut std::ffi::c_void);
+            let clause = (*rinfo).clause as *mut pg_sys::Node;
+            match scan_qual(&mut translator, rel, rinfo) {
+                Some((e, true)) => {
+                    skip_parts.push(e.clone());
+                    skip_clauses.push(copy(clause));
+                    filter_parts.push(e);
+                    filter_clauses.push(copy(clause));
+                }
+                Some((e, _)) => {
+                    skip_parts.push(e);
+                    skip_clauses.push(copy(clause));
+                    quals = pg_sys::lappend(quals, clause as *mut std::ffi::c_void);
+                }
+                None => quals = pg_sys::lappend(quals, clause as *mut std::ffi::c_void),
             }
-            None => quals = pg_sys::lappend(quals, clause as *mut std::ffi::c_void),
         }
+        (*cscan).scan.plan.qual = quals;
     }
-    (*cscan).scan.plan.qual = quals;
     let and = |mut parts: Vec<SkipExpr>| match parts.len() {
         0 => None,
         1 => parts.pop(),
@@ -558,13 +753,17 @@ unsafe extern "C-unwind" fn plan_custom_path(
         skip: and(skip_parts),
         filter: and(filter_parts),
     };
-    (*cscan).custom_exprs = list::from_nodes(
-        translator
-            .values
-            .into_iter()
-            .chain(skip_clauses)
-            .chain(filter_clauses),
-    );
-    (*cscan).custom_private = super::plan_data::to_private(&spec);
+    // SAFETY: `cscan` is the plan allocated above; the lists are made in the planner's
+    // memory context, as `to_private` requires.
+    unsafe {
+        (*cscan).custom_exprs = list::from_nodes(
+            translator
+                .values
+                .into_iter()
+                .chain(skip_clauses)
+                .chain(filter_clauses),
+        );
+        (*cscan).custom_private = super::plan_data::to_private(&spec);
+    }
     cscan as *mut pg_sys::Plan
 }

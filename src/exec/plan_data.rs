@@ -8,6 +8,8 @@
 //! `./run-tests` builds), so each plan a test makes checks the round trip of its node's
 //! data; a spec that does not read back is an ERROR there, never a different plan.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -40,17 +42,21 @@ pub unsafe fn to_private<T: Serialize + DeserializeOwned + PartialEq + std::fmt:
             Err(e) => pgrx::error!("pg_columnar: plan data does not read back ({e}): {spec:?}"),
         }
     }
-    let datum = pgrx::rust_byte_slice_to_bytea(&bytes).into_pg();
-    let konst = pg_sys::makeConst(
-        pg_sys::BYTEAOID,
-        -1,
-        pg_sys::InvalidOid,
-        -1,
-        pg_sys::Datum::from(datum),
-        false,
-        false,
-    );
-    list::from_nodes([konst as *mut pg_sys::Node])
+    // SAFETY: in a backend, in the plan's memory context (the contract): the bytea, the Const
+    // that holds it and the list are all allocated there and live as long as the plan.
+    unsafe {
+        let datum = pgrx::rust_byte_slice_to_bytea(&bytes).into_pg();
+        let konst = pg_sys::makeConst(
+            pg_sys::BYTEAOID,
+            -1,
+            pg_sys::InvalidOid,
+            -1,
+            pg_sys::Datum::from(datum),
+            false,
+            false,
+        );
+        list::from_nodes([konst as *mut pg_sys::Node])
+    }
 }
 
 /// The spec in `private` (made by [`to_private`]) of a plan or path of node `node`; an
@@ -59,17 +65,24 @@ pub unsafe fn to_private<T: Serialize + DeserializeOwned + PartialEq + std::fmt:
 /// # Safety
 /// `private` is a `custom_private` list of a plan or path of `node`.
 pub unsafe fn from_private<T: DeserializeOwned>(private: *mut pg_sys::List, node: &str) -> T {
-    let first = list::nodes(private).next();
+    // SAFETY: `private` is a valid (possibly empty) list of nodes (the contract), read at once.
+    let first = unsafe { list::nodes(private).next() };
     let konst = match first {
-        Some(n) if pgrx::is_a(n, pg_sys::NodeTag::T_Const) => n as *mut pg_sys::Const,
+        // SAFETY: a list of a plan's nodes holds valid nodes (the contract).
+        Some(n) if unsafe { pgrx::is_a(n, pg_sys::NodeTag::T_Const) } => n as *mut pg_sys::Const,
         _ => pgrx::error!("pg_columnar: a {node} plan without its data"),
     };
-    if (*konst).consttype != pg_sys::BYTEAOID || (*konst).constisnull {
+    // SAFETY: `konst` is a valid Const (its tag checked above).
+    if unsafe { (*konst).consttype != pg_sys::BYTEAOID || (*konst).constisnull } {
         pgrx::error!("pg_columnar: a {node} plan whose data is not bytes");
     }
-    let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(
-        (*konst).constvalue.cast_mut_ptr(),
-    ));
+    // SAFETY: `konst` holds a non-NULL bytea (checked above), which lives as long as the plan;
+    // the slice is read before this returns.
+    let bytes = unsafe {
+        pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(
+            (*konst).constvalue.cast_mut_ptr(),
+        ))
+    };
     decode(bytes).unwrap_or_else(|e| {
         pgrx::error!("pg_columnar: the data of a {node} plan does not read: {e}")
     })

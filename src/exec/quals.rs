@@ -21,6 +21,8 @@
 //! barrier views) a qual whose operator functions are not leakproof is not used, since the
 //! check would run them on values of rows the barrier hides.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pg_columnar_codec::zonemap::Cmp;
 use pgrx::pg_sys;
 
@@ -142,32 +144,56 @@ fn exact_form(base: pg_sys::Oid, left: pg_sys::Oid, right: pg_sys::Oid) -> Optio
 }
 
 /// Strips binary-compatible relabelling (varchar read as text).
+///
+/// # Safety
+///
+/// `node` must be null or a valid expression node.
 unsafe fn strip(mut node: *mut pg_sys::Node) -> *mut pg_sys::Node {
-    while !node.is_null() && pgrx::is_a(node, pg_sys::NodeTag::T_RelabelType) {
-        node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+    // SAFETY: `node` is null or a valid node (the contract), and so is a RelabelType's `arg`.
+    unsafe {
+        while !node.is_null() && pgrx::is_a(node, pg_sys::NodeTag::T_RelabelType) {
+            node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+        }
     }
     node
 }
 
 /// The 0-based column a node reads, if it is a plain Var of relation `relid` (range table
 /// index) at this query level.
+///
+/// # Safety
+///
+/// `node` must be null or a valid expression node.
 unsafe fn column_of(node: *mut pg_sys::Node, relid: u32) -> Option<(u16, pg_sys::Oid)> {
-    let node = strip(node);
-    if node.is_null() || !pgrx::is_a(node, pg_sys::NodeTag::T_Var) {
+    // SAFETY: `node` is null or a valid node (the contract).
+    let node = unsafe { strip(node) };
+    // SAFETY: `node` is a valid node when it is not null (checked first).
+    if node.is_null() || !unsafe { pgrx::is_a(node, pg_sys::NodeTag::T_Var) } {
         return None;
     }
     let var = node as *mut pg_sys::Var;
-    if (*var).varno as u32 != relid || (*var).varlevelsup != 0 || (*var).varattno <= 0 {
-        return None;
+    // SAFETY: the tag says `node` is a Var.
+    unsafe {
+        if (*var).varno as u32 != relid || (*var).varlevelsup != 0 || (*var).varattno <= 0 {
+            return None;
+        }
+        Some(((*var).varattno as u16 - 1, (*var).vartype))
     }
-    Some(((*var).varattno as u16 - 1, (*var).vartype))
 }
 
 /// A value the executor can compute once per scan: no Vars, nothing volatile, no subplans.
+///
+/// # Safety
+///
+/// `node` must be a valid expression tree, in a transaction (the function lookups).
 unsafe fn is_scan_constant(node: *mut pg_sys::Node) -> bool {
-    !pg_sys::contain_var_clause(node)
-        && !pg_sys::contain_volatile_functions(node)
-        && !pg_sys::contain_subplans(node)
+    // SAFETY: `node` is a valid expression tree, in a transaction (the contract); the walkers
+    // only read it.
+    unsafe {
+        !pg_sys::contain_var_clause(node)
+            && !pg_sys::contain_volatile_functions(node)
+            && !pg_sys::contain_subplans(node)
+    }
 }
 
 /// Translates quals into skip expressions.
@@ -193,19 +219,29 @@ impl Translator {
     /// Translates a top-level qual: the skip expression, and whether it is the clause
     /// exactly and every leaf has a vectorized kernel (then the scan may evaluate it instead
     /// of the executor).
+    ///
+    /// # Safety
+    ///
+    /// As [`translate`](Self::translate).
     pub unsafe fn translate_qual(
         &mut self,
         clause: *mut pg_sys::Node,
         leakproof_only: bool,
     ) -> Option<(SkipExpr, bool)> {
         self.dropped = false;
-        let e = self.translate(clause, leakproof_only)?;
+        // SAFETY: this fn's contract is `translate`'s.
+        let e = unsafe { self.translate(clause, leakproof_only) }?;
         let exact = !self.dropped && e.is_exact();
         Some((e, exact))
     }
 
     /// Translates `clause`; `leakproof_only`: the clause sits above a security barrier's
     /// quals, so only leakproof functions may be run on the zones' values.
+    ///
+    /// # Safety
+    ///
+    /// `clause` must be null or a valid expression tree of the query being planned, in a
+    /// transaction (catalog lookups), in a memory context the value copies may live in.
     pub unsafe fn translate(
         &mut self,
         clause: *mut pg_sys::Node,
@@ -214,124 +250,151 @@ impl Translator {
         if clause.is_null() {
             return None;
         }
-        match (*clause).type_ {
+        // SAFETY: `clause` is a valid node (the contract; not null here).
+        match unsafe { (*clause).type_ } {
             pg_sys::NodeTag::T_BoolExpr => {
                 let b = clause as *mut pg_sys::BoolExpr;
-                let args: Vec<*mut pg_sys::Node> = list::nodes((*b).args).collect();
-                match (*b).boolop {
-                    // skipping on the clauses that translate is sound: the AND is false
-                    // wherever one of them is
-                    pg_sys::BoolExprType::AND_EXPR => {
-                        let parts: Vec<SkipExpr> = args
-                            .iter()
-                            .filter_map(|&a| self.translate(a, leakproof_only))
-                            .collect();
-                        self.dropped |= parts.len() < args.len();
-                        (!parts.is_empty()).then_some(SkipExpr::And(parts))
-                    }
-                    // an OR can only be proven false if every branch can
-                    pg_sys::BoolExprType::OR_EXPR => {
-                        let mark = self.values.len();
-                        let parts: Option<Vec<SkipExpr>> = args
-                            .iter()
-                            .map(|&a| self.translate(a, leakproof_only))
-                            .collect();
-                        if parts.is_none() {
-                            self.values.truncate(mark);
+                // SAFETY: the tag says `clause` is a BoolExpr; its args are valid expression
+                // trees of the same query, translated under this fn's contract.
+                unsafe {
+                    let args: Vec<*mut pg_sys::Node> = list::nodes((*b).args).collect();
+                    match (*b).boolop {
+                        // skipping on the clauses that translate is sound: the AND is false
+                        // wherever one of them is
+                        pg_sys::BoolExprType::AND_EXPR => {
+                            let parts: Vec<SkipExpr> = args
+                                .iter()
+                                .filter_map(|&a| self.translate(a, leakproof_only))
+                                .collect();
+                            self.dropped |= parts.len() < args.len();
+                            (!parts.is_empty()).then_some(SkipExpr::And(parts))
                         }
-                        parts.map(SkipExpr::Or)
+                        // an OR can only be proven false if every branch can
+                        pg_sys::BoolExprType::OR_EXPR => {
+                            let mark = self.values.len();
+                            let parts: Option<Vec<SkipExpr>> = args
+                                .iter()
+                                .map(|&a| self.translate(a, leakproof_only))
+                                .collect();
+                            if parts.is_none() {
+                                self.values.truncate(mark);
+                            }
+                            parts.map(SkipExpr::Or)
+                        }
+                        _ => None,
                     }
-                    _ => None,
                 }
             }
             pg_sys::NodeTag::T_NullTest => {
                 let t = clause as *mut pg_sys::NullTest;
-                if (*t).argisrow {
-                    return None;
+                // SAFETY: the tag says `clause` is a NullTest, whose `arg` is a valid node.
+                unsafe {
+                    if (*t).argisrow {
+                        return None;
+                    }
+                    let (column, _) = column_of((*t).arg as *mut pg_sys::Node, self.relid)?;
+                    let test = if (*t).nulltesttype == pg_sys::NullTestType::IS_NULL {
+                        Test::IsNull
+                    } else {
+                        Test::IsNotNull
+                    };
+                    Some(SkipExpr::Leaf { column, test })
                 }
-                let (column, _) = column_of((*t).arg as *mut pg_sys::Node, self.relid)?;
-                let test = if (*t).nulltesttype == pg_sys::NullTestType::IS_NULL {
-                    Test::IsNull
-                } else {
-                    Test::IsNotNull
-                };
-                Some(SkipExpr::Leaf { column, test })
             }
             pg_sys::NodeTag::T_OpExpr => {
                 let op = clause as *mut pg_sys::OpExpr;
-                let args: Vec<*mut pg_sys::Node> = list::nodes((*op).args).collect();
-                if args.len() != 2 {
-                    return None;
+                // SAFETY: the tag says `clause` is an OpExpr, whose args are valid expression
+                // trees; the rest are catalog lookups, in a transaction (this fn's contract).
+                unsafe {
+                    let args: Vec<*mut pg_sys::Node> = list::nodes((*op).args).collect();
+                    if args.len() != 2 {
+                        return None;
+                    }
+                    let (mut opno, column, value) = match (
+                        column_of(args[0], self.relid),
+                        column_of(args[1], self.relid),
+                    ) {
+                        (Some(c), None) => ((*op).opno, c, args[1]),
+                        (None, Some(c)) => (pg_sys::get_commutator((*op).opno), c, args[0]),
+                        _ => return None,
+                    };
+                    if opno == pg_sys::InvalidOid {
+                        return None;
+                    }
+                    if !is_scan_constant(value) {
+                        return None;
+                    }
+                    let (cmp, how, exact) =
+                        self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                    let value = self.push_value(value);
+                    Some(SkipExpr::Leaf {
+                        column: column.0,
+                        test: Test::Compare(Compare {
+                            cmp,
+                            value,
+                            array: ArrayMode::Scalar,
+                            how,
+                            exact,
+                        }),
+                    })
                 }
-                let (mut opno, column, value) = match (
-                    column_of(args[0], self.relid),
-                    column_of(args[1], self.relid),
-                ) {
-                    (Some(c), None) => ((*op).opno, c, args[1]),
-                    (None, Some(c)) => (pg_sys::get_commutator((*op).opno), c, args[0]),
-                    _ => return None,
-                };
-                if opno == pg_sys::InvalidOid {
-                    return None;
-                }
-                if !is_scan_constant(value) {
-                    return None;
-                }
-                let (cmp, how, exact) =
-                    self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
-                let value = self.push_value(value);
-                Some(SkipExpr::Leaf {
-                    column: column.0,
-                    test: Test::Compare(Compare {
-                        cmp,
-                        value,
-                        array: ArrayMode::Scalar,
-                        how,
-                        exact,
-                    }),
-                })
             }
             pg_sys::NodeTag::T_ScalarArrayOpExpr => {
                 let op = clause as *mut pg_sys::ScalarArrayOpExpr;
-                let args: Vec<*mut pg_sys::Node> = list::nodes((*op).args).collect();
-                if args.len() != 2 {
-                    return None;
+                // SAFETY: the tag says `clause` is a ScalarArrayOpExpr, whose args are valid
+                // expression trees; the rest are catalog lookups, in a transaction (the contract).
+                unsafe {
+                    let args: Vec<*mut pg_sys::Node> = list::nodes((*op).args).collect();
+                    if args.len() != 2 {
+                        return None;
+                    }
+                    let column = column_of(args[0], self.relid)?;
+                    if !is_scan_constant(args[1]) {
+                        return None;
+                    }
+                    let mut opno = (*op).opno;
+                    let (cmp, how, exact) =
+                        self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
+                    let value = self.push_value(args[1]);
+                    let array = if (*op).useOr {
+                        ArrayMode::Any
+                    } else {
+                        ArrayMode::All
+                    };
+                    Some(SkipExpr::Leaf {
+                        column: column.0,
+                        test: Test::Compare(Compare {
+                            cmp,
+                            value,
+                            array,
+                            how,
+                            exact,
+                        }),
+                    })
                 }
-                let column = column_of(args[0], self.relid)?;
-                if !is_scan_constant(args[1]) {
-                    return None;
-                }
-                let mut opno = (*op).opno;
-                let (cmp, how, exact) =
-                    self.how(&mut opno, column.1, (*op).inputcollid, leakproof_only)?;
-                let value = self.push_value(args[1]);
-                let array = if (*op).useOr {
-                    ArrayMode::Any
-                } else {
-                    ArrayMode::All
-                };
-                Some(SkipExpr::Leaf {
-                    column: column.0,
-                    test: Test::Compare(Compare {
-                        cmp,
-                        value,
-                        array,
-                        how,
-                        exact,
-                    }),
-                })
             }
             _ => None,
         }
     }
 
+    /// Keeps a copy of value expression `value`; returns its index.
+    ///
+    /// # Safety
+    ///
+    /// `value` must be a valid expression tree; the copy is made in the current memory
+    /// context, which must outlive the translator's use of it.
     unsafe fn push_value(&mut self, value: *mut pg_sys::Node) -> u16 {
-        self.values
-            .push(pg_sys::copyObjectImpl(value as *const std::ffi::c_void) as *mut pg_sys::Node);
+        // SAFETY: `value` is a valid expression tree (the contract), copied whole.
+        let copy = unsafe { pg_sys::copyObjectImpl(value as *const std::ffi::c_void) };
+        self.values.push(copy as *mut pg_sys::Node);
         (self.values.len() - 1) as u16
     }
 
     /// How `column <opno> value` is checked against a zone map, if it can be.
+    ///
+    /// # Safety
+    ///
+    /// Called in a transaction (it looks up types, operators and functions by oid).
     unsafe fn how(
         &self,
         opno: &mut pg_sys::Oid,
@@ -339,17 +402,22 @@ impl Translator {
         collation: pg_sys::Oid,
         leakproof_only: bool,
     ) -> Option<(Cmp, How, Option<Exact>)> {
-        let base = pg_sys::getBaseType(column_type);
+        // SAFETY: a catalog lookup by oid, in a transaction (the contract).
+        let base = unsafe { pg_sys::getBaseType(column_type) };
         let bytes = skippable_type(base)?;
         // the default btree operator family, from the type cache (GetDefaultOpClass would
         // scan pg_opclass each time: a planning query does this per qual and aggregate)
-        let family =
-            (*pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_BTREE_OPFAMILY as i32)).btree_opf;
+        // SAFETY: in a transaction (the contract); `lookup_type_cache` returns a valid entry
+        // for an existing type (or raises an ERROR), read at once.
+        let family = unsafe {
+            (*pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_BTREE_OPFAMILY as i32)).btree_opf
+        };
         if family == pg_sys::InvalidOid {
             return None;
         }
         let (mut left, mut right) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
-        let strategy = pg_sys::get_op_opfamily_strategy(*opno, family);
+        // SAFETY: a catalog lookup by oid, in a transaction (the contract).
+        let strategy = unsafe { pg_sys::get_op_opfamily_strategy(*opno, family) };
         let (cmp, family_op) = match strategy {
             BT_LESS => (Cmp::Lt, *opno),
             BT_LESS_EQUAL => (Cmp::Le, *opno),
@@ -358,21 +426,28 @@ impl Translator {
             BT_GREATER => (Cmp::Gt, *opno),
             _ => {
                 // `<>` is no btree member; its negator `=` is
-                let negator = pg_sys::get_negator(*opno);
-                if negator == pg_sys::InvalidOid
-                    || pg_sys::get_op_opfamily_strategy(negator, family) != BT_EQUAL
-                {
-                    return None;
+                // SAFETY: catalog lookups by oid, in a transaction (the contract).
+                unsafe {
+                    let negator = pg_sys::get_negator(*opno);
+                    if negator == pg_sys::InvalidOid
+                        || pg_sys::get_op_opfamily_strategy(negator, family) != BT_EQUAL
+                    {
+                        return None;
+                    }
+                    (Cmp::Ne, negator)
                 }
-                (Cmp::Ne, negator)
             }
         };
-        pg_sys::op_input_types(family_op, &mut left, &mut right);
+        // SAFETY: a catalog lookup by oid, in a transaction (the contract); the outputs are
+        // live locals.
+        unsafe { pg_sys::op_input_types(family_op, &mut left, &mut right) };
         if bytes {
             // bytewise: only text against text, and only where bytes order as the collation
             let c_order = collation == pg_sys::C_COLLATION_OID || collation == POSIX_COLLATION;
-            let exact =
-                collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation);
+            // SAFETY: a catalog lookup of a valid collation oid (checked first), in a
+            // transaction (the contract).
+            let exact = collation != pg_sys::InvalidOid
+                && unsafe { pg_sys::get_collation_isdeterministic(collation) };
             let allowed = match cmp {
                 Cmp::Eq | Cmp::Ne => exact,
                 _ => c_order,
@@ -382,8 +457,10 @@ impl Translator {
             }
             return Some((cmp, How::Bytes, Some(Exact::Bytes)));
         }
-        let member =
-            |strategy: i32| pg_sys::get_opfamily_member(family, left, right, strategy as i16);
+        // SAFETY: a catalog lookup by oid, in a transaction (the contract).
+        let member = |strategy: i32| unsafe {
+            pg_sys::get_opfamily_member(family, left, right, strategy as i16)
+        };
         let ops: [pg_sys::Oid; 2] = match cmp {
             Cmp::Eq => [member(BT_LESS_EQUAL), member(BT_GREATER_EQUAL)],
             Cmp::Ne => [family_op, family_op],
@@ -394,11 +471,17 @@ impl Translator {
             if op == pg_sys::InvalidOid {
                 return None;
             }
-            let proc = pg_sys::get_opcode(op);
-            if proc == pg_sys::InvalidOid || (leakproof_only && !pg_sys::get_func_leakproof(proc)) {
-                return None;
+            // SAFETY: catalog lookups by a valid operator's and its function's oids, in a
+            // transaction (the contract).
+            unsafe {
+                let proc = pg_sys::get_opcode(op);
+                if proc == pg_sys::InvalidOid
+                    || (leakproof_only && !pg_sys::get_func_leakproof(proc))
+                {
+                    return None;
+                }
+                *p = proc.to_u32();
             }
-            *p = proc.to_u32();
         }
         Some((
             cmp,

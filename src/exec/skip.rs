@@ -3,6 +3,8 @@
 //! scan then reads nothing of the vector), and whether every row of it does (`true` is a
 //! proof; an aggregate may then take the vector's metadata instead of its rows).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pg_columnar_codec::filter::{Operand, OperandSet, SET_MIN_OPERANDS};
 use pg_columnar_codec::stripe::{StoredZone, StripeDirectory, StripeSummary};
 use pg_columnar_codec::zonemap::{bytes_may_satisfy, Cmp};
@@ -37,13 +39,17 @@ pub enum Value {
 /// # Safety
 /// `datum` must be a valid Datum of `ty` unless `isnull`.
 pub unsafe fn value_of(datum: pg_sys::Datum, isnull: bool, ty: pg_sys::Oid) -> Value {
-    let element = pg_sys::get_element_type(ty);
+    // SAFETY: a catalog lookup by type oid, in a transaction (planning or execution).
+    let element = unsafe { pg_sys::get_element_type(ty) };
     if isnull {
         Value::One(Scalar::Null)
     } else if element != pg_sys::InvalidOid {
-        Value::Many(array_elements(datum, element))
+        // SAFETY: `datum` is a valid non-NULL array of `ty`, whose elements are `element`s
+        // (the contract).
+        Value::Many(unsafe { array_elements(datum, element) })
     } else {
-        Value::One(scalar(datum, ty))
+        // SAFETY: `datum` is a valid non-NULL Datum of `ty` (the contract).
+        Value::One(unsafe { scalar(datum, ty) })
     }
 }
 
@@ -70,6 +76,11 @@ pub(super) fn operand(s: &Scalar, exact: Exact) -> Option<Operand> {
 
 /// The comparison values of expression states `states`, evaluated in `econtext` (in the
 /// current memory context, which by-reference values other than text must outlive).
+///
+/// # Safety
+///
+/// Each of `states` must be an expression state initialized for `econtext`, a valid
+/// expression context whose parameters the expressions may read.
 pub unsafe fn evaluate(
     states: &[*mut pg_sys::ExprState],
     econtext: *mut pg_sys::ExprContext,
@@ -78,46 +89,82 @@ pub unsafe fn evaluate(
         .iter()
         .map(|&state| {
             let mut isnull = false;
-            let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
-            value_of(
-                datum,
-                isnull,
-                pg_sys::exprType((*state).expr as *mut pg_sys::Node),
-            )
+            // SAFETY: `state` was initialized for the valid `econtext` (the contract); its result
+            // is a Datum of its expression's type, or NULL.
+            unsafe {
+                let datum = pg_sys::ExecEvalExpr(state, econtext, &mut isnull);
+                value_of(
+                    datum,
+                    isnull,
+                    pg_sys::exprType((*state).expr as *mut pg_sys::Node),
+                )
+            }
         })
         .collect()
 }
 
+/// Whether type `ty` is text or varchar (or a domain over them).
+///
+/// # Safety
+///
+/// Called in a transaction (a catalog lookup).
 unsafe fn is_text(ty: pg_sys::Oid) -> bool {
-    let base = pg_sys::getBaseType(ty);
+    // SAFETY: a catalog lookup by type oid, in a transaction (the contract).
+    let base = unsafe { pg_sys::getBaseType(ty) };
     base == pg_sys::TEXTOID || base == pg_sys::VARCHAROID
 }
 
+/// The comparison value of Datum `datum` of type `ty` (text as its bytes).
+///
+/// # Safety
+///
+/// `datum` must be a valid non-NULL Datum of `ty`, in a transaction.
 unsafe fn scalar(datum: pg_sys::Datum, ty: pg_sys::Oid) -> Scalar {
-    if is_text(ty) {
-        let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
-        Scalar::Bytes(pgrx::varlena::varlena_to_byte_slice(v).to_vec())
+    // SAFETY: in a transaction (the contract).
+    if unsafe { is_text(ty) } {
+        // SAFETY: `datum` is a valid text value (the contract); its bytes, detoasted if need be,
+        // are copied at once.
+        unsafe {
+            let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
+            Scalar::Bytes(pgrx::varlena::varlena_to_byte_slice(v).to_vec())
+        }
     } else {
         Scalar::Datum(datum)
     }
 }
 
+/// The comparison values of the elements of array `datum` of elements of type `element`.
+///
+/// # Safety
+///
+/// `datum` must be a valid non-NULL array whose elements are of type `element`, in a
+/// transaction; by-reference elements other than text must outlive the values.
 unsafe fn array_elements(datum: pg_sys::Datum, element: pg_sys::Oid) -> Vec<Scalar> {
-    let array = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as *mut pg_sys::ArrayType;
-    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
-    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
-    let mut elems: *mut pg_sys::Datum = std::ptr::null_mut();
-    let mut nulls: *mut bool = std::ptr::null_mut();
-    let mut n = 0;
-    pg_sys::deconstruct_array(
-        array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n,
-    );
+    // SAFETY: `datum` is a valid array of `element`s (the contract); `deconstruct_array` is
+    // given the element type's own length, by-value flag and alignment, and sets `elems`,
+    // `nulls` and `n` to `n` entries each.
+    let (elems, nulls, n) = unsafe {
+        let array = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+        let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+        pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
+        let mut elems: *mut pg_sys::Datum = std::ptr::null_mut();
+        let mut nulls: *mut bool = std::ptr::null_mut();
+        let mut n = 0;
+        pg_sys::deconstruct_array(
+            array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n,
+        );
+        (elems, nulls, n)
+    };
     (0..n as usize)
         .map(|i| {
-            if *nulls.add(i) {
-                Scalar::Null
-            } else {
-                scalar(*elems.add(i), element)
+            // SAFETY: `i < n`, the length of both arrays `deconstruct_array` made; a non-NULL
+            // element is a valid Datum of `element` (the contract).
+            unsafe {
+                if *nulls.add(i) {
+                    Scalar::Null
+                } else {
+                    scalar(*elems.add(i), element)
+                }
             }
         })
         .collect()
@@ -184,12 +231,16 @@ impl Functions {
             None => {
                 // SAFETY: FmgrInfo is plain data; fmgr_info fills every field
                 let mut info: Box<pg_sys::FmgrInfo> = Box::new(unsafe { std::mem::zeroed() });
+                // SAFETY: `info` is a live, boxed FmgrInfo (its address stable for its life);
+                // `proc` is a function oid `quals` chose, in a transaction.
                 unsafe { pg_sys::fmgr_info(pg_sys::Oid::from(proc), &mut *info) };
                 self.0.push((proc, info));
                 self.0.len() - 1
             }
         };
         let info = &mut *self.0[i].1;
+        // SAFETY: not checked by this safe fn's signature: the callers here pass the leaf's
+        // comparison function, a zone bound of the (by-value) column type and the leaf's value.
         unsafe { pg_sys::FunctionCall2Coll(info, pg_sys::Oid::from(collation), a, b).value() != 0 }
     }
 }

@@ -2,6 +2,8 @@
 //! kept in the plan's `custom_private` through `super::plan_data`), and the columns a plan's
 //! expressions read: written by `plan`, read by `node`.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::quals::SkipExpr;
@@ -24,14 +26,22 @@ pub struct ScanSpec {
 
 /// Attributes (1-based, as `wanted[attno - 1]`) that `nodes` read of relation `relid`; a
 /// whole-row reference reads them all.
+///
+/// # Safety
+///
+/// Each of `nodes` must be null or a valid expression tree; called in a memory context the
+/// set of attributes may be allocated in.
 pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usize) -> Vec<bool> {
     let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
     for &n in nodes {
-        pg_sys::pull_varattnos(n, relid, &mut set);
+        // SAFETY: `n` is null or a valid expression tree (the contract); `set` is a valid
+        // (initially empty) set it adds to.
+        unsafe { pg_sys::pull_varattnos(n, relid, &mut set) };
     }
     let mut wanted = vec![false; natts];
     let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
-    let mut m = pg_sys::bms_next_member(set, -1);
+    // SAFETY: `set` is null (empty) or the set `pull_varattnos` made.
+    let mut m = unsafe { pg_sys::bms_next_member(set, -1) };
     while m >= 0 {
         let attno = m + offset;
         if attno == 0 {
@@ -39,12 +49,19 @@ pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usi
         } else if attno > 0 && (attno as usize) <= natts {
             wanted[attno as usize - 1] = true;
         }
-        m = pg_sys::bms_next_member(set, m);
+        // SAFETY: as above; `set` is not changed while it is walked.
+        m = unsafe { pg_sys::bms_next_member(set, m) };
     }
     wanted
 }
 
 /// The spec a plan carries (`plan::plan_custom_path` writes it).
+///
+/// # Safety
+///
+/// `cscan` must be a valid `PgcolScan` plan, made by `plan::plan_custom_path`.
 pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
-    super::plan_data::from_private((*cscan).custom_private, "PgcolScan")
+    // SAFETY: `cscan` is a valid PgcolScan plan (the contract), whose `custom_private` is the
+    // list `plan_data::to_private` wrote.
+    unsafe { super::plan_data::from_private((*cscan).custom_private, "PgcolScan") }
 }

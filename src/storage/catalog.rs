@@ -8,6 +8,8 @@
 //! with `systable_beginscan` under the caller's snapshot, never through SQL, so no role needs
 //! privileges on the catalog and no `search_path` is consulted.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::rc::Rc;
 
 use pg_columnar_codec::stripe::StripeSummary;
@@ -181,6 +183,8 @@ fn scan(
     lockmode: u32,
     mut f: impl FnMut(pg_sys::HeapTuple, StripeRow, Option<&[u8]>, bool),
 ) {
+    // SAFETY: callers pass a valid `snapshot`; the catalog is opened here and closed after the
+    // scan, whose tuples (and the zone bytes read from them) are valid during each call of `f`.
     unsafe {
         let c = catalog();
         let rel = super::open_catalog(c.table, c.index, lockmode);
@@ -218,6 +222,11 @@ fn scan(
 /// The stripe row in catalog tuple `tuple` of `rel`, just read under `snapshot` (a dirty
 /// snapshot's check of the tuple leaves its running inserter and deleter in it), with the
 /// tuple's fields and whether a running transaction is deleting it (dirty snapshots only).
+///
+/// # Safety
+///
+/// `rel` must be the open catalog `pgcol.stripe`, `tuple` a valid tuple of it (its
+/// by-reference values are returned pointing into it) and `snapshot` a valid snapshot.
 unsafe fn parse_row(
     rel: pg_sys::Relation,
     tuple: pg_sys::HeapTuple,
@@ -227,59 +236,74 @@ unsafe fn parse_row(
     super::check_catalog_width(rel, NATTS);
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
-    pg_sys::heap_deform_tuple(
-        tuple,
-        (*rel).rd_att,
-        values.as_mut_ptr(),
-        nulls.as_mut_ptr(),
-    );
+    // SAFETY: `tuple` is a valid tuple of the open `rel` (the contract), whose descriptor has
+    // `NATTS` columns (checked above), the length of both output arrays.
+    unsafe {
+        pg_sys::heap_deform_tuple(
+            tuple,
+            (*rel).rd_att,
+            values.as_mut_ptr(),
+            nulls.as_mut_ptr(),
+        )
+    };
     if nulls[..7].iter().any(|&n| n) {
         pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
     }
     let v = |i: usize| values[i].value() as i64;
     let vacuumed = !nulls[8] && values[8].value() != 0;
-    let dirty = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+    // SAFETY: `snapshot` is valid (the contract).
+    let dirty = unsafe { (*snapshot).snapshot_type } == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
     let row_count = v(2) as u64;
     let absent = if nulls[9] {
         Absent::from([])
     } else {
-        let bytes = pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(
-            values[9].cast_mut_ptr(),
-        ));
+        // SAFETY: column 9 is a non-NULL bytea of the valid `tuple` (the contract); the bytes,
+        // detoasted if need be, are copied out before this returns.
+        let bytes = unsafe {
+            pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(
+                values[9].cast_mut_ptr(),
+            ))
+        };
         absent_from_bytes(bytes, row_count).unwrap_or_else(|| {
             pgrx::error!("pg_columnar: catalog pgcol.stripe has an invalid absent-row list for storage {storage_id} at row {}", v(1))
         })
     };
     let original_xid = (!nulls[ORIGINAL_XID])
         .then(|| pg_sys::TransactionId::from(values[ORIGINAL_XID].value() as u32));
-    let row = StripeRow {
-        storage_id: v(0) as u64,
-        first_row: v(1) as u64,
-        row_count,
-        first_block: v(3) as u32,
-        byte_length: v(4) as u64,
-        prefix_length: v(5) as u64,
-        prefix_checksum: v(6) as u64,
-        // rows VACUUM wrote again were visible to every snapshot: frozen, as heap
-        // reports a frozen tuple's inserter to those who ask what it means; a rewrite's
-        // copy reports its rows' own inserter, as a heap rewrite keeps it
-        xmin: match (vacuumed, original_xid) {
-            (true, _) => pg_sys::FrozenTransactionId,
-            (false, Some(x)) => x,
-            (false, None) => (*(*tuple).t_data).t_choice.t_heap.t_xmin,
-        },
-        cmin: if vacuumed || original_xid.is_some() {
-            pg_sys::FirstCommandId
-        } else {
-            inserting_command((*tuple).t_data)
-        },
-        running_inserter: (dirty && !vacuumed && (*snapshot).xmin != pg_sys::InvalidTransactionId)
-            .then_some((*snapshot).xmin),
-        vacuumed,
-        absent,
-        original_xid,
+    // SAFETY: `tuple`'s header and `snapshot` are valid (the contract); only read here.
+    let row = unsafe {
+        StripeRow {
+            storage_id: v(0) as u64,
+            first_row: v(1) as u64,
+            row_count,
+            first_block: v(3) as u32,
+            byte_length: v(4) as u64,
+            prefix_length: v(5) as u64,
+            prefix_checksum: v(6) as u64,
+            // rows VACUUM wrote again were visible to every snapshot: frozen, as heap
+            // reports a frozen tuple's inserter to those who ask what it means; a rewrite's
+            // copy reports its rows' own inserter, as a heap rewrite keeps it
+            xmin: match (vacuumed, original_xid) {
+                (true, _) => pg_sys::FrozenTransactionId,
+                (false, Some(x)) => x,
+                (false, None) => (*(*tuple).t_data).t_choice.t_heap.t_xmin,
+            },
+            cmin: if vacuumed || original_xid.is_some() {
+                pg_sys::FirstCommandId
+            } else {
+                inserting_command((*tuple).t_data)
+            },
+            running_inserter: (dirty
+                && !vacuumed
+                && (*snapshot).xmin != pg_sys::InvalidTransactionId)
+                .then_some((*snapshot).xmin),
+            vacuumed,
+            absent,
+            original_xid,
+        }
     };
-    let being_deleted = dirty && (*snapshot).xmax != pg_sys::InvalidTransactionId;
+    // SAFETY: `snapshot` is valid (the contract).
+    let being_deleted = dirty && unsafe { (*snapshot).xmax } != pg_sys::InvalidTransactionId;
     (row, values, nulls, being_deleted)
 }
 
@@ -287,12 +311,20 @@ unsafe fn parse_row(
 /// TRUNCATE or DROP in a savepoint since rolled back) the header holds a combo command id,
 /// which only `HeapTupleHeaderGetCmin` turns back into the inserting command; it may be
 /// asked only of this transaction's rows, and another's raw field is its command already.
+///
+/// # Safety
+///
+/// `header` must be the valid header of a heap tuple the caller holds (its buffer pinned).
 unsafe fn inserting_command(header: pg_sys::HeapTupleHeader) -> pg_sys::CommandId {
-    let combo = (*header).t_infomask & pg_sys::HEAP_COMBOCID as u16 != 0;
-    if combo && pg_sys::TransactionIdIsCurrentTransactionId((*header).t_choice.t_heap.t_xmin) {
-        pg_sys::HeapTupleHeaderGetCmin(header)
-    } else {
-        (*header).t_choice.t_heap.t_field3.t_cid
+    // SAFETY: `header` is valid (the contract); `HeapTupleHeaderGetCmin` is asked only of this
+    // transaction's rows, as it requires.
+    unsafe {
+        let combo = (*header).t_infomask & pg_sys::HEAP_COMBOCID as u16 != 0;
+        if combo && pg_sys::TransactionIdIsCurrentTransactionId((*header).t_choice.t_heap.t_xmin) {
+            pg_sys::HeapTupleHeaderGetCmin(header)
+        } else {
+            (*header).t_choice.t_heap.t_field3.t_cid
+        }
     }
 }
 
@@ -309,6 +341,8 @@ pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
         c.index,
         storage_id,
         row,
+        // SAFETY: `last_row_at_or_before` passes the open `pgcol.stripe`, a tuple its scan
+        // holds and the dirty snapshot that checked it, all valid during the call.
         |rel, tuple, dirty| unsafe {
             let (row, _, _, being_deleted) = parse_row(rel, tuple, dirty, storage_id);
             (row, being_deleted)
@@ -333,8 +367,8 @@ pub fn dirty_stripe_holding(storage_id: u64, row: u64) -> Option<StripeRow> {
 pub fn stripe_holding(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> Option<StripeRow> {
     use pg_sys::SnapshotType::*;
     let c = catalog();
-    // SAFETY: `snapshot` is the caller's valid snapshot, registered (as [`visible`] does)
-    // for as long as the catalog is read with it
+    // SAFETY: `snapshot` is the caller's valid snapshot, registered (as [`visible`] does) for
+    // as long as the catalog is read with it; `parse_row` gets the open catalog and its tuple.
     unsafe {
         match (*snapshot).snapshot_type {
             SNAPSHOT_MVCC | SNAPSHOT_SELF | SNAPSHOT_HISTORIC_MVCC => {
@@ -627,7 +661,7 @@ pub fn planning_list(storage_id: u64, next_row: u64, snapshot: pg_sys::Snapshot)
             rows_since: 0,
         };
     }
-    // SAFETY: a plain read of the current statement's start time
+    // SAFETY: a plain read of the current statement's start time, inside a transaction (planning)
     let now = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };
     let kept = PLANNING_READS.with_borrow(|reads| {
         let e = reads.iter().find(|e| e.storage_id == storage_id)?;
@@ -682,6 +716,8 @@ fn visible(
     mut f: impl FnMut(StripeRow, Option<&[u8]>),
 ) {
     use pg_sys::SnapshotType::*;
+    // SAFETY: callers pass a valid `snapshot`; an MVCC one is registered for the scan and
+    // unregistered after, and the zeroed dirty one (as InitDirtySnapshot makes) outlives its scan.
     unsafe {
         match (*snapshot).snapshot_type {
             SNAPSHOT_MVCC => {
@@ -762,6 +798,8 @@ pub struct VacuumRow {
 /// needs to replace it.
 pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumRow> {
     let mut rows = Vec::new();
+    // SAFETY: callers pass a valid `snapshot`; the catalog is opened here and closed after the
+    // scan, `vistest` is its own, and `scan` passes tuples valid during each call.
     unsafe {
         let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
@@ -793,6 +831,8 @@ pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumRow>
 /// inserting its catalog row (see `am::vacuum`).
 pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
     let mut ranges = Vec::new();
+    // SAFETY: the catalog is opened here and closed after the scan; the zeroed non-vacuumable
+    // snapshot, given the catalog's own `vistest`, outlives the scan.
     unsafe {
         let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let mut snapshot: pg_sys::SnapshotData = std::mem::zeroed();
@@ -825,6 +865,8 @@ pub fn occupied(storage_id: u64) -> Vec<(u32, u32)> {
 /// for every snapshot, which are the ones asked for.
 pub fn freed_horizon(storage_id: u64) -> Option<pg_sys::TransactionId> {
     let mut horizon = None;
+    // SAFETY: the catalog is opened here and closed at the end; `key` is initialized before
+    // the scan, each tuple is read before the next is fetched, and the scan is ended.
     unsafe {
         let rel = pg_sys::table_open(catalog().table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
@@ -870,10 +912,12 @@ pub fn delete_storage(storage_id: u64) {
         snapshot,
         std::ptr::null_mut(),
         pg_sys::RowExclusiveLock,
+        // SAFETY: `scan` passes a tuple valid during the call.
         |tuple, _, _, _| tids.push(unsafe { (*tuple).t_self }),
     );
     if !tids.is_empty() {
         delete_rows(&tids);
+        // SAFETY: called in a transaction (a DROP or TRUNCATE), where commands count.
         unsafe { pg_sys::CommandCounterIncrement() };
     }
 }

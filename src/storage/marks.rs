@@ -16,6 +16,8 @@
 //! Marks are written with `heap_insert` and an explicit command id, and never logically
 //! decoded (the catalog is this node's own, like the stripe catalog).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 /// What a mark does to its row: the four row locks, in the order of PostgreSQL's
@@ -182,6 +184,8 @@ fn required_catalog() -> Catalog {
 
 /// Runs `f` with the current memory context a scratch context, reset afterwards.
 fn in_scratch<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: the scratch context is made once, under TopMemoryContext, and lives for the
+    // backend; nothing `f` allocates in it is kept past the reset (no caller nests these).
     unsafe {
         let mut cxt = SCRATCH.with(|s| s.get());
         if cxt.is_null() {
@@ -403,6 +407,8 @@ fn scan(
     table: pg_sys::Relation,
     mut f: impl FnMut(u64, Mode, Option<Successor>, Option<pg_sys::TransactionId>, pg_sys::HeapTuple),
 ) {
+    // SAFETY: the catalog is opened here and closed after the scan; at most three keys are
+    // initialized, and `scan_catalog` passes tuples of `rel` that are valid during each call.
     unsafe {
         let rel = super::open_catalog(c.table, c.index, pg_sys::AccessShareLock);
         let mut keys: [pg_sys::ScanKeyData; 3] = std::mem::zeroed();
@@ -458,6 +464,10 @@ fn scan(
 }
 
 /// The row number, mode, successor and original transaction of mark `tuple` of catalog `rel`.
+///
+/// # Safety
+///
+/// `rel` must be the open catalog `pgcol.row_mark` and `tuple` a valid tuple of it.
 unsafe fn parse(
     rel: pg_sys::Relation,
     tuple: pg_sys::HeapTuple,
@@ -466,12 +476,16 @@ unsafe fn parse(
     super::check_catalog_width(rel, NATTS);
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
-    pg_sys::heap_deform_tuple(
-        tuple,
-        (*rel).rd_att,
-        values.as_mut_ptr(),
-        nulls.as_mut_ptr(),
-    );
+    // SAFETY: `tuple` is a valid tuple of the open `rel` (the contract), whose descriptor has
+    // `NATTS` columns (checked above), the length of both output arrays.
+    unsafe {
+        pg_sys::heap_deform_tuple(
+            tuple,
+            (*rel).rd_att,
+            values.as_mut_ptr(),
+            nulls.as_mut_ptr(),
+        )
+    };
     let mode = Mode::from_stored(values[2].value() as i16);
     let (Some(mode), false) = (mode, nulls[..3].iter().any(|&n| n)) else {
         pgrx::error!(
@@ -491,6 +505,8 @@ unsafe fn parse(
 pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
     let c = required_catalog();
     let mut marks = Vec::new();
+    // SAFETY: `dirty` is a zeroed SnapshotData of type dirty (what InitDirtySnapshot makes) that
+    // outlives the scan; `scan` passes tuples valid during each call, checked with `dirty`.
     in_scratch(|| unsafe {
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
@@ -561,6 +577,8 @@ pub fn of_row(storage_id: u64, row: u64) -> Vec<Mark> {
 pub fn settled_deleter(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId> {
     let c = catalog()?;
     let mut found = None;
+    // SAFETY: the catalog is opened here and closed after the scan, and `vistest` is its own;
+    // `scan` passes tuples valid during each call.
     in_scratch(|| unsafe {
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
@@ -654,6 +672,8 @@ pub fn deletions_among(
 ) -> Vec<(u64, bool)> {
     let mut found = Vec::new();
     let Some(c) = catalog() else { return found };
+    // SAFETY: the catalog is opened here and closed after the scan, and `vistest` is its own;
+    // `deleted_each` passes tuples valid during each call.
     unsafe {
         let marks_rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(marks_rel);
@@ -713,6 +733,8 @@ fn deleted_each(
     f: &mut dyn FnMut(u64, Option<pg_sys::TransactionId>, pg_sys::HeapTuple),
 ) {
     use pg_sys::SnapshotType::*;
+    // SAFETY: callers pass a valid `snapshot` (and a null or open `table`); an MVCC one is
+    // registered for the scan and unregistered after, and the dirty one outlives its scan.
     unsafe {
         match (*snapshot).snapshot_type {
             SNAPSHOT_ANY => {}
@@ -791,6 +813,8 @@ pub fn for_vacuum(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<VacuumMark
         return Vec::new();
     };
     let mut marks = Vec::new();
+    // SAFETY: callers pass a valid `snapshot`; the catalog is opened here and closed after the
+    // scan, `vistest` is its own, and `scan` passes tuples valid during each call.
     unsafe {
         let rel = pg_sys::table_open(c.table, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let vistest = pg_sys::GlobalVisTestFor(rel);
@@ -845,10 +869,12 @@ pub fn delete_storage(storage_id: u64) {
         None,
         snapshot,
         std::ptr::null_mut(),
+        // SAFETY: `scan` passes a tuple valid during the call.
         |_, _, _, _, tuple| tids.push(unsafe { (*tuple).t_self }),
     );
     forget(&tids);
     if !tids.is_empty() {
+        // SAFETY: called in a transaction (a DROP or TRUNCATE), where commands count.
         unsafe { pg_sys::CommandCounterIncrement() };
     }
 }

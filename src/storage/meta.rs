@@ -10,6 +10,8 @@
 //! never be mistaken for a new one's), `next_row u64` (row numbers handed out so far),
 //! `checksum u32` (low 32 bits of xxh3-64 of the 24 bytes before it).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::pages::{BLCKSZ, PAGE_HEADER};
@@ -75,18 +77,30 @@ fn raise(rel: pg_sys::Relation, e: MetaError) -> ! {
     }
 }
 
+/// The bytes of `buffer`'s page.
+///
+/// # Safety
+///
+/// `buffer` must be a valid buffer this backend has pinned and content-locked; the slice may
+/// be used only while both are held (whatever `'a` the caller picks), and written only under
+/// the exclusive lock.
 unsafe fn page_bytes<'a>(buffer: pg_sys::Buffer) -> &'a mut [u8] {
-    std::slice::from_raw_parts_mut(pg_sys::BufferGetPage(buffer) as *mut u8, BLCKSZ)
+    // SAFETY: a pinned buffer's page is `BLCKSZ` bytes of shared memory that stay in place
+    // while the pin is held; the lock that guards their use is the caller's (the contract).
+    unsafe { std::slice::from_raw_parts_mut(pg_sys::BufferGetPage(buffer) as *mut u8, BLCKSZ) }
 }
 
 /// Whether a page has never been initialised (all zeros in its header: a page the file was
 /// extended by and that was not written yet, or that a crash left as the extension made it).
 fn page_is_new(page: &[u8]) -> bool {
+    // SAFETY: not enforced by the signature: callers pass at least a page header (block 0's
+    // first bytes), from a buffer page or a `Vec`, taken as aligned enough for the header.
     unsafe { (*(page.as_ptr() as *const pg_sys::PageHeaderData)).pd_upper == 0 }
 }
 
 /// Blocks of the main fork, as the file has them.
 fn nblocks(rel: pg_sys::Relation) -> u32 {
+    // SAFETY: callers pass a relation they hold open.
     unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) }
 }
 
@@ -96,6 +110,8 @@ fn read_checked(rel: pg_sys::Relation) -> Result<Option<Meta>, MetaError> {
     if nblocks(rel) == 0 {
         return Ok(None);
     }
+    // SAFETY: `rel` is open (callers') and has a block 0 (checked above), read under a pin
+    // and share lock, copied, then released.
     let copy = unsafe {
         let buffer = pg_sys::ReadBuffer(rel, 0);
         crate::compat::lock_buffer(buffer, false);
@@ -122,6 +138,7 @@ pub fn read(rel: pg_sys::Relation) -> Option<Meta> {
 /// forgotten on a relcache invalidation of its relation or of all relations (DROP among
 /// them, as a later relation may be given the same OID and file number).
 pub fn storage_id(rel: pg_sys::Relation) -> Option<u64> {
+    // SAFETY: callers pass a relation they hold open.
     let key = unsafe { ((*rel).rd_id, crate::compat::relfile_number(rel)) };
     if let Some(id) =
         STORAGE_IDS.with_borrow(|kept| kept.iter().find(|(k, _)| *k == key).map(|&(_, id)| id))
@@ -130,6 +147,8 @@ pub fn storage_id(rel: pg_sys::Relation) -> Option<u64> {
     }
     let id = read(rel)?.storage_id;
     static REGISTERED: std::sync::Once = std::sync::Once::new();
+    // SAFETY: the callback is a `pg_guard`ed fn with a static lifetime, registered once per
+    // backend (the `Once`), from inside a transaction.
     REGISTERED.call_once(|| unsafe {
         pg_sys::CacheRegisterRelcacheCallback(Some(forget_on_invalidation), pg_sys::Datum::from(0))
     });
@@ -157,6 +176,11 @@ pub fn forget_storage_id(relid: pg_sys::Oid) {
     });
 }
 
+/// The relcache invalidation callback [`storage_id`] registers.
+///
+/// # Safety
+///
+/// Called by PostgreSQL's invalidation processing only; it dereferences nothing.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn forget_on_invalidation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
     forget_storage_id(relid);
@@ -167,6 +191,8 @@ unsafe extern "C-unwind" fn forget_on_invalidation(_arg: pg_sys::Datum, relid: p
 /// pattern of a PL/pgSQL exception block (the subtransaction releases the buffer and its I/O
 /// state on the way out).
 fn read_guarded(rel: pg_sys::Relation) -> Result<Option<Meta>, String> {
+    // SAFETY: `rel` is open (callers'); the subtransaction begun here is released or rolled
+    // back on each path of the try, and the memory context and resource owner are restored.
     unsafe {
         let context = pg_sys::CurrentMemoryContext;
         let owner = pg_sys::CurrentResourceOwner;
@@ -223,12 +249,15 @@ thread_local! {
 
 fn next_storage_id() -> u64 {
     let seq = super::required_pgcol_relation(c"storage_id_seq");
+    // SAFETY: `seq` is the oid of an existing sequence (found just above); `nextval_internal`
+    // checks the transaction may advance it, raising an ERROR (a panic through pgrx) if not.
     unsafe { pg_sys::nextval_internal(seq, false) as u64 }
 }
 
 /// Takes a storage id now for the file `relfile` that relation `relid` was just given, where
 /// a sequence may be advanced (not in a read-only or parallel operation).
 pub fn reserve_storage_id(relid: pg_sys::Oid, relfile: u32) {
+    // SAFETY: reads of this backend's transaction state, in its one thread.
     unsafe {
         if pg_sys::XactReadOnly || pg_sys::IsInParallelMode() || pg_sys::RecoveryInProgress() {
             return;
@@ -244,6 +273,7 @@ pub fn forget_reserved_ids() {
 }
 
 fn storage_id_for(rel: pg_sys::Relation) -> u64 {
+    // SAFETY: callers pass a relation they hold open.
     let key = (unsafe { (*rel).rd_id }, crate::compat::relfile_number(rel));
     let reserved = RESERVED_IDS.with(|r| {
         let mut r = r.borrow_mut();
@@ -256,29 +286,38 @@ fn storage_id_for(rel: pg_sys::Relation) -> u64 {
 }
 
 /// Block 0, pinned and exclusively locked, extending the relation if it has no blocks.
+///
+/// # Safety
+///
+/// `rel` must be an open pg_columnar relation, locked for writing; the caller releases the
+/// buffer returned (`UnlockReleaseBuffer`).
 unsafe fn lock_block0(rel: pg_sys::Relation) -> pg_sys::Buffer {
-    pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
-    let buffer = if nblocks(rel) == 0 {
-        pg_sys::ReadBufferExtended(
-            rel,
-            pg_sys::ForkNumber::MAIN_FORKNUM,
-            pg_sys::InvalidBlockNumber,
-            pg_sys::ReadBufferMode::RBM_NORMAL,
-            std::ptr::null_mut(),
-        )
-    } else {
-        pg_sys::ReadBuffer(rel, 0)
-    };
-    pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
-    crate::compat::lock_buffer(buffer, true);
-    if pg_sys::BufferGetBlockNumber(buffer) != 0 {
-        pg_sys::UnlockReleaseBuffer(buffer);
-        pgrx::error!(
-            "pg_columnar: metapage of \"{}\" not at block 0",
-            relation_name(rel)
-        );
+    // SAFETY: `rel` is open and locked (the contract); the extension lock is held only around
+    // the read, and the buffer, pinned by it, is locked once and released on the ERROR path.
+    unsafe {
+        pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+        let buffer = if nblocks(rel) == 0 {
+            pg_sys::ReadBufferExtended(
+                rel,
+                pg_sys::ForkNumber::MAIN_FORKNUM,
+                pg_sys::InvalidBlockNumber,
+                pg_sys::ReadBufferMode::RBM_NORMAL,
+                std::ptr::null_mut(),
+            )
+        } else {
+            pg_sys::ReadBuffer(rel, 0)
+        };
+        pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+        crate::compat::lock_buffer(buffer, true);
+        if pg_sys::BufferGetBlockNumber(buffer) != 0 {
+            pg_sys::UnlockReleaseBuffer(buffer);
+            pgrx::error!(
+                "pg_columnar: metapage of \"{}\" not at block 0",
+                relation_name(rel)
+            );
+        }
+        buffer
     }
-    buffer
 }
 
 /// The metapage's buffer, pinned and exclusively locked, and its contents. A relation with no
@@ -288,6 +327,8 @@ unsafe fn lock_block0(rel: pg_sys::Relation) -> pg_sys::Buffer {
 fn locked_metapage(rel: pg_sys::Relation) -> (pg_sys::Buffer, Meta) {
     let mut storage_id = None;
     loop {
+        // SAFETY: `rel` is open and locked for writing (callers'); block 0 is pinned and locked
+        // exclusively, released on every path but the return, and written through its WAL image.
         unsafe {
             let buffer = lock_block0(rel);
             let page = page_bytes(buffer);
@@ -337,6 +378,8 @@ fn locked_metapage(rel: pg_sys::Relation) -> (pg_sys::Buffer, Meta) {
 /// transaction are simply never used.
 pub fn reserve_rows(rel: pg_sys::Relation, count: u64) -> (Meta, u64) {
     let (buffer, meta) = locked_metapage(rel);
+    // SAFETY: `buffer` is the metapage, pinned and exclusively locked by `locked_metapage` and
+    // released on both paths; it is written through generic WAL's `BLCKSZ`-byte image of it.
     unsafe {
         let next = meta
             .next_row

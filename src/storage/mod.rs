@@ -14,6 +14,8 @@
 //! The byte layout of a stripe is the codec's (`pg_columnar_codec::stripe`); the layout of
 //! pages and metapage is specified in docs/FORMAT.md.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod catalog;
 pub mod marks;
 pub mod meta;
@@ -35,6 +37,8 @@ pub fn pgcol_relation(name: &'static std::ffi::CStr) -> Option<pg_sys::Oid> {
     {
         return Some(oid);
     }
+    // SAFETY: catalog lookups inside a transaction (every caller's); the names are
+    // NUL-terminated `CStr`s that outlive the calls.
     let oid = unsafe {
         let nsp = pg_sys::get_namespace_oid(c"pgcol".as_ptr(), true);
         if nsp == pg_sys::InvalidOid {
@@ -44,6 +48,8 @@ pub fn pgcol_relation(name: &'static std::ffi::CStr) -> Option<pg_sys::Oid> {
         (oid != pg_sys::InvalidOid).then_some(oid)?
     };
     static REGISTERED: std::sync::Once = std::sync::Once::new();
+    // SAFETY: the callback is a `pg_guard`ed fn with a static lifetime, registered once per
+    // backend (the `Once`), from inside a transaction.
     REGISTERED.call_once(|| unsafe {
         pg_sys::CacheRegisterRelcacheCallback(Some(forget_pgcol_relation), pg_sys::Datum::from(0))
     });
@@ -56,6 +62,11 @@ thread_local! {
     static PGCOL_RELATIONS: std::cell::RefCell<Vec<(&'static std::ffi::CStr, pg_sys::Oid)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// The relcache invalidation callback [`pgcol_relation`] registers.
+///
+/// # Safety
+///
+/// Called by PostgreSQL's invalidation processing only; it dereferences nothing.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn forget_pgcol_relation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
     PGCOL_RELATIONS.with_borrow_mut(|kept| {
@@ -84,6 +95,8 @@ pub fn open_catalog(table: pg_sys::Oid, index: pg_sys::Oid, lockmode: u32) -> pg
     let mode = lockmode as pg_sys::LOCKMODE;
     for oid in [table, index] {
         if !HELD_LOCKS.with_borrow(|held| held.contains(&(oid, mode))) {
+            // SAFETY: inside a transaction (every caller's), so its resource owner exists; the
+            // current owner is put back at once (an ERROR in between: the abort resets it).
             unsafe {
                 // owned by the transaction, so that no subtransaction's or portal's end lets
                 // it go before the transaction does
@@ -95,6 +108,7 @@ pub fn open_catalog(table: pg_sys::Oid, index: pg_sys::Oid, lockmode: u32) -> pg
             HELD_LOCKS.with_borrow_mut(|held| held.push((oid, mode)));
         }
     }
+    // SAFETY: inside a transaction, `table` locked in `mode` above (or earlier in it).
     unsafe { pg_sys::table_open(table, mode) }
 }
 
@@ -111,6 +125,7 @@ pub fn forget_held_locks() {
 /// Whether the transaction is SERIALIZABLE: its reads of the catalogs are also its checks of
 /// conflicts with concurrent writers ([`scan_catalog`]).
 pub fn serializable_transaction() -> bool {
+    // SAFETY: `XactIsoLevel` is a global of this backend, read in its one thread.
     unsafe { pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32 }
 }
 
@@ -128,6 +143,13 @@ pub fn serializable_transaction() -> bool {
 /// made every serializable reader of any pg_columnar table depend on every writer of any
 /// other. A serializable transaction's predicate locks are taken on the table it reads
 /// (`am::ssi`).
+///
+/// # Safety
+///
+/// `rel` must be an open catalog of the extension and `index` its index, on the columns
+/// `keys` (initialized) compare; `snapshot` must be valid for the call, and `table` null or
+/// the open pg_columnar table read. Tuples given to `f` and `changes_rows` are valid only
+/// during the call.
 ///
 /// `original_xid` is the catalog's column (0-based) of a rewrite's copies' original
 /// transaction (`catalog::StripeRow::original_xid`; NULL on other rows), if it has one. An
@@ -147,56 +169,75 @@ pub unsafe fn scan_catalog(
     changes_rows: impl Fn(pg_sys::HeapTuple) -> bool,
     mut f: impl FnMut(pg_sys::HeapTuple),
 ) {
-    let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
+    // SAFETY: `snapshot` is valid (the contract).
+    let mvcc = unsafe { (*snapshot).snapshot_type } == pg_sys::SnapshotType::SNAPSHOT_MVCC;
     let serializable = mvcc && !table.is_null() && serializable_transaction();
     let read_with = if mvcc {
         std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData)
     } else {
         snapshot
     };
-    let scan = pg_sys::systable_beginscan(
-        rel,
-        index,
-        true,
-        read_with,
-        keys.len() as i32,
-        keys.as_mut_ptr(),
-    );
+    // SAFETY: `rel` is open with its index `index`, and `keys` live and initialized across
+    // the scan (the contract); the scan is ended below.
+    let scan = unsafe {
+        pg_sys::systable_beginscan(
+            rel,
+            index,
+            true,
+            read_with,
+            keys.len() as i32,
+            keys.as_mut_ptr(),
+        )
+    };
     loop {
-        let tuple = pg_sys::systable_getnext(scan);
+        // SAFETY: `scan` is the scan begun above, not yet ended.
+        let tuple = unsafe { pg_sys::systable_getnext(scan) };
         if tuple.is_null() {
             break;
         }
         if mvcc {
-            // the scan's slot holds the tuple's buffer pinned; judging it takes the content lock
-            let buffer = (*((*scan).slot as *mut pg_sys::BufferHeapTupleTableSlot)).buffer;
-            crate::compat::lock_buffer(buffer, false);
-            let (visible, original) = mvcc_judgement(rel, tuple, buffer, snapshot, original_xid);
-            if serializable && changes_rows(tuple) {
-                match original {
-                    // the conflict is with the original writer, which this snapshot does not see
-                    Some(original) if !visible => {
-                        pg_sys::CheckForSerializableConflictOut(table, original, snapshot)
+            // SAFETY: the scan's slot (a heap catalog's: a buffer heap slot) holds the tuple's
+            // buffer pinned; judging it takes the content lock, held until the unlock below.
+            let visible = unsafe {
+                let buffer = (*((*scan).slot as *mut pg_sys::BufferHeapTupleTableSlot)).buffer;
+                crate::compat::lock_buffer(buffer, false);
+                let (visible, original) =
+                    mvcc_judgement(rel, tuple, buffer, snapshot, original_xid);
+                if serializable && changes_rows(tuple) {
+                    match original {
+                        // the conflict is with the original writer, which this snapshot does not
+                        // see
+                        Some(original) if !visible => {
+                            pg_sys::CheckForSerializableConflictOut(table, original, snapshot)
+                        }
+                        Some(_) => {}
+                        None => pg_sys::HeapCheckForSerializableConflictOut(
+                            visible, table, tuple, buffer, snapshot,
+                        ),
                     }
-                    Some(_) => {}
-                    None => pg_sys::HeapCheckForSerializableConflictOut(
-                        visible, table, tuple, buffer, snapshot,
-                    ),
                 }
-            }
-            crate::compat::unlock_buffer(buffer);
+                crate::compat::unlock_buffer(buffer);
+                visible
+            };
             if !visible {
                 continue;
             }
         }
         f(tuple);
     }
-    pg_sys::systable_endscan(scan);
+    // SAFETY: `scan` was begun above and is ended once.
+    unsafe { pg_sys::systable_endscan(scan) };
 }
 
 /// Whether MVCC snapshot `snapshot` sees catalog tuple `tuple` of `rel` (in `buffer`, whose
 /// content lock the caller holds), as [`scan_catalog`] judges it, and the original
 /// transaction it went by ([`original_for`]).
+///
+/// # Safety
+///
+/// `rel` must be an open catalog, `tuple` one of its tuples in `buffer`, which the caller
+/// holds pinned and content-locked, and `snapshot` a valid MVCC snapshot; `original_xid`, if
+/// given, a column of `rel` holding a transaction id.
 unsafe fn mvcc_judgement(
     rel: pg_sys::Relation,
     tuple: pg_sys::HeapTuple,
@@ -204,17 +245,23 @@ unsafe fn mvcc_judgement(
     snapshot: pg_sys::Snapshot,
     original_xid: Option<usize>,
 ) -> (bool, Option<pg_sys::TransactionId>) {
-    let visible = pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer);
+    // SAFETY: `tuple` lies in `buffer`, pinned and content-locked, and `snapshot` is valid
+    // (the contract), as `HeapTupleSatisfiesVisibility` requires (it may set hint bits).
+    let visible = unsafe { pg_sys::HeapTupleSatisfiesVisibility(tuple, snapshot, buffer) };
     let original = match original_xid {
-        Some(attno) if !visible => original_for(rel, tuple, attno, snapshot),
+        // SAFETY: this function's contract is `original_for`'s.
+        Some(attno) if !visible => unsafe { original_for(rel, tuple, attno, snapshot) },
         _ => None,
     };
     match original {
-        Some(original) => (
-            original == pg_sys::FrozenTransactionId
-                || !pg_sys::XidInMVCCSnapshot(original, snapshot),
-            Some(original),
-        ),
+        // SAFETY: `snapshot` is a valid MVCC snapshot (the contract).
+        Some(original) => unsafe {
+            (
+                original == pg_sys::FrozenTransactionId
+                    || !pg_sys::XidInMVCCSnapshot(original, snapshot),
+                Some(original),
+            )
+        },
         None => (visible, None),
     }
 }
@@ -223,6 +270,11 @@ unsafe fn mvcc_judgement(
 /// snapshot `snapshot`, which does not see the tuple, goes by: `None` unless the tuple is a
 /// rewrite's copy whose inserter committed and is one the snapshot does not see (not this
 /// transaction, whose snapshots see what it wrote as heap decides).
+///
+/// # Safety
+///
+/// `rel` must be an open catalog with a transaction id column `attno`, `tuple` a valid tuple
+/// of it (its buffer pinned), and `snapshot` a valid MVCC snapshot.
 unsafe fn original_for(
     rel: pg_sys::Relation,
     tuple: pg_sys::HeapTuple,
@@ -230,16 +282,22 @@ unsafe fn original_for(
     snapshot: pg_sys::Snapshot,
 ) -> Option<pg_sys::TransactionId> {
     let mut isnull = false;
-    let datum = pg_sys::heap_getattr(tuple, (attno + 1) as i32, (*rel).rd_att, &mut isnull);
+    // SAFETY: `tuple` is a valid tuple of the open `rel`, with a column `attno` (the contract).
+    let datum =
+        unsafe { pg_sys::heap_getattr(tuple, (attno + 1) as i32, (*rel).rd_att, &mut isnull) };
     if isnull {
         return None;
     }
-    let xmin = (*(*tuple).t_data).t_choice.t_heap.t_xmin;
-    let seen = inserter(tuple).is_none()
-        || pg_sys::TransactionIdIsCurrentTransactionId(xmin)
-        || !pg_sys::TransactionIdDidCommit(xmin)
-        || !pg_sys::XidInMVCCSnapshot(xmin, snapshot);
-    (!seen).then(|| pg_sys::TransactionId::from(datum.value() as u32))
+    // SAFETY: `tuple`'s header and `snapshot` are valid (the contract); the rest are lookups
+    // of transaction status by id.
+    unsafe {
+        let xmin = (*(*tuple).t_data).t_choice.t_heap.t_xmin;
+        let seen = inserter(tuple).is_none()
+            || pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+            || !pg_sys::TransactionIdDidCommit(xmin)
+            || !pg_sys::XidInMVCCSnapshot(xmin, snapshot);
+        (!seen).then(|| pg_sys::TransactionId::from(datum.value() as u32))
+    }
 }
 
 /// Calls `f` with the last row of the extension's catalog `table`, in the order of its
@@ -288,8 +346,8 @@ pub fn last_seen_at_or_before<R>(
     original_xid: Option<usize>,
     f: impl FnOnce(pg_sys::Relation, pg_sys::HeapTuple) -> R,
 ) -> Option<R> {
-    // SAFETY: the catalog and its index are opened and closed here; the tuple given to `f`
-    // stays valid (its buffer pinned by the scan) until the scan ends, after `f` returns
+    // SAFETY: callers pass a valid `snapshot`; the catalog and its index are opened and closed
+    // here, and the tuple given to `f` stays pinned by the scan until it ends, after `f` returns
     unsafe {
         let rel = open_catalog(table, index, pg_sys::AccessShareLock);
         let idx = pg_sys::index_open(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
@@ -345,6 +403,7 @@ pub fn last_seen_at_or_before<R>(
 /// Raises an ERROR unless the extension's catalog `rel` has `natts` columns: one made by
 /// another build of the extension (before a catalog gained a column) is not read.
 pub fn check_catalog_width(rel: pg_sys::Relation, natts: usize) {
+    // SAFETY: callers pass a catalog they hold open.
     let found = unsafe { (*(*rel).rd_att).natts as usize };
     if found != natts {
         let name = relation_name(rel);
@@ -364,6 +423,8 @@ pub fn insert_catalog_row(
     nulls: &mut [bool],
     cid: pg_sys::CommandId,
 ) {
+    // SAFETY: the catalog and its index are opened and closed here; both arrays have the
+    // descriptor's width (checked), and the tuple is freed once its index entry is made.
     unsafe {
         let rel = open_catalog(table, index, pg_sys::RowExclusiveLock);
         check_catalog_width(rel, values.len());
@@ -408,6 +469,8 @@ pub fn inserter_settled(tuple: pg_sys::HeapTuple, vistest: *mut pg_sys::GlobalVi
     let Some(xmin) = inserter(tuple) else {
         return true;
     };
+    // SAFETY: transaction status lookups by id; callers pass `vistest` of the tuple's catalog,
+    // from `GlobalVisTestFor` in this transaction.
     unsafe {
         !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             && pg_sys::TransactionIdDidCommit(xmin)
@@ -423,6 +486,8 @@ pub fn settled_deleter(
     tuple: pg_sys::HeapTuple,
     vistest: *mut pg_sys::GlobalVisState,
 ) -> Option<pg_sys::TransactionId> {
+    // SAFETY: callers pass a catalog tuple they hold (its buffer pinned) and `vistest` of its
+    // catalog, from `GlobalVisTestFor` in this transaction.
     unsafe {
         let header = (*tuple).t_data;
         let infomask = (*header).t_infomask;
@@ -454,6 +519,7 @@ pub fn newer_xid(
     b: pg_sys::TransactionId,
 ) -> pg_sys::TransactionId {
     match a {
+        // SAFETY: compares two transaction ids by value.
         Some(a) if unsafe { pg_sys::TransactionIdFollows(a, b) } => a,
         _ => b,
     }
@@ -462,6 +528,7 @@ pub fn newer_xid(
 /// The transaction that inserted catalog tuple `tuple`; `None` once the tuple is frozen
 /// (every snapshot sees it inserted, however old the transaction).
 pub fn inserter(tuple: pg_sys::HeapTuple) -> Option<pg_sys::TransactionId> {
+    // SAFETY: callers pass a catalog tuple they hold (its buffer pinned); its header is read.
     unsafe {
         let header = (*tuple).t_data;
         let frozen = pg_sys::HEAP_XMIN_FROZEN as u16;
@@ -478,6 +545,8 @@ pub fn inserter_aborted(tuple: pg_sys::HeapTuple) -> bool {
     let Some(xmin) = inserter(tuple) else {
         return false;
     };
+    // SAFETY: callers pass a catalog tuple they hold (its buffer pinned); the rest are
+    // transaction status lookups by id.
     unsafe {
         let mask = (*(*tuple).t_data).t_infomask;
         if mask & pg_sys::HEAP_XMIN_COMMITTED as u16 != 0 {
@@ -498,6 +567,8 @@ pub fn delete_catalog_rows(table: pg_sys::Oid, tids: &[pg_sys::ItemPointerData])
     if tids.is_empty() {
         return;
     }
+    // SAFETY: the catalog is opened here and closed at the end; each TID is a copy, passed by
+    // pointer to a live local.
     unsafe {
         let rel = pg_sys::table_open(table, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         for tid in tids {
@@ -510,6 +581,8 @@ pub fn delete_catalog_rows(table: pg_sys::Oid, tids: &[pg_sys::ItemPointerData])
 
 /// Name of a relation for error messages: `schema.name`.
 pub fn relation_name(rel: pg_sys::Relation) -> String {
+    // SAFETY: callers pass an open relation, whose `relname` is NUL-terminated; the namespace
+    // name is a palloc'd C string or null (checked).
     unsafe {
         let rd = &*(*rel).rd_rel;
         let name = std::ffi::CStr::from_ptr(rd.relname.data.as_ptr()).to_string_lossy();
@@ -572,6 +645,8 @@ impl SnapshotContent {
     /// `None` unless `snapshot` is an MVCC snapshot (the others see what is committed when they
     /// look, not at a moment).
     pub fn of(snapshot: pg_sys::Snapshot) -> Option<SnapshotContent> {
+        // SAFETY: callers pass a valid snapshot, whose `xip` and `subxip` arrays hold `xcnt`
+        // and `subxcnt` ids (null or empty taken as none).
         unsafe {
             let s = &*snapshot;
             if s.snapshot_type != pg_sys::SnapshotType::SNAPSHOT_MVCC {

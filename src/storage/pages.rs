@@ -3,6 +3,8 @@
 //! the end of the bytes used). New pages are written whole with generic WAL, which logs
 //! nothing for unlogged and temporary relations.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::corrupt;
@@ -23,6 +25,8 @@ pub fn pages_for(len: usize) -> u32 {
 /// writers. The pages go through a small ring of buffers (the bulk-write strategy, as heap's
 /// COPY uses), so a load does not evict the rest of shared buffers.
 pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
+    // SAFETY: callers pass an open, locked `rel`; each new buffer is pinned and locked exclusively
+    // as `fill_page` needs, and the extension lock taken here is released below.
     unsafe {
         let strategy = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKWRITE);
         pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
@@ -62,21 +66,36 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
 
 /// Writes `chunk` as the whole content of the exclusively locked `buffer` (a new page header,
 /// then the bytes; generic WAL logs the full image), and releases it.
+///
+/// # Safety
+///
+/// `rel` must be open and `buffer` one of its pages, pinned and locked exclusively by this
+/// backend, whose old contents may be lost; `chunk` holds at most [`PAYLOAD`] bytes. The
+/// buffer is released here.
 unsafe fn fill_page(rel: pg_sys::Relation, buffer: pg_sys::Buffer, chunk: &[u8]) {
-    let state = pg_sys::GenericXLogStart(rel);
-    let page =
-        pg_sys::GenericXLogRegisterBuffer(state, buffer, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
-    pg_sys::PageInit(page, BLCKSZ, 0);
-    let base = page as *mut u8;
-    std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(PAGE_HEADER), chunk.len());
-    (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + chunk.len()) as u16;
-    pg_sys::GenericXLogFinish(state);
-    pg_sys::UnlockReleaseBuffer(buffer);
+    // SAFETY: `buffer` is `rel`'s page, pinned and exclusively locked (the contract), and
+    // `page` its `BLCKSZ`-byte generic-WAL image, into which `chunk` (<= PAYLOAD) fits.
+    unsafe {
+        let state = pg_sys::GenericXLogStart(rel);
+        let page = pg_sys::GenericXLogRegisterBuffer(
+            state,
+            buffer,
+            pg_sys::GENERIC_XLOG_FULL_IMAGE as i32,
+        );
+        pg_sys::PageInit(page, BLCKSZ, 0);
+        let base = page as *mut u8;
+        std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.add(PAGE_HEADER), chunk.len());
+        (*(page as *mut pg_sys::PageHeaderData)).pd_lower = (PAGE_HEADER + chunk.len()) as u16;
+        pg_sys::GenericXLogFinish(state);
+        pg_sys::UnlockReleaseBuffer(buffer);
+    }
 }
 
 /// Writes `bytes` over the existing pages `first_block..` (VACUUM fills pages no snapshot
 /// reads any more: `am::vacuum`). Their old contents are not read.
 pub fn write_at(rel: pg_sys::Relation, first_block: u32, bytes: &[u8]) {
+    // SAFETY: callers pass an open, locked `rel` whose pages from `first_block` no snapshot
+    // reads; `RBM_ZERO_AND_LOCK` returns each pinned and exclusively locked, as `fill_page` needs.
     unsafe {
         for (k, chunk) in bytes
             .chunks(PAYLOAD)
@@ -108,6 +127,8 @@ pub struct PageReader {
 
 impl PageReader {
     pub fn new(rel: pg_sys::Relation, bulk: bool) -> PageReader {
+        // SAFETY: callers pass a relation they hold open for the reader's life; the strategy
+        // is freed once, in `drop`.
         unsafe {
             let nblocks =
                 pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
@@ -143,6 +164,7 @@ impl PageReader {
             let take = (PAYLOAD - in_page).min(end - pos);
             if block >= self.nblocks as u64 {
                 // the relation may have grown since this reader was made
+                // SAFETY: `self.rel` stays open for the reader's life (see `new`).
                 self.nblocks = unsafe {
                     pg_sys::RelationGetNumberOfBlocksInFork(
                         self.rel,
@@ -153,6 +175,8 @@ impl PageReader {
                     corrupt(self.rel, format!("stripe data at block {block} is past the end of the relation ({} blocks)", self.nblocks));
                 }
             }
+            // SAFETY: `block` exists (checked above); its page is read under a pin and share lock,
+            // only up to `pd_lower` (checked), and released on both paths.
             unsafe {
                 let buffer = pg_sys::ReadBufferExtended(
                     self.rel,
@@ -189,6 +213,7 @@ impl PageReader {
 impl Drop for PageReader {
     fn drop(&mut self) {
         if !self.strategy.is_null() {
+            // SAFETY: `strategy` came from `GetAccessStrategy` in `new` and is freed only here.
             unsafe { pg_sys::FreeAccessStrategy(self.strategy) };
         }
     }

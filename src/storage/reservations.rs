@@ -11,6 +11,8 @@
 //! at commit ([`forget_mine`]): by then its stripes cover every row it kept, and a committed
 //! range would only be clutter.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::required_pgcol_relation;
@@ -58,6 +60,8 @@ pub fn running_holder(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId
         index(),
         storage_id,
         row,
+        // SAFETY: `last_row_at_or_before` passes its open catalog, a tuple its scan holds and
+        // its dirty snapshot, filled by the check of that tuple, all valid during the call.
         |rel, tuple, dirty| unsafe {
             let (first, count) = range_of(rel, tuple, storage_id);
             // the dirty snapshot's check of this tuple left a running inserter in it
@@ -77,6 +81,8 @@ pub fn running_holder(storage_id: u64, row: u64) -> Option<pg_sys::TransactionId
 /// only goes unanswered.
 pub fn aborted_ranges(storage_id: u64) -> Vec<(u64, u64)> {
     let mut ranges = Vec::new();
+    // SAFETY: the catalog is opened here and closed after the scan; `key` is initialized
+    // before the scan, and each tuple `scan_catalog` passes is valid during the call.
     unsafe {
         let rel = super::open_catalog(table(), index(), pg_sys::AccessShareLock);
         let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
@@ -110,15 +116,25 @@ pub fn aborted_ranges(storage_id: u64) -> Vec<(u64, u64)> {
 }
 
 /// The range (first row, row count) catalog tuple `tuple` of `rel` holds.
+///
+/// # Safety
+///
+/// `rel` must be the open catalog `pgcol.row_reservation`, whose descriptor has [`NATTS`]
+/// columns (not checked here: `heap_deform_tuple` writes one value per column), and `tuple` a
+/// valid tuple of it.
 unsafe fn range_of(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, u64) {
     let mut values = [pg_sys::Datum::from(0); NATTS];
     let mut nulls = [false; NATTS];
-    pg_sys::heap_deform_tuple(
-        tuple,
-        (*rel).rd_att,
-        values.as_mut_ptr(),
-        nulls.as_mut_ptr(),
-    );
+    // SAFETY: `tuple` is a valid tuple of the open `rel`, whose descriptor has `NATTS` columns
+    // (the contract), the length of both output arrays.
+    unsafe {
+        pg_sys::heap_deform_tuple(
+            tuple,
+            (*rel).rd_att,
+            values.as_mut_ptr(),
+            nulls.as_mut_ptr(),
+        )
+    };
     if nulls.iter().any(|&n| n) {
         pgrx::error!(
             "pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}"
@@ -133,6 +149,8 @@ unsafe fn range_of(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: 
 /// Deletes the ranges of `storage_id` that `keep` rejects, among those SnapshotSelf sees
 /// (transactionally).
 fn delete_where(storage_id: u64, keep: impl Fn(pg_sys::HeapTuple) -> bool) {
+    // SAFETY: the catalog is opened here and closed at the end; `key` is initialized before
+    // the scan, which is ended before the deletions by TID it collected.
     unsafe {
         let rel = pg_sys::table_open(table(), pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
         let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
@@ -171,8 +189,10 @@ pub fn forget_mine() {
         return;
     }
     // the last command's own ranges are deletable only by a later command
+    // SAFETY: called in a transaction (before its commit or prepare), where commands count.
     unsafe { pg_sys::CommandCounterIncrement() };
     for id in ids {
+        // SAFETY: `delete_where` passes a tuple its scan holds, with its header.
         delete_where(id, |tuple| unsafe {
             !pg_sys::TransactionIdIsCurrentTransactionId((*(*tuple).t_data).t_choice.t_heap.t_xmin)
         });
