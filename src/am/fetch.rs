@@ -3,6 +3,8 @@
 //! An index fetch keeps the stripes its snapshot sees and the last decoded vector, so an
 //! index scan that visits nearby rows decodes each vector once, not once per row.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::read::stripe_index_of;
@@ -16,15 +18,15 @@ use crate::storage::{catalog, marks};
 type SnapshotKey = (usize, u32, u32, u32, u64);
 
 fn snapshot_key(s: pg_sys::Snapshot) -> SnapshotKey {
-    unsafe {
-        (
-            s as usize,
-            (*s).curcid,
-            (*s).xmin.into_inner(),
-            (*s).xmax.into_inner(),
-            super::write::published_stripes(),
-        )
-    }
+    // SAFETY: `s` is the snapshot [`fetch`] was given (its only caller), valid for that call
+    let (curcid, xmin, xmax) = unsafe { ((*s).curcid, (*s).xmin, (*s).xmax) };
+    (
+        s as usize,
+        curcid,
+        xmin.into_inner(),
+        xmax.into_inner(),
+        super::write::published_stripes(),
+    )
 }
 
 #[repr(C)]
@@ -43,18 +45,30 @@ struct FetchState {
     rescanned: bool,
 }
 
+/// Frees the Rust state of the index fetch descriptor `arg`, once, and forgets it as the last
+/// fetch's ([`LAST_FETCH`]): called by [`end`] and, for a fetch that ended in an error, when
+/// the memory context holding the descriptor is reset. Not `#[pg_guard]`: it raises no ERROR
+/// and dropping the state does not panic (its reader gives its stripe to `read::keep`, and
+/// has no buffer access strategy to free).
+///
+/// # Safety
+/// `arg` is a descriptor [`begin`] made, in memory not yet freed.
 unsafe extern "C-unwind" fn drop_state(arg: *mut std::ffi::c_void) {
     let desc = arg as *mut FetchDesc;
-    if !(*desc).state.is_null() {
+    // SAFETY: `desc` is a live descriptor of `begin`'s (this function's contract)
+    let state = unsafe { (*desc).state };
+    if !state.is_null() {
         LAST_FETCH.with(|l| {
-            if l.get()
-                .is_some_and(|last| last.state == (*desc).state as usize)
-            {
+            if l.get().is_some_and(|last| last.state == state as usize) {
                 l.set(None);
             }
         });
-        drop(Box::from_raw((*desc).state));
-        (*desc).state = std::ptr::null_mut();
+        // SAFETY: a non-null `state` is the Box `begin` leaked, nulled here so it is freed
+        // once; `desc` is live (this function's contract)
+        unsafe {
+            drop(Box::from_raw(state));
+            (*desc).state = std::ptr::null_mut();
+        }
     }
 }
 
@@ -83,34 +97,57 @@ pub fn refetched_from_index_fetch() -> u64 {
     REFETCHED.with(|r| r.get())
 }
 
+/// Allocates an index fetch descriptor of `rel` in the current memory context. Its Rust state
+/// is freed by [`end`], or when the memory context goes away if the fetch ended in an error.
+///
+/// # Safety
+/// `rel` is `index_fetch_begin`'s relation: open, and kept open while the descriptor is used.
 pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
-    let desc = pg_sys::palloc0(std::mem::size_of::<FetchDesc>()) as *mut FetchDesc;
-    (*desc).base.rel = rel;
-    (*desc).state = Box::into_raw(Box::new(FetchState {
-        key: None,
-        reader: None,
-        marks: MarkWindow::default(),
-        rescanned: false,
-    }));
-    let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
-        as *mut pg_sys::MemoryContextCallback;
-    (*cb).func = Some(drop_state);
-    (*cb).arg = desc as *mut std::ffi::c_void;
-    pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
-    desc as *mut pg_sys::IndexFetchTableData
-}
-
-pub unsafe fn reset(data: *mut pg_sys::IndexFetchTableData) {
-    let st = (*(data as *mut FetchDesc)).state;
-    if !st.is_null() {
-        // kept: an index scan rescanned per outer row of a nested loop would otherwise read
-        // the stripe catalog per row
-        (*st).rescanned = true;
+    // SAFETY: palloc0 returns zeroed memory of the size asked, in the current context (it
+    // raises an ERROR rather than return null); the callback is registered in the same
+    // context, so it runs before that memory is freed
+    unsafe {
+        let desc = pg_sys::palloc0(std::mem::size_of::<FetchDesc>()) as *mut FetchDesc;
+        (*desc).base.rel = rel;
+        (*desc).state = Box::into_raw(Box::new(FetchState {
+            key: None,
+            reader: None,
+            marks: MarkWindow::default(),
+            rescanned: false,
+        }));
+        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+            as *mut pg_sys::MemoryContextCallback;
+        (*cb).func = Some(drop_state);
+        (*cb).arg = desc as *mut std::ffi::c_void;
+        pg_sys::MemoryContextRegisterResetCallback(pg_sys::CurrentMemoryContext, cb);
+        desc as *mut pg_sys::IndexFetchTableData
     }
 }
 
+/// `index_fetch_reset`: the fetch's next call makes its reader again unless its snapshot is
+/// an MVCC one.
+///
+/// # Safety
+/// `data` is a descriptor [`begin`] made, not freed.
+pub unsafe fn reset(data: *mut pg_sys::IndexFetchTableData) {
+    // SAFETY: `data` is a live descriptor of `begin`'s (this function's contract)
+    let st = unsafe { (*(data as *mut FetchDesc)).state };
+    if !st.is_null() {
+        // kept: an index scan rescanned per outer row of a nested loop would otherwise read
+        // the stripe catalog per row
+        // SAFETY: a non-null `state` is `begin`'s live Box, borrowed by no fetch during this
+        unsafe { (*st).rescanned = true };
+    }
+}
+
+/// Ends the fetch: frees its Rust state (the descriptor goes with its memory context).
+///
+/// # Safety
+/// `data` is a descriptor [`begin`] made, not freed.
 pub unsafe fn end(data: *mut pg_sys::IndexFetchTableData) {
-    drop_state(data as *mut std::ffi::c_void);
+    // SAFETY: `data` is a live descriptor of `begin`'s (this function's contract), as
+    // `drop_state` asks
+    unsafe { drop_state(data as *mut std::ffi::c_void) };
 }
 
 /// Rows whose delete marks [`MarkWindow`] reads at once: an aligned window of row numbers.
@@ -245,6 +282,10 @@ fn fetch_unless_deleted(
 /// `kill_prior_tuple`): under an MVCC snapshot, a row whose deletion every snapshot sees
 /// (`marks::deletions_among`), so an index scan for a key updated again and again does not
 /// visit every old version until VACUUM; under a dirty snapshot, see [`fetch_dirty`].
+///
+/// # Safety
+/// `data` is a descriptor [`begin`] made, not ended; `tid` and `snapshot` are valid for the
+/// call; `slot` is a valid slot of the relation's descriptor.
 pub unsafe fn fetch(
     data: *mut pg_sys::IndexFetchTableData,
     tid: pg_sys::ItemPointer,
@@ -253,23 +294,28 @@ pub unsafe fn fetch(
     all_dead: &mut bool,
 ) -> bool {
     let desc = data as *mut FetchDesc;
-    let st = &mut *(*desc).state;
+    // SAFETY: `data` is a descriptor of `begin`'s, not ended (this function's contract): `rel`
+    // is the relation it was given, and `state` the live Box it leaked, borrowed nowhere else
+    let (rel, st) = unsafe { ((*desc).base.rel, &mut *(*desc).state) };
     *all_dead = false;
-    let Some(row) = tid::from_tid(&*tid) else {
+    // SAFETY: `tid` and `snapshot` are valid for the call (this function's contract)
+    let (tid, kind) = unsafe { (&*tid, (*snapshot).snapshot_type) };
+    let Some(row) = tid::from_tid(tid) else {
         return false;
     };
-    if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-        return fetch_dirty((*desc).base.rel, row, snapshot, slot, all_dead);
+    if kind == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+        // SAFETY: `rel` is open, `snapshot` (a dirty one, the caller's to fill in) and `slot`
+        // are valid (this function's contract)
+        return unsafe { fetch_dirty(rel, row, snapshot, slot, all_dead) };
     }
-    let rel = (*desc).base.rel;
     super::write::flush_for_snapshot(rel, snapshot);
     let key = snapshot_key(snapshot);
-    let mvcc = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC;
+    let mvcc = kind == pg_sys::SnapshotType::SNAPSHOT_MVCC;
     // a serializable read of the row: locked before its stripe and marks are looked at, which
     // are then read for this row alone (`super::ssi`)
     let serializable = mvcc && crate::storage::serializable_transaction();
     if serializable {
-        super::ssi::lock_row(rel, &*tid, snapshot);
+        super::ssi::lock_row(rel, tid, snapshot);
     }
     if st.key != Some(key) || st.reader.is_none() || (st.rescanned && !mvcc) {
         st.reader = Some(StripeReader::for_fetch(rel, snapshot));
@@ -295,7 +341,8 @@ pub unsafe fn fetch(
         // copied: a check of a deferrable unique or exclusion constraint
         // (`unique_key_recheck`, under SnapshotSelf) ends the fetch, which frees the decoded
         // vectors, before it reads the values (a heap slot keeps its buffer pinned)
-        fetch_copied(reader, row, snapshot, slot)
+        // SAFETY: `slot` is a valid slot of the relation's descriptor (this function's contract)
+        unsafe { fetch_copied(reader, row, snapshot, slot) }
     };
     if serializable && stripe_index_of(&reader.stripes, row).is_none() {
         if let Some(id) = reader.storage_id {
@@ -307,7 +354,8 @@ pub unsafe fn fetch(
     if found && mvcc {
         let last = LastFetch {
             state: st as *mut FetchState as usize,
-            relid: (*rel).rd_id,
+            // SAFETY: `rel` is open (this function's contract)
+            relid: unsafe { (*rel).rd_id },
             relfile: crate::compat::relfile_number(rel),
             row,
         };
@@ -342,16 +390,28 @@ pub fn forget_aborted_reservations() {
     ABORTED.with_borrow_mut(|cache| *cache = None);
 }
 
+/// `tuple_fetch_row_version`: the row at `tid` into `slot` if `snapshot` sees it, its values
+/// copied into the slot's memory.
+///
+/// # Safety
+/// `rel` is an open relation of ours; `tid` and `snapshot` are valid for the call; `slot` is
+/// a valid slot of `rel`'s descriptor.
 pub unsafe fn fetch_row_version(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let Some(row) = tid::from_tid(&*tid) else {
+    // SAFETY: `tid`, `snapshot` and the open `rel` are valid for the call (this function's
+    // contract)
+    let (tid, kind, relid) = unsafe { (&*tid, (*snapshot).snapshot_type, (*rel).rd_id) };
+    let Some(row) = tid::from_tid(tid) else {
         return false;
     };
-    if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
+    // SAFETY: `slot` is a valid slot of `rel`'s descriptor (this function's contract), which
+    // every reader here reads `rel` for
+    let copy = |reader: &mut StripeReader| unsafe { fetch_copied(reader, row, snapshot, slot) };
+    if kind == pg_sys::SnapshotType::SNAPSHOT_ANY {
         let fresh = super::write::flush_if_holding(rel, row);
         // the row an index fetch just returned: read from that fetch's reader, which has it
         // (in one of its stripes, decoded); SnapshotAny masks no row there either
@@ -359,35 +419,28 @@ pub unsafe fn fetch_row_version(
         if let Some(last) = last.filter(|l| {
             !fresh
                 && l.row == row
-                && l.relid == (*rel).rd_id
+                && l.relid == relid
                 && l.relfile == crate::compat::relfile_number(rel)
         }) {
-            let st = &mut *(last.state as *mut FetchState);
+            // SAFETY: a state LAST_FETCH names is live (`drop_state` forgets it before the Box
+            // is freed), and no `fetch` of it runs now to borrow it
+            let st = unsafe { &mut *(last.state as *mut FetchState) };
             if let Some(reader) = st.reader.as_mut() {
-                if fetch_copied(reader, row, snapshot, slot) {
+                if copy(reader) {
                     REFETCHED.with(|r| r.set(r.get() + 1));
                     return true;
                 }
             }
         }
         // a row not among the cached reader's stripes may be in a stripe written since
-        with_latest_reader(rel, fresh, |reader| {
-            fetch_copied(reader, row, snapshot, slot)
-        }) || with_latest_reader(rel, true, |reader| {
-            fetch_copied(reader, row, snapshot, slot)
-        })
+        with_latest_reader(rel, fresh, copy) || with_latest_reader(rel, true, copy)
     } else {
         super::write::flush_if_holding(rel, row);
-        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC {
+        if kind == pg_sys::SnapshotType::SNAPSHOT_MVCC {
             // before the stripes and marks are read (`super::ssi`)
-            super::ssi::lock_row(rel, &*tid, snapshot);
+            super::ssi::lock_row(rel, tid, snapshot);
         }
-        fetch_copied(
-            &mut StripeReader::for_fetch(rel, snapshot),
-            row,
-            snapshot,
-            slot,
-        )
+        copy(&mut StripeReader::for_fetch(rel, snapshot))
     }
 }
 
@@ -412,16 +465,23 @@ fn with_latest_reader<R>(
 
 /// What the cached SnapshotAny reader of `rel` would be kept for now ([`ANY_FETCH`]).
 fn any_fetch_key(rel: pg_sys::Relation) -> AnyFetchKey {
-    unsafe {
+    // SAFETY: `rel` is open (every caller's is a table callback's relation, or the one
+    // `read_deferred` opened), and the calls read the state of the backend's transaction
+    let (relid, cid, level) = unsafe {
         (
-            rel as usize,
             (*rel).rd_id,
-            crate::compat::relfile_number(rel),
             pg_sys::GetCurrentCommandId(false),
             pg_sys::GetCurrentTransactionNestLevel(),
-            super::write::published_stripes(),
         )
-    }
+    };
+    (
+        rel as usize,
+        relid,
+        crate::compat::relfile_number(rel),
+        cid,
+        level,
+        super::write::published_stripes(),
+    )
 }
 
 /// Whether [`with_latest_reader`] has a reader of `rel` for this command already.
@@ -452,7 +512,10 @@ fn dirty_stripe_of(stripes: &[catalog::StripeRow], row: u64) -> Option<DirtyPlac
 fn dirty_place(stripe: &catalog::StripeRow) -> Option<DirtyPlace> {
     let running_inserter = match stripe.running_inserter {
         None => None,
+        // SAFETY: asked in a transaction, of the catalog row's inserter; either call takes any
+        // xid (one whose status is gone is an ERROR)
         Some(xid) if unsafe { pg_sys::TransactionIdIsInProgress(xid) } => Some(xid),
+        // SAFETY: as above
         Some(xid) if unsafe { pg_sys::TransactionIdDidCommit(xid) } => None,
         Some(_) => return None,
     };
@@ -476,6 +539,9 @@ pub enum ForChange {
 /// heap locks the latest state of a tuple the same way (`HeapTupleSatisfiesUpdate` on its
 /// inserter), so ON CONFLICT DO UPDATE can lock a row its statement's snapshot cannot see.
 /// Deletions and locks are the row's marks, for the caller to read.
+///
+/// # Safety
+/// `rel` is an open relation of ours; `slot` is a valid slot of its descriptor.
 pub unsafe fn fetch_for_change(
     rel: pg_sys::Relation,
     tid: &pg_sys::ItemPointerData,
@@ -490,13 +556,15 @@ pub unsafe fn fetch_for_change(
         let i = reader.stripe_of_row(row, any)?;
         let place = dirty_stripe_of(&reader.stripes, row)?;
         let (xmin, cmin) = (reader.stripes[i].xmin, reader.stripes[i].cmin);
-        fetch_copied(reader, row, any, slot);
+        // SAFETY: `slot` is a valid slot of `rel`'s descriptor (this function's contract)
+        unsafe { fetch_copied(reader, row, any, slot) };
         Some(match place {
             DirtyPlace::Stripe {
                 running_inserter: Some(_),
                 ..
             } => ForChange::Invisible,
-            _ if pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid => {
+            // SAFETY: asks the backend's own transaction state, for any xid
+            _ if unsafe { pg_sys::TransactionIdIsCurrentTransactionId(xmin) } && cmin >= cid => {
                 ForChange::Invisible
             }
             _ => ForChange::Found,
@@ -529,6 +597,11 @@ pub unsafe fn fetch_for_change(
 /// check with a dirty snapshot) or is this backend's, written above. The check then marks
 /// the entry dead (as it does for a heap tuple dead to all), instead of coming back to it at
 /// every insert of the key, each time reading the stripe catalog again.
+///
+/// # Safety
+/// `rel` is an open relation of ours; `snapshot` is a dirty snapshot of the caller's, which
+/// this fills in (`xmin`, `xmax`, `speculativeToken`); `slot` is a valid slot of `rel`'s
+/// descriptor.
 unsafe fn fetch_dirty(
     rel: pg_sys::Relation,
     row: u64,
@@ -537,16 +610,21 @@ unsafe fn fetch_dirty(
     all_dead: &mut bool,
 ) -> bool {
     loop {
-        match find_dirty(rel, row, snapshot, slot, all_dead) {
+        // SAFETY: this function's contract is `find_dirty`'s
+        match unsafe { find_dirty(rel, row, snapshot, slot, all_dead) } {
             Dirty::Found(found) => return found,
             Dirty::WaitFor(xid) => {
                 let tid = tid::to_tid(row);
-                pg_sys::XactLockTableWait(
-                    xid,
-                    rel,
-                    &tid as *const _ as *mut _,
-                    pg_sys::XLTW_Oper::XLTW_RecheckExclusionConstr,
-                );
+                // SAFETY: `rel` is open (this function's contract); `tid` outlives the call,
+                // which only reads it (for its error context)
+                unsafe {
+                    pg_sys::XactLockTableWait(
+                        xid,
+                        rel,
+                        &tid as *const _ as *mut _,
+                        pg_sys::XLTW_Oper::XLTW_RecheckExclusionConstr,
+                    )
+                };
             }
         }
     }
@@ -563,6 +641,9 @@ enum Dirty {
 /// snapshot's `xmax`. A row a committed transaction deleted is also looked at for whether it
 /// is dead to all (`all_dead`): a unique check then marks the index entry dead, and the
 /// checks of a key updated again and again do not each visit every old version.
+///
+/// # Safety
+/// `snapshot` is a dirty snapshot of the caller's, whose `xmax` this may set.
 unsafe fn gone_by_marks(
     storage_id: u64,
     row: u64,
@@ -577,13 +658,22 @@ unsafe fn gone_by_marks(
                 return true;
             }
             marks::Holder::Mine { .. } if m.mode.deletes() => return true,
-            marks::Holder::Running(xid) if m.mode.deletes() => (*snapshot).xmax = xid,
+            marks::Holder::Running(xid) if m.mode.deletes() => {
+                // SAFETY: `snapshot` is the caller's dirty snapshot, for this to fill in (this
+                // function's contract)
+                unsafe { (*snapshot).xmax = xid }
+            }
             _ => {}
         }
     }
     false
 }
 
+/// [`fetch_dirty`]'s look at row `row`, once: found (or not), or the running transaction
+/// to wait for.
+///
+/// # Safety
+/// As [`fetch_dirty`].
 unsafe fn find_dirty(
     rel: pg_sys::Relation,
     row: u64,
@@ -591,9 +681,13 @@ unsafe fn find_dirty(
     slot: *mut pg_sys::TupleTableSlot,
     all_dead: &mut bool,
 ) -> Dirty {
-    (*snapshot).xmin = pg_sys::InvalidTransactionId;
-    (*snapshot).xmax = pg_sys::InvalidTransactionId;
-    (*snapshot).speculativeToken = 0;
+    // SAFETY: `snapshot` is the caller's dirty snapshot, for this to fill in (this function's
+    // contract)
+    unsafe {
+        (*snapshot).xmin = pg_sys::InvalidTransactionId;
+        (*snapshot).xmax = pg_sys::InvalidTransactionId;
+        (*snapshot).speculativeToken = 0;
+    }
     let Some(storage_id) = crate::storage::meta::storage_id(rel) else {
         return Dirty::Found(false);
     };
@@ -602,11 +696,16 @@ unsafe fn find_dirty(
         // unique check of the new version: what its marks would say)
         return Dirty::Found(false);
     }
-    if super::write::read_buffered(rel, row, slot) {
+    // SAFETY: `slot` is a valid slot of `rel`'s descriptor (this function's contract)
+    if unsafe { super::write::read_buffered(rel, row, slot) } {
         // a row in this backend's memory has no marks but this transaction's (ON CONFLICT's
         // taking back), which `deleted_by_me` knew unless it lost count
-        if !marks::mine_complete() && gone_by_marks(storage_id, row, snapshot, &mut false) {
-            pg_sys::ExecClearTuple(slot);
+        if !marks::mine_complete()
+            // SAFETY: `snapshot` is the caller's dirty snapshot (this function's contract)
+            && unsafe { gone_by_marks(storage_id, row, snapshot, &mut false) }
+        {
+            // SAFETY: `slot` is valid (this function's contract)
+            unsafe { pg_sys::ExecClearTuple(slot) };
             return Dirty::Found(false);
         }
         return Dirty::Found(true);
@@ -644,7 +743,8 @@ unsafe fn find_dirty(
         *all_dead = true;
         return Dirty::Found(false);
     };
-    if gone_by_marks(storage_id, row, snapshot, all_dead) {
+    // SAFETY: `snapshot` is the caller's dirty snapshot (this function's contract)
+    if unsafe { gone_by_marks(storage_id, row, snapshot, all_dead) } {
         return Dirty::Found(false);
     }
     match place {
@@ -653,40 +753,55 @@ unsafe fn find_dirty(
             origin: (xmin, cmin),
         } => {
             if let Some(xid) = running_inserter {
-                (*snapshot).xmin = xid;
+                // SAFETY: the caller's dirty snapshot, for this to fill in (this function's
+                // contract)
+                unsafe { (*snapshot).xmin = xid };
             }
             if super::slot::is_row_slot(slot) {
                 // the values are read when asked: a unique check reads none, ON CONFLICT's
                 // look for a conflict the index's columns
                 let d = super::slot::Deferred {
-                    relid: (*rel).rd_id,
+                    // SAFETY: `rel` is open (this function's contract)
+                    relid: unsafe { (*rel).rd_id },
                     relfile: crate::compat::relfile_number(rel),
                     row,
                 };
-                super::slot::store_deferred(slot, d, xmin, cmin);
+                // SAFETY: `slot` is one of ours (`is_row_slot`) for the descriptor of `rel`
+                // (this function's contract), whose row `d` names
+                unsafe { super::slot::store_deferred(slot, d, xmin, cmin) };
                 return Dirty::Found(true);
             }
             // copied: the cached scan's next fetch may reuse the vector the values are in
             Dirty::Found(with_latest_reader(rel, false, |reader| {
-                fetch_copied(
-                    reader,
-                    row,
-                    std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData),
-                    slot,
-                )
+                // SAFETY: `slot` is a valid slot of `rel`'s descriptor (this function's
+                // contract)
+                unsafe {
+                    fetch_copied(
+                        reader,
+                        row,
+                        std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData),
+                        slot,
+                    )
+                }
             }))
         }
         DirtyPlace::Reserved(xid) => {
             // (interrupts are held off while an LWLock is held)
             let holds_lwlock =
-                std::ptr::addr_of!(pg_sys::InterruptHoldoffCount).read_volatile() > 0;
+                // SAFETY: a global of this (single-threaded) backend's, aligned and always
+                // initialized, read volatile as PostgreSQL's own interrupt checks do
+                unsafe { std::ptr::addr_of!(pg_sys::InterruptHoldoffCount).read_volatile() } > 0;
             if !holds_lwlock && super::write::constraint_indexes(rel).1 {
                 return Dirty::WaitFor(xid);
             }
-            (*snapshot).xmin = xid;
-            pg_sys::ExecStoreAllNullTuple(slot);
-            (*slot).tts_tid = tid::to_tid(row);
-            (*slot).tts_tableOid = (*rel).rd_id;
+            // SAFETY: the caller's dirty snapshot, for this to fill in; `slot` a valid slot of
+            // the open `rel`'s descriptor (this function's contract)
+            unsafe {
+                (*snapshot).xmin = xid;
+                pg_sys::ExecStoreAllNullTuple(slot);
+                (*slot).tts_tid = tid::to_tid(row);
+                (*slot).tts_tableOid = (*rel).rd_id;
+            }
             Dirty::Found(true)
         }
     }
@@ -734,7 +849,9 @@ fn count_dead_check(rolled_back: bool) {
 /// [`ABORTED_READ_AFTER`] rows it could not answer. (Only a table with a unique index or an
 /// exclusion constraint records its reservations: the tables whose checks ask.)
 fn in_aborted_reservation(rel: pg_sys::Relation, storage_id: u64, row: u64) -> bool {
-    let key = unsafe { ((*rel).rd_id, crate::compat::relfile_number(rel), storage_id) };
+    // SAFETY: `rel` is open (its one caller's, `find_dirty`'s contract)
+    let relid = unsafe { (*rel).rd_id };
+    let key = (relid, crate::compat::relfile_number(rel), storage_id);
     let holds = |a: &AbortedReservations| {
         let i = a.ranges.partition_point(|&(first, _)| first <= row);
         i > 0 && row < a.ranges[i - 1].1
@@ -788,49 +905,57 @@ pub fn read_deferred(
     desc: pg_sys::TupleDesc,
     out: &mut dyn FnMut(usize, pg_sys::Datum, bool),
 ) -> usize {
-    unsafe {
-        let rel = pg_sys::RelationIdGetRelation(d.relid);
-        if rel.is_null() {
-            pgrx::error!(
-                "pg_columnar: the table of a row being read (OID {}) is gone",
-                d.relid.to_u32()
-            );
-        }
-        let name = || {
-            std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr())
-                .to_string_lossy()
-                .into_owned()
-        };
-        if crate::compat::relfile_number(rel) != d.relfile {
-            let name = name();
-            pg_sys::RelationClose(rel);
-            pgrx::error!(
-                "pg_columnar: row {} of \"{name}\" was read after the table was given a new file",
-                d.row
-            );
-        }
-        // a row written since the cached scan was made is in a stripe it lacks: made again
-        let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-        let end = with_latest_reader(rel, false, |reader| {
+    // SAFETY: a relcache lookup by OID, in the transaction of the statement that fetched the
+    // row (which holds the table's lock); null if the table is gone
+    let rel = unsafe { pg_sys::RelationIdGetRelation(d.relid) };
+    if rel.is_null() {
+        pgrx::error!(
+            "pg_columnar: the table of a row being read (OID {}) is gone",
+            d.relid.to_u32()
+        );
+    }
+    let name = || {
+        // SAFETY: `rel` is the entry opened above (every call is before it is closed); its
+        // `relname` is a NUL-terminated NameData
+        unsafe { std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    if crate::compat::relfile_number(rel) != d.relfile {
+        let name = name();
+        // SAFETY: closes the reference opened above, once; `rel` is not used after
+        unsafe { pg_sys::RelationClose(rel) };
+        pgrx::error!(
+            "pg_columnar: row {} of \"{name}\" was read after the table was given a new file",
+            d.row
+        );
+    }
+    // a row written since the cached scan was made is in a stripe it lacks: made again
+    let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+    let end = with_latest_reader(rel, false, |reader| {
+        reader.row_columns(d.row, any, columns.clone(), desc, out)
+    })
+    .or_else(|| {
+        with_latest_reader(rel, true, |reader| {
             reader.row_columns(d.row, any, columns.clone(), desc, out)
         })
-        .or_else(|| {
-            with_latest_reader(rel, true, |reader| {
-                reader.row_columns(d.row, any, columns.clone(), desc, out)
-            })
-        });
-        let Some(end) = end else {
-            let name = name();
-            pg_sys::RelationClose(rel);
-            pgrx::error!("pg_columnar: row {} of \"{name}\" is in no stripe", d.row);
-        };
-        pg_sys::RelationClose(rel);
-        end
-    }
+    });
+    let Some(end) = end else {
+        let name = name();
+        // SAFETY: as above
+        unsafe { pg_sys::RelationClose(rel) };
+        pgrx::error!("pg_columnar: row {} of \"{name}\" is in no stripe", d.row);
+    };
+    // SAFETY: as above
+    unsafe { pg_sys::RelationClose(rel) };
+    end
 }
 
 /// [`fetch_into`], then the values copied into the slot's own memory: they point into the
 /// scan's decoded vector, which the next fetch reuses or the scan's end frees.
+///
+/// # Safety
+/// `slot` is a valid slot of the descriptor of `reader`'s relation.
 unsafe fn fetch_copied(
     reader: &mut StripeReader,
     row: u64,
@@ -840,15 +965,19 @@ unsafe fn fetch_copied(
     if !fetch_into(reader, row, snapshot, slot) {
         return false;
     }
-    super::slot::own_values(slot);
+    // SAFETY: `slot` is valid (this function's contract) and holds the row just stored
+    unsafe { super::slot::own_values(slot) };
     true
 }
 
+/// `tuple_tid_valid`: whether `tid` names a row number the table has handed out.
+///
+/// # Safety
+/// `scan` is a valid scan descriptor of an open relation of ours; `tid` is valid for the call.
 pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
-    match (
-        tid::from_tid(&*tid),
-        crate::storage::meta::read((*scan).rs_rd),
-    ) {
+    // SAFETY: `tid` and `scan` are valid for the call (this function's contract)
+    let (tid, rel) = unsafe { (&*tid, (*scan).rs_rd) };
+    match (tid::from_tid(tid), crate::storage::meta::read(rel)) {
         (Some(row), Some(m)) => row < m.next_row,
         _ => false,
     }
@@ -874,10 +1003,17 @@ pub fn row_visible(
         && !marks::is_deleted(storage_id, row, snapshot, none)
 }
 
+/// `tuple_satisfies_snapshot`: [`row_visible`] for the row in `slot`.
+///
+/// # Safety
+/// `rel` is an open relation of ours, `slot` a valid slot holding one of its rows, and
+/// `snapshot` valid for the call.
 pub unsafe fn satisfies_snapshot(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     snapshot: pg_sys::Snapshot,
 ) -> bool {
-    row_visible(rel, &(*slot).tts_tid, snapshot)
+    // SAFETY: `slot` is valid for the call (this function's contract)
+    let tid = unsafe { &(*slot).tts_tid };
+    row_visible(rel, tid, snapshot)
 }

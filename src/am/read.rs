@@ -2,6 +2,8 @@
 //! functions: load a stripe's directory (checked against the catalog's checksum), then decode
 //! vectors (each checked against its directory checksum) into Datums.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::rc::Rc;
 
 use pg_columnar_codec::filter::Selection;
@@ -828,7 +830,8 @@ impl DecodedVector {
     /// the stripe `stripe` (its catalog row gives the system columns).
     ///
     /// # Safety
-    /// `slot` must be a valid virtual slot for the relation's descriptor.
+    /// `slot` must be a valid virtual slot for the relation's descriptor, which has as many
+    /// attributes as this has columns (the descriptor it was decoded for).
     pub unsafe fn store(
         &self,
         r: usize,
@@ -843,10 +846,17 @@ impl DecodedVector {
             self.single
         );
         let r = if self.single.is_some() { 0 } else { r };
-        super::slot::clear_for_row(slot);
+        // SAFETY: `slot` is valid (this function's contract)
+        unsafe { super::slot::clear_for_row(slot) };
         let natts = self.columns.len();
-        let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);
-        let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, natts);
+        // SAFETY: the slot's descriptor has `natts` attributes (this function's contract), so
+        // its value and null arrays hold `natts` entries; nothing else reaches them meanwhile
+        let (values, nulls) = unsafe {
+            (
+                std::slice::from_raw_parts_mut((*slot).tts_values, natts),
+                std::slice::from_raw_parts_mut((*slot).tts_isnull, natts),
+            )
+        };
         match &self.wanted_list {
             None => {
                 for c in 0..self.stored_columns {
@@ -864,11 +874,17 @@ impl DecodedVector {
             }
         }
         if self.stored_columns < natts {
-            pg_sys::slot_getmissingattrs(slot, self.stored_columns as i32, natts as i32);
+            // SAFETY: `slot` is valid and its descriptor has `natts` attributes (this
+            // function's contract)
+            unsafe { pg_sys::slot_getmissingattrs(slot, self.stored_columns as i32, natts as i32) };
         }
-        super::slot::store_virtual(slot);
-        (*slot).tts_tid = crate::storage::tid::to_tid(row_number);
-        (*slot).tts_tableOid = relid;
+        // SAFETY: `slot` is valid (this function's contract), cleared above, and has every
+        // value set: the stored columns above (NULL where unwanted), the rest missing ones
+        unsafe {
+            super::slot::store_virtual(slot);
+            (*slot).tts_tid = crate::storage::tid::to_tid(row_number);
+            (*slot).tts_tableOid = relid;
+        }
         super::slot::set_origin(slot, stripe.xmin, stripe.cmin);
     }
 }
