@@ -26,7 +26,7 @@ pub unsafe extern "C-unwind" fn xact_callback(
             // replication apply worker inserts without an executor and commits without a
             // snapshot. Writing them inserts catalog rows, which (having a TOAST table) want
             // an active snapshot (PostgreSQL 18 asserts it), so one is taken for the writing.
-            // SAFETY: at pre-commit the transaction is still open, so it can take a snapshot
+            // SAFETY: only reads whether this backend's stack of active snapshots is empty
             let pushed = !unsafe { pg_sys::ActiveSnapshotSet() };
             if pushed {
                 // SAFETY: the transaction is open (pre-commit); the snapshot is popped below
