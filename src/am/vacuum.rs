@@ -153,7 +153,7 @@ pub unsafe fn vacuum(
         None => Vec::new(),
     };
     if options.truncate {
-        // SAFETY: as above
+        // SAFETY: `rel` is open and locked by VACUUM (this function's contract)
         report.pages_truncated = unsafe { truncate(rel) };
     }
     // SAFETY: as above, in VACUUM's transaction (this function's contract)
@@ -194,7 +194,7 @@ unsafe fn rewrite(
     let mut dead_below = None;
     // SAFETY: `rel` is open (this function's contract)
     if unsafe { pg_sys::ConditionalLockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) } {
-        // SAFETY: as above
+        // SAFETY: `rel` is open (this function's contract)
         let nblocks = unsafe {
             pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)
         };
@@ -674,7 +674,7 @@ unsafe fn truncate(rel: pg_sys::Relation) -> u64 {
     } {
         return 0;
     }
-    // SAFETY: as above
+    // SAFETY: `rel` is open (this function's contract)
     let nblocks =
         unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) };
     let used = match meta::read(rel) {
