@@ -468,7 +468,8 @@ pub unsafe fn on_drop(relid: pg_sys::Oid) {
     if kind != pg_sys::RELKIND_RELATION as u8 && kind != pg_sys::RELKIND_MATVIEW as u8 {
         return;
     }
-    // SAFETY: as above; null when the relation cannot be opened, and closed below otherwise
+    // SAFETY: in a transaction, `relid` locked by the dropping command (this function's
+    // contract); null when the relation cannot be opened, and closed below otherwise
     let rel = unsafe { pg_sys::RelationIdGetRelation(relid) };
     if rel.is_null() {
         return;

@@ -775,7 +775,7 @@ pub unsafe fn lock(
         if result != pg_sys::TM_Result::TM_Updated || !follow {
             return result;
         }
-        // SAFETY: as above; `mark_row` filled it on TM_Updated
+        // SAFETY: `tmfd` is valid (this function's contract); `mark_row` filled it on TM_Updated
         if tid::is_moved_partitions(unsafe { &(*tmfd).ctid }) {
             // heap's error, word for word
             pgrx::ereport!(

@@ -109,8 +109,8 @@ unsafe fn def_value(def: *mut pg_sys::DefElem) -> String {
             "pg_columnar.sort_key needs a value: the key's columns, as in 'hostname, time'"
         );
     }
-    // SAFETY: as above, with an argument (checked above), whose string form defGetString
-    // returns NUL-terminated
+    // SAFETY: `def` is a valid DefElem (this function's contract) with an argument (checked
+    // above), whose string form defGetString returns NUL-terminated
     unsafe { CStr::from_ptr(pg_sys::defGetString(def)) }
         .to_string_lossy()
         .into_owned()

@@ -176,7 +176,8 @@ pub unsafe fn copy_for_cluster(
     let rows = OldRows::read(&scan, storage_id, oldest_xmin);
     // SAFETY: `old` is open (this function's contract); both slots are dropped below
     let slot = unsafe { pg_sys::table_slot_create(old, std::ptr::null_mut()) };
-    // SAFETY: as above; TTSOpsHeapTuple is PostgreSQL's constant table of slot operations
+    // SAFETY: `old` is open (this function's contract), its descriptor valid; TTSOpsHeapTuple
+    // is PostgreSQL's constant table of slot operations
     let heap_slot =
         unsafe { pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsHeapTuple) };
     let mut source = if old_index.is_null() {

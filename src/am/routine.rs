@@ -16,7 +16,7 @@ use super::{fetch, life, modify, scan};
 struct Routine(pg_sys::TableAmRoutine);
 // SAFETY: a NodeTag and function pointers, immutable once built.
 unsafe impl Sync for Routine {}
-// SAFETY: as for Sync: plain data, never written after it is built
+// SAFETY: plain data (no pointer to memory it owns), never written after it is built
 unsafe impl Send for Routine {}
 static ROUTINE: OnceLock<Routine> = OnceLock::new();
 
@@ -348,7 +348,7 @@ unsafe extern "C-unwind" fn index_delete_tuples(
 ) -> pg_sys::TransactionId {
     // SAFETY: `delstate` is valid (this function's contract: PostgreSQL's argument)
     if unsafe { (*delstate).bottomup } {
-        // SAFETY: as above
+        // SAFETY: `delstate` is valid to write (this function's contract)
         unsafe { (*delstate).ndeltids = 0 };
         return pg_sys::InvalidTransactionId;
     }

@@ -66,7 +66,7 @@ pub fn set_deferred_reader(reader: DeferredReader) {
 struct Ops(pg_sys::TupleTableSlotOps);
 // SAFETY: a size and function pointers, immutable once built.
 unsafe impl Sync for Ops {}
-// SAFETY: as for Sync: plain data, never written after it is built
+// SAFETY: plain data (no pointer to memory it owns), never written after it is built
 unsafe impl Send for Ops {}
 static OPS: OnceLock<Ops> = OnceLock::new();
 
@@ -139,7 +139,8 @@ unsafe fn xmax_of_marks(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::Transactio
         return pg_sys::InvalidTransactionId;
     };
     // the table is open: the statement that read the row holds its lock
-    // SAFETY: as above; opening by OID in a transaction, null if it is gone; closed below
+    // SAFETY: `slot` is valid, in a transaction (this function's contract); opening by OID
+    // gives null if the relation is gone, and it is closed below
     let rel = unsafe { pg_sys::RelationIdGetRelation((*slot).tts_tableOid) };
     if rel.is_null() {
         return pg_sys::InvalidTransactionId;
@@ -170,7 +171,7 @@ pub unsafe fn clear_for_row(slot: *mut pg_sys::TupleTableSlot) {
     // SAFETY: `slot` is valid (this function's contract)
     let flags = unsafe { (*slot).tts_flags } as u32;
     let ours = is_row_slot(slot);
-    // SAFETY: as above
+    // SAFETY: `slot` is valid (this function's contract)
     let virtual_ = std::ptr::eq(unsafe { (*slot).tts_ops }, &raw const pg_sys::TTSOpsVirtual);
     // SAFETY: `slot` is valid (this function's contract), and a RowSlot when `ours`; one that
     // owns no memory (no SHOULDFREE) is cleared by forgetting its values, as the virtual

@@ -156,9 +156,11 @@ pub unsafe fn vacuum(
         // SAFETY: `rel` is open and locked by VACUUM (this function's contract)
         report.pages_truncated = unsafe { truncate(rel) };
     }
-    // SAFETY: as above, in VACUUM's transaction (this function's contract)
+    // SAFETY: `rel` is open and locked by VACUUM, in VACUUM's transaction (this function's
+    // contract)
     let (pages, tuples) = unsafe { super::life::counted_size(rel) };
-    // SAFETY: as above; `strategy` is VACUUM's (this function's contract)
+    // SAFETY: `rel` is open and locked by VACUUM, in VACUUM's transaction, and `strategy`
+    // is VACUUM's (this function's contract)
     report.index_entries_removed = unsafe { remove_index_entries(rel, &dead, strategy, tuples) };
     LAST.with(|l| l.set(report));
     pgrx::debug1!(
@@ -512,7 +514,8 @@ unsafe fn merged_image(
             (None, Some(a)) => a,
             (None, None) => unreachable!("the stripes store rows"),
         };
-        // SAFETY: as for the row's own tuple above: one of the tuples copied from `rel`'s rows
+        // SAFETY: `source` is one of the heap tuples copied above from a slot of `rel`'s
+        // descriptor, the builder's, in the current context
         unsafe { builder.push_tuple(source.1) };
     }
     builder.encode(rel)
