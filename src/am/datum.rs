@@ -8,6 +8,8 @@
 //! types opaque fixed-width values, varlena types their detoasted bytes, cstrings their
 //! bytes.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::{
     ByteStrings, ColumnContext, Form, Kind, Unpacked, Values, Vector, MAX_ROWS,
@@ -34,6 +36,8 @@ impl ColumnType {
         if attr.attisdropped {
             return ColumnType::Dropped;
         }
+        // SAFETY: a syscache lookup by type OID, in the caller's transaction; a missing type
+        // is an ERROR, not undefined behaviour
         let base = unsafe { pg_sys::getBaseType(attr.atttypid) };
         match (attr.attbyval, attr.attlen) {
             (true, 1) => ColumnType::Int8,
@@ -86,6 +90,8 @@ impl ColumnType {
 
 /// The column types of a relation's attributes, in attribute order.
 pub fn column_types(desc: pg_sys::TupleDesc) -> Vec<ColumnType> {
+    // SAFETY: `desc` is a valid tuple descriptor (every caller passes a relation's; a safe fn
+    // over a raw pointer, so not checked); each attribute read is below its `natts`
     unsafe {
         let natts = (*desc).natts as usize;
         (0..natts)
@@ -163,20 +169,30 @@ impl ColumnBuffer {
             Values::Fixed { width, data } => {
                 let w = *width as usize;
                 room(data, w);
-                data.extend_from_slice(std::slice::from_raw_parts(datum.cast_mut_ptr::<u8>(), w));
+                // SAFETY: a by-reference value of this fixed-width column points at its `w`
+                // bytes (the caller's contract: a valid Datum of the column's type)
+                data.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(datum.cast_mut_ptr::<u8>(), w)
+                });
                 return w;
             }
             Values::Bytes(b) => {
                 let bytes = if self.ty == ColumnType::CString {
-                    std::ffi::CStr::from_ptr(datum.cast_mut_ptr()).to_bytes()
+                    // SAFETY: a cstring column's value points at a NUL-terminated string (the
+                    // caller's contract), which outlives this call, where `bytes` is used
+                    unsafe { std::ffi::CStr::from_ptr(datum.cast_mut_ptr()).to_bytes() }
                 } else {
                     // detoast (decompress, fetch from the TOAST table, flatten expanded objects);
                     // the copy, if any, is freed when the caller resets its memory context
-                    let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
-                    std::slice::from_raw_parts(
-                        pgrx::varlena::vardata_any(v) as *const u8,
-                        pgrx::varlena::varsize_any_exhdr(v),
-                    )
+                    // SAFETY: a varlena column's value points at a varlena (the caller's
+                    // contract); `v` is its detoasted form, whose payload the slice covers
+                    unsafe {
+                        let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
+                        std::slice::from_raw_parts(
+                            pgrx::varlena::vardata_any(v) as *const u8,
+                            pgrx::varlena::varsize_any_exhdr(v),
+                        )
+                    }
                 };
                 room(&mut b.data, bytes.len());
                 room(&mut b.offsets, 1);
@@ -211,15 +227,19 @@ impl ColumnBuffer {
         };
         let copy = |bytes: &[u8], header: Option<[u8; 4]>, trailing: usize| {
             let head = header.map_or(0, |h| h.len());
-            let p = pg_sys::palloc(head + bytes.len() + trailing) as *mut u8;
-            if let Some(h) = header {
-                std::ptr::copy_nonoverlapping(h.as_ptr(), p, head);
+            // SAFETY: `p` is a fresh allocation (palloc raises an ERROR rather than return
+            // null) of head + len + trailing bytes: the header, the bytes and one NUL fit
+            unsafe {
+                let p = pg_sys::palloc(head + bytes.len() + trailing) as *mut u8;
+                if let Some(h) = header {
+                    std::ptr::copy_nonoverlapping(h.as_ptr(), p, head);
+                }
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(head), bytes.len());
+                if trailing > 0 {
+                    *p.add(head + bytes.len()) = 0;
+                }
+                pg_sys::Datum::from(p)
             }
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(head), bytes.len());
-            if trailing > 0 {
-                *p.add(head + bytes.len()) = 0;
-            }
-            pg_sys::Datum::from(p)
         };
         Some(match &self.values {
             Values::Int8(v) => pg_sys::Datum::from(v[at] as i64),
@@ -293,6 +313,8 @@ fn lay_out<'a>(
             offsets.push(0);
             continue;
         };
+        // SAFETY: the arena was sized above by these items' slots (a clone of the iterator:
+        // the same items), so this item's header and bytes fit in its slot at `at`
         unsafe {
             if varlena {
                 std::ptr::copy_nonoverlapping(varlena_header(s.len()).as_ptr(), base.add(at), 4);

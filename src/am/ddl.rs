@@ -1,34 +1,54 @@
 //! Utility commands refused before they run: REFRESH of the extension's catalogs (stripes,
 //! row marks, row reservations), which would empty them.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 /// The data of an event trigger's call, if `fcinfo` is one.
+///
+/// # Safety
+///
+/// `fcinfo` is the valid call information of a function PostgreSQL is calling.
 pub unsafe fn event_trigger_data(
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> Option<*mut pg_sys::EventTriggerData> {
-    let context = (*fcinfo).context;
-    (!context.is_null() && (*context).type_ == pg_sys::NodeTag::T_EventTriggerData)
-        .then_some(context as *mut pg_sys::EventTriggerData)
+    // SAFETY: `fcinfo` is valid (this function's contract); its `context`, when not null, is
+    // a node, whose tag is read before it is taken for EventTriggerData
+    unsafe {
+        let context = (*fcinfo).context;
+        (!context.is_null() && (*context).type_ == pg_sys::NodeTag::T_EventTriggerData)
+            .then_some(context as *mut pg_sys::EventTriggerData)
+    }
 }
 
 /// Refuses, before it runs, a utility command that would break pg_columnar's catalogs.
+///
+/// # Safety
+///
+/// `pstmt` is the valid utility statement the ProcessUtility hook was given, in a transaction.
 pub unsafe fn check_utility(pstmt: *mut pg_sys::PlannedStmt) {
-    let stmt = (*pstmt).utilityStmt;
+    // SAFETY: `pstmt` is valid (this function's contract)
+    let stmt = unsafe { (*pstmt).utilityStmt };
     if stmt.is_null() {
         return;
     }
-    if (*stmt).type_ != pg_sys::NodeTag::T_RefreshMatViewStmt {
+    // SAFETY: a non-null utility statement is a node, which starts with its tag
+    if unsafe { (*stmt).type_ } != pg_sys::NodeTag::T_RefreshMatViewStmt {
         return;
     }
     let s = stmt as *mut pg_sys::RefreshMatViewStmt;
-    let relid = pg_sys::RangeVarGetRelidExtended(
-        (*s).relation,
-        pg_sys::NoLock as pg_sys::LOCKMODE,
-        pg_sys::RVROption::RVR_MISSING_OK,
-        None,
-        std::ptr::null_mut(),
-    );
+    // SAFETY: the tag above says `s` is a RefreshMatViewStmt, whose `relation` is a RangeVar;
+    // with NoLock and RVR_MISSING_OK the lookup takes no lock and a missing name is InvalidOid
+    let relid = unsafe {
+        pg_sys::RangeVarGetRelidExtended(
+            (*s).relation,
+            pg_sys::NoLock as pg_sys::LOCKMODE,
+            pg_sys::RVROption::RVR_MISSING_OK,
+            None,
+            std::ptr::null_mut(),
+        )
+    };
     let catalogs = [
         (c"stripe", "pgcol.stripe is pg_columnar's stripe catalog", "Refreshing it would forget every stripe of every pg_columnar table."),
         (

@@ -30,6 +30,8 @@
 //! reader sees a deleted row is the reader's snapshot's business: it sees the delete mark or
 //! not (`marks::deleted_rows`).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::publication::{self, Change};
@@ -87,8 +89,8 @@ impl MarksLock {
         const _: () = assert!(tid::ROWS_PER_BLOCK < MARKS_LOCK_OFFSET as u64);
         let mut tid = *row_tid;
         tid.ip_posid += MARKS_LOCK_OFFSET;
-        // SAFETY: `rel` is an open relation; the lock is released by `drop` or, on an ERROR,
-        // by the transaction's abort.
+        // SAFETY: `rel` is an open relation (every caller's, as `mark_row`'s contract says);
+        // the lock is released by `drop` or, on an ERROR, by the transaction's abort.
         unsafe { pg_sys::LockTuple(rel, &mut tid, pg_sys::ExclusiveLock as pg_sys::LOCKMODE) };
         MarksLock { rel, tid }
     }
@@ -109,6 +111,8 @@ impl Drop for MarksLock {
 
 /// Heap's NOWAIT error, word for word.
 fn lock_not_available(rel: pg_sys::Relation) -> ! {
+    // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer: not
+    // checked), whose `relname` is a NUL-terminated NameData
     let name = unsafe { std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()) };
     pgrx::ereport!(
         ERROR,
@@ -122,6 +126,11 @@ fn lock_not_available(rel: pg_sys::Relation) -> ! {
 
 /// Takes the tuple lock of `tid` in `lockmode`; false if `wait` says not to wait and it is
 /// taken.
+///
+/// # Safety
+///
+/// `rel` is an open relation, in a transaction (which releases the lock at its end if the
+/// caller does not).
 unsafe fn lock_tuple(
     rel: pg_sys::Relation,
     tid: &mut pg_sys::ItemPointerData,
@@ -130,12 +139,16 @@ unsafe fn lock_tuple(
 ) -> bool {
     match wait {
         Wait::Block => {
-            pg_sys::LockTuple(rel, tid, lockmode);
+            // SAFETY: `rel` is open, in a transaction (this function's contract)
+            unsafe { pg_sys::LockTuple(rel, tid, lockmode) };
             true
         }
-        Wait::Skip => crate::compat::conditional_lock_tuple(rel, tid, lockmode),
+        // SAFETY: `rel` is open, in a transaction (this function's contract)
+        Wait::Skip => unsafe { crate::compat::conditional_lock_tuple(rel, tid, lockmode) },
         Wait::Error => {
-            crate::compat::conditional_lock_tuple(rel, tid, lockmode) || lock_not_available(rel)
+            // SAFETY: `rel` is open, in a transaction (this function's contract)
+            let taken = unsafe { crate::compat::conditional_lock_tuple(rel, tid, lockmode) };
+            taken || lock_not_available(rel)
         }
     }
 }
@@ -292,6 +305,11 @@ struct Marked {
 /// documentation; fills `tmfd` when it does not. `before_mark` runs once the row is the
 /// caller's to change, under the marks lock: it gives the successor to name in the mark (an
 /// UPDATE inserts the new version there), or a result to return without a mark.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation, locked as a row change locks it, in a transaction;
+/// `tmfd` is valid to write.
 unsafe fn mark_row(
     rel: pg_sys::Relation,
     tid: &pg_sys::ItemPointerData,
@@ -317,7 +335,8 @@ unsafe fn mark_row(
         )
     };
     let row_tid = *tid;
-    let fail = |result, ctid, xmax, cmax| failed(tmfd, result, ctid, xmax, cmax);
+    // SAFETY: `tmfd` is valid to write (this function's contract)
+    let fail = |result, ctid, xmax, cmax| unsafe { failed(tmfd, result, ctid, xmax, cmax) };
     let done = |result| Marked {
         result,
         locks_kept: false,
@@ -357,14 +376,24 @@ unsafe fn mark_row(
                 drop(marks_lock);
                 // step 3: queue for the row, then wait for the transaction
                 if !queued {
-                    if !lock_tuple(rel, &mut queue_tid, lockmode, wait) {
+                    // SAFETY: `rel` is open, in a transaction (this function's contract); the
+                    // lock is released below
+                    if !unsafe { lock_tuple(rel, &mut queue_tid, lockmode, wait) } {
                         break fail(TM_WouldBlock, row_tid, xid, pg_sys::InvalidCommandId);
                     }
                     queued = true;
                 }
-                if wait == Wait::Block {
-                    pg_sys::XactLockTableWait(xid, rel, &mut queue_tid, oper);
-                } else if !crate::compat::conditional_xact_lock_table_wait(xid) {
+                // SAFETY: `rel` is open (this function's contract) and `queue_tid` names the row,
+                // for the wait's context line; both waits take and release a lock on `xid`
+                let waited = unsafe {
+                    if wait == Wait::Block {
+                        pg_sys::XactLockTableWait(xid, rel, &mut queue_tid, oper);
+                        true
+                    } else {
+                        crate::compat::conditional_xact_lock_table_wait(xid)
+                    }
+                };
+                if !waited {
                     if wait == Wait::Error {
                         lock_not_available(rel);
                     }
@@ -416,10 +445,12 @@ unsafe fn mark_row(
         }
     };
     if queued {
-        pg_sys::UnlockTuple(rel, &mut queue_tid, lockmode);
+        // SAFETY: the tuple lock taken above in `lockmode`, released once
+        unsafe { pg_sys::UnlockTuple(rel, &mut queue_tid, lockmode) };
     }
     match then_follow {
-        Some(next) => done(lock_updated(rel, &next, cid, wait, tmfd)),
+        // SAFETY: `rel` and `tmfd` as this function was given them (its contract)
+        Some(next) => done(unsafe { lock_updated(rel, &next, cid, wait, tmfd) }),
         None => Marked {
             result,
             locks_kept: locks_kept && result == TM_Ok,
@@ -432,6 +463,10 @@ unsafe fn mark_row(
 /// them, or an UPDATE of its key, waits for this transaction. Fails as heap's does when one
 /// of them is gone (`TM_Updated` naming the next version, or `TM_Deleted`), for the caller to
 /// follow or report.
+///
+/// # Safety
+///
+/// As [`mark_row`]: `rel` open and locked, in a transaction; `tmfd` valid to write.
 unsafe fn lock_updated(
     rel: pg_sys::Relation,
     next: &pg_sys::ItemPointerData,
@@ -449,7 +484,8 @@ unsafe fn lock_updated(
         doing: Doing::Lock,
         follow_updates: true,
     };
-    match mark_row(rel, next, req, tmfd, || Ok(None)).result {
+    // SAFETY: `rel` and `tmfd` as this function was given them (its contract, `mark_row`'s)
+    match unsafe { mark_row(rel, next, req, tmfd, || Ok(None)) }.result {
         // (this transaction's own new version, or one it deleted: nothing more to lock)
         pg_sys::TM_Result::TM_SelfModified | pg_sys::TM_Result::TM_Invisible => {
             pg_sys::TM_Result::TM_Ok
@@ -460,6 +496,10 @@ unsafe fn lock_updated(
 
 /// Fills `tmfd` for a change that did not happen and returns `result`: `ctid` is the row
 /// itself, or the new version of an updated one; `xmax` and `cmax` who changed it.
+///
+/// # Safety
+///
+/// `tmfd` is valid to write.
 unsafe fn failed(
     tmfd: *mut pg_sys::TM_FailureData,
     result: pg_sys::TM_Result::Type,
@@ -467,10 +507,13 @@ unsafe fn failed(
     xmax: pg_sys::TransactionId,
     cmax: pg_sys::CommandId,
 ) -> pg_sys::TM_Result::Type {
-    (*tmfd).ctid = ctid;
-    (*tmfd).xmax = xmax;
-    (*tmfd).cmax = cmax;
-    (*tmfd).traversed = false;
+    // SAFETY: `tmfd` is valid to write (this function's contract)
+    unsafe {
+        (*tmfd).ctid = ctid;
+        (*tmfd).xmax = xmax;
+        (*tmfd).cmax = cmax;
+        (*tmfd).traversed = false;
+    }
     result
 }
 
@@ -492,6 +535,11 @@ fn crosschecked(
 /// `tuple_delete`. `changing_part`: the row moves to another partition (an UPDATE of the
 /// partition key), which its mark says, as heap's `t_ctid` does: a writer that waited for the
 /// move fails as heap's does instead of finding the row deleted.
+///
+/// # Safety
+///
+/// As `tuple_delete` is called: `rel` an open pg_columnar relation locked for writing, `tid`
+/// a valid TID, `crosscheck` null or a valid snapshot, `tmfd` valid to write.
 pub unsafe fn delete(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
@@ -511,13 +559,18 @@ pub unsafe fn delete(
         doing: Doing::Delete,
         follow_updates: false,
     };
-    let result = mark_row(rel, &*tid, req, tmfd, || {
-        crosschecked(rel, &*tid, crosscheck).map(|()| moved)
-    })
+    // SAFETY: `rel`, `tid`, `crosscheck` and `tmfd` are as `mark_row` wants them (this
+    // function's contract); the closure runs within this call, while `tid` is valid
+    let result = unsafe {
+        mark_row(rel, &*tid, req, tmfd, || {
+            crosschecked(rel, &*tid, crosscheck).map(|()| moved)
+        })
+    }
     .result;
     if result == pg_sys::TM_Result::TM_Ok {
         // counted as heap's deletes are: autovacuum visits the table after enough of them
-        pg_sys::pgstat_count_heap_delete(rel);
+        // SAFETY: `rel` is open (this function's contract)
+        unsafe { pg_sys::pgstat_count_heap_delete(rel) };
     }
     result
 }
@@ -526,21 +579,34 @@ pub unsafe fn delete(
 /// relation's key-column bitmap: attribute numbers offset by
 /// `FirstLowInvalidHeapAttributeNumber`). Values are compared by their bytes, as heap does; a
 /// row that cannot be read counts as changed.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation, `otid` a valid TID, `slot` a slot of `rel`'s
+/// descriptor holding a row, and `keys` a bitmap of `rel`'s attributes as described.
 unsafe fn changes_key(
     rel: pg_sys::Relation,
     otid: pg_sys::ItemPointer,
     slot: *mut pg_sys::TupleTableSlot,
     keys: *mut pg_sys::Bitmapset,
 ) -> bool {
-    let old = pg_sys::table_slot_create(rel, std::ptr::null_mut());
+    // SAFETY: `rel` is open (this function's contract); the slot is dropped below
+    let old = unsafe { pg_sys::table_slot_create(rel, std::ptr::null_mut()) };
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
-    let mut changed = !fetch::fetch_row_version(rel, otid, any, old);
+    // SAFETY: `rel` and `otid` are valid (this function's contract), `old` a slot of `rel`,
+    // and `any` PostgreSQL's static SnapshotAny
+    let mut changed = !unsafe { fetch::fetch_row_version(rel, otid, any, old) };
     if !changed {
-        pg_sys::slot_getallattrs(old);
-        pg_sys::slot_getallattrs(slot);
+        // SAFETY: both slots are of `rel`'s descriptor and hold a row (`old` just fetched,
+        // `slot` by this function's contract)
+        unsafe {
+            pg_sys::slot_getallattrs(old);
+            pg_sys::slot_getallattrs(slot);
+        }
         let mut member = -1;
         loop {
-            member = pg_sys::bms_next_member(keys, member);
+            // SAFETY: `keys` is a valid bitmap (this function's contract)
+            member = unsafe { pg_sys::bms_next_member(keys, member) };
             if member < 0 {
                 break;
             }
@@ -550,17 +616,21 @@ unsafe fn changes_key(
                 break;
             }
             let i = attno as usize - 1;
-            let (a_null, b_null) = (*(*old).tts_isnull.add(i), *(*slot).tts_isnull.add(i));
-            let attr = &*crate::compat::tuple_desc_attr((*rel).rd_att, i);
-            let same = match (a_null, b_null) {
-                (true, true) => true,
-                (false, false) => pg_sys::datumIsEqual(
-                    *(*old).tts_values.add(i),
-                    *(*slot).tts_values.add(i),
-                    attr.attbyval,
-                    attr.attlen.into(),
-                ),
-                _ => false,
+            // SAFETY: attribute `i` is one of `rel`'s (a key column, this function's
+            // contract), so below the descriptor's and both slots' `natts`, all deformed above
+            let same = unsafe {
+                let (a_null, b_null) = (*(*old).tts_isnull.add(i), *(*slot).tts_isnull.add(i));
+                let attr = &*crate::compat::tuple_desc_attr((*rel).rd_att, i);
+                match (a_null, b_null) {
+                    (true, true) => true,
+                    (false, false) => pg_sys::datumIsEqual(
+                        *(*old).tts_values.add(i),
+                        *(*slot).tts_values.add(i),
+                        attr.attbyval,
+                        attr.attlen.into(),
+                    ),
+                    _ => false,
+                }
             };
             if !same {
                 changed = true;
@@ -568,7 +638,8 @@ unsafe fn changes_key(
             }
         }
     }
-    pg_sys::ExecDropSingleTupleTableSlot(old);
+    // SAFETY: made above, not used after
+    unsafe { pg_sys::ExecDropSingleTupleTableSlot(old) };
     changed
 }
 
@@ -578,6 +649,12 @@ unsafe fn changes_key(
 /// as heap's: `FOR UPDATE`'s if it changes a key column (one of a unique index a foreign key
 /// could reference), else `FOR NO KEY UPDATE`'s, which does not keep out `FOR KEY SHARE`
 /// (a foreign-key check).
+///
+/// # Safety
+///
+/// As `tuple_update` is called: `rel` an open pg_columnar relation locked for writing, `otid`
+/// a valid TID, `slot` a slot of `rel`'s descriptor holding the new version, `crosscheck` null
+/// or a valid snapshot, `tmfd` and `lockmode` valid to write.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn update(
     rel: pg_sys::Relation,
@@ -590,10 +667,17 @@ pub unsafe fn update(
     lockmode: *mut pg_sys::LockTupleMode::Type,
 ) -> pg_sys::TM_Result::Type {
     publication::check_write(rel, Change::Update);
-    let keys =
-        pg_sys::RelationGetIndexAttrBitmap(rel, pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY);
-    let key_changed = !keys.is_null() && changes_key(rel, otid, slot, keys);
-    pg_sys::bms_free(keys);
+    // SAFETY: `rel`, `otid` and `slot` are valid (this function's contract); `keys` is a copy
+    // made for this call, freed here once
+    let key_changed = unsafe {
+        let keys = pg_sys::RelationGetIndexAttrBitmap(
+            rel,
+            pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_KEY,
+        );
+        let key_changed = !keys.is_null() && changes_key(rel, otid, slot, keys);
+        pg_sys::bms_free(keys);
+        key_changed
+    };
     let (mode, lock) = if key_changed {
         (Mode::Delete, pg_sys::LockTupleMode::LockTupleExclusive)
     } else {
@@ -602,7 +686,8 @@ pub unsafe fn update(
             pg_sys::LockTupleMode::LockTupleNoKeyExclusive,
         )
     };
-    *lockmode = lock;
+    // SAFETY: `lockmode` is valid to write (this function's contract)
+    unsafe { *lockmode = lock };
     let wait = if wait { Wait::Block } else { Wait::Skip };
     let req = Request {
         mode,
@@ -611,17 +696,23 @@ pub unsafe fn update(
         doing: Doing::Update,
         follow_updates: false,
     };
-    let marked = mark_row(rel, &*otid, req, tmfd, || {
-        crosschecked(rel, &*otid, crosscheck)?;
-        write::insert(rel, &[slot], cid);
-        Ok(tid::from_tid(&(*slot).tts_tid).map(Successor::Row))
-    });
+    // SAFETY: `rel`, `otid`, `crosscheck`, `slot` and `tmfd` are as `mark_row` and the
+    // closure want them (this function's contract); the closure runs within this call
+    let marked = unsafe {
+        mark_row(rel, &*otid, req, tmfd, || {
+            crosschecked(rel, &*otid, crosscheck)?;
+            write::insert(rel, &[slot], cid);
+            Ok(tid::from_tid(&(*slot).tts_tid).map(Successor::Row))
+        })
+    };
     if marked.result == pg_sys::TM_Result::TM_Ok {
-        crate::compat::count_update(rel);
+        // SAFETY: `rel` is open (this function's contract)
+        unsafe { crate::compat::count_update(rel) };
         if marked.locks_kept {
             // as heap's new tuple, whose xmax keeps the lockers (`RETURNING (xmax = 0)`, an
             // upsert's "inserted or updated", tells the updated row by it)
-            super::slot::set_xmax(slot, pg_sys::GetCurrentTransactionId());
+            // SAFETY: in the updating transaction, which has an id (it just marked a row)
+            super::slot::set_xmax(slot, unsafe { pg_sys::GetCurrentTransactionId() });
         }
     }
     marked.result
@@ -632,6 +723,11 @@ pub unsafe fn update(
 /// `TUPLE_LOCK_FLAG_FIND_LAST_VERSION`, a row updated by a committed transaction is followed
 /// to its newest version (`tmfd.traversed`, and `tid` set to it), which is locked and
 /// returned instead: READ COMMITTED then rechecks the query's quals on it.
+///
+/// # Safety
+///
+/// As `tuple_lock` is called: `rel` an open pg_columnar relation, `tid` a valid TID (written
+/// back), `slot` a slot of `rel`'s descriptor, `tmfd` valid to write.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn lock(
     rel: pg_sys::Relation,
@@ -660,21 +756,27 @@ pub unsafe fn lock(
     };
     let mut traversed = false;
     loop {
-        let result = match fetch::fetch_for_change(rel, &*tid, cid, slot) {
-            fetch::ForChange::Found => mark_row(rel, &*tid, req, tmfd, || Ok(None)).result,
-            fetch::ForChange::Invisible | fetch::ForChange::Missing => failed(
-                tmfd,
-                pg_sys::TM_Result::TM_Invisible,
-                *tid,
-                pg_sys::InvalidTransactionId,
-                pg_sys::InvalidCommandId,
-            ),
+        // SAFETY: `rel`, `tid`, `slot` and `tmfd` are valid (this function's contract), as
+        // `fetch_for_change`, `mark_row` and `failed` want them
+        let result = unsafe {
+            match fetch::fetch_for_change(rel, &*tid, cid, slot) {
+                fetch::ForChange::Found => mark_row(rel, &*tid, req, tmfd, || Ok(None)).result,
+                fetch::ForChange::Invisible | fetch::ForChange::Missing => failed(
+                    tmfd,
+                    pg_sys::TM_Result::TM_Invisible,
+                    *tid,
+                    pg_sys::InvalidTransactionId,
+                    pg_sys::InvalidCommandId,
+                ),
+            }
         };
-        (*tmfd).traversed = traversed;
+        // SAFETY: `tmfd` is valid to write (this function's contract)
+        unsafe { (*tmfd).traversed = traversed };
         if result != pg_sys::TM_Result::TM_Updated || !follow {
             return result;
         }
-        if tid::is_moved_partitions(&(*tmfd).ctid) {
+        // SAFETY: `tmfd` is valid (this function's contract); `mark_row` filled it on TM_Updated
+        if tid::is_moved_partitions(unsafe { &(*tmfd).ctid }) {
             // heap's error, word for word
             pgrx::ereport!(
                 ERROR,
@@ -682,7 +784,8 @@ pub unsafe fn lock(
                 "tuple to be locked was already moved to another partition due to concurrent update"
             );
         }
-        *tid = (*tmfd).ctid;
+        // SAFETY: `tid` and `tmfd` are valid (this function's contract)
+        unsafe { *tid = (*tmfd).ctid };
         traversed = true;
     }
 }
@@ -693,6 +796,10 @@ pub unsafe fn lock(
 /// and keeps the last one the snapshot sees. A REPEATABLE READ `WHERE CURRENT OF` so meets
 /// the version its snapshot has, which a concurrent UPDATE changed: a serialization failure,
 /// not a row the snapshot cannot see.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation and `snapshot` a valid snapshot.
 pub unsafe fn latest_version(
     rel: pg_sys::Relation,
     tid: &mut pg_sys::ItemPointerData,
@@ -732,6 +839,11 @@ pub unsafe fn latest_version(
 /// token is not kept, so another session whose unique check meets the row before it is
 /// taken back waits for this transaction, where heap would let it go once the row is: the
 /// same outcome, possibly later.
+///
+/// # Safety
+///
+/// As `tuple_complete_speculative` is called: `rel` an open pg_columnar relation, `slot` the
+/// slot the row was inserted from.
 pub unsafe fn complete_speculative(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
@@ -740,18 +852,15 @@ pub unsafe fn complete_speculative(
     if succeeded {
         return;
     }
-    let (Some(row), Some(storage_id)) = (tid::from_tid(&(*slot).tts_tid), meta::storage_id(rel))
-    else {
+    // SAFETY: `slot` is valid (this function's contract)
+    let row = tid::from_tid(unsafe { &(*slot).tts_tid });
+    let (Some(row), Some(storage_id)) = (row, meta::storage_id(rel)) else {
         pgrx::error!(
             "pg_columnar: an INSERT ... ON CONFLICT into \"{}\" took back a row it did not insert",
             crate::storage::relation_name(rel)
         )
     };
-    marks::insert(
-        storage_id,
-        row,
-        Mode::Killed,
-        None,
-        pg_sys::GetCurrentCommandId(true),
-    );
+    // SAFETY: in the inserting transaction, which can use its command id
+    let cid = unsafe { pg_sys::GetCurrentCommandId(true) };
+    marks::insert(storage_id, row, Mode::Killed, None, cid);
 }

@@ -25,6 +25,8 @@
 //! A pg_columnar table can be a subscription's target: the apply worker's inserts, updates and
 //! deletes are ordinary writes (tests/replication).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
 use std::ffi::CStr;
@@ -68,8 +70,9 @@ impl Change {
 /// Refuses a write of `change` into the pg_columnar table `rel` while a publication that
 /// publishes such changes covers it.
 pub fn check_write(rel: pg_sys::Relation, change: Change) {
-    // SAFETY: `rel` is an open relation; the descriptor is filled by PostgreSQL (a copy of
-    // the relcache's when it has one, so this costs a copy per call after the first).
+    // SAFETY: `rel` is an open relation (every caller's; a safe fn over a raw pointer, so not
+    // checked); the zeroed descriptor is filled by PostgreSQL (a copy of the relcache's when
+    // it has one, so this costs a copy per call after the first).
     let published = unsafe {
         if (*(*rel).rd_rel).relrewrite != pg_sys::InvalidOid {
             return;
@@ -89,6 +92,7 @@ pub fn check_write(rel: pg_sys::Relation, change: Change) {
 
 #[cold]
 fn refuse_write(rel: pg_sys::Relation, change: Change) -> ! {
+    // SAFETY: `rel` is the open relation `check_write` was given
     let relid = unsafe { (*rel).rd_id };
     let name = crate::storage::relation_name(rel);
     let publications =
@@ -157,46 +161,56 @@ fn covering_publications(relid: pg_sys::Oid, change: Change) -> Option<String> {
 /// can make a publication cover a pg_columnar table: an ERROR if it put one in a publication
 /// by name (directly or through a partitioned table), a WARNING if a publication of all
 /// tables or of schemas it created or changed covers one.
+///
+/// # Safety
+///
+/// `fcinfo` is the valid call information PostgreSQL gives the trigger's function.
 pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
-    let Some(data) = super::ddl::event_trigger_data(fcinfo) else {
+    // SAFETY: `fcinfo` is valid (this function's contract)
+    let Some(data) = (unsafe { super::ddl::event_trigger_data(fcinfo) }) else {
         return;
     };
-    let tree = (*data).parsetree;
+    // SAFETY: `data` is this call's EventTriggerData, valid while the trigger runs
+    let tree = unsafe { (*data).parsetree };
     if tree.is_null() {
         return;
     }
-    match (*tree).type_ {
-        pg_sys::NodeTag::T_CreatePublicationStmt => {
-            let s = tree as *mut pg_sys::CreatePublicationStmt;
-            publication_members((*s).pubname);
-            warn_covered((*s).pubname);
-        }
-        pg_sys::NodeTag::T_AlterPublicationStmt => {
-            let s = tree as *mut pg_sys::AlterPublicationStmt;
-            publication_members((*s).pubname);
-            warn_covered((*s).pubname);
-        }
-        pg_sys::NodeTag::T_AlterTableStmt => {
-            let s = tree as *mut pg_sys::AlterTableStmt;
-            let cmds = pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*s).cmds);
-            let adds = cmds.iter_ptr().any(|c| {
-                matches!(
-                    (*c).subtype,
-                    pg_sys::AlterTableType::AT_SetAccessMethod
-                        | pg_sys::AlterTableType::AT_AttachPartition
-                )
-            });
-            if adds {
-                relation_members((*s).relation);
+    // SAFETY: `tree` is the command's parse tree, valid while the trigger runs; each arm casts
+    // it to the statement its tag names, whose names and RangeVars are null or valid
+    unsafe {
+        match (*tree).type_ {
+            pg_sys::NodeTag::T_CreatePublicationStmt => {
+                let s = tree as *mut pg_sys::CreatePublicationStmt;
+                publication_members((*s).pubname);
+                warn_covered((*s).pubname);
             }
-        }
-        pg_sys::NodeTag::T_CreateStmt => {
-            let s = tree as *mut pg_sys::CreateStmt;
-            if !(*s).partbound.is_null() {
-                relation_members((*s).relation);
+            pg_sys::NodeTag::T_AlterPublicationStmt => {
+                let s = tree as *mut pg_sys::AlterPublicationStmt;
+                publication_members((*s).pubname);
+                warn_covered((*s).pubname);
             }
+            pg_sys::NodeTag::T_AlterTableStmt => {
+                let s = tree as *mut pg_sys::AlterTableStmt;
+                let cmds = pgrx::PgList::<pg_sys::AlterTableCmd>::from_pg((*s).cmds);
+                let adds = cmds.iter_ptr().any(|c| {
+                    matches!(
+                        (*c).subtype,
+                        pg_sys::AlterTableType::AT_SetAccessMethod
+                            | pg_sys::AlterTableType::AT_AttachPartition
+                    )
+                });
+                if adds {
+                    relation_members((*s).relation);
+                }
+            }
+            pg_sys::NodeTag::T_CreateStmt => {
+                let s = tree as *mut pg_sys::CreateStmt;
+                if !(*s).partbound.is_null() {
+                    relation_members((*s).relation);
+                }
+            }
+            _ => {}
         }
-        _ => {}
     }
 }
 
@@ -232,11 +246,19 @@ fn refuse_member((table, publication): (String, String)) -> ! {
 }
 
 /// Refuses the pg_columnar tables that the publication `pubname` lists.
+///
+/// # Safety
+///
+/// `pubname` is null or a NUL-terminated string valid for the call.
 unsafe fn publication_members(pubname: *const std::ffi::c_char) {
     if pubname.is_null() {
         return;
     }
-    let name = CStr::from_ptr(pubname).to_string_lossy().into_owned();
+    // SAFETY: `pubname` is not null (checked above), so a NUL-terminated string (this
+    // function's contract); it is copied at once
+    let name = unsafe { CStr::from_ptr(pubname) }
+        .to_string_lossy()
+        .into_owned();
     if let Some(found) = listed_columnar("p.pubname = $2", name.into()) {
         refuse_member(found);
     }
@@ -244,17 +266,25 @@ unsafe fn publication_members(pubname: *const std::ffi::c_char) {
 
 /// Refuses the pg_columnar tables in the partition tree of `relation` that a publication
 /// lists (through `relation` or a table above it).
+///
+/// # Safety
+///
+/// `relation` is null or a valid RangeVar, in a transaction.
 unsafe fn relation_members(relation: *mut pg_sys::RangeVar) {
     if relation.is_null() {
         return;
     }
-    let relid = pg_sys::RangeVarGetRelidExtended(
-        relation,
-        pg_sys::NoLock as pg_sys::LOCKMODE,
-        pg_sys::RVROption::RVR_MISSING_OK,
-        None,
-        std::ptr::null_mut(),
-    );
+    // SAFETY: `relation` is a valid RangeVar (not null, so by this function's contract); with
+    // NoLock and RVR_MISSING_OK the lookup takes no lock and a missing name is InvalidOid
+    let relid = unsafe {
+        pg_sys::RangeVarGetRelidExtended(
+            relation,
+            pg_sys::NoLock as pg_sys::LOCKMODE,
+            pg_sys::RVROption::RVR_MISSING_OK,
+            None,
+            std::ptr::null_mut(),
+        )
+    };
     if relid == pg_sys::InvalidOid {
         return;
     }
@@ -268,6 +298,10 @@ unsafe fn relation_members(relation: *mut pg_sys::RangeVar) {
 
 /// Warns that the publication `pubname`, by all tables or by schemas, covers pg_columnar
 /// tables whose writes it now refuses (if it publishes inserts, updates or deletes).
+///
+/// # Safety
+///
+/// `pubname` is null or a NUL-terminated string valid for the call.
 unsafe fn warn_covered(pubname: *const std::ffi::c_char) {
     let Some(am) = super::relation::am_oid() else {
         return;
@@ -275,7 +309,11 @@ unsafe fn warn_covered(pubname: *const std::ffi::c_char) {
     if pubname.is_null() {
         return;
     }
-    let name = CStr::from_ptr(pubname).to_string_lossy().into_owned();
+    // SAFETY: `pubname` is not null (checked above), so a NUL-terminated string (this
+    // function's contract); it is copied at once
+    let name = unsafe { CStr::from_ptr(pubname) }
+        .to_string_lossy()
+        .into_owned();
     let query = format!(
         "SELECT string_agg(c.oid::pg_catalog.regclass::text, ', ' ORDER BY c.oid::pg_catalog.regclass::text), count(*) \
          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_publication p ON p.pubname = $2 \

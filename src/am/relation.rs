@@ -3,6 +3,8 @@
 //! `am`: the callback table (`routine`) tells it its address when PostgreSQL first asks for
 //! it, before any relation can carry it.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use pgrx::pg_sys;
@@ -27,6 +29,8 @@ pub(super) fn note_routine(routine: *const pg_sys::TableAmRoutine) {
 /// The OID of the access method `pg_columnar` in this database (`None`: the extension is
 /// not created here), for catalog queries that look for its tables.
 pub fn am_oid() -> Option<pg_sys::Oid> {
+    // SAFETY: a NUL-terminated literal name; with `missing_ok` an absent access method is
+    // InvalidOid, not an ERROR. Its callers run inside a transaction, as the syscache needs.
     let am = unsafe { pg_sys::get_am_oid(c"pg_columnar".as_ptr(), true) };
     (am != pg_sys::InvalidOid).then_some(am)
 }
@@ -35,6 +39,7 @@ pub fn am_oid() -> Option<pg_sys::Oid> {
 pub fn is_columnar(rel: pg_sys::Relation) -> bool {
     // a relation carries the table only after the handler gave it (`note_routine`)
     let routine = ROUTINE.load(Ordering::Relaxed);
-    // SAFETY: a non-null relation of the caller's, open
+    // SAFETY: `rel` is non-null (checked just before) and an open relation: every caller
+    // passes one (a safe fn over a raw pointer, so this is not checked)
     !routine.is_null() && !rel.is_null() && unsafe { std::ptr::eq((*rel).rd_tableam, routine) }
 }

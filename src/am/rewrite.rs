@@ -27,6 +27,8 @@
 //! yet are written after all the others (each stripe holds one original transaction's
 //! rows), in the same order.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::collections::HashMap;
 
 use pgrx::pg_sys;
@@ -76,6 +78,7 @@ fn standing_for(
     oldest_xmin: pg_sys::TransactionId,
 ) -> pg_sys::TransactionId {
     match xid {
+        // SAFETY: a comparison of two transaction ids, reading no shared state
         Some(x) if unsafe { !pg_sys::TransactionIdPrecedes(x, oldest_xmin) } => x,
         _ => pg_sys::FrozenTransactionId,
     }
@@ -92,6 +95,8 @@ impl OldRows {
             .iter()
             .map(|s| standing_for(Some(s.xmin), oldest_xmin))
             .collect();
+        // SAFETY: SnapshotData is plain C data, for which all zeroes is a valid value (and,
+        // with its type set below, the dirty snapshot InitDirtySnapshot makes)
         let mut dirty: pg_sys::SnapshotData = unsafe { std::mem::zeroed() };
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
         let mut dead = Vec::new();
@@ -172,19 +177,30 @@ pub unsafe fn copy_for_cluster(
         return counts;
     };
     let rows = OldRows::read(&scan.reader, storage_id, oldest_xmin);
-    let slot = pg_sys::table_slot_create(old, std::ptr::null_mut());
-    let heap_slot = pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsHeapTuple);
+    // SAFETY: `old` is open (this function's contract); both slots are dropped below
+    let slot = unsafe { pg_sys::table_slot_create(old, std::ptr::null_mut()) };
+    // SAFETY: `old` is open (this function's contract), its descriptor valid; TTSOpsHeapTuple
+    // is PostgreSQL's constant table of slot operations
+    let heap_slot =
+        unsafe { pg_sys::MakeSingleTupleTableSlot((*old).rd_att, &pg_sys::TTSOpsHeapTuple) };
     let mut source = if old_index.is_null() {
         Source::Table(scan)
     } else if use_sort {
-        Source::Sorted(sorted_rows(old, old_index, scan, &rows, slot))
+        // SAFETY: `old` and its index `old_index` are open (this function's contract), and
+        // `slot` is a slot of `old` made above
+        Source::Sorted(unsafe { sorted_rows(old, old_index, scan, &rows, slot) })
     } else {
         drop(scan);
-        let index_scan = crate::compat::index_beginscan(old, old_index, any);
-        pg_sys::index_rescan(index_scan, std::ptr::null_mut(), 0, std::ptr::null_mut(), 0);
-        Source::Index(index_scan)
+        // SAFETY: `old_index` is an open index of `old` (this function's contract); `any` is
+        // PostgreSQL's static SnapshotAny; the scan is ended below
+        unsafe {
+            let index_scan = crate::compat::index_beginscan(old, old_index, any);
+            pg_sys::index_rescan(index_scan, std::ptr::null_mut(), 0, std::ptr::null_mut(), 0);
+            Source::Index(index_scan)
+        }
     };
-    let cid = pg_sys::GetCurrentCommandId(true);
+    // SAFETY: inside the rewrite's transaction, which can use its command id
+    let cid = unsafe { pg_sys::GetCurrentCommandId(true) };
     // the new numbers of the rows recently dead rows were updated to
     let wanted: std::collections::HashSet<u64> = rows
         .recently_dead
@@ -204,11 +220,16 @@ pub unsafe fn copy_for_cluster(
     };
     for (pass, &settled_only) in passes.iter().enumerate() {
         if pass > 0 {
-            restart(&mut source);
+            // SAFETY: `source` was begun above and not ended; only the ordered sources are
+            // passed over twice (`passes`)
+            unsafe { restart(&mut source) };
         }
-        while let Some(row_slot) = next_row(&mut source, slot, heap_slot) {
+        // SAFETY: `source` was begun above, `slot` is a slot of `old`, `heap_slot` a heap
+        // tuple slot of its row type, all live until the end below
+        while let Some(row_slot) = unsafe { next_row(&mut source, slot, heap_slot) } {
             pgrx::check_for_interrupts!();
-            let Some(row) = tid::from_tid(&(*row_slot).tts_tid) else {
+            // SAFETY: `row_slot` is `slot` or `heap_slot`, both live
+            let Some(row) = tid::from_tid(unsafe { &(*row_slot).tts_tid }) else {
                 continue;
             };
             if rows.dead.binary_search(&row).is_ok() {
@@ -224,8 +245,9 @@ pub unsafe fn copy_for_cluster(
                 continue;
             }
             write::insert_copy(new, row_slot, cid, stands_for);
-            let new_row =
-                tid::from_tid(&(*row_slot).tts_tid).expect("a row just written has a row number");
+            // SAFETY: `row_slot` is `slot` or `heap_slot`, both live
+            let new_row = tid::from_tid(unsafe { &(*row_slot).tts_tid })
+                .expect("a row just written has a row number");
             if wanted.contains(&row) {
                 renumbered.insert(row, new_row);
             }
@@ -236,13 +258,17 @@ pub unsafe fn copy_for_cluster(
             counts.written += 1.0;
         }
     }
-    match source {
-        Source::Table(scan) => drop(scan),
-        Source::Index(scan) => pg_sys::index_endscan(scan),
-        Source::Sorted(sort) => pg_sys::tuplesort_end(sort),
+    // SAFETY: the source and the two slots were made above, are ended here once, and are not
+    // used after
+    unsafe {
+        match source {
+            Source::Table(scan) => drop(scan),
+            Source::Index(scan) => pg_sys::index_endscan(scan),
+            Source::Sorted(sort) => pg_sys::tuplesort_end(sort),
+        }
+        pg_sys::ExecDropSingleTupleTableSlot(heap_slot);
+        pg_sys::ExecDropSingleTupleTableSlot(slot);
     }
-    pg_sys::ExecDropSingleTupleTableSlot(heap_slot);
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
     write::flush_relation(new);
     if !kept.is_empty() {
         let new_storage = crate::storage::meta::storage_id(new)
@@ -263,6 +289,10 @@ pub unsafe fn copy_for_cluster(
 /// Feeds every row of `scan` (of `old` under SnapshotAny: every row no aborted transaction
 /// inserted) into a cluster sort on `index`'s key, and sorts; random access, for a second
 /// pass, if there will be one.
+///
+/// # Safety
+///
+/// `old` and its index `index` are open and locked, and `slot` is a slot of `old`.
 unsafe fn sorted_rows(
     old: pg_sys::Relation,
     index: pg_sys::Relation,
@@ -275,30 +305,44 @@ unsafe fn sorted_rows(
     } else {
         pg_sys::TUPLESORT_NONE as i32
     };
-    let sort = pg_sys::tuplesort_begin_cluster(
-        (*old).rd_att,
-        index,
-        pg_sys::maintenance_work_mem,
-        std::ptr::null_mut(),
-        sortopt,
-    );
+    // SAFETY: `old` and `index` are open (this function's contract); `maintenance_work_mem`
+    // is a setting only this backend's thread writes
+    let sort = unsafe {
+        pg_sys::tuplesort_begin_cluster(
+            (*old).rd_att,
+            index,
+            pg_sys::maintenance_work_mem,
+            std::ptr::null_mut(),
+            sortopt,
+        )
+    };
     while scan.next(true, slot) {
         pgrx::check_for_interrupts!();
         let mut should_free = false;
-        let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut should_free);
-        // the sort keeps a tuple's TID: the row number it came from
-        (*tuple).t_self = (*slot).tts_tid;
-        pg_sys::tuplesort_putheaptuple(sort, tuple);
-        if should_free {
-            pg_sys::heap_freetuple(tuple);
+        // SAFETY: `slot` (a slot of `old`, this function's contract) holds the row just
+        // scanned; `tuple` is its heap form, copied by the sort and freed here if made for it
+        unsafe {
+            let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut should_free);
+            // the sort keeps a tuple's TID: the row number it came from
+            (*tuple).t_self = (*slot).tts_tid;
+            pg_sys::tuplesort_putheaptuple(sort, tuple);
+            if should_free {
+                pg_sys::heap_freetuple(tuple);
+            }
         }
     }
-    pg_sys::tuplesort_performsort(sort);
+    // SAFETY: `sort` was begun above; the caller ends it
+    unsafe { pg_sys::tuplesort_performsort(sort) };
     sort
 }
 
 /// The next row of `source` in a slot (`slot` or `heap_slot`) whose TID is its row number in
 /// the old table, or `None` at the end.
+///
+/// # Safety
+///
+/// `source` is begun and not ended, `slot` is a slot of the old table and `heap_slot` a heap
+/// tuple slot of its row type.
 unsafe fn next_row(
     source: &mut Source,
     slot: *mut pg_sys::TupleTableSlot,
@@ -306,29 +350,43 @@ unsafe fn next_row(
 ) -> Option<*mut pg_sys::TupleTableSlot> {
     match source {
         Source::Table(scan) => scan.next(true, slot).then_some(slot),
-        Source::Index(scan) => {
+        // SAFETY: an index scan begun and not ended, and a slot of its table (this function's
+        // contract)
+        Source::Index(scan) => unsafe {
             pg_sys::index_getnext_slot(*scan, pg_sys::ScanDirection::ForwardScanDirection, slot)
-                .then_some(slot)
         }
+        .then_some(slot),
         Source::Sorted(sort) => {
-            let tuple = pg_sys::tuplesort_getheaptuple(*sort, true);
+            // SAFETY: a sort performed and not ended (this function's contract); forward
+            // reads return tuples the sort owns, valid until the next read
+            let tuple = unsafe { pg_sys::tuplesort_getheaptuple(*sort, true) };
             if tuple.is_null() {
                 return None;
             }
-            pg_sys::ExecStoreHeapTuple(tuple, heap_slot, false);
-            (*heap_slot).tts_tid = (*tuple).t_self;
+            // SAFETY: `tuple` is not null and of the old table's row type, which `heap_slot`
+            // has (this function's contract); not freed by the slot (the sort owns it)
+            unsafe {
+                pg_sys::ExecStoreHeapTuple(tuple, heap_slot, false);
+                (*heap_slot).tts_tid = (*tuple).t_self;
+            }
             Some(heap_slot)
         }
     }
 }
 
 /// Starts `source` again from its first row.
+///
+/// # Safety
+///
+/// `source` is begun and not ended; a sort was begun with random access.
 unsafe fn restart(source: &mut Source) {
     match source {
         Source::Table(_) => unreachable!("a copy in the table's order makes one pass"),
-        Source::Index(scan) => {
+        // SAFETY: an index scan begun and not ended (this function's contract)
+        Source::Index(scan) => unsafe {
             pg_sys::index_rescan(*scan, std::ptr::null_mut(), 0, std::ptr::null_mut(), 0)
-        }
-        Source::Sorted(sort) => pg_sys::tuplesort_rescan(*sort),
+        },
+        // SAFETY: a sort performed with random access, not ended (this function's contract)
+        Source::Sorted(sort) => unsafe { pg_sys::tuplesort_rescan(*sort) },
     }
 }

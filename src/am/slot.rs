@@ -11,6 +11,8 @@
 //! A slot can also hold a row without its values, read column by column when asked
 //! ([`store_deferred`]).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::sync::OnceLock;
 
 use pgrx::pg_sys;
@@ -64,12 +66,14 @@ pub fn set_deferred_reader(reader: DeferredReader) {
 struct Ops(pg_sys::TupleTableSlotOps);
 // SAFETY: a size and function pointers, immutable once built.
 unsafe impl Sync for Ops {}
+// SAFETY: plain data (no pointer to memory it owns), never written after it is built
 unsafe impl Send for Ops {}
 static OPS: OnceLock<Ops> = OnceLock::new();
 
 /// The slot operations of pg_columnar tables (`slot_callbacks`).
 pub fn ops() -> *const pg_sys::TupleTableSlotOps {
     &OPS.get_or_init(|| {
+        // SAFETY: a copy of PostgreSQL's constant table of the virtual slot's operations
         let mut ops = unsafe { pg_sys::TTSOpsVirtual };
         ops.base_slot_size = std::mem::size_of::<RowSlot>();
         ops.clear = Some(clear);
@@ -87,6 +91,8 @@ pub fn ops() -> *const pg_sys::TupleTableSlotOps {
 }
 
 pub fn is_row_slot(slot: *mut pg_sys::TupleTableSlot) -> bool {
+    // SAFETY: `slot` is a valid slot (every caller's; a safe fn over a raw pointer, so not
+    // checked)
     unsafe { std::ptr::eq((*slot).tts_ops, ops()) }
 }
 
@@ -97,6 +103,8 @@ pub fn set_origin(
     cmin: pg_sys::CommandId,
 ) {
     if is_row_slot(slot) {
+        // SAFETY: a valid slot (every caller's, not checked) made with our operations, so a
+        // RowSlot (checked just above)
         unsafe {
             let s = slot as *mut RowSlot;
             (*s).xmin = xmin;
@@ -110,6 +118,8 @@ pub fn set_origin(
 /// inserted, the updater for a new version that kept row locks (a no-op for other slots).
 pub fn set_xmax(slot: *mut pg_sys::TupleTableSlot, xmax: pg_sys::TransactionId) {
     if is_row_slot(slot) {
+        // SAFETY: a valid slot (every caller's, not checked) made with our operations, so a
+        // RowSlot (checked just above)
         unsafe {
             let s = slot as *mut RowSlot;
             (*s).xmax = xmax;
@@ -119,17 +129,25 @@ pub fn set_xmax(slot: *mut pg_sys::TupleTableSlot, xmax: pg_sys::TransactionId) 
 }
 
 /// The raw `xmax` of the row in `slot` (see the module documentation), from its marks.
+///
+/// # Safety
+///
+/// `slot` is a valid slot holding a row of a pg_columnar table, in a transaction.
 unsafe fn xmax_of_marks(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::TransactionId {
-    let Some(row) = crate::storage::tid::from_tid(&(*slot).tts_tid) else {
+    // SAFETY: `slot` is valid (this function's contract)
+    let Some(row) = crate::storage::tid::from_tid(unsafe { &(*slot).tts_tid }) else {
         return pg_sys::InvalidTransactionId;
     };
     // the table is open: the statement that read the row holds its lock
-    let rel = pg_sys::RelationIdGetRelation((*slot).tts_tableOid);
+    // SAFETY: `slot` is valid, in a transaction (this function's contract); opening by OID
+    // gives null if the relation is gone, and it is closed below
+    let rel = unsafe { pg_sys::RelationIdGetRelation((*slot).tts_tableOid) };
     if rel.is_null() {
         return pg_sys::InvalidTransactionId;
     }
     let storage_id = crate::storage::meta::storage_id(rel);
-    pg_sys::RelationClose(rel);
+    // SAFETY: opened above, closed once, not used after
+    unsafe { pg_sys::RelationClose(rel) };
     let Some(storage_id) = storage_id else {
         return pg_sys::InvalidTransactionId;
     };
@@ -150,19 +168,26 @@ unsafe fn xmax_of_marks(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::Transactio
 /// # Safety
 /// `slot` must be a valid slot.
 pub unsafe fn clear_for_row(slot: *mut pg_sys::TupleTableSlot) {
-    let flags = (*slot).tts_flags as u32;
+    // SAFETY: `slot` is valid (this function's contract)
+    let flags = unsafe { (*slot).tts_flags } as u32;
     let ours = is_row_slot(slot);
-    let virtual_ = std::ptr::eq((*slot).tts_ops, &raw const pg_sys::TTSOpsVirtual);
-    if (ours || virtual_) && flags & pg_sys::TTS_FLAG_SHOULDFREE == 0 {
-        if ours {
-            forget_origin(slot);
-            forget_deferred(slot);
+    // SAFETY: `slot` is valid (this function's contract)
+    let virtual_ = std::ptr::eq(unsafe { (*slot).tts_ops }, &raw const pg_sys::TTSOpsVirtual);
+    // SAFETY: `slot` is valid (this function's contract), and a RowSlot when `ours`; one that
+    // owns no memory (no SHOULDFREE) is cleared by forgetting its values, as the virtual
+    // slot's clear does
+    unsafe {
+        if (ours || virtual_) && flags & pg_sys::TTS_FLAG_SHOULDFREE == 0 {
+            if ours {
+                forget_origin(slot);
+                forget_deferred(slot);
+            }
+            (*slot).tts_nvalid = 0;
+            (*slot).tts_flags |= pg_sys::TTS_FLAG_EMPTY as u16;
+            (*slot).tts_tid = crate::storage::tid::INVALID;
+        } else {
+            pg_sys::ExecClearTuple(slot);
         }
-        (*slot).tts_nvalid = 0;
-        (*slot).tts_flags |= pg_sys::TTS_FLAG_EMPTY as u16;
-        (*slot).tts_tid = crate::storage::tid::INVALID;
-    } else {
-        pg_sys::ExecClearTuple(slot);
     }
 }
 
@@ -172,9 +197,12 @@ pub unsafe fn clear_for_row(slot: *mut pg_sys::TupleTableSlot) {
 /// # Safety
 /// `slot` must be a valid, empty slot with its first `natts` values set.
 pub unsafe fn store_virtual(slot: *mut pg_sys::TupleTableSlot) {
-    debug_assert!((*slot).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0);
-    (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
-    (*slot).tts_nvalid = (*(*slot).tts_tupleDescriptor).natts as i16;
+    // SAFETY: `slot` is a valid, empty slot whose values are set (this function's contract)
+    unsafe {
+        debug_assert!((*slot).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0);
+        (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
+        (*slot).tts_nvalid = (*(*slot).tts_tupleDescriptor).natts as i16;
+    }
 }
 
 /// Copies the by-reference values of the row stored in `slot` into the slot's own memory
@@ -183,22 +211,42 @@ pub unsafe fn store_virtual(slot: *mut pg_sys::TupleTableSlot) {
 /// # Safety
 /// `slot` must be a valid slot holding a row.
 pub unsafe fn own_values(slot: *mut pg_sys::TupleTableSlot) {
-    if let Some(materialize) = (*(*slot).tts_ops).materialize {
-        materialize(slot);
+    // SAFETY: `slot` is a valid slot holding a row (this function's contract), whose
+    // operations' `materialize` takes it
+    unsafe {
+        if let Some(materialize) = (*(*slot).tts_ops).materialize {
+            materialize(slot);
+        }
     }
 }
 
+/// Forgets the origin of the row in `slot`.
+///
+/// # Safety
+///
+/// `slot` is a valid slot of ours (a `RowSlot`).
 unsafe fn forget_origin(slot: *mut pg_sys::TupleTableSlot) {
-    (*(slot as *mut RowSlot)).xmin = pg_sys::InvalidTransactionId;
-    (*(slot as *mut RowSlot)).xmax_known = false;
+    // SAFETY: `slot` is a RowSlot (this function's contract)
+    unsafe {
+        (*(slot as *mut RowSlot)).xmin = pg_sys::InvalidTransactionId;
+        (*(slot as *mut RowSlot)).xmax_known = false;
+    }
 }
 
 /// Forgets the deferred row of `slot` (one of ours) and frees the values read for it.
+///
+/// # Safety
+///
+/// `slot` is a valid slot of ours (a `RowSlot`), whose deferred values are not used after.
 unsafe fn forget_deferred(slot: *mut pg_sys::TupleTableSlot) {
     let s = slot as *mut RowSlot;
-    (*s).deferred.relid = pg_sys::InvalidOid;
-    if !(*s).deferred_mcxt.is_null() {
-        pg_sys::MemoryContextReset((*s).deferred_mcxt);
+    // SAFETY: `slot` is a RowSlot (this function's contract); its deferred context, if made,
+    // is its own, and nothing keeps its values (this function's contract)
+    unsafe {
+        (*s).deferred.relid = pg_sys::InvalidOid;
+        if !(*s).deferred_mcxt.is_null() {
+            pg_sys::MemoryContextReset((*s).deferred_mcxt);
+        }
     }
 }
 
@@ -218,13 +266,17 @@ pub unsafe fn store_deferred(
     cmin: pg_sys::CommandId,
 ) {
     debug_assert!(is_row_slot(slot));
-    pg_sys::ExecClearTuple(slot);
-    let s = slot as *mut RowSlot;
-    (*s).deferred = d;
-    (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
-    (*slot).tts_nvalid = 0;
-    (*slot).tts_tid = crate::storage::tid::to_tid(d.row);
-    (*slot).tts_tableOid = d.relid;
+    // SAFETY: `slot` is a valid slot of ours, a RowSlot (this function's contract); cleared
+    // first, it holds the deferred row, no value valid yet
+    unsafe {
+        pg_sys::ExecClearTuple(slot);
+        let s = slot as *mut RowSlot;
+        (*s).deferred = d;
+        (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
+        (*slot).tts_nvalid = 0;
+        (*slot).tts_tid = crate::storage::tid::to_tid(d.row);
+        (*slot).tts_tableOid = d.relid;
+    }
     set_origin(slot, xmin, cmin);
     DEFERRED_ROWS.with(|n| n.set(n.get() + 1));
 }
@@ -249,116 +301,189 @@ pub fn deferred_stats() -> (u64, u64) {
 /// # Safety
 /// `slot` must be a valid slot of ours.
 pub unsafe fn read_all(slot: *mut pg_sys::TupleTableSlot) {
-    let natts = (*(*slot).tts_tupleDescriptor).natts;
-    if (*slot).tts_nvalid < natts as i16 {
-        pg_sys::slot_getsomeattrs_int(slot, natts);
+    // SAFETY: `slot` is a valid slot (this function's contract); `natts` is its descriptor's
+    unsafe {
+        let natts = (*(*slot).tts_tupleDescriptor).natts;
+        if (*slot).tts_nvalid < natts as i16 {
+            pg_sys::slot_getsomeattrs_int(slot, natts);
+        }
     }
 }
 
 /// Reads columns `tts_nvalid..natts` of the deferred row (those the row's stripe stores;
 /// PostgreSQL fills the later ones with their defaults), copying values passed by reference
 /// into the slot's deferred context.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn getsomeattrs(
     slot: *mut pg_sys::TupleTableSlot,
     natts: std::ffi::c_int,
 ) {
     let s = slot as *mut RowSlot;
-    let d = (*s).deferred;
+    // SAFETY: `slot` is a RowSlot (this function's contract)
+    let d = unsafe { (*s).deferred };
     if d.relid == pg_sys::InvalidOid {
         // what a virtual slot says to this
-        return (pg_sys::TTSOpsVirtual
-            .getsomeattrs
-            .expect("virtual slots have getsomeattrs"))(slot, natts);
+        // SAFETY: a RowSlot begins with a virtual slot, whose operation this is
+        return unsafe {
+            (pg_sys::TTSOpsVirtual
+                .getsomeattrs
+                .expect("virtual slots have getsomeattrs"))(slot, natts)
+        };
     }
-    if (*s).deferred_mcxt.is_null() {
-        (*s).deferred_mcxt = pg_sys::AllocSetContextCreateInternal(
-            (*slot).tts_mcxt,
-            c"pg_columnar deferred row".as_ptr(),
-            0,
-            pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
-            pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
-        );
-    }
-    let desc = (*slot).tts_tupleDescriptor;
-    let from = (*slot).tts_nvalid as usize;
-    let values = (*slot).tts_values;
-    let nulls = (*slot).tts_isnull;
-    let mcxt = (*s).deferred_mcxt;
+    // SAFETY: `slot` is a RowSlot (this function's contract); the deferred context is made
+    // once, a child of the slot's, and deleted in `release`
+    let (desc, from, values, nulls, mcxt) = unsafe {
+        if (*s).deferred_mcxt.is_null() {
+            (*s).deferred_mcxt = pg_sys::AllocSetContextCreateInternal(
+                (*slot).tts_mcxt,
+                c"pg_columnar deferred row".as_ptr(),
+                0,
+                pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
+                pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
+            );
+        }
+        (
+            (*slot).tts_tupleDescriptor,
+            (*slot).tts_nvalid as usize,
+            (*slot).tts_values,
+            (*slot).tts_isnull,
+            (*s).deferred_mcxt,
+        )
+    };
     let read = DEFERRED_READER
         .get()
         .expect("the reader of deferred rows is set when the library loads");
     let end = read(d, from..natts as usize, desc, &mut |c, value, null| {
-        *nulls.add(c) = null;
-        *values.add(c) = if null {
-            pg_sys::Datum::from(0)
-        } else {
-            let attr = crate::compat::tuple_desc_attr(desc, c);
-            if (*attr).attbyval {
-                value
+        // SAFETY: the reader gives columns `c` below `natts`, at most the descriptor's, which
+        // the slot's arrays have; a by-reference value is copied into the deferred context
+        unsafe {
+            *nulls.add(c) = null;
+            *values.add(c) = if null {
+                pg_sys::Datum::from(0)
             } else {
-                let old = pg_sys::MemoryContextSwitchTo(mcxt);
-                let copy = pg_sys::datumCopy(value, false, (*attr).attlen as i32);
-                pg_sys::MemoryContextSwitchTo(old);
-                copy
-            }
-        };
+                let attr = crate::compat::tuple_desc_attr(desc, c);
+                if (*attr).attbyval {
+                    value
+                } else {
+                    let old = pg_sys::MemoryContextSwitchTo(mcxt);
+                    let copy = pg_sys::datumCopy(value, false, (*attr).attlen as i32);
+                    pg_sys::MemoryContextSwitchTo(old);
+                    copy
+                }
+            };
+        }
     });
     DEFERRED_COLUMNS_READ.with(|n| n.set(n.get() + end.saturating_sub(from) as u64));
-    (*slot).tts_nvalid = end as i16;
+    // SAFETY: `slot` is valid (this function's contract); columns below `end` were set above
+    unsafe { (*slot).tts_nvalid = end as i16 };
 }
 
+/// The slot's `materialize`: the virtual slot's, after the deferred values are read.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
-    read_all(slot);
-    (pg_sys::TTSOpsVirtual
-        .materialize
-        .expect("virtual slots materialize"))(slot)
+    // SAFETY: `slot` is a RowSlot (this function's contract), which begins with a virtual
+    // slot, whose operation this is
+    unsafe {
+        read_all(slot);
+        (pg_sys::TTSOpsVirtual
+            .materialize
+            .expect("virtual slots materialize"))(slot)
+    }
 }
 
+/// The slot's `release`: frees the deferred context, then as the virtual slot's.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
     let s = slot as *mut RowSlot;
-    if !(*s).deferred_mcxt.is_null() {
-        pg_sys::MemoryContextDelete((*s).deferred_mcxt);
-        (*s).deferred_mcxt = std::ptr::null_mut();
+    // SAFETY: `slot` is a RowSlot (this function's contract); its deferred context, if made,
+    // is deleted once (the pointer is reset); then the virtual slot's operation
+    unsafe {
+        if !(*s).deferred_mcxt.is_null() {
+            pg_sys::MemoryContextDelete((*s).deferred_mcxt);
+            (*s).deferred_mcxt = std::ptr::null_mut();
+        }
+        (pg_sys::TTSOpsVirtual
+            .release
+            .expect("virtual slots release"))(slot)
     }
-    (pg_sys::TTSOpsVirtual
-        .release
-        .expect("virtual slots release"))(slot)
 }
 
+/// The slot's `clear`: forgets the row's origin and deferred values, then as the virtual
+/// slot's.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
-    forget_origin(slot);
-    forget_deferred(slot);
-    (pg_sys::TTSOpsVirtual.clear.expect("virtual slots clear"))(slot)
+    // SAFETY: `slot` is a RowSlot (this function's contract), which begins with a virtual
+    // slot; clearing it ends the use of its deferred values
+    unsafe {
+        forget_origin(slot);
+        forget_deferred(slot);
+        (pg_sys::TTSOpsVirtual.clear.expect("virtual slots clear"))(slot)
+    }
 }
 
+/// The slot's `copyslot`: `dst` forgets its row's origin, then as the virtual slot's.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `dst` is a valid slot made with these operations (a
+/// `RowSlot`) and `src` a valid slot of the same descriptor.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copyslot(
     dst: *mut pg_sys::TupleTableSlot,
     src: *mut pg_sys::TupleTableSlot,
 ) {
-    forget_origin(dst);
-    forget_deferred(dst);
-    (pg_sys::TTSOpsVirtual.copyslot.expect("virtual slots copy"))(dst, src)
+    // SAFETY: `dst` is a RowSlot and `src` a valid slot (this function's contract); the
+    // copy replaces `dst`'s row, ending the use of its deferred values
+    unsafe {
+        forget_origin(dst);
+        forget_deferred(dst);
+        (pg_sys::TTSOpsVirtual.copyslot.expect("virtual slots copy"))(dst, src)
+    }
 }
 
 /// A heap copy of the row that keeps its TID and table, as a heap slot's copy does (a plain
 /// virtual slot's copy has neither). ANALYZE sorts its sample by the copies' TIDs before it
 /// computes each column's correlation with row order, which the custom scan's costs read.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copy_heap_tuple(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> pg_sys::HeapTuple {
-    read_all(slot);
-    let tuple = (pg_sys::TTSOpsVirtual
-        .copy_heap_tuple
-        .expect("virtual slots copy heap tuples"))(slot);
-    (*tuple).t_self = (*slot).tts_tid;
-    (*tuple).t_tableOid = (*slot).tts_tableOid;
-    tuple
+    // SAFETY: `slot` is a RowSlot (this function's contract), which begins with a virtual
+    // slot; the copy it makes is a fresh heap tuple (an ERROR rather than null)
+    unsafe {
+        read_all(slot);
+        let tuple = (pg_sys::TTSOpsVirtual
+            .copy_heap_tuple
+            .expect("virtual slots copy heap tuples"))(slot);
+        (*tuple).t_self = (*slot).tts_tid;
+        (*tuple).t_tableOid = (*slot).tts_tableOid;
+        tuple
+    }
 }
 
 fn no_system_column() -> ! {
@@ -369,6 +494,12 @@ fn no_system_column() -> ! {
     );
 }
 
+/// The slot's `getsysattr`: `xmin`, `xmax`, `cmin` and `cmax` of a row of a stripe.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations (a
+/// `RowSlot`), `isnull` valid to write.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn getsysattr(
     slot: *mut pg_sys::TupleTableSlot,
@@ -376,34 +507,47 @@ unsafe extern "C-unwind" fn getsysattr(
     isnull: *mut bool,
 ) -> pg_sys::Datum {
     let s = slot as *mut RowSlot;
-    if (*s).xmin == pg_sys::InvalidTransactionId {
-        no_system_column();
-    }
-    *isnull = false;
-    match attnum {
-        pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
-        pg_sys::MaxTransactionIdAttributeNumber => {
-            let xmax = if (*s).xmax_known {
-                (*s).xmax
-            } else {
-                xmax_of_marks(slot)
-            };
-            pg_sys::Datum::from(xmax.into_inner())
+    // SAFETY: `slot` is a RowSlot and `isnull` valid to write (this function's contract); a
+    // slot with an origin holds a row of a stripe, as `xmax_of_marks` wants
+    unsafe {
+        if (*s).xmin == pg_sys::InvalidTransactionId {
+            no_system_column();
         }
-        pg_sys::MinCommandIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => {
-            pg_sys::Datum::from((*s).cmin)
+        *isnull = false;
+        match attnum {
+            pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
+            pg_sys::MaxTransactionIdAttributeNumber => {
+                let xmax = if (*s).xmax_known {
+                    (*s).xmax
+                } else {
+                    xmax_of_marks(slot)
+                };
+                pg_sys::Datum::from(xmax.into_inner())
+            }
+            pg_sys::MinCommandIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => {
+                pg_sys::Datum::from((*s).cmin)
+            }
+            _ => no_system_column(),
         }
-        _ => no_system_column(),
     }
 }
 
+/// The slot's `is_current_xact_tuple` (from 17): whether this transaction wrote the row.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn is_current_xact_tuple(slot: *mut pg_sys::TupleTableSlot) -> bool {
     let s = slot as *mut RowSlot;
-    if (*s).xmin == pg_sys::InvalidTransactionId {
+    // SAFETY: `slot` is a RowSlot (this function's contract)
+    let xmin = unsafe { (*s).xmin };
+    if xmin == pg_sys::InvalidTransactionId {
         no_system_column();
     }
-    pg_sys::TransactionIdIsCurrentTransactionId((*s).xmin)
+    // SAFETY: asks about this backend's transaction state, in a transaction
+    unsafe { pg_sys::TransactionIdIsCurrentTransactionId(xmin) }
 }
 
 /// Sets a slot type's `copy_minimal_tuple` to the virtual slot's after the slot's deferred
@@ -413,25 +557,45 @@ fn set_copy_minimal_tuple(ops: &mut pg_sys::TupleTableSlotOps) {
     ops.copy_minimal_tuple = Some(copy_minimal_tuple);
 }
 
+/// The slot's `copy_minimal_tuple`: the virtual slot's, after the deferred values are read.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copy_minimal_tuple(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> pg_sys::MinimalTuple {
-    read_all(slot);
-    (pg_sys::TTSOpsVirtual
-        .copy_minimal_tuple
-        .expect("virtual slots copy minimal tuples"))(slot)
+    // SAFETY: `slot` is a RowSlot (this function's contract), which begins with a virtual
+    // slot, whose operation this is
+    unsafe {
+        read_all(slot);
+        (pg_sys::TTSOpsVirtual
+            .copy_minimal_tuple
+            .expect("virtual slots copy minimal tuples"))(slot)
+    }
 }
 
+/// The slot's `copy_minimal_tuple`: the virtual slot's, after the deferred values are read.
+///
+/// # Safety
+///
+/// Called by PostgreSQL through [`ops`]: `slot` is a valid slot made with these operations,
+/// so a `RowSlot`.
 #[cfg(any(feature = "pg18", feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copy_minimal_tuple(
     slot: *mut pg_sys::TupleTableSlot,
     extra: pg_sys::Size,
 ) -> pg_sys::MinimalTuple {
-    read_all(slot);
-    (pg_sys::TTSOpsVirtual
-        .copy_minimal_tuple
-        .expect("virtual slots copy minimal tuples"))(slot, extra)
+    // SAFETY: `slot` is a RowSlot (this function's contract), which begins with a virtual
+    // slot, whose operation this is
+    unsafe {
+        read_all(slot);
+        (pg_sys::TTSOpsVirtual
+            .copy_minimal_tuple
+            .expect("virtual slots copy minimal tuples"))(slot, extra)
+    }
 }

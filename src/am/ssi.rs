@@ -25,11 +25,15 @@
 //! All of these do nothing outside a serializable transaction, for snapshots other than MVCC
 //! and for temporary tables (PostgreSQL decides).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 /// A read of all of `rel` under `snapshot` (a null snapshot: no read to lock).
 pub fn lock_relation(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
     if !snapshot.is_null() {
+        // SAFETY: `snapshot` is non-null (checked above) and the caller's, and `rel` is an
+        // open relation of the caller's (a safe fn over raw pointers: not checked)
         unsafe { pg_sys::PredicateLockRelation(rel, snapshot) };
     }
 }
@@ -38,11 +42,15 @@ pub fn lock_relation(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
 pub fn lock_row(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) {
     let mut tid = *tid;
     // (the inserter is not given: a row this transaction wrote is locked too, harmlessly)
+    // SAFETY: `tid` is a local copy PostgreSQL may read; `rel` is an open relation and
+    // `snapshot` a valid (MVCC) snapshot of the caller's, not checked by this safe fn
     unsafe { pg_sys::PredicateLockTID(rel, &mut tid, snapshot, pg_sys::InvalidTransactionId) };
 }
 
 /// Rows inserted into `rel`, now in a stripe others' reads can find.
 pub fn check_insert(rel: pg_sys::Relation) {
+    // SAFETY: `rel` is an open relation of the caller's (not checked by this safe fn); a null
+    // TID with InvalidBlockNumber asks about the relation only
     unsafe {
         pg_sys::CheckForSerializableConflictIn(
             rel,
@@ -56,5 +64,7 @@ pub fn check_insert(rel: pg_sys::Relation) {
 pub fn check_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
     let mut tid = *tid;
     let block = crate::storage::tid::block_of(&tid);
+    // SAFETY: `tid` is a local copy PostgreSQL may read; `rel` is an open relation of the
+    // caller's (not checked by this safe fn)
     unsafe { pg_sys::CheckForSerializableConflictIn(rel, &mut tid, block) };
 }

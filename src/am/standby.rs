@@ -13,6 +13,8 @@
 //! removes, before its first write, and that of the catalog rows whose pages are free,
 //! before it writes into them.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use crate::storage::{catalog, newer_xid};
@@ -60,11 +62,14 @@ impl Conflict {
         let Some(needed) = needed else { return };
         if self
             .logged
+            // SAFETY: a comparison of two transaction ids, reading no shared state
             .is_some_and(|logged| !unsafe { pg_sys::TransactionIdFollows(needed, logged) })
         {
             return;
         }
         self.logged = Some(needed);
+        // SAFETY: `wal_level` is a setting only this backend's thread writes; `rel` is the open
+        // relation VACUUM is writing to (every caller's, not checked by this safe fn)
         unsafe {
             let standbys_read_wal = pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_REPLICA as i32;
             let permanent = (*(*rel).rd_rel).relpersistence
@@ -78,6 +83,7 @@ impl Conflict {
 
 /// Transaction `xid` (normal, already assigned) with its epoch, which the record takes.
 fn full_xid(xid: pg_sys::TransactionId) -> u64 {
+    // SAFETY: takes the shared lock on the transaction counter itself and returns a copy
     let next = unsafe { pg_sys::ReadNextFullTransactionId() }.value;
     let epoch = next >> 32;
     let xid = xid.into_inner();

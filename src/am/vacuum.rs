@@ -34,6 +34,8 @@
 //! gets a lock that excludes writers for a moment (`ShareLock`, without waiting; readers are
 //! not excluded). Writers only ever append pages, so the free pages found then stay free.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::scan::{RowScan, StripeReader};
@@ -134,6 +136,11 @@ pub struct Options {
 }
 
 /// `relation_vacuum`.
+///
+/// # Safety
+///
+/// As the callback is called: `rel` an open pg_columnar relation, locked by VACUUM
+/// (ShareUpdateExclusiveLock), in VACUUM's transaction; `strategy` VACUUM's (or null).
 pub unsafe fn vacuum(
     rel: pg_sys::Relation,
     options: Options,
@@ -141,20 +148,27 @@ pub unsafe fn vacuum(
 ) {
     let mut report = VacuumReport::default();
     let dead = match meta::read(rel) {
-        Some(m) => rewrite(rel, m.storage_id, options, &mut report),
+        // SAFETY: `rel` is open and locked by VACUUM (this function's contract)
+        Some(m) => unsafe { rewrite(rel, m.storage_id, options, &mut report) },
         None => Vec::new(),
     };
     if options.truncate {
-        report.pages_truncated = truncate(rel);
+        // SAFETY: `rel` is open and locked by VACUUM (this function's contract)
+        report.pages_truncated = unsafe { truncate(rel) };
     }
-    let (pages, tuples) = super::life::counted_size(rel);
-    report.index_entries_removed = remove_index_entries(rel, &dead, strategy, tuples);
+    // SAFETY: `rel` is open and locked by VACUUM, in VACUUM's transaction (this function's
+    // contract)
+    let (pages, tuples) = unsafe { super::life::counted_size(rel) };
+    // SAFETY: `rel` is open and locked by VACUUM, in VACUUM's transaction, and `strategy`
+    // is VACUUM's (this function's contract)
+    report.index_entries_removed = unsafe { remove_index_entries(rel, &dead, strategy, tuples) };
     LAST.with(|l| l.set(report));
     pgrx::debug1!(
         "pg_columnar: VACUUM of \"{}\": {report:?}",
         crate::storage::relation_name(rel)
     );
-    crate::compat::update_relstats(rel, pages, tuples);
+    // SAFETY: `rel` is open and locked by VACUUM (this function's contract)
+    unsafe { crate::compat::update_relstats(rel, pages, tuples) };
 }
 
 /// A run of stripes (indexes into the list) written again as one.
@@ -164,6 +178,11 @@ struct Group {
 
 /// Steps 1 and 2 of the module comment; returns the row-number ranges (ascending,
 /// half-open) whose index entries must go.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation of storage `storage_id`, locked by VACUUM, in
+/// VACUUM's transaction.
 unsafe fn rewrite(
     rel: pg_sys::Relation,
     storage_id: u64,
@@ -175,21 +194,26 @@ unsafe fn rewrite(
     // append pages and take row numbers from `next_row` on.
     let mut free = None;
     let mut dead_below = None;
-    if pg_sys::ConditionalLockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) {
-        let nblocks =
-            pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+    // SAFETY: `rel` is open (this function's contract)
+    if unsafe { pg_sys::ConditionalLockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) } {
+        // SAFETY: `rel` is open (this function's contract)
+        let nblocks = unsafe {
+            pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)
+        };
         free = Some(FreePages::between(&catalog::occupied(storage_id), nblocks));
         dead_below = meta::read(rel)
             .map(|m| m.next_row)
             .filter(|_| options.index_cleanup);
-        pg_sys::UnlockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE);
+        // SAFETY: releases the lock taken just above
+        unsafe { pg_sys::UnlockRelation(rel, pg_sys::ShareLock as pg_sys::LOCKMODE) };
     }
     report.quiet = free.is_some();
     // Reading under the lazy VACUUM's flag is safe: the catalog rows this reads are deleted
     // only by VACUUM (this one) and by TRUNCATE and DROP (kept out by its lock), so no other
     // backend's pruning can take one that this snapshot still sees. The flag goes before the
     // first write (`write_group`, `move_down`), and only if there is one.
-    let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+    // SAFETY: in VACUUM's transaction (this function's contract); unregistered below
+    let snapshot = unsafe { pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot()) };
     let stripes = catalog::for_vacuum(storage_id, snapshot);
     let marks = marks::for_vacuum(storage_id, snapshot);
     // rows deleted for every snapshot, and every settled mark on them (a lock mark there is
@@ -220,29 +244,38 @@ unsafe fn rewrite(
     }
     let groups = plan(&stripes, &removable_rows, dead_below);
     let mut dead: Vec<(u64, u64)> = Vec::new();
-    let cid = pg_sys::GetCurrentCommandId(true);
-    let context = pg_sys::AllocSetContextCreateExtended(
-        pg_sys::CurrentMemoryContext,
-        c"pg_columnar vacuum".as_ptr(),
-        pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-        pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-        pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-    );
+    // SAFETY: in VACUUM's transaction (this function's contract)
+    let cid = unsafe { pg_sys::GetCurrentCommandId(true) };
+    // SAFETY: a child of the current context, with a static name; deleted below (or with its
+    // parent on an ERROR)
+    let context = unsafe {
+        pg_sys::AllocSetContextCreateExtended(
+            pg_sys::CurrentMemoryContext,
+            c"pg_columnar vacuum".as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        )
+    };
     for group in &groups {
-        let old = pg_sys::MemoryContextSwitchTo(context);
-        write_group(
-            rel,
-            storage_id,
-            &stripes[group.members.clone()],
-            &removable,
-            free.as_mut(),
-            cid,
-            &mut conflict,
-            &mut dead,
-            report,
-        );
-        pg_sys::MemoryContextSwitchTo(old);
-        pg_sys::MemoryContextReset(context);
+        // SAFETY: `rel` is open and locked by VACUUM (this function's contract), the group's
+        // stripes are settled ones of its storage; `context` is switched back before its reset
+        unsafe {
+            let old = pg_sys::MemoryContextSwitchTo(context);
+            write_group(
+                rel,
+                storage_id,
+                &stripes[group.members.clone()],
+                &removable,
+                free.as_mut(),
+                cid,
+                &mut conflict,
+                &mut dead,
+                report,
+            );
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::MemoryContextReset(context);
+        }
     }
     if let Some(free) = free.as_mut() {
         let mut rewritten = vec![false; stripes.len()];
@@ -250,12 +283,18 @@ unsafe fn rewrite(
             .iter()
             .flat_map(|g| g.members.clone())
             .for_each(|i| rewritten[i] = true);
-        move_down(rel, &stripes, &rewritten, free, cid, &mut conflict, report);
+        // SAFETY: `rel` is open and locked by VACUUM (this function's contract); `free` was
+        // counted while no writer ran
+        unsafe { move_down(rel, &stripes, &rewritten, free, cid, &mut conflict, report) };
     }
-    pg_sys::MemoryContextDelete(context);
-    pg_sys::UnregisterSnapshot(snapshot);
+    // SAFETY: the context and the snapshot were made above and are not used after
+    unsafe {
+        pg_sys::MemoryContextDelete(context);
+        pg_sys::UnregisterSnapshot(snapshot);
+    }
     if report.stripes_written + report.stripes_replaced + report.stripes_moved > 0 {
-        pg_sys::CommandCounterIncrement();
+        // SAFETY: in VACUUM's transaction (this function's contract)
+        unsafe { pg_sys::CommandCounterIncrement() };
     }
     dead.sort_unstable();
     dead
@@ -313,6 +352,11 @@ fn plan(stripes: &[VacuumRow], removable: &[u64], dead_below: Option<u64>) -> Ve
 /// image and pages (only its catalog row changes); several are encoded again as one, every
 /// stored row as it was (a removed row keeps its values, so the image packs as before) and a
 /// placeholder at each number between them.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation of storage `storage_id`, locked by VACUUM, and `old`
+/// are stripes of it; `free`, if given, its free pages counted while no writer ran.
 #[allow(clippy::too_many_arguments)]
 unsafe fn write_group(
     rel: pg_sys::Relation,
@@ -378,7 +422,8 @@ unsafe fn write_group(
     }
 
     conflict.before_write(rel, false);
-    crate::compat::leave_lazy_vacuum_mode();
+    // SAFETY: only clears this backend's lazy-VACUUM flag, before its first write
+    unsafe { crate::compat::leave_lazy_vacuum_mode() };
     let old_tids: Vec<pg_sys::ItemPointerData> = old.iter().map(|v| v.tid).collect();
     if absent_total < span {
         let (mut row, zones) = if let [only] = old {
@@ -389,7 +434,9 @@ unsafe fn write_group(
                 only.zones.as_deref().map(std::rc::Rc::<[u8]>::from),
             )
         } else {
-            let image = merged_image(rel, &stripes, first_row, span);
+            // SAFETY: `rel` is open and `stripes` are consecutive stripes of it (this
+            // function's contract)
+            let image = unsafe { merged_image(rel, &stripes, first_row, span) };
             report.images_encoded += 1;
             let first_block =
                 match free.and_then(|f| f.take(pages::pages_for(image.len()), u32::MAX)) {
@@ -421,6 +468,10 @@ unsafe fn write_group(
 /// them a copy of a neighbouring row: the next one if it lies in the same vector of 1024
 /// numbers and the previous one does not, else the previous one. Rows are copied as heap
 /// tuples into the current memory context.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation, locked, and `stripes` are consecutive stripes of it.
 unsafe fn merged_image(
     rel: pg_sys::Relation,
     stripes: &[StripeRow],
@@ -431,13 +482,18 @@ unsafe fn merged_image(
         StripeReader::of_stripes(rel, stripes.to_vec()),
         std::ptr::null(),
     );
-    let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsVirtual);
+    // SAFETY: `rel` is open (this function's contract); the slot is dropped below
+    let slot = unsafe { pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsVirtual) };
     let mut rows: Vec<(u64, pg_sys::HeapTuple)> = Vec::new();
     while scan.next(true, slot) {
-        let row = tid::from_tid(&(*slot).tts_tid).expect("a scanned row has a row number");
-        rows.push((row, pg_sys::ExecCopySlotHeapTuple(slot)));
+        // SAFETY: `slot` is the slot made above, holding the row just scanned
+        let row =
+            tid::from_tid(unsafe { &(*slot).tts_tid }).expect("a scanned row has a row number");
+        // SAFETY: `slot` holds the row just scanned; the copy is made in the current context
+        rows.push((row, unsafe { pg_sys::ExecCopySlotHeapTuple(slot) }));
     }
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    // SAFETY: made above, not used after
+    unsafe { pg_sys::ExecDropSingleTupleTableSlot(slot) };
     drop(scan);
     // a sorted stripe gives its rows in stored order
     rows.sort_unstable_by_key(|r| r.0);
@@ -447,7 +503,9 @@ unsafe fn merged_image(
     for offset in 0..span {
         let row = first_row + offset;
         if next < rows.len() && rows[next].0 == row {
-            builder.push_tuple(rows[next].1);
+            // SAFETY: a heap tuple copied above from a slot of `rel`'s descriptor, the
+            // builder's, in the current context, which lives to the end of this function
+            unsafe { builder.push_tuple(rows[next].1) };
             next += 1;
             continue;
         }
@@ -459,7 +517,9 @@ unsafe fn merged_image(
             (None, Some(a)) => a,
             (None, None) => unreachable!("the stripes store rows"),
         };
-        builder.push_tuple(source.1);
+        // SAFETY: `source` is one of the heap tuples copied above from a slot of `rel`'s
+        // descriptor, the builder's, in the current context
+        unsafe { builder.push_tuple(source.1) };
     }
     builder.encode(rel)
 }
@@ -468,6 +528,11 @@ unsafe fn merged_image(
 /// as they are), from the last one down, as long as the last one can move (it is settled and
 /// a free run below it holds it): a later VACUUM can then give the end back. Only when at
 /// least a sixteenth of the file (and 8 pages) is free, as heap's truncation asks.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation, locked by VACUUM, `stripes` its stripes, and `free`
+/// its free pages counted while no writer ran.
 unsafe fn move_down(
     rel: pg_sys::Relation,
     stripes: &[VacuumRow],
@@ -477,7 +542,9 @@ unsafe fn move_down(
     conflict: &mut Conflict,
     report: &mut VacuumReport,
 ) {
-    let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+    // SAFETY: `rel` is open (this function's contract)
+    let nblocks =
+        unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) };
     if free.pages() < 8 || free.pages() * 16 < nblocks as u64 {
         return;
     }
@@ -508,7 +575,8 @@ unsafe fn move_down(
             );
         }
         conflict.before_write(rel, true);
-        crate::compat::leave_lazy_vacuum_mode();
+        // SAFETY: only clears this backend's lazy-VACUUM flag, before its first write
+        unsafe { crate::compat::leave_lazy_vacuum_mode() };
         pages::write_at(rel, block, &image);
         let mut row = v.row.clone();
         row.first_block = block;
@@ -523,21 +591,36 @@ unsafe fn move_down(
 /// Bulk deletion of the index entries of the row-number ranges `dead` (ascending,
 /// half-open), then each index's cleanup, told the table's `rows`; returns how many entries
 /// went.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation, locked by VACUUM, in VACUUM's transaction;
+/// `strategy` is VACUUM's (or null).
 unsafe fn remove_index_entries(
     rel: pg_sys::Relation,
     dead: &[(u64, u64)],
     strategy: pg_sys::BufferAccessStrategy,
     rows: f64,
 ) -> u64 {
-    if dead.is_empty() || !(*(*rel).rd_rel).relhasindex {
+    // SAFETY: `rel` is open (this function's contract)
+    if dead.is_empty() || !unsafe { (*(*rel).rd_rel).relhasindex } {
         return 0;
     }
+    /// The bulk deletion's callback: whether the entry for `tid` goes.
+    ///
+    /// # Safety
+    ///
+    /// `tid` is a valid TID and `state` the `Vec<(u64, u64)>` given with this callback.
+    // Not #[pg_guard]: it cannot raise an ERROR or panic (a binary search over a Vec, and
+    // arithmetic that cannot overflow), so nothing unwinds into PostgreSQL.
     unsafe extern "C-unwind" fn is_dead(
         tid: pg_sys::ItemPointer,
         state: *mut std::ffi::c_void,
     ) -> bool {
-        let dead = &*(state as *const Vec<(u64, u64)>);
-        let Some(row) = tid::from_tid(&*tid) else {
+        // SAFETY: `state` is `dead` below, passed with this callback to index_bulk_delete,
+        // which calls it only while `dead` lives; `tid` is a valid TID (the index's entry)
+        let (dead, tid) = unsafe { (&*(state as *const Vec<(u64, u64)>), &*tid) };
+        let Some(row) = tid::from_tid(tid) else {
             return false;
         };
         let i = dead.partition_point(|&(a, _)| a <= row);
@@ -546,41 +629,60 @@ unsafe fn remove_index_entries(
     let dead: Vec<(u64, u64)> = dead.to_vec();
     let mut nindexes = 0;
     let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
-    pg_sys::vac_open_indexes(
-        rel,
-        pg_sys::RowExclusiveLock as pg_sys::LOCKMODE,
-        &mut nindexes,
-        &mut indexes,
-    );
+    // SAFETY: `rel` is open (this function's contract); the indexes are closed below
+    unsafe {
+        pg_sys::vac_open_indexes(
+            rel,
+            pg_sys::RowExclusiveLock as pg_sys::LOCKMODE,
+            &mut nindexes,
+            &mut indexes,
+        )
+    };
     let mut removed = 0.0;
     for k in 0..nindexes as usize {
-        let index = *indexes.add(k);
-        let mut info = crate::compat::index_vacuum_info(index, rel, strategy, rows);
-        let stats = pg_sys::index_bulk_delete(
-            &mut info,
-            std::ptr::null_mut(),
-            Some(is_dead),
-            &dead as *const _ as *mut std::ffi::c_void,
-        );
-        if !stats.is_null() {
-            removed += (*stats).tuples_removed;
-        }
-        let stats = pg_sys::index_vacuum_cleanup(&mut info, stats);
-        if !stats.is_null() {
-            pg_sys::pfree(stats.cast());
+        // SAFETY: `indexes` holds the `nindexes` indexes opened above; `dead` outlives the
+        // bulk deletion that calls `is_dead` with it; the stats returned are palloc'd, freed
+        // here after the cleanup
+        unsafe {
+            let index = *indexes.add(k);
+            let mut info = crate::compat::index_vacuum_info(index, rel, strategy, rows);
+            let stats = pg_sys::index_bulk_delete(
+                &mut info,
+                std::ptr::null_mut(),
+                Some(is_dead),
+                &dead as *const _ as *mut std::ffi::c_void,
+            );
+            if !stats.is_null() {
+                removed += (*stats).tuples_removed;
+            }
+            let stats = pg_sys::index_vacuum_cleanup(&mut info, stats);
+            if !stats.is_null() {
+                pg_sys::pfree(stats.cast());
+            }
         }
     }
-    pg_sys::vac_close_indexes(nindexes, indexes, pg_sys::NoLock as pg_sys::LOCKMODE);
+    // SAFETY: the indexes opened above, closed once; their locks are kept to the end of the
+    // transaction
+    unsafe { pg_sys::vac_close_indexes(nindexes, indexes, pg_sys::NoLock as pg_sys::LOCKMODE) };
     removed as u64
 }
 
 /// Step 3: gives back the pages after the last one a snapshot may read, when no one else is
 /// using the table; returns how many.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation, locked by VACUUM, in VACUUM's transaction.
 unsafe fn truncate(rel: pg_sys::Relation) -> u64 {
-    if !pg_sys::ConditionalLockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE) {
+    // SAFETY: `rel` is open (this function's contract)
+    if !unsafe {
+        pg_sys::ConditionalLockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE)
+    } {
         return 0;
     }
-    let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+    // SAFETY: `rel` is open (this function's contract)
+    let nblocks =
+        unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) };
     let used = match meta::read(rel) {
         Some(m) => catalog::occupied(m.storage_id)
             .iter()
@@ -590,11 +692,14 @@ unsafe fn truncate(rel: pg_sys::Relation) -> u64 {
         None => nblocks.min(1),
     };
     let truncated = if used < nblocks {
-        pg_sys::RelationTruncate(rel, used);
+        // SAFETY: `rel` is open and locked exclusively (taken above), so no other backend
+        // reads the pages given back
+        unsafe { pg_sys::RelationTruncate(rel, used) };
         (nblocks - used) as u64
     } else {
         0
     };
-    pg_sys::UnlockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE);
+    // SAFETY: releases the lock taken above
+    unsafe { pg_sys::UnlockRelation(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE) };
     truncated
 }

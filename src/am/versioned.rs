@@ -3,6 +3,8 @@
 //! forwarding to version-independent code. Differences that call nothing of the crate are
 //! `crate::compat`'s.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::publication::{self, Change};
@@ -38,6 +40,11 @@ pub fn install(r: &mut pg_sys::TableAmRoutine) {
     r.scan_bitmap_next_tuple = Some(bitmap_next_tuple);
 }
 
+/// The `relation_set_new_filelocator` callback (`relation_set_new_filenode` in 15).
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as that callback of the routine, with its arguments.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn set_new_file(
     rel: pg_sys::Relation,
@@ -47,50 +54,83 @@ unsafe extern "C-unwind" fn set_new_file(
     minmulti: *mut pg_sys::MultiXactId,
 ) {
     // no transaction ids are stored in the table: nothing to freeze, ever
-    *freeze_xid = pg_sys::InvalidTransactionId;
-    *minmulti = INVALID_MULTIXACT_ID;
-    life::new_storage(
-        rel,
-        locator_number(&*newlocator),
-        || pg_sys::RelationCreateStorage(*newlocator, persistence, true),
-        persistence,
-    );
+    // SAFETY: PostgreSQL's arguments (this function's contract): the outputs valid to write,
+    // `newlocator` valid, `rel` open and locked exclusively, as `life::new_storage` wants;
+    // the closure makes the new file's storage, whose SMgrRelation it returns
+    unsafe {
+        *freeze_xid = pg_sys::InvalidTransactionId;
+        *minmulti = INVALID_MULTIXACT_ID;
+        life::new_storage(
+            rel,
+            locator_number(&*newlocator),
+            || pg_sys::RelationCreateStorage(*newlocator, persistence, true),
+            persistence,
+        );
+    }
 }
 
 /// ALTER TABLE ... SET TABLESPACE: copies the files block by block, as heap does.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `relation_copy_data`, with that callback's
+/// arguments.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copy_data(rel: pg_sys::Relation, newlocator: *const Locator) {
     super::write::flush_relation(rel);
-    pg_sys::FlushRelationBuffers(rel);
-    let persistence = (*(*rel).rd_rel).relpersistence;
-    let dst = pg_sys::RelationCreateStorage(*newlocator, persistence, true);
-    let src = pg_sys::RelationGetSmgr(rel);
-    pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
-    if pg_sys::smgrexists(src, pg_sys::ForkNumber::INIT_FORKNUM) {
-        pg_sys::smgrcreate(dst, pg_sys::ForkNumber::INIT_FORKNUM, false);
-        crate::compat::log_init_fork_created(dst);
-        pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::INIT_FORKNUM, persistence);
+    // SAFETY: PostgreSQL's arguments (this function's contract): `rel` open and locked
+    // exclusively, `newlocator` its new file's; the new storage is closed here once, the old
+    // one dropped at commit, as heap's copy does
+    unsafe {
+        pg_sys::FlushRelationBuffers(rel);
+        let persistence = (*(*rel).rd_rel).relpersistence;
+        let dst = pg_sys::RelationCreateStorage(*newlocator, persistence, true);
+        let src = pg_sys::RelationGetSmgr(rel);
+        pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
+        if pg_sys::smgrexists(src, pg_sys::ForkNumber::INIT_FORKNUM) {
+            pg_sys::smgrcreate(dst, pg_sys::ForkNumber::INIT_FORKNUM, false);
+            crate::compat::log_init_fork_created(dst);
+            pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::INIT_FORKNUM, persistence);
+        }
+        pg_sys::RelationDropStorage(rel);
+        pg_sys::smgrclose(dst);
     }
-    pg_sys::RelationDropStorage(rel);
-    pg_sys::smgrclose(dst);
 }
 
+/// The `index_fetch_begin` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `index_fetch_begin`, with that callback's
+/// arguments.
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn index_fetch_begin(
     rel: pg_sys::Relation,
 ) -> *mut pg_sys::IndexFetchTableData {
-    fetch::begin(rel)
+    // SAFETY: PostgreSQL's arguments of `index_fetch_begin` (this function's contract), as
+    // `fetch::begin` takes them
+    unsafe { fetch::begin(rel) }
 }
+/// The `index_fetch_begin` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `index_fetch_begin`, with that callback's
+/// arguments.
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn index_fetch_begin(
     rel: pg_sys::Relation,
     flags: u32,
 ) -> *mut pg_sys::IndexFetchTableData {
-    let data = fetch::begin(rel);
-    (*data).flags = flags;
-    data
+    // SAFETY: `rel` is PostgreSQL's open relation (this function's contract); `data` is the
+    // fetch state `fetch::begin` just made
+    unsafe {
+        let data = fetch::begin(rel);
+        (*data).flags = flags;
+        data
+    }
 }
 
 /// `options` of the insert callbacks: `c_int` up to 18, `u32` from 19.
@@ -99,6 +139,12 @@ type InsertOptions = std::ffi::c_int;
 #[cfg(feature = "pg19")]
 type InsertOptions = u32;
 
+/// The `tuple_insert` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `tuple_insert`, with that callback's
+/// arguments.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_insert(
     rel: pg_sys::Relation,
@@ -107,9 +153,17 @@ unsafe extern "C-unwind" fn tuple_insert(
     _options: InsertOptions,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
-    insert_one(rel, slot, cid)
+    // SAFETY: PostgreSQL's arguments of `tuple_insert` (this function's contract), as
+    // `insert_one` takes them
+    unsafe { insert_one(rel, slot, cid) }
 }
 
+/// The `tuple_insert_speculative` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `tuple_insert_speculative`, with that
+/// callback's arguments.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_insert_speculative(
     rel: pg_sys::Relation,
@@ -120,9 +174,17 @@ unsafe extern "C-unwind" fn tuple_insert_speculative(
     _token: u32,
 ) {
     // inserted as any row; the token is not kept (see `am::modify::complete_speculative`)
-    insert_one(rel, slot, cid)
+    // SAFETY: PostgreSQL's arguments of `tuple_insert_speculative` (this function's
+    // contract), as `insert_one` takes them
+    unsafe { insert_one(rel, slot, cid) }
 }
 
+/// The `multi_insert` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `multi_insert`, with that callback's
+/// arguments.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn multi_insert(
     rel: pg_sys::Relation,
@@ -132,7 +194,9 @@ unsafe extern "C-unwind" fn multi_insert(
     _options: InsertOptions,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
-    insert_many(rel, slots, nslots, cid)
+    // SAFETY: PostgreSQL's arguments of `multi_insert` (this function's contract), as
+    // `insert_many` takes them
+    unsafe { insert_many(rel, slots, nslots, cid) }
 }
 
 /// End of a bulk insert (COPY, CREATE TABLE AS, a table rewrite): write the buffered rows
@@ -140,13 +204,25 @@ unsafe extern "C-unwind" fn multi_insert(
 /// partition: COPY into a partitioned table ends the bulk insert of a partition whenever it
 /// sets aside that partition's batch for others (past 32 partitions at once), which would
 /// write a stripe of a few dozen rows each time; the statement's end writes them.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `finish_bulk_insert`, with that callback's
+/// arguments.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: InsertOptions) {
-    if !(*(*rel).rd_rel).relispartition {
+    // SAFETY: `rel` is PostgreSQL's open relation (this function's contract)
+    if !unsafe { (*(*rel).rd_rel).relispartition } {
         super::write::flush_relation(rel)
     }
 }
 
+/// The `tuple_delete` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `tuple_delete`, with that callback's
+/// arguments.
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_delete(
@@ -159,8 +235,16 @@ unsafe extern "C-unwind" fn tuple_delete(
     tmfd: *mut pg_sys::TM_FailureData,
     changing_part: bool,
 ) -> pg_sys::TM_Result::Type {
-    super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part)
+    // SAFETY: PostgreSQL's arguments of `tuple_delete` (this function's contract), as
+    // `super::modify::delete` takes them
+    unsafe { super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part) }
 }
+/// The `tuple_delete` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `tuple_delete`, with that callback's
+/// arguments.
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_delete(
@@ -174,7 +258,9 @@ unsafe extern "C-unwind" fn tuple_delete(
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     let changing_part = options & pg_sys::TABLE_DELETE_CHANGING_PARTITION != 0;
-    super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part)
+    // SAFETY: PostgreSQL's arguments of `tuple_delete` (this function's contract), as
+    // `modify::delete` takes them
+    unsafe { super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part) }
 }
 
 /// What `tuple_update` says of the indexes (15: whether to insert into them; from 16: which):
@@ -188,6 +274,12 @@ type UpdateIndexes = pg_sys::TU_UpdateIndexes::Type;
 #[cfg(not(feature = "pg15"))]
 const EVERY_INDEX: UpdateIndexes = pg_sys::TU_UpdateIndexes::TU_All;
 
+/// The `tuple_update` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `tuple_update`, with that callback's
+/// arguments.
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_update(
@@ -202,9 +294,19 @@ unsafe extern "C-unwind" fn tuple_update(
     lockmode: *mut pg_sys::LockTupleMode::Type,
     update_indexes: *mut UpdateIndexes,
 ) -> pg_sys::TM_Result::Type {
-    *update_indexes = EVERY_INDEX;
-    super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+    // SAFETY: PostgreSQL's arguments of `tuple_update` (this function's contract): the
+    // outputs valid to write, the rest as `modify::update` takes them
+    unsafe {
+        *update_indexes = EVERY_INDEX;
+        super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+    }
 }
+/// The `tuple_update` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `tuple_update`, with that callback's
+/// arguments.
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn tuple_update(
@@ -220,10 +322,21 @@ unsafe extern "C-unwind" fn tuple_update(
     lockmode: *mut pg_sys::LockTupleMode::Type,
     update_indexes: *mut UpdateIndexes,
 ) -> pg_sys::TM_Result::Type {
-    *update_indexes = EVERY_INDEX;
-    super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+    // SAFETY: PostgreSQL's arguments of `tuple_update` (this function's contract): the
+    // outputs valid to write, the rest as `modify::update` takes them
+    unsafe {
+        *update_indexes = EVERY_INDEX;
+        super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+    }
 }
 
+/// `relation_copy_for_cluster`, the same in every major but for its arguments.
+///
+/// # Safety
+///
+/// PostgreSQL's arguments of `relation_copy_for_cluster`: `old` and `new` open pg_columnar
+/// relations of one row type, locked exclusively, `old_index` null or an index of `old`, the
+/// outputs valid to write.
 #[allow(clippy::too_many_arguments)]
 unsafe fn copy_for_cluster_common(
     old: pg_sys::Relation,
@@ -239,14 +352,24 @@ unsafe fn copy_for_cluster_common(
 ) {
     // (no tuple of the new table holds a transaction id the way heap's do: the stripe and
     // mark catalogs are vacuumed and frozen as the tables they are)
-    *xid_cutoff = pg_sys::InvalidTransactionId;
-    *multi_cutoff = INVALID_MULTIXACT_ID;
-    let counts = super::rewrite::copy_for_cluster(old, new, old_index, use_sort, oldest_xmin);
-    *num_tuples = counts.written;
-    *tups_vacuumed = counts.removed;
-    *tups_recently_dead = counts.recently_dead;
+    // SAFETY: the outputs are valid to write and the relations as `rewrite::copy_for_cluster`
+    // wants them (this function's contract)
+    unsafe {
+        *xid_cutoff = pg_sys::InvalidTransactionId;
+        *multi_cutoff = INVALID_MULTIXACT_ID;
+        let counts = super::rewrite::copy_for_cluster(old, new, old_index, use_sort, oldest_xmin);
+        *num_tuples = counts.written;
+        *tups_vacuumed = counts.removed;
+        *tups_recently_dead = counts.recently_dead;
+    }
 }
 
+/// The `relation_copy_for_cluster` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `relation_copy_for_cluster`, with that
+/// callback's arguments.
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copy_for_cluster(
@@ -261,19 +384,29 @@ unsafe extern "C-unwind" fn copy_for_cluster(
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
-    copy_for_cluster_common(
-        old,
-        new,
-        old_index,
-        use_sort,
-        oldest_xmin,
-        xid_cutoff,
-        multi_cutoff,
-        num_tuples,
-        tups_vacuumed,
-        tups_recently_dead,
-    )
+    // SAFETY: PostgreSQL's arguments of `relation_copy_for_cluster` (this function's
+    // contract), as `copy_for_cluster_common` takes them
+    unsafe {
+        copy_for_cluster_common(
+            old,
+            new,
+            old_index,
+            use_sort,
+            oldest_xmin,
+            xid_cutoff,
+            multi_cutoff,
+            num_tuples,
+            tups_vacuumed,
+            tups_recently_dead,
+        )
+    }
 }
+/// The `relation_copy_for_cluster` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `relation_copy_for_cluster`, with that
+/// callback's arguments.
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn copy_for_cluster(
@@ -289,18 +422,22 @@ unsafe extern "C-unwind" fn copy_for_cluster(
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
-    copy_for_cluster_common(
-        old,
-        new,
-        old_index,
-        use_sort,
-        oldest_xmin,
-        xid_cutoff,
-        multi_cutoff,
-        num_tuples,
-        tups_vacuumed,
-        tups_recently_dead,
-    )
+    // SAFETY: PostgreSQL's arguments of `relation_copy_for_cluster` (this function's
+    // contract), as `copy_for_cluster_common` takes them
+    unsafe {
+        copy_for_cluster_common(
+            old,
+            new,
+            old_index,
+            use_sort,
+            oldest_xmin,
+            xid_cutoff,
+            multi_cutoff,
+            num_tuples,
+            tups_vacuumed,
+            tups_recently_dead,
+        )
+    }
 }
 
 #[cfg(not(feature = "pg19"))]
@@ -308,6 +445,12 @@ type VacuumParamsPtr = *mut pg_sys::VacuumParams;
 #[cfg(feature = "pg19")]
 type VacuumParamsPtr = *const pg_sys::VacuumParams;
 
+/// The `relation_vacuum` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `relation_vacuum`, with that callback's
+/// arguments.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn vacuum(
     rel: pg_sys::Relation,
@@ -315,13 +458,24 @@ unsafe extern "C-unwind" fn vacuum(
     strategy: pg_sys::BufferAccessStrategy,
 ) {
     use pg_sys::VacOptValue::VACOPTVALUE_DISABLED;
-    let options = super::vacuum::Options {
-        index_cleanup: (*params).index_cleanup != VACOPTVALUE_DISABLED,
-        truncate: (*params).truncate != VACOPTVALUE_DISABLED,
+    // SAFETY: `params` is VACUUM's, valid for the call (this function's contract)
+    let options = unsafe {
+        super::vacuum::Options {
+            index_cleanup: (*params).index_cleanup != VACOPTVALUE_DISABLED,
+            truncate: (*params).truncate != VACOPTVALUE_DISABLED,
+        }
     };
-    super::vacuum::vacuum(rel, options, strategy)
+    // SAFETY: PostgreSQL's arguments of `relation_vacuum` (this function's contract), as
+    // `vacuum::vacuum` takes them
+    unsafe { super::vacuum::vacuum(rel, options, strategy) }
 }
 
+/// The `scan_analyze_next_block` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `scan_analyze_next_block`, with that
+/// callback's arguments.
 #[cfg(any(feature = "pg15", feature = "pg16"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn analyze_next_block(
@@ -329,26 +483,44 @@ unsafe extern "C-unwind" fn analyze_next_block(
     blockno: pg_sys::BlockNumber,
     _strategy: pg_sys::BufferAccessStrategy,
 ) -> bool {
-    analyze_block(scan, blockno);
+    // SAFETY: `scan` is ANALYZE's scan of this access method (this function's contract)
+    unsafe { analyze_block(scan, blockno) };
     true
 }
 /// From 17 ANALYZE hands a read stream of the sampled blocks; the block number is all we use.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `scan_analyze_next_block`, with that
+/// callback's arguments.
 #[cfg(not(any(feature = "pg15", feature = "pg16")))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn analyze_next_block(
     scan: pg_sys::TableScanDesc,
     stream: *mut pg_sys::ReadStream,
 ) -> bool {
-    let buffer = pg_sys::read_stream_next_buffer(stream, std::ptr::null_mut());
-    if buffer == pg_sys::InvalidBuffer as pg_sys::Buffer {
-        return false;
-    }
-    let block = pg_sys::BufferGetBlockNumber(buffer);
-    pg_sys::ReleaseBuffer(buffer);
-    analyze_block(scan, block);
+    // SAFETY: `stream` is ANALYZE's read stream (this function's contract); the buffer it
+    // gives is pinned, and released here once, after its block number is read
+    let block = unsafe {
+        let buffer = pg_sys::read_stream_next_buffer(stream, std::ptr::null_mut());
+        if buffer == pg_sys::InvalidBuffer as pg_sys::Buffer {
+            return false;
+        }
+        let block = pg_sys::BufferGetBlockNumber(buffer);
+        pg_sys::ReleaseBuffer(buffer);
+        block
+    };
+    // SAFETY: `scan` is ANALYZE's scan of this access method (this function's contract)
+    unsafe { analyze_block(scan, block) };
     true
 }
 
+/// The `scan_analyze_next_tuple` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `scan_analyze_next_tuple`, with that
+/// callback's arguments.
 #[cfg(not(feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn analyze_next_tuple(
@@ -358,8 +530,16 @@ unsafe extern "C-unwind" fn analyze_next_tuple(
     deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    analyze_next_row(scan, liverows, deadrows, slot)
+    // SAFETY: PostgreSQL's arguments of `scan_analyze_next_tuple` (this function's
+    // contract), as `analyze_next_row` takes them
+    unsafe { analyze_next_row(scan, liverows, deadrows, slot) }
 }
+/// The `scan_analyze_next_tuple` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `scan_analyze_next_tuple`, with that
+/// callback's arguments.
 #[cfg(feature = "pg19")]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn analyze_next_tuple(
@@ -368,26 +548,43 @@ unsafe extern "C-unwind" fn analyze_next_tuple(
     deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    analyze_next_row(scan, liverows, deadrows, slot)
+    // SAFETY: PostgreSQL's arguments of `scan_analyze_next_tuple` (this function's
+    // contract), as `analyze_next_row` takes them
+    unsafe { analyze_next_row(scan, liverows, deadrows, slot) }
 }
 
 /// Bitmap heap scans, up to 17: the executor hands each TID-bitmap block, then asks for its
 /// rows.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `scan_bitmap_next_block`, with that
+/// callback's arguments.
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn bitmap_next_block(
     scan: pg_sys::TableScanDesc,
     tbmres: *mut pg_sys::TBMIterateResult,
 ) -> bool {
-    let st = super::scan::state(scan).bitmap();
-    if (*tbmres).ntuples >= 0 {
-        let offsets = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
-        st.block((*tbmres).blockno, Some(offsets), (*scan).rs_snapshot)
-    } else {
-        (*tbmres).recheck = true;
-        st.block((*tbmres).blockno, None, (*scan).rs_snapshot)
+    // SAFETY: PostgreSQL's arguments (this function's contract): `scan` a scan of this access
+    // method, `tbmres` the bitmap's page, whose `offsets` hold `ntuples` entries when exact
+    unsafe {
+        let st = super::scan::state(scan).bitmap();
+        if (*tbmres).ntuples >= 0 {
+            let offsets = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
+            st.block((*tbmres).blockno, Some(offsets), (*scan).rs_snapshot)
+        } else {
+            (*tbmres).recheck = true;
+            st.block((*tbmres).blockno, None, (*scan).rs_snapshot)
+        }
     }
 }
+/// The `scan_bitmap_next_tuple` callback.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `scan_bitmap_next_tuple`, with that
+/// callback's arguments.
 #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn bitmap_next_tuple(
@@ -395,9 +592,16 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
     _tbmres: *mut pg_sys::TBMIterateResult,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    super::scan::state(scan).bitmap().next(slot)
+    // SAFETY: PostgreSQL's arguments of `scan_bitmap_next_tuple` (this function's
+    // contract), as `super::scan::state` takes them
+    unsafe { super::scan::state(scan).bitmap().next(slot) }
 }
 /// Bitmap heap scans, from 18: the access method walks the TID bitmap's iterator itself.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the routine's `scan_bitmap_next_tuple`, with that
+/// callback's arguments.
 #[cfg(any(feature = "pg18", feature = "pg19"))]
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn bitmap_next_tuple(
@@ -407,41 +611,52 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
     lossy_pages: *mut u64,
     exact_pages: *mut u64,
 ) -> bool {
-    let st = super::scan::state(scan).bitmap();
-    loop {
-        if st.next(slot) {
-            return true;
-        }
-        let mut tbmres: pg_sys::TBMIterateResult = std::mem::zeroed();
-        if !pg_sys::tbm_iterate(&mut (*scan).st.rs_tbmiterator, &mut tbmres) {
-            pg_sys::ExecClearTuple(slot);
-            return false;
-        }
-        if tbmres.lossy {
-            *lossy_pages += 1;
-            *recheck = true;
-            st.block(tbmres.blockno, None, (*scan).rs_snapshot);
-        } else {
-            *exact_pages += 1;
-            *recheck = tbmres.recheck;
-            let mut offsets =
-                [0 as pg_sys::OffsetNumber; crate::storage::tid::ROWS_PER_BLOCK as usize];
-            let n = pg_sys::tbm_extract_page_tuple(
-                &mut tbmres,
-                offsets.as_mut_ptr(),
-                offsets.len() as u32,
-            );
-            st.block(
-                tbmres.blockno,
-                Some(&offsets[..n.max(0) as usize]),
-                (*scan).rs_snapshot,
-            );
+    // SAFETY: PostgreSQL's arguments (this function's contract): `scan` a bitmap scan of this
+    // access method with its TID bitmap iterator, `slot` a slot of its relation, the three
+    // outputs valid to write; `tbmres` is plain data the iterator fills, and the page's
+    // offsets are extracted into an array of `ROWS_PER_BLOCK` entries, its length given
+    unsafe {
+        let st = super::scan::state(scan).bitmap();
+        loop {
+            if st.next(slot) {
+                return true;
+            }
+            let mut tbmres: pg_sys::TBMIterateResult = std::mem::zeroed();
+            if !pg_sys::tbm_iterate(&mut (*scan).st.rs_tbmiterator, &mut tbmres) {
+                pg_sys::ExecClearTuple(slot);
+                return false;
+            }
+            if tbmres.lossy {
+                *lossy_pages += 1;
+                *recheck = true;
+                st.block(tbmres.blockno, None, (*scan).rs_snapshot);
+            } else {
+                *exact_pages += 1;
+                *recheck = tbmres.recheck;
+                let mut offsets =
+                    [0 as pg_sys::OffsetNumber; crate::storage::tid::ROWS_PER_BLOCK as usize];
+                let n = pg_sys::tbm_extract_page_tuple(
+                    &mut tbmres,
+                    offsets.as_mut_ptr(),
+                    offsets.len() as u32,
+                );
+                st.block(
+                    tbmres.blockno,
+                    Some(&offsets[..n.max(0) as usize]),
+                    (*scan).rs_snapshot,
+                );
+            }
         }
     }
 }
 
 /// Inserts count in the table's statistics as heap's do (autovacuum visits a table after
 /// enough of them, and VACUUM merges small stripes: `am::vacuum`).
+///
+/// # Safety
+///
+/// As `tuple_insert` is called: `rel` an open pg_columnar relation locked for writing, `slot`
+/// a slot of its descriptor holding the row.
 unsafe fn insert_one(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
@@ -449,9 +664,16 @@ unsafe fn insert_one(
 ) {
     publication::check_write(rel, Change::Insert);
     write::insert(rel, &[slot], cid);
-    pg_sys::pgstat_count_heap_insert(rel, 1);
+    // SAFETY: `rel` is open (this function's contract)
+    unsafe { pg_sys::pgstat_count_heap_insert(rel, 1) };
 }
 
+/// [`insert_one`] for the `nslots` rows of `slots`.
+///
+/// # Safety
+///
+/// As `multi_insert` is called: `rel` an open pg_columnar relation locked for writing,
+/// `slots` an array of `nslots` slots of its descriptor, each holding a row.
 unsafe fn insert_many(
     rel: pg_sys::Relation,
     slots: *mut *mut pg_sys::TupleTableSlot,
@@ -461,28 +683,49 @@ unsafe fn insert_many(
     publication::check_write(rel, Change::Insert);
     write::insert(
         rel,
-        std::slice::from_raw_parts(slots, nslots.max(0) as usize),
+        // SAFETY: `slots` holds `nslots` slots (this function's contract)
+        unsafe { std::slice::from_raw_parts(slots, nslots.max(0) as usize) },
         cid,
     );
-    pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64);
+    // SAFETY: `rel` is open (this function's contract)
+    unsafe { pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64) };
 }
 
+/// The next row of ANALYZE's sample, counting it live or dead.
+///
+/// # Safety
+///
+/// As `scan_analyze_next_tuple` is called: `s` ANALYZE's scan of this access method, the
+/// counts valid to write, `slot` a slot of the relation.
 unsafe fn analyze_next_row(
     s: pg_sys::TableScanDesc,
     liverows: *mut f64,
     deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    if scan::state(s).analyze().next(slot, &mut *deadrows) {
-        *liverows += 1.0;
-        true
-    } else {
-        false
+    // SAFETY: `s` is a scan of this access method and the counts are valid to write (this
+    // function's contract)
+    unsafe {
+        if scan::state(s).analyze().next(slot, &mut *deadrows) {
+            *liverows += 1.0;
+            true
+        } else {
+            false
+        }
     }
 }
 
+/// Starts ANALYZE's sample of `block`.
+///
+/// # Safety
+///
+/// `s` is ANALYZE's scan of this access method, of an open relation.
 unsafe fn analyze_block(s: pg_sys::TableScanDesc, block: pg_sys::BlockNumber) {
-    let nblocks =
-        pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
-    scan::state(s).analyze().set_block(block, nblocks);
+    // SAFETY: `s` is a scan of this access method, of an open relation (this function's
+    // contract)
+    unsafe {
+        let nblocks =
+            pg_sys::RelationGetNumberOfBlocksInFork((*s).rs_rd, pg_sys::ForkNumber::MAIN_FORKNUM);
+        scan::state(s).analyze().set_block(block, nblocks);
+    }
 }

@@ -40,6 +40,8 @@
 //! `pgcol.row_reservation` (`storage::reservations`), so that another session's unique check
 //! that meets the index entry of a row still buffered here waits for this transaction.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::cell::RefCell;
 
 use pg_columnar_codec::stripe::{self, ColumnInput};
@@ -87,6 +89,8 @@ struct WriteBuffer {
 impl Drop for WriteBuffer {
     fn drop(&mut self) {
         if !self.scratch.is_null() {
+            // SAFETY: `scratch` is the buffer's own context (made in `new_buffer`, a child of
+            // TopMemoryContext), deleted only here, once
             unsafe { pg_sys::MemoryContextDelete(self.scratch) };
         }
     }
@@ -173,6 +177,7 @@ pub static IGNORE_ROW_PERIOD: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>:
 pub static ROW_NUMBER_GAP: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::new(0);
 
 fn current_level() -> i32 {
+    // SAFETY: reads this backend's transaction state; called only inside a transaction
     unsafe { pg_sys::GetCurrentTransactionNestLevel() }
 }
 
@@ -207,6 +212,8 @@ fn spawn_encoder<F>(f: F) -> Option<std::thread::JoinHandle<Result<Vec<u8>, Stri
 where
     F: FnOnce() -> Result<Vec<u8>, String> + Send + 'static,
 {
+    // SAFETY: sigset_t is plain data, filled by sigfillset before use; the mask changed is
+    // this thread's, restored from `old` before the block ends
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
@@ -294,6 +301,8 @@ pub struct ImageBuilder {
 
 impl ImageBuilder {
     pub fn new(rel: pg_sys::Relation) -> ImageBuilder {
+        // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer: not
+        // checked); its descriptor lives while it is open, as the builder does
         let desc = unsafe { (*rel).rd_att };
         ImageBuilder {
             desc,
@@ -314,9 +323,14 @@ impl ImageBuilder {
         let natts = self.columns.len();
         let mut values = vec![pg_sys::Datum::from(0); natts];
         let mut nulls = vec![true; natts];
-        pg_sys::heap_deform_tuple(tuple, self.desc, values.as_mut_ptr(), nulls.as_mut_ptr());
-        for (c, column) in self.columns.iter_mut().enumerate() {
-            column.push(values[c], nulls[c]);
+        // SAFETY: `tuple` is a heap tuple of `desc` (this function's contract), whose `natts`
+        // attributes fill the two arrays of that length; each value is then of its column's
+        // type, as `push` wants
+        unsafe {
+            pg_sys::heap_deform_tuple(tuple, self.desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            for (c, column) in self.columns.iter_mut().enumerate() {
+                column.push(values[c], nulls[c]);
+            }
         }
         self.rows += 1;
     }
@@ -340,6 +354,8 @@ fn publish(mut stripe: Deep) {
 
 /// Inserts again the catalog rows of `rel`'s stripes whose writer rolled back.
 fn publish_orphans(rel: pg_sys::Relation) {
+    // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer:
+    // not checked)
     let relid = unsafe { (*rel).rd_id };
     let relfile = relfile_of(rel);
     loop {
@@ -367,6 +383,8 @@ fn publish_orphans(rel: pg_sys::Relation) {
 /// Writes the oldest stripe of `rel` that `matches` (waiting for its encoding); false if
 /// there is none.
 fn write_oldest(rel: pg_sys::Relation, matches: &dyn Fn(&StripeOrigin) -> bool) -> bool {
+    // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer:
+    // not checked)
     let relid = unsafe { (*rel).rd_id };
     let Some((id, origin, image)) = IN_FLIGHT.with(|v| {
         let mut v = v.borrow_mut();
@@ -531,6 +549,8 @@ pub fn stripe_row_limit() -> u64 {
 /// constraint's index (whose checks compare those rows' values: `fetch::fetch_dirty`).
 pub fn constraint_indexes(rel: pg_sys::Relation) -> (bool, bool) {
     let (mut unique, mut exclusion) = (false, false);
+    // SAFETY: `rel` is an open relation of the caller's (not checked by this safe fn); each
+    // index is opened (non-null: it exists) and closed here
     unsafe {
         if !(*(*rel).rd_rel).relhasindex {
             return (false, false);
@@ -555,11 +575,14 @@ fn new_buffer(
     cid: pg_sys::CommandId,
     original_xid: Option<pg_sys::TransactionId>,
 ) -> WriteBuffer {
+    // SAFETY: `rel` is the open relation being inserted into (every caller's, not checked)
     let columns = column_types(unsafe { (*rel).rd_att })
         .into_iter()
         .map(ColumnBuffer::new)
         .collect();
     let (unique, exclusion) = constraint_indexes(rel);
+    // SAFETY: a new context under TopMemoryContext with a static name; the buffer deletes it
+    // (`WriteBuffer::drop`)
     let scratch = unsafe {
         pg_sys::AllocSetContextCreateExtended(
             pg_sys::TopMemoryContext,
@@ -571,6 +594,7 @@ fn new_buffer(
     };
     WriteBuffer {
         origin: StripeOrigin {
+            // SAFETY: `rel` is open, as above
             relid: unsafe { (*rel).rd_id },
             relfile: relfile_of(rel),
             level: current_level(),
@@ -663,6 +687,8 @@ fn insert_rows(
     cid: pg_sys::CommandId,
     original_xid: Option<pg_sys::TransactionId>,
 ) {
+    // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer:
+    // not checked)
     let relid = unsafe { (*rel).rd_id };
     let level = current_level();
     let relfile = relfile_of(rel);
@@ -694,6 +720,8 @@ fn insert_rows(
     for (i, &slot) in slots.iter().enumerate() {
         w = prepare_row(rel, w, total - i as u64);
         w.origin.cid = w.origin.cid.max(cid);
+        // SAFETY: each of `slots` is a valid slot of `rel` holding a row (the callers'); the
+        // buffer has a column per attribute; the scratch context is switched back and reset
         unsafe {
             pg_sys::slot_getallattrs(slot);
             let old = pg_sys::MemoryContextSwitchTo(w.scratch);
@@ -763,6 +791,8 @@ fn keep_within_memory() {
 
 /// Runs `f` with relation `relid` open (its writer holds its lock); false if it is gone.
 fn with_relation(relid: pg_sys::Oid, f: impl FnOnce(pg_sys::Relation)) -> bool {
+    // SAFETY: the relation is used only between its open (non-null: it exists) and its
+    // close here; the lock its writer holds keeps it from being dropped meanwhile
     unsafe {
         let rel = pg_sys::try_table_open(relid, pg_sys::NoLock as pg_sys::LOCKMODE);
         if rel.is_null() {
@@ -778,6 +808,8 @@ fn with_relation(relid: pg_sys::Oid, f: impl FnOnce(pg_sys::Relation)) -> bool {
 /// flight are written, oldest first. Orphaned catalog rows of `rel` are inserted again first.
 fn write_relation(rel: pg_sys::Relation, matches: &dyn Fn(&StripeOrigin) -> bool) {
     publish_orphans(rel);
+    // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer:
+    // not checked)
     let relid = unsafe { (*rel).rd_id };
     let relfile = relfile_of(rel);
     while let Some(w) = take_buffer(relid, matches) {
@@ -808,6 +840,8 @@ pub fn published_stripes() -> u64 {
 /// and later ones stay buffered: it cannot see them, and a nested loop that scans a table
 /// it updates would otherwise write a stripe per outer row); under any other kind, all.
 pub fn flush_for_snapshot(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
+    // SAFETY: `snapshot` is a valid snapshot of the caller's (a safe fn over a raw pointer:
+    // not checked)
     unsafe {
         if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC {
             let curcid = (*snapshot).curcid;
@@ -850,7 +884,8 @@ pub unsafe fn read_buffered(
     row: u64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let relid = (*rel).rd_id;
+    // SAFETY: `rel` is an open relation (this function's contract: `slot` is one of its)
+    let relid = unsafe { (*rel).rd_id };
     BUFFERS.with(|b| {
         let buffers = b.borrow();
         let Some(w) = buffers.iter().find(|w| {
@@ -861,28 +896,35 @@ pub unsafe fn read_buffered(
             return false;
         };
         let at = (row - w.origin.first_row) as usize;
-        pg_sys::ExecClearTuple(slot);
-        // by-reference values are copied into the scratch context, then into the slot's own
-        // memory by materialize; the first copies go with the reset
-        let old = pg_sys::MemoryContextSwitchTo(w.scratch);
-        for (c, column) in w.columns.iter().enumerate() {
-            let value = column.datum_at(at);
-            *(*slot).tts_values.add(c) = value.unwrap_or(pg_sys::Datum::from(0));
-            *(*slot).tts_isnull.add(c) = value.is_none();
+        // SAFETY: `slot` is a valid slot of `rel`'s descriptor (this function's contract),
+        // with a value per column of the buffer; `at` is below the buffer's row count (found
+        // above); the scratch context is switched back before the copy into the slot's memory
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            // by-reference values are copied into the scratch context, then into the slot's own
+            // memory by materialize; the first copies go with the reset
+            let old = pg_sys::MemoryContextSwitchTo(w.scratch);
+            for (c, column) in w.columns.iter().enumerate() {
+                let value = column.datum_at(at);
+                *(*slot).tts_values.add(c) = value.unwrap_or(pg_sys::Datum::from(0));
+                *(*slot).tts_isnull.add(c) = value.is_none();
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::ExecStoreVirtualTuple(slot);
+            super::slot::own_values(slot);
+            pg_sys::MemoryContextReset(w.scratch);
+            (*slot).tts_tid = crate::storage::tid::to_tid(row);
+            (*slot).tts_tableOid = relid;
+            super::slot::set_origin(slot, pg_sys::GetCurrentTransactionIdIfAny(), w.origin.cid);
         }
-        pg_sys::MemoryContextSwitchTo(old);
-        pg_sys::ExecStoreVirtualTuple(slot);
-        super::slot::own_values(slot);
-        pg_sys::MemoryContextReset(w.scratch);
-        (*slot).tts_tid = crate::storage::tid::to_tid(row);
-        (*slot).tts_tableOid = relid;
-        super::slot::set_origin(slot, pg_sys::GetCurrentTransactionIdIfAny(), w.origin.cid);
         true
     })
 }
 
 /// Whether row `row` of `rel` is among this backend's rows not yet written.
 fn holds_row(rel: pg_sys::Relation, row: u64) -> bool {
+    // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer:
+    // not checked)
     let relid = unsafe { (*rel).rd_id };
     let within = |first: u64, count: u64| first <= row && row < first + count;
     BUFFERS.with(|b| {
@@ -902,6 +944,8 @@ fn holds_row(rel: pg_sys::Relation, row: u64) -> bool {
 
 /// Buffered rows of `rel` not yet written (for size estimates).
 pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
+    // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer:
+    // not checked)
     let relid = unsafe { (*rel).rd_id };
     let buffered: u64 = BUFFERS.with(|b| {
         b.borrow()

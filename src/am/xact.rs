@@ -2,11 +2,18 @@
 //! (sub)transaction's end resets or writes, in one place (the callbacks `hooks` registers).
 //! What each state is: docs/ARCHITECTURE.md, "What a backend keeps".
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::pg_sys;
 
 use super::{fetch, write};
 use crate::storage::{catalog, marks, meta, reservations};
 
+/// The transaction callback (`RegisterXactCallback`).
+///
+/// # Safety
+///
+/// Called only by PostgreSQL, for a transaction event of this backend, `_arg` unused.
 #[pgrx::pg_guard]
 pub unsafe extern "C-unwind" fn xact_callback(
     event: pg_sys::XactEvent::Type,
@@ -19,14 +26,18 @@ pub unsafe extern "C-unwind" fn xact_callback(
             // replication apply worker inserts without an executor and commits without a
             // snapshot. Writing them inserts catalog rows, which (having a TOAST table) want
             // an active snapshot (PostgreSQL 18 asserts it), so one is taken for the writing.
-            let pushed = !pg_sys::ActiveSnapshotSet();
+            // SAFETY: only reads whether this backend's stack of active snapshots is empty
+            let pushed = !unsafe { pg_sys::ActiveSnapshotSet() };
             if pushed {
-                pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+                // SAFETY: the transaction is open (pre-commit); the snapshot is popped below
+                unsafe { pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot()) };
             }
             write::flush_all();
             reservations::forget_mine();
             if pushed {
-                pg_sys::PopActiveSnapshot();
+                // SAFETY: pops the snapshot pushed above (an ERROR in between skips this, and
+                // the abort then clears the active snapshots)
+                unsafe { pg_sys::PopActiveSnapshot() };
             }
         }
         XACT_EVENT_ABORT
@@ -50,6 +61,11 @@ pub unsafe extern "C-unwind" fn xact_callback(
     }
 }
 
+/// The subtransaction callback (`RegisterSubXactCallback`).
+///
+/// # Safety
+///
+/// Called only by PostgreSQL, for a subtransaction event of this backend, `_arg` unused.
 #[pgrx::pg_guard]
 pub unsafe extern "C-unwind" fn subxact_callback(
     event: pg_sys::SubXactEvent::Type,
@@ -58,7 +74,8 @@ pub unsafe extern "C-unwind" fn subxact_callback(
     _arg: *mut std::ffi::c_void,
 ) {
     use pg_sys::SubXactEvent::*;
-    let level = pg_sys::GetCurrentTransactionNestLevel();
+    // SAFETY: reads this backend's transaction state, which exists at every event
+    let level = unsafe { pg_sys::GetCurrentTransactionNestLevel() };
     match event {
         SUBXACT_EVENT_START_SUB => marks::subtransaction_began(),
         SUBXACT_EVENT_COMMIT_SUB => {
