@@ -113,7 +113,7 @@ pub struct ColumnBuffer {
 /// Makes room for `more` items in `v`, growing it by doubling as `Vec` does, with PostgreSQL's
 /// "out of memory" ERROR if that allocation fails (`storage::out_of_memory`): the buffers of
 /// a load are the large and growing allocations, so they ask first.
-pub fn room<T>(v: &mut Vec<T>, more: usize) {
+pub(super) fn room<T>(v: &mut Vec<T>, more: usize) {
     if v.capacity() - v.len() >= more {
         return;
     }
@@ -209,7 +209,7 @@ impl ColumnBuffer {
     ///
     /// # Safety
     /// `row` must be below `self.rows`.
-    pub unsafe fn datum_at(&self, row: usize) -> Option<pg_sys::Datum> {
+    pub(super) unsafe fn datum_at(&self, row: usize) -> Option<pg_sys::Datum> {
         let is_null = |r: usize| self.has_nulls && self.nulls[r / 8] & (1 << (r % 8)) != 0;
         if is_null(row) || self.ty == ColumnType::Dropped {
             return None;
@@ -279,7 +279,7 @@ pub struct DatumVector {
 
 /// Names a shared dictionary: the serial number of the loaded stripe it was read with
 /// (`read::LoadedStripe::serial`), unique in the process, and its column.
-pub type DictionaryKey = (u64, usize);
+pub(super) type DictionaryKey = (u64, usize);
 
 /// Writes a 4-byte varlena header for `len` payload bytes (endian-aware, as SET_VARSIZE).
 fn varlena_header(len: usize) -> [u8; 4] {
@@ -387,7 +387,7 @@ fn integer_datums(
 impl DatumVector {
     /// Fills this buffer with `rows` NULLs (a column the stripe does not have is handled by
     /// the caller; this is for dropped columns and all-NULL vectors).
-    pub fn set_all_null(&mut self, rows: usize) {
+    pub(super) fn set_all_null(&mut self, rows: usize) {
         self.datums.clear();
         self.datums.resize(rows, pg_sys::Datum::from(0));
         self.nulls.clear();
@@ -398,7 +398,7 @@ impl DatumVector {
     /// `selected` rows (every row if `None`); the others must not be stored. A text vector of
     /// dictionary codes gets Datums pointing at its entries, each laid out once (a shared
     /// dictionary's once for its stripe, under `key`); the rest is materialized first.
-    pub fn fill_unpacked(
+    pub(super) fn fill_unpacked(
         &mut self,
         ty: ColumnType,
         u: Unpacked,

@@ -10,7 +10,7 @@ use pgrx::pg_sys;
 /// # Safety
 ///
 /// `fcinfo` is the valid call information of a function PostgreSQL is calling.
-pub unsafe fn event_trigger_data(
+pub(super) unsafe fn event_trigger_data(
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> Option<*mut pg_sys::EventTriggerData> {
     // SAFETY: `fcinfo` is valid (this function's contract); its `context`, when not null, is

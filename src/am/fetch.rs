@@ -30,7 +30,7 @@ fn snapshot_key(s: pg_sys::Snapshot) -> SnapshotKey {
 }
 
 #[repr(C)]
-pub struct FetchDesc {
+pub(super) struct FetchDesc {
     base: pg_sys::IndexFetchTableData,
     state: *mut FetchState,
 }
@@ -129,7 +129,7 @@ pub unsafe fn begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
 ///
 /// # Safety
 /// `data` is a descriptor [`begin`] made, not freed.
-pub unsafe fn reset(data: *mut pg_sys::IndexFetchTableData) {
+pub(super) unsafe fn reset(data: *mut pg_sys::IndexFetchTableData) {
     // SAFETY: `data` is a live descriptor of `begin`'s (this function's contract)
     let st = unsafe { (*(data as *mut FetchDesc)).state };
     if !st.is_null() {
@@ -380,13 +380,13 @@ thread_local! {
 
 /// Forgets the cached SnapshotAny fetch, and what this (sub)transaction asked of the aborted
 /// reservations (transaction and subtransaction ends).
-pub fn forget_cached_fetch() {
+pub(super) fn forget_cached_fetch() {
     ANY_FETCH.with(|c| c.borrow_mut().take());
     forget_aborted_reads();
 }
 
 /// Forgets the aborted reservations read (transaction ends).
-pub fn forget_aborted_reservations() {
+pub(super) fn forget_aborted_reservations() {
     ABORTED.with_borrow_mut(|cache| *cache = None);
 }
 
@@ -396,7 +396,7 @@ pub fn forget_aborted_reservations() {
 /// # Safety
 /// `rel` is an open relation of ours; `tid` and `snapshot` are valid for the call; `slot` is
 /// a valid slot of `rel`'s descriptor.
-pub unsafe fn fetch_row_version(
+pub(super) unsafe fn fetch_row_version(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
     snapshot: pg_sys::Snapshot,
@@ -526,7 +526,7 @@ fn dirty_place(stripe: &catalog::StripeRow) -> Option<DirtyPlace> {
 }
 
 /// What a writer (a row lock, and the UPDATE or DELETE it precedes) finds at a TID.
-pub enum ForChange {
+pub(super) enum ForChange {
     /// A row a committed transaction inserted, or this one in an earlier command.
     Found,
     /// A row another transaction is inserting, or this command inserted (heap's
@@ -542,7 +542,7 @@ pub enum ForChange {
 ///
 /// # Safety
 /// `rel` is an open relation of ours; `slot` is a valid slot of its descriptor.
-pub unsafe fn fetch_for_change(
+pub(super) unsafe fn fetch_for_change(
     rel: pg_sys::Relation,
     tid: &pg_sys::ItemPointerData,
     cid: pg_sys::CommandId,
@@ -974,7 +974,7 @@ unsafe fn fetch_copied(
 ///
 /// # Safety
 /// `scan` is a valid scan descriptor of an open relation of ours; `tid` is valid for the call.
-pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
+pub(super) unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
     // SAFETY: `tid` and `scan` are valid for the call (this function's contract)
     let (tid, rel) = unsafe { (&*tid, (*scan).rs_rd) };
     match (tid::from_tid(tid), crate::storage::meta::read(rel)) {
@@ -986,7 +986,7 @@ pub unsafe fn tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -
 /// Whether `snapshot` sees the row at `tid`: its stripe, and not its delete mark. (No read
 /// of the row for a serializable transaction's checks, as heap's `tuple_satisfies_snapshot`
 /// is none.)
-pub fn row_visible(
+pub(super) fn row_visible(
     rel: pg_sys::Relation,
     tid: &pg_sys::ItemPointerData,
     snapshot: pg_sys::Snapshot,
@@ -1008,7 +1008,7 @@ pub fn row_visible(
 /// # Safety
 /// `rel` is an open relation of ours, `slot` a valid slot holding one of its rows, and
 /// `snapshot` valid for the call.
-pub unsafe fn satisfies_snapshot(
+pub(super) unsafe fn satisfies_snapshot(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     snapshot: pg_sys::Snapshot,

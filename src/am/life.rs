@@ -33,7 +33,7 @@ unsafe fn forget_storage(rel: pg_sys::Relation) {
 ///
 /// `rel` is an open pg_columnar relation, locked exclusively, as the callback is given it;
 /// `create` returns the new file's valid SMgrRelation.
-pub unsafe fn new_storage(
+pub(super) unsafe fn new_storage(
     rel: pg_sys::Relation,
     new_relfile: u32,
     create: impl FnOnce() -> pg_sys::SMgrRelation,
@@ -68,7 +68,7 @@ pub unsafe fn new_storage(
 /// # Safety
 ///
 /// `rel` is an open pg_columnar relation, locked exclusively, as the callback is given it.
-pub unsafe fn truncate_in_place(rel: pg_sys::Relation) {
+pub(super) unsafe fn truncate_in_place(rel: pg_sys::Relation) {
     // SAFETY: `rel` is open (this function's contract)
     let relid = unsafe { (*rel).rd_id };
     write::discard_relation(relid);
@@ -88,7 +88,7 @@ pub unsafe fn truncate_in_place(rel: pg_sys::Relation) {
 /// # Safety
 ///
 /// `rel` is an open pg_columnar relation, in a transaction with a snapshot.
-pub unsafe fn counted_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
+pub(super) unsafe fn counted_size(rel: pg_sys::Relation) -> (pg_sys::BlockNumber, f64) {
     let rows: u64 = scan::visible_stripes(rel, scan::current_snapshot())
         .iter()
         .map(|s| s.row_count - catalog::absent_count(s))
@@ -127,7 +127,7 @@ fn file_pages(rel: pg_sys::Relation) -> pg_sys::BlockNumber {
 /// As `index_build_range_scan` is called: `table` and `index` open and locked, `info` the
 /// index's, `parallel_scan` null or a parallel scan of `table` begun by this access method.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn index_build(
+pub(super) unsafe fn index_build(
     table: pg_sys::Relation,
     index: pg_sys::Relation,
     info: *mut pg_sys::IndexInfo,
@@ -346,7 +346,7 @@ impl Drop for EntryFormer {
 ///
 /// As `index_validate_scan` is called: `table` and `index` open and locked, `info` the
 /// index's, `snapshot` registered, `state` the validation's with its sort performed.
-pub unsafe fn index_validate(
+pub(super) unsafe fn index_validate(
     table: pg_sys::Relation,
     index: pg_sys::Relation,
     info: *mut pg_sys::IndexInfo,

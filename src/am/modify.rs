@@ -42,7 +42,7 @@ use crate::storage::tid;
 
 /// How to wait for a conflicting transaction.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
+pub(super) enum Wait {
     Block,
     /// Give up with `TM_WouldBlock` (SKIP LOCKED; a DELETE called not to wait).
     Skip,
@@ -51,7 +51,7 @@ pub enum Wait {
 }
 
 impl Wait {
-    pub fn of_policy(policy: pg_sys::LockWaitPolicy::Type) -> Wait {
+    pub(super) fn of_policy(policy: pg_sys::LockWaitPolicy::Type) -> Wait {
         match policy {
             pg_sys::LockWaitPolicy::LockWaitSkip => Wait::Skip,
             pg_sys::LockWaitPolicy::LockWaitError => Wait::Error,
@@ -540,7 +540,7 @@ fn crosschecked(
 ///
 /// As `tuple_delete` is called: `rel` an open pg_columnar relation locked for writing, `tid`
 /// a valid TID, `crosscheck` null or a valid snapshot, `tmfd` valid to write.
-pub unsafe fn delete(
+pub(super) unsafe fn delete(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
     cid: pg_sys::CommandId,
@@ -800,7 +800,7 @@ pub unsafe fn lock(
 /// # Safety
 ///
 /// `rel` is an open pg_columnar relation and `snapshot` a valid snapshot.
-pub unsafe fn latest_version(
+pub(super) unsafe fn latest_version(
     rel: pg_sys::Relation,
     tid: &mut pg_sys::ItemPointerData,
     snapshot: pg_sys::Snapshot,
@@ -844,7 +844,7 @@ pub unsafe fn latest_version(
 ///
 /// As `tuple_complete_speculative` is called: `rel` an open pg_columnar relation, `slot` the
 /// slot the row was inserted from.
-pub unsafe fn complete_speculative(
+pub(super) unsafe fn complete_speculative(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     succeeded: bool,

@@ -33,7 +33,7 @@ use std::ffi::CStr;
 
 /// A kind of change a publication may publish.
 #[derive(Clone, Copy)]
-pub enum Change {
+pub(super) enum Change {
     Insert,
     Update,
     Delete,
@@ -69,7 +69,7 @@ impl Change {
 
 /// Refuses a write of `change` into the pg_columnar table `rel` while a publication that
 /// publishes such changes covers it.
-pub fn check_write(rel: pg_sys::Relation, change: Change) {
+pub(super) fn check_write(rel: pg_sys::Relation, change: Change) {
     // SAFETY: `rel` is an open relation (every caller's; a safe fn over a raw pointer, so not
     // checked); the zeroed descriptor is filled by PostgreSQL (a copy of the relcache's when
     // it has one, so this costs a copy per call after the first).

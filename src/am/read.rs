@@ -267,7 +267,7 @@ pub fn column_dictionary(
 }
 
 /// What [`column_dictionary`] finds.
-pub type ColumnDictionary = (Option<Rc<SharedDictionary>>, bool, u64);
+pub(super) type ColumnDictionary = (Option<Rc<SharedDictionary>>, bool, u64);
 
 /// How much memory (about twice the stored size of each) the kept column dictionaries may
 /// take in one backend.
@@ -505,7 +505,7 @@ impl LoadedStripe {
     /// [`Unpacked`] of one row. The vector's checksum, kind and row count are checked as
     /// there.
     #[allow(clippy::too_many_arguments)]
-    pub fn unpack_row(
+    pub(super) fn unpack_row(
         &mut self,
         pages: &mut PageReader,
         column: usize,
@@ -603,7 +603,7 @@ impl LoadedStripe {
 /// Which rows of which vector a [`DecodedVector`] holds: stripe (by first row), vector, and
 /// the selection whose rows are laid out as Datums, by the id its scan gave it (`None`: all
 /// rows).
-pub type VectorKey = (u64, usize, Option<u64>);
+pub(super) type VectorKey = (u64, usize, Option<u64>);
 
 /// A selection of a vector's rows and the id that names it in a [`VectorKey`].
 pub type Selected<'a> = Option<(u64, &'a Selection)>;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
 
-pub fn not_supported(what: &str) -> ! {
+pub(super) fn not_supported(what: &str) -> ! {
     pgrx::ereport!(
         ERROR,
         ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -28,7 +28,7 @@ pub(super) fn note_routine(routine: *const pg_sys::TableAmRoutine) {
 
 /// The OID of the access method `pg_columnar` in this database (`None`: the extension is
 /// not created here), for catalog queries that look for its tables.
-pub fn am_oid() -> Option<pg_sys::Oid> {
+pub(super) fn am_oid() -> Option<pg_sys::Oid> {
     // SAFETY: a NUL-terminated literal name; with `missing_ok` an absent access method is
     // InvalidOid, not an ERROR. Its callers run inside a transaction, as the syscache needs.
     let am = unsafe { pg_sys::get_am_oid(c"pg_columnar".as_ptr(), true) };

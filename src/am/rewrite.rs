@@ -42,7 +42,7 @@ use crate::storage::tid;
 
 /// What one rewrite did, for PostgreSQL's report (VACUUM VERBOSE) and statistics.
 #[derive(Default)]
-pub struct RewriteCounts {
+pub(super) struct RewriteCounts {
     /// Rows written, the recently dead among them.
     pub written: f64,
     pub recently_dead: f64,
@@ -160,7 +160,7 @@ enum Source {
 /// # Safety
 /// `old` and `new` are open pg_columnar relations of one row type, `old_index` null or an
 /// index of `old`, as `relation_copy_for_cluster` gives them.
-pub unsafe fn copy_for_cluster(
+pub(super) unsafe fn copy_for_cluster(
     old: pg_sys::Relation,
     new: pg_sys::Relation,
     old_index: pg_sys::Relation,

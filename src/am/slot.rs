@@ -49,7 +49,7 @@ pub struct Deferred {
 /// its column; returns the end of the columns given. The slot stores rows for every reader
 /// of the access method, so the one that reads a deferred row (`fetch::read_deferred`) is
 /// given to it when the library loads ([`set_deferred_reader`]) rather than named here.
-pub type DeferredReader = fn(
+pub(super) type DeferredReader = fn(
     Deferred,
     std::ops::Range<usize>,
     pg_sys::TupleDesc,
@@ -90,14 +90,14 @@ pub fn ops() -> *const pg_sys::TupleTableSlotOps {
     .0
 }
 
-pub fn is_row_slot(slot: *mut pg_sys::TupleTableSlot) -> bool {
+pub(super) fn is_row_slot(slot: *mut pg_sys::TupleTableSlot) -> bool {
     // SAFETY: `slot` is a valid slot (every caller's; a safe fn over a raw pointer, so not
     // checked)
     unsafe { std::ptr::eq((*slot).tts_ops, ops()) }
 }
 
 /// Records which stripe the row just stored in `slot` comes from (a no-op for other slots).
-pub fn set_origin(
+pub(super) fn set_origin(
     slot: *mut pg_sys::TupleTableSlot,
     xmin: pg_sys::TransactionId,
     cmin: pg_sys::CommandId,
@@ -116,7 +116,7 @@ pub fn set_origin(
 
 /// Records the `xmax` of the row in `slot`, which its writer knows: 0 for a row just
 /// inserted, the updater for a new version that kept row locks (a no-op for other slots).
-pub fn set_xmax(slot: *mut pg_sys::TupleTableSlot, xmax: pg_sys::TransactionId) {
+pub(super) fn set_xmax(slot: *mut pg_sys::TupleTableSlot, xmax: pg_sys::TransactionId) {
     if is_row_slot(slot) {
         // SAFETY: a valid slot (every caller's, not checked) made with our operations, so a
         // RowSlot (checked just above)
@@ -210,7 +210,7 @@ pub unsafe fn store_virtual(slot: *mut pg_sys::TupleTableSlot) {
 ///
 /// # Safety
 /// `slot` must be a valid slot holding a row.
-pub unsafe fn own_values(slot: *mut pg_sys::TupleTableSlot) {
+pub(super) unsafe fn own_values(slot: *mut pg_sys::TupleTableSlot) {
     // SAFETY: `slot` is a valid slot holding a row (this function's contract), whose
     // operations' `materialize` takes it
     unsafe {
@@ -259,7 +259,7 @@ unsafe fn forget_deferred(slot: *mut pg_sys::TupleTableSlot) {
 ///
 /// # Safety
 /// `slot` must be a valid slot of ours for `d`'s relation's descriptor.
-pub unsafe fn store_deferred(
+pub(super) unsafe fn store_deferred(
     slot: *mut pg_sys::TupleTableSlot,
     d: Deferred,
     xmin: pg_sys::TransactionId,
@@ -300,7 +300,7 @@ pub fn deferred_stats() -> (u64, u64) {
 ///
 /// # Safety
 /// `slot` must be a valid slot of ours.
-pub unsafe fn read_all(slot: *mut pg_sys::TupleTableSlot) {
+pub(super) unsafe fn read_all(slot: *mut pg_sys::TupleTableSlot) {
     // SAFETY: `slot` is a valid slot (this function's contract); `natts` is its descriptor's
     unsafe {
         let natts = (*(*slot).tts_tupleDescriptor).natts;

@@ -39,7 +39,11 @@ pub fn lock_relation(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
 }
 
 /// A read of the row at `tid` of `rel` under `snapshot`.
-pub fn lock_row(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) {
+pub(super) fn lock_row(
+    rel: pg_sys::Relation,
+    tid: &pg_sys::ItemPointerData,
+    snapshot: pg_sys::Snapshot,
+) {
     let mut tid = *tid;
     // (the inserter is not given: a row this transaction wrote is locked too, harmlessly)
     // SAFETY: `tid` is a local copy PostgreSQL may read; `rel` is an open relation and
@@ -48,7 +52,7 @@ pub fn lock_row(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData, snapshot: 
 }
 
 /// Rows inserted into `rel`, now in a stripe others' reads can find.
-pub fn check_insert(rel: pg_sys::Relation) {
+pub(super) fn check_insert(rel: pg_sys::Relation) {
     // SAFETY: `rel` is an open relation of the caller's (not checked by this safe fn); a null
     // TID with InvalidBlockNumber asks about the relation only
     unsafe {
@@ -61,7 +65,7 @@ pub fn check_insert(rel: pg_sys::Relation) {
 }
 
 /// The row at `tid` of `rel` deleted (or updated), its mark now in the catalog.
-pub fn check_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
+pub(super) fn check_change(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
     let mut tid = *tid;
     let block = crate::storage::tid::block_of(&tid);
     // SAFETY: `tid` is a local copy PostgreSQL may read; `rel` is an open relation of the

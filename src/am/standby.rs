@@ -20,7 +20,7 @@ use pgrx::pg_sys;
 use crate::storage::{catalog, newer_xid};
 
 /// What a VACUUM of one table logs before its writes.
-pub struct Conflict {
+pub(super) struct Conflict {
     storage_id: u64,
     /// The newest deleter of the rows it removes.
     rows: Option<pg_sys::TransactionId>,
@@ -41,14 +41,14 @@ impl Conflict {
     }
 
     /// Counts transaction `xid`'s deletion among those of the rows the VACUUM removes.
-    pub fn remove_row_deleted_by(&mut self, xid: pg_sys::TransactionId) {
+    pub(super) fn remove_row_deleted_by(&mut self, xid: pg_sys::TransactionId) {
         self.rows = Some(newer_xid(self.rows, xid));
     }
 
     /// Before a write of the VACUUM to `rel` (catalog rows, index entries, and pages: free
     /// ones when `into_free_pages`): logs the horizon that write needs, unless one as new has
     /// been logged.
-    pub fn before_write(&mut self, rel: pg_sys::Relation, into_free_pages: bool) {
+    pub(super) fn before_write(&mut self, rel: pg_sys::Relation, into_free_pages: bool) {
         let mut needed = self.rows;
         if into_free_pages {
             let storage_id = self.storage_id;

@@ -49,7 +49,7 @@ use crate::storage::{marks, meta, pages};
 /// directory and a partial vector per column) is merged with its small neighbours. A fixed
 /// number, not a fraction of `pg_columnar.stripe_row_limit`: autovacuum runs with the
 /// server's setting, and stripes a load made smaller on purpose are not small.
-pub const SMALL_STRIPE_ROWS: u64 = pg_columnar_codec::MAX_ROWS as u64;
+pub(super) const SMALL_STRIPE_ROWS: u64 = pg_columnar_codec::MAX_ROWS as u64;
 
 /// What one VACUUM did (`pgcol.last_vacuum()`, and the server log at DEBUG1).
 #[derive(Clone, Copy, Default, Debug)]

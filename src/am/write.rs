@@ -56,7 +56,7 @@ pub static STRIPE_ROW_LIMIT: pgrx::GucSetting<i32> = pgrx::GucSetting::<i32>::ne
 pub static ENCODE_IN_BACKGROUND: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 /// A stripe is written early once its buffered values reach this many bytes, so a load of
 /// wide or huge values holds at most about this much (plus one value) in memory.
-pub const STRIPE_BYTE_LIMIT: usize = 256 << 20;
+pub(super) const STRIPE_BYTE_LIMIT: usize = 256 << 20;
 /// Bytes of buffered values, all relations and levels of this backend together, past which
 /// the largest buffer is written early (the setting `pg_columnar.write_buffer_memory`, in
 /// kB): a load into many partitions at once would otherwise hold a stripe's worth of rows
@@ -236,7 +236,7 @@ fn encode_error(rel: pg_sys::Relation, e: impl std::fmt::Display) -> ! {
 
 /// The catalog row of stripe image `image` holding rows `first_row..first_row + row_count`
 /// of storage `storage_id`, written at `first_block`, and its zone summary.
-pub fn catalog_row(
+pub(super) fn catalog_row(
     image: &[u8],
     storage_id: u64,
     first_row: u64,
@@ -293,7 +293,7 @@ fn write_image(rel: pg_sys::Relation, origin: &StripeOrigin, image: &[u8]) {
 
 /// Rows gathered into a stripe image of a relation outside the insert path (VACUUM's
 /// rewrites, `am::vacuum`), encoded in the backend with the relation's options.
-pub struct ImageBuilder {
+pub(super) struct ImageBuilder {
     desc: pg_sys::TupleDesc,
     columns: Vec<ColumnBuffer>,
     rows: usize,
@@ -319,7 +319,7 @@ impl ImageBuilder {
     ///
     /// # Safety
     /// `tuple` must be a valid heap tuple of the relation's descriptor.
-    pub unsafe fn push_tuple(&mut self, tuple: pg_sys::HeapTuple) {
+    pub(super) unsafe fn push_tuple(&mut self, tuple: pg_sys::HeapTuple) {
         let natts = self.columns.len();
         let mut values = vec![pg_sys::Datum::from(0); natts];
         let mut nulls = vec![true; natts];
@@ -547,7 +547,7 @@ pub fn stripe_row_limit() -> u64 {
 /// Whether `rel` has a unique index (other sessions' checks of it must find the rows this
 /// backend holds in memory: `storage::reservations`), and whether it has an exclusion
 /// constraint's index (whose checks compare those rows' values: `fetch::fetch_dirty`).
-pub fn constraint_indexes(rel: pg_sys::Relation) -> (bool, bool) {
+pub(super) fn constraint_indexes(rel: pg_sys::Relation) -> (bool, bool) {
     let (mut unique, mut exclusion) = (false, false);
     // SAFETY: `rel` is an open relation of the caller's (not checked by this safe fn); each
     // index is opened (non-null: it exists) and closed here
@@ -831,7 +831,7 @@ pub fn flush_relation(rel: pg_sys::Relation) {
 /// relation: a cached list of a relation's stripes under a fixed snapshot is complete while
 /// this count stays the same, since other transactions' stripes that such a snapshot sees
 /// were all there when it was taken.
-pub fn published_stripes() -> u64 {
+pub(super) fn published_stripes() -> u64 {
     PUBLISHED.with(|p| p.get())
 }
 
@@ -839,7 +839,7 @@ pub fn published_stripes() -> u64 {
 /// MVCC snapshot, those buffered by commands before the snapshot's (rows of its own command
 /// and later ones stay buffered: it cannot see them, and a nested loop that scans a table
 /// it updates would otherwise write a stripe per outer row); under any other kind, all.
-pub fn flush_for_snapshot(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
+pub(super) fn flush_for_snapshot(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
     // SAFETY: `snapshot` is a valid snapshot of the caller's (a safe fn over a raw pointer:
     // not checked)
     unsafe {
@@ -853,7 +853,7 @@ pub fn flush_for_snapshot(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) {
 }
 
 /// Drops this backend's buffered rows of relation `relid` (it is being truncated or dropped).
-pub fn discard_relation(relid: pg_sys::Oid) {
+pub(super) fn discard_relation(relid: pg_sys::Oid) {
     BUFFERS.with(|b| b.borrow_mut().retain(|w| w.origin.relid != relid));
     // a detached encoder thread finishes on its own and its result is dropped
     IN_FLIGHT.with(|v| v.borrow_mut().retain(|f| f.origin.relid != relid));
@@ -863,7 +863,7 @@ pub fn discard_relation(relid: pg_sys::Oid) {
 
 /// Writes out this backend's unwritten rows of `rel` (buffered, being encoded, or waiting for
 /// their catalog row) if row `row` is among them, so a fetch of it finds it; true if it did.
-pub fn flush_if_holding(rel: pg_sys::Relation, row: u64) -> bool {
+pub(super) fn flush_if_holding(rel: pg_sys::Relation, row: u64) -> bool {
     let holds = holds_row(rel, row);
     if holds {
         flush_relation(rel);
@@ -879,7 +879,7 @@ pub fn flush_if_holding(rel: pg_sys::Relation, row: u64) -> bool {
 ///
 /// # Safety
 /// `slot` must be a valid slot of `rel`'s descriptor.
-pub unsafe fn read_buffered(
+pub(super) unsafe fn read_buffered(
     rel: pg_sys::Relation,
     row: u64,
     slot: *mut pg_sys::TupleTableSlot,
@@ -943,7 +943,7 @@ fn holds_row(rel: pg_sys::Relation, row: u64) -> bool {
 }
 
 /// Buffered rows of `rel` not yet written (for size estimates).
-pub fn pending_rows(rel: pg_sys::Relation) -> u64 {
+pub(super) fn pending_rows(rel: pg_sys::Relation) -> u64 {
     // SAFETY: `rel` is an open relation of the caller's (a safe fn over a raw pointer:
     // not checked)
     let relid = unsafe { (*rel).rd_id };
@@ -1008,7 +1008,7 @@ fn write_matching(matches: &dyn Fn(&StripeOrigin) -> bool) {
 }
 
 /// Writes out every buffer and stripe being encoded (commit, prepare).
-pub fn flush_all() {
+pub(super) fn flush_all() {
     write_matching(&|_| true);
 }
 
@@ -1021,7 +1021,7 @@ pub fn flush_statement(first_cid: pg_sys::CommandId) {
 }
 
 /// Forgets every buffer (transaction end).
-pub fn discard_all() {
+pub(super) fn discard_all() {
     BUFFERS.with(|b| b.borrow_mut().clear());
     IN_FLIGHT.with(|v| v.borrow_mut().clear());
     DEEP.with(|d| d.borrow_mut().clear());
@@ -1030,7 +1030,7 @@ pub fn discard_all() {
 
 /// A subtransaction at `level` ended: its buffers and stripes become the parent's (commit) or
 /// are dropped (abort); stripes it wrote for an enclosing level are orphaned on abort.
-pub fn end_subtransaction(level: i32, committed: bool) {
+pub(super) fn end_subtransaction(level: i32, committed: bool) {
     let parent = level - 1;
     if committed {
         BUFFERS.with(|b| {

@@ -19,7 +19,7 @@ use super::{corrupt, relation_name};
 
 const MAGIC: [u8; 4] = *b"PGCM";
 /// Version of the storage layout (pages, metapage, catalog rows). A reader refuses others.
-pub const STORAGE_VERSION: u32 = 1;
+pub(super) const STORAGE_VERSION: u32 = 1;
 const FIELDS_LEN: usize = 4 + 4 + 8 + 8;
 const META_LEN: usize = FIELDS_LEN + 4;
 const NEXT_ROW_AT: usize = PAGE_HEADER + 16;

@@ -9,11 +9,11 @@ use pgrx::pg_sys;
 
 use super::corrupt;
 
-pub const BLCKSZ: usize = pg_sys::BLCKSZ as usize;
-pub const PAGE_HEADER: usize =
+pub(super) const BLCKSZ: usize = pg_sys::BLCKSZ as usize;
+pub(super) const PAGE_HEADER: usize =
     std::mem::size_of::<pg_sys::PageHeaderData>() - std::mem::size_of::<pg_sys::ItemIdData>();
 /// Stripe bytes per data page.
-pub const PAYLOAD: usize = BLCKSZ - PAGE_HEADER;
+pub(super) const PAYLOAD: usize = BLCKSZ - PAGE_HEADER;
 
 /// Pages a stripe of `len` bytes occupies.
 pub fn pages_for(len: usize) -> u32 {

@@ -22,12 +22,12 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod analyze;
-pub mod bitmap;
-pub mod reader;
-pub mod rows;
-pub mod table;
-pub mod vectors;
+mod analyze;
+mod bitmap;
+mod reader;
+mod rows;
+mod table;
+mod vectors;
 
 pub use reader::{current_snapshot, row_at_a_time_decodes, visible_stripes, StripeReader};
 pub use rows::RowScan;

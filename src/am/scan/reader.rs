@@ -235,7 +235,7 @@ impl StripeReader {
     /// them, as [`for_fetch`](Self::for_fetch) does, and masks the rows its snapshot finds
     /// deleted, as [`visible`](Self::visible) does: a bitmap of a few rows reads a few
     /// stripes' catalog rows, not the table's.
-    pub fn for_bitmap(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> StripeReader {
+    pub(super) fn for_bitmap(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> StripeReader {
         write::flush_relation(rel);
         Self::listing_as_asked(rel, snapshot, true)
     }

@@ -41,7 +41,7 @@ impl RowScan {
     }
 
     /// Returns only the rows numbered `lo..=hi` (a TID range scan), from the start.
-    pub fn set_range(&mut self, lo: u64, hi: u64) {
+    pub(super) fn set_range(&mut self, lo: u64, hi: u64) {
         self.range = Some((lo, hi));
         self.restart();
     }

@@ -17,13 +17,13 @@ use crate::storage::tid;
 
 /// The shared state of a parallel scan, in dynamic shared memory.
 #[repr(C)]
-pub struct ParallelShared {
+pub(super) struct ParallelShared {
     base: pg_sys::ParallelTableScanDescData,
     next_stripe: AtomicU64,
 }
 
 #[repr(C)]
-pub struct ScanDesc {
+pub(super) struct ScanDesc {
     base: pg_sys::TableScanDescData,
     state: *mut TableScan,
 }
