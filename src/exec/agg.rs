@@ -37,6 +37,8 @@
 //!
 //! `pg_columnar.enable_vectorized_agg = off` leaves aggregation to PostgreSQL.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pg_columnar_codec::aggregate::{
     answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupRuns, GroupStates, MetaAnswer,
     Output, State,
@@ -69,10 +71,18 @@ const SHARE_OF_SCAN_COST: f64 = 0.2;
 /// 10 M rows reads 77 catalog rows and no stripe: 3.5 ms against 1.1 s for heap).
 const METADATA_SHARE_OF_SCAN_COST: f64 = 0.005;
 
+/// Registers PgcolAgg's plan methods and installs its `create_upper_paths_hook`.
+///
+/// # Safety
+/// Called once per backend, from `_PG_init` (through `exec::install`).
 pub unsafe fn install() {
-    FRAME.register();
-    PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
-    pg_sys::create_upper_paths_hook = Some(upper_paths);
+    // SAFETY: once per backend, from `_PG_init`, in the backend's one thread (this function's
+    // contract): no hook runs meanwhile to read PREV_UPPER_PATHS or the hook variable
+    unsafe {
+        FRAME.register();
+        PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
+        pg_sys::create_upper_paths_hook = Some(upper_paths);
+    }
 }
 
 /// One aggregate of the node: the function, the column it reads (0-based; none for
@@ -141,6 +151,10 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
 /// The spec of `aggref` over relation `relid` (range table index), if computed here.
 /// A FILTER clause's vectorized filter: it must translate exactly, every leaf with a kernel.
 /// Kernels call no function, so being above a security barrier does not matter.
+///
+/// # Safety
+/// `filter` is null or a valid expression of the query being planned, in a transaction, in
+/// the planner's memory context (what [`Translator::translate`] asks).
 unsafe fn filter_of(
     filter: *mut pg_sys::Expr,
     translator: &mut Translator,
@@ -148,7 +162,9 @@ unsafe fn filter_of(
     if filter.is_null() {
         return Some(None);
     }
-    match translator.translate_qual(filter as *mut pg_sys::Node, false) {
+    // SAFETY: `filter` is a valid expression of the query being planned (this function's
+    // contract), what `translate_qual` asks
+    match unsafe { translator.translate_qual(filter as *mut pg_sys::Node, false) } {
         Some((e, true)) if super::ENABLE_VECTORIZED_FILTER.get() => Some(Some(e)),
         _ => None,
     }
@@ -156,13 +172,18 @@ unsafe fn filter_of(
 
 /// The spec of `aggref` over relation `relid` (range table index), if computed here; its
 /// FILTER's values go to `translator`.
+///
+/// # Safety
+/// `aggref` is a valid Aggref of the query being planned, in a transaction, in the planner's
+/// memory context.
 unsafe fn spec_of_aggref(
     aggref: *mut pg_sys::Aggref,
     relid: pg_sys::Index,
     natts: usize,
     translator: &mut Translator,
 ) -> Option<AggSpec> {
-    let a = &*aggref;
+    // SAFETY: `aggref` is a valid Aggref (this function's contract), not changed while planning
+    let a = unsafe { &*aggref };
     if a.agglevelsup != 0
         || a.aggkind != pg_sys::AGGKIND_NORMAL as std::ffi::c_char
         || !a.aggdistinct.is_null()
@@ -186,21 +207,28 @@ unsafe fn spec_of_aggref(
         return None;
     }
     if function == Function::CountStar {
-        if !a.aggstar || list::len(a.args) != 0 {
+        // SAFETY: `a.args` is the Aggref's List of arguments (this function's contract)
+        if !a.aggstar || unsafe { list::len(a.args) } != 0 {
             return None;
         }
         return Some(AggSpec {
             function,
             column: None,
             kind: Kind::Int64,
-            filter: filter_of(a.aggfilter, translator)?,
+            // SAFETY: the FILTER is null or a valid expression of the query being planned, as
+            // `aggref` is (this function's contract)
+            filter: unsafe { filter_of(a.aggfilter, translator) }?,
         });
     }
-    if a.aggstar || list::len(a.args) != 1 {
+    // SAFETY: `a.args` is the Aggref's List of arguments (this function's contract)
+    if a.aggstar || unsafe { list::len(a.args) } != 1 {
         return None;
     }
-    let te = list::ptrs::<pg_sys::TargetEntry>(a.args).next()?;
-    let mut var = (*te).expr as *mut pg_sys::Var;
+    // SAFETY: `a.args` is the Aggref's List of one TargetEntry, whose `expr` is a valid node
+    let mut var = unsafe {
+        let te = list::ptrs::<pg_sys::TargetEntry>(a.args).next()?;
+        (*te).expr as *mut pg_sys::Var
+    };
     // text min/max compare bytewise: only under a collation that orders so; a varchar
     // column, or one given a COLLATE, comes relabelled as text
     if matches!(arg, Some((pg_sys::TEXTOID, _))) {
@@ -208,45 +236,60 @@ unsafe fn spec_of_aggref(
             return None;
         }
         let node = var as *mut pg_sys::Node;
-        if !node.is_null() && (*node).type_ == pg_sys::NodeTag::T_RelabelType {
-            let inner = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Var;
-            if !inner.is_null()
-                && (*inner).xpr.type_ == pg_sys::NodeTag::T_Var
-                && [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*inner).vartype)
-            {
-                var = inner;
+        // SAFETY: `node` is null or the argument's valid expression, read as a RelabelType,
+        // and its `arg` as a Var, only once their tags say so
+        unsafe {
+            if !node.is_null() && (*node).type_ == pg_sys::NodeTag::T_RelabelType {
+                let inner = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Var;
+                if !inner.is_null()
+                    && (*inner).xpr.type_ == pg_sys::NodeTag::T_Var
+                    && [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*inner).vartype)
+                {
+                    var = inner;
+                }
             }
         }
     }
-    if var.is_null()
-        || (*var).xpr.type_ != pg_sys::NodeTag::T_Var
-        || (*var).varno as pg_sys::Index != relid
-        || (*var).varlevelsup != 0
-        || (*var).varattno < 1
-        || (*var).varattno as usize > natts
-    {
-        return None;
-    }
-    let column = Some((*var).varattno as u16 - 1);
+    // SAFETY: `var` is null or a valid expression node of the argument, read as a Var only
+    // once its tag says so
+    let (column, vartype) = unsafe {
+        if var.is_null()
+            || (*var).xpr.type_ != pg_sys::NodeTag::T_Var
+            || (*var).varno as pg_sys::Index != relid
+            || (*var).varlevelsup != 0
+            || (*var).varattno < 1
+            || (*var).varattno as usize > natts
+        {
+            return None;
+        }
+        (Some((*var).varattno as u16 - 1), (*var).vartype)
+    };
     let kind = match arg {
         // count(col) reads the NULLs only: any column will do
         None => Kind::Int64,
         Some((pg_sys::TEXTOID, kind))
-            if [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&(*var).vartype) =>
+            if [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&vartype) =>
         {
             kind
         }
-        Some((ty, kind)) if (*var).vartype == ty => kind,
+        Some((ty, kind)) if vartype == ty => kind,
         Some(_) => return None,
     };
     Some(AggSpec {
         function,
         column,
         kind,
-        filter: filter_of(a.aggfilter, translator)?,
+        // SAFETY: the FILTER is null or a valid expression of the query being planned, as
+        // `aggref` is (this function's contract)
+        filter: unsafe { filter_of(a.aggfilter, translator) }?,
     })
 }
 
+/// The `create_upper_paths_hook`: PgcolAgg's paths for the grouping stage.
+///
+/// # Safety
+/// PostgreSQL's contract: the arguments are the planner's, valid while planning; for the
+/// grouping stage `extra` is its `GroupPathExtraData` (or null).
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn upper_paths(
     root: *mut pg_sys::PlannerInfo,
@@ -255,8 +298,12 @@ unsafe extern "C-unwind" fn upper_paths(
     output_rel: *mut pg_sys::RelOptInfo,
     extra: *mut std::ffi::c_void,
 ) {
-    if let Some(prev) = PREV_UPPER_PATHS {
-        prev(root, stage, input_rel, output_rel, extra);
+    // SAFETY: PREV_UPPER_PATHS is written only from `_PG_init` and read in the backend's one
+    // thread; the previous hook gets PostgreSQL's own arguments
+    unsafe {
+        if let Some(prev) = PREV_UPPER_PATHS {
+            prev(root, stage, input_rel, output_rel, extra);
+        }
     }
     if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
         || !super::ENABLE_VECTORIZED_AGG.get()
@@ -266,16 +313,26 @@ unsafe extern "C-unwind" fn upper_paths(
     {
         return;
     }
-    if let Some(path) = agg_path(root, input_rel, output_rel, (*output_rel).reltarget, false) {
-        pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
+    // SAFETY: `output_rel` is the grouping relation, with its target, `input_rel` its input
+    // and `root` the planner's, while planning (this function's contract)
+    if let Some(path) =
+        unsafe { agg_path(root, input_rel, output_rel, (*output_rel).reltarget, false) }
+    {
+        // SAFETY: as above; `path` is a path of `output_rel`, just made
+        unsafe { pg_sys::add_path(output_rel, path as *mut pg_sys::Path) };
     }
-    if let Some(path) = parallel_path(
-        root,
-        input_rel,
-        output_rel,
-        extra as *mut pg_sys::GroupPathExtraData,
-    ) {
-        pg_sys::add_path(output_rel, path);
+    // SAFETY: as above; at the grouping stage `extra` is null or its `GroupPathExtraData`
+    // (this function's contract)
+    if let Some(path) = unsafe {
+        parallel_path(
+            root,
+            input_rel,
+            output_rel,
+            extra as *mut pg_sys::GroupPathExtraData,
+        )
+    } {
+        // SAFETY: as above; `path` is a path of `output_rel`, just made
+        unsafe { pg_sys::add_path(output_rel, path) };
     }
 }
 
@@ -283,86 +340,118 @@ unsafe extern "C-unwind" fn upper_paths(
 /// under a Gather and PostgreSQL's Finalize Aggregate, which combines the workers' states
 /// (and evaluates HAVING). PostgreSQL calls no hook for partial grouping paths, so the
 /// chain is made here, with the partial target PostgreSQL made for its own partial paths.
+///
+/// # Safety
+/// `root`, `input` and `output` are the planner's, valid while planning (`output` the
+/// grouping relation of `input`); `extra` is null or the grouping's `GroupPathExtraData`.
 unsafe fn parallel_path(
     root: *mut pg_sys::PlannerInfo,
     input: *mut pg_sys::RelOptInfo,
     output: *mut pg_sys::RelOptInfo,
     extra: *mut pg_sys::GroupPathExtraData,
 ) -> Option<*mut pg_sys::Path> {
-    if extra.is_null()
-        || (*extra).flags & pg_sys::GROUPING_CAN_PARTIAL_AGG as i32 == 0
-        || !(*extra).partial_costs_set
-        || !(*output).consider_parallel
-        || (*input).partial_pathlist.is_null()
-    {
+    // SAFETY: `output` and `input` are valid relations, and `extra`, read only when not null,
+    // the grouping's data (this function's contract)
+    if unsafe {
+        extra.is_null()
+            || (*extra).flags & pg_sys::GROUPING_CAN_PARTIAL_AGG as i32 == 0
+            || !(*extra).partial_costs_set
+            || !(*output).consider_parallel
+            || (*input).partial_pathlist.is_null()
+    } {
         return None;
     }
-    let partial_rel = pg_sys::fetch_upper_rel(
-        root,
-        pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
-        (*output).relids,
-    );
-    let target = (*partial_rel).reltarget;
+    // SAFETY: while planning (this function's contract); `fetch_upper_rel` returns the
+    // partially grouped relation of `output`'s relids, made if need be
+    let (partial_rel, target) = unsafe {
+        let partial_rel = pg_sys::fetch_upper_rel(
+            root,
+            pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
+            (*output).relids,
+        );
+        (partial_rel, (*partial_rel).reltarget)
+    };
     if target.is_null() {
         return None;
     }
-    let partial = agg_path(root, input, partial_rel, target, true)?;
-    let workers = (*partial).path.parallel_workers;
+    // SAFETY: `partial_rel` is the planner's relation and `target` its target, with `root` and
+    // `input` this function's (valid while planning, its contract)
+    let partial = unsafe { agg_path(root, input, partial_rel, target, true) }?;
+    // SAFETY: `partial` is the path `agg_path` just made
+    let (workers, partial_rows) =
+        unsafe { ((*partial).path.parallel_workers, (*partial).path.rows) };
     if workers < 1 {
         return None;
     }
-    let mut rows = (*partial).path.rows * workers as f64;
-    let gather = pg_sys::create_gather_path(
-        root,
-        partial_rel,
-        partial as *mut pg_sys::Path,
-        target,
-        std::ptr::null_mut(),
-        &mut rows,
-    );
-    let grouped = !(*(*root).parse).groupClause.is_null();
+    let mut rows = partial_rows * workers as f64;
+    // SAFETY: while planning: `partial` is a partial path of `partial_rel`, `target` its target
+    let gather = unsafe {
+        pg_sys::create_gather_path(
+            root,
+            partial_rel,
+            partial as *mut pg_sys::Path,
+            target,
+            std::ptr::null_mut(),
+            &mut rows,
+        )
+    };
+    // SAFETY: `root` is the planner's, with its query (this function's contract)
+    let grouped = unsafe { !(*(*root).parse).groupClause.is_null() };
     let strategy = if grouped {
         pg_sys::AggStrategy::AGG_HASHED
     } else {
         pg_sys::AggStrategy::AGG_PLAIN
     };
-    let groups = if grouped { (*partial).path.rows } else { 1.0 };
-    let finalize = pg_sys::create_agg_path(
-        root,
-        output,
-        gather as *mut pg_sys::Path,
-        (*output).reltarget,
-        strategy,
-        pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
-        if grouped {
-            crate::compat::group_clause(root)
-        } else {
-            std::ptr::null_mut()
-        },
-        (*(*root).parse).havingQual as *mut pg_sys::List,
-        &(*extra).agg_final_costs,
-        groups,
-    );
+    let groups = if grouped { partial_rows } else { 1.0 };
+    // SAFETY: while planning: `gather` is a path of the partially grouped relation, `output`
+    // the grouping relation with its target, `root` with its query, and `extra` not null
+    // (checked above) with the final costs PostgreSQL computed
+    let finalize = unsafe {
+        pg_sys::create_agg_path(
+            root,
+            output,
+            gather as *mut pg_sys::Path,
+            (*output).reltarget,
+            strategy,
+            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+            if grouped {
+                crate::compat::group_clause(root)
+            } else {
+                std::ptr::null_mut()
+            },
+            (*(*root).parse).havingQual as *mut pg_sys::List,
+            &(*extra).agg_final_costs,
+            groups,
+        )
+    };
     Some(finalize as *mut pg_sys::Path)
 }
 
 /// The aggregates in `exprs` (each once, in order of appearance).
+///
+/// # Safety
+/// Each of `exprs` and `into` is a valid expression tree of the query being planned; in the
+/// planner's memory context.
 unsafe fn aggrefs_of(
     exprs: impl Iterator<Item = *mut pg_sys::Node>,
     into: &mut Vec<*mut pg_sys::Node>,
 ) {
     for e in exprs {
-        let found = pg_sys::pull_var_clause(
-            e,
-            (pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32,
-        );
-        for n in list::nodes(found) {
-            if (*n).type_ == pg_sys::NodeTag::T_Aggref
-                && !into.iter().any(|&a| {
-                    pg_sys::equal(a as *const std::ffi::c_void, n as *const std::ffi::c_void)
-                })
-            {
-                into.push(n);
+        // SAFETY: `e`, and the aggregates in `into`, are valid expression trees (this
+        // function's contract); `pull_var_clause` returns a new List of nodes of `e`
+        unsafe {
+            let found = pg_sys::pull_var_clause(
+                e,
+                (pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32,
+            );
+            for n in list::nodes(found) {
+                if (*n).type_ == pg_sys::NodeTag::T_Aggref
+                    && !into.iter().any(|&a| {
+                        pg_sys::equal(a as *const std::ffi::c_void, n as *const std::ffi::c_void)
+                    })
+                {
+                    into.push(n);
+                }
             }
         }
     }
@@ -370,22 +459,30 @@ unsafe fn aggrefs_of(
 
 /// The GROUP BY expressions of the query, as they appear in `target` (the grouping
 /// target, whose entries carry the clauses' references); `None` if one is missing.
+///
+/// # Safety
+/// `parse` is the query being planned and `target` a valid PathTarget of it (its
+/// `sortgrouprefs` null or one per expression).
 unsafe fn group_exprs(
     parse: *mut pg_sys::Query,
     target: *mut pg_sys::PathTarget,
 ) -> Option<Vec<*mut pg_sys::Node>> {
-    let exprs: Vec<*mut pg_sys::Node> = list::nodes((*target).exprs).collect();
-    let refs = (*target).sortgrouprefs;
-    list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause)
-        .map(|sgc| {
-            if refs.is_null() {
-                return None;
-            }
-            (0..exprs.len())
-                .find(|&i| *refs.add(i) == (*sgc).tleSortGroupRef)
-                .map(|i| exprs[i])
-        })
-        .collect()
+    // SAFETY: `target` is a valid PathTarget, whose non-null `sortgrouprefs` has an entry per
+    // expression, and `parse`'s GROUP BY a List of SortGroupClauses (this function's contract)
+    unsafe {
+        let exprs: Vec<*mut pg_sys::Node> = list::nodes((*target).exprs).collect();
+        let refs = (*target).sortgrouprefs;
+        list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause)
+            .map(|sgc| {
+                if refs.is_null() {
+                    return None;
+                }
+                (0..exprs.len())
+                    .find(|&i| *refs.add(i) == (*sgc).tleSortGroupRef)
+                    .map(|i| exprs[i])
+            })
+            .collect()
+    }
 }
 
 /// How many groups the keys make of the scan's rows: PostgreSQL's estimate, except that it
@@ -395,6 +492,10 @@ unsafe fn group_exprs(
 /// rows' time range spans (the column's histogram range times the share of rows the scan
 /// keeps, at most PostgreSQL's count for the key), times PostgreSQL's estimate for the other
 /// keys; at most the rows.
+///
+/// # Safety
+/// `root` is the planner's, `input` a base relation of it and `scan` a path of `input`, valid
+/// while planning; `keys` are valid expressions of the query; in a transaction.
 unsafe fn estimate_groups(
     root: *mut pg_sys::PlannerInfo,
     input: *mut pg_sys::RelOptInfo,
@@ -404,8 +505,11 @@ unsafe fn estimate_groups(
     if keys.is_empty() {
         return 1.0;
     }
-    let rows = (*scan).rows.max(1.0);
-    let estimate = |exprs: &[*mut pg_sys::Node]| {
+    // SAFETY: `scan` is a valid path (this function's contract)
+    let rows = unsafe { (*scan).rows }.max(1.0);
+    // SAFETY: while planning, over valid expressions of the query (this function's contract);
+    // the List is made in the planner's memory context
+    let estimate = |exprs: &[*mut pg_sys::Node]| unsafe {
         pg_sys::estimate_num_groups(
             root,
             list::from_nodes(exprs.iter().copied()),
@@ -414,25 +518,37 @@ unsafe fn estimate_groups(
             std::ptr::null_mut(),
         )
     };
-    let relid = (*input).relid;
-    let natts = (*input).max_attr.max(0) as usize;
-    let rte = *(*root).simple_rte_array.add(relid as usize);
-    let share = if (*input).tuples > 0.0 {
-        (rows / (*input).tuples).min(1.0)
+    // SAFETY: `input` is a base relation of `root` (this function's contract), so its `relid`
+    // indexes `root`'s range table array
+    let (relid, natts, rte_relid, tuples) = unsafe {
+        let relid = (*input).relid;
+        let rte = *(*root).simple_rte_array.add(relid as usize);
+        (
+            relid,
+            (*input).max_attr.max(0) as usize,
+            (*rte).relid,
+            (*input).tuples,
+        )
+    };
+    let share = if tuples > 0.0 {
+        (rows / tuples).min(1.0)
     } else {
         1.0
     };
     let mut buckets = 1.0;
     let mut others = Vec::new();
     for &k in keys {
-        let bucket = match super::group::key_spec(k, relid, natts) {
+        // SAFETY: `k` is a valid expression of the query being planned, in a transaction (this
+        // function's contract)
+        let bucket = match unsafe { super::group::key_spec(k, relid, natts) } {
             Some(KeySpec::Trunc { column, unit, .. }) => Some((column, unit.typical_width())),
             Some(KeySpec::Bin { column, stride, .. }) => Some((column, stride)),
             _ => None,
         };
         let range = bucket.and_then(|(column, width)| {
             Some((
-                super::plan::histogram_range((*rte).relid, column as i32 + 1)?,
+                // SAFETY: in a transaction (this function's contract)
+                unsafe { super::plan::histogram_range(rte_relid, column as i32 + 1) }?,
                 width,
             ))
         });
@@ -463,6 +579,11 @@ fn bytes_per_group(aggregates: usize) -> usize {
 /// The path, if the query is one this node computes (see the module's comment).
 /// `partial`: the partial aggregation of a parallel plan (in the partially grouped relation,
 /// with its target), over the scan's partial path (see `parallel_path`).
+///
+/// # Safety
+/// `root` is the planner's, `input` a relation of it, `output` the (partially) grouped
+/// relation of `input` and `target` its target, valid while planning; in a transaction, in
+/// the planner's memory context.
 unsafe fn agg_path(
     root: *mut pg_sys::PlannerInfo,
     input: *mut pg_sys::RelOptInfo,
@@ -470,22 +591,31 @@ unsafe fn agg_path(
     target: *mut pg_sys::PathTarget,
     partial: bool,
 ) -> Option<*mut pg_sys::CustomPath> {
-    let parse = (*root).parse;
-    if !(*parse).groupingSets.is_null()
-        || (*parse).hasWindowFuncs
-        || (*parse).hasTargetSRFs
-        || !(*parse).rowMarks.is_null()
-        || !(*root).minmax_aggs.is_null()
-        || pg_sys::contain_subplans((*parse).havingQual)
-        || list::len((*parse).groupClause) > pg_columnar_codec::group::MAX_KEYS
-    {
+    // SAFETY: `root` is the planner's, with its valid query (this function's contract)
+    let parse = unsafe { (*root).parse };
+    // SAFETY: `parse` is the query being planned and `root` the planner's (this function's
+    // contract); HAVING is null or a valid expression, GROUP BY a valid List
+    if unsafe {
+        !(*parse).groupingSets.is_null()
+            || (*parse).hasWindowFuncs
+            || (*parse).hasTargetSRFs
+            || !(*parse).rowMarks.is_null()
+            || !(*root).minmax_aggs.is_null()
+            || pg_sys::contain_subplans((*parse).havingQual)
+            || list::len((*parse).groupClause) > pg_columnar_codec::group::MAX_KEYS
+    } {
         return None;
     }
-    let relid = (*input).relid;
-    let (scan, natts) = super::plan::scan_path_below(root, input, partial)?;
-    let keys = group_exprs(parse, target)?;
+    // SAFETY: `input` is a valid relation of the planner (this function's contract)
+    let relid = unsafe { (*input).relid };
+    // SAFETY: `root` and `input` are the planner's, while planning (this function's contract)
+    let (scan, natts) = unsafe { super::plan::scan_path_below(root, input, partial) }?;
+    // SAFETY: `parse` is the query being planned and `target` a valid PathTarget of it (this
+    // function's contract)
+    let keys = unsafe { group_exprs(parse, target) }?;
     for &k in &keys {
-        super::group::key_spec(k, relid, natts)?;
+        // SAFETY: `k` is an expression of the query being planned, in a transaction
+        unsafe { super::group::key_spec(k, relid, natts) }?;
     }
     // every aggregate of the target and of HAVING is one of ours, and nothing else reads
     // the rows: the other Vars are group keys (the parser saw to that)
@@ -493,41 +623,67 @@ unsafe fn agg_path(
     let having = if partial {
         std::ptr::null_mut()
     } else {
-        (*parse).havingQual as *mut pg_sys::List
+        // SAFETY: `parse` is the query being planned
+        unsafe { (*parse).havingQual as *mut pg_sys::List }
     };
     let mut aggrefs = Vec::new();
-    aggrefs_of(
-        list::nodes((*target).exprs).chain(list::nodes(having)),
-        &mut aggrefs,
-    );
+    // SAFETY: the target's expressions and HAVING are valid expressions of the query being
+    // planned (this function's contract)
+    unsafe {
+        aggrefs_of(
+            list::nodes((*target).exprs).chain(list::nodes(having)),
+            &mut aggrefs,
+        )
+    };
     let mut translator = Translator::new(relid);
     let specs: Vec<AggSpec> = aggrefs
         .iter()
-        .map(|&a| spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator))
+        // SAFETY: `a` is an Aggref of the query being planned (`aggrefs_of` found it), in a
+        // transaction, in the planner's memory context (this function's contract)
+        .map(|&a| unsafe {
+            spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator)
+        })
         .collect::<Option<_>>()?;
-    let groups = estimate_groups(root, input, scan, &keys);
+    // SAFETY: `input` is a base relation (`scan_path_below` found it one) and `scan` its path;
+    // the keys are the query's, while planning (this function's contract)
+    let groups = unsafe { estimate_groups(root, input, scan, &keys) };
     // (the estimate of time buckets is rough: only a count beyond what the node may hold
     // refuses)
     if groups * bytes_per_group(aggrefs.len()) as f64 > group_memory_limit() as f64 {
         return None;
     }
-    let p = FRAME.new_path();
-    let path = &mut (*p).path;
+    // SAFETY: in a backend, while planning (this function's contract)
+    let p = unsafe { FRAME.new_path() };
+    // SAFETY: `p` was just made, and nothing else refers to it
+    let path = unsafe { &mut (*p).path };
+    // SAFETY: `scan` is a valid path (`scan_path_below`'s)
+    let (scan_workers, scan_startup, scan_total) = unsafe {
+        (
+            (*scan).parallel_workers,
+            (*scan).startup_cost,
+            (*scan).total_cost,
+        )
+    };
     path.parent = output;
     path.pathtarget = target;
     path.parallel_safe = partial;
-    path.parallel_workers = if partial { (*scan).parallel_workers } else { 0 };
+    path.parallel_workers = if partial { scan_workers } else { 0 };
     path.rows = groups;
     // a serial plan that keeps only the first groups reads about their share of the rows
     // (see `top_stripes`); a partial one reads every stripe
     let top_share = match (partial, keys.as_slice()) {
-        (false, &[key]) => top_of(root, key).map_or(1.0, |n| (n as f64 / groups).min(1.0)),
+        // SAFETY: `root` is the planner's and `key` a GROUP BY expression of its query, in a
+        // transaction (this function's contract)
+        (false, &[key]) => {
+            unsafe { top_of(root, key) }.map_or(1.0, |n| (n as f64 / groups).min(1.0))
+        }
         _ => 1.0,
     };
     // without keys, quals or FILTERs, count/min/max come from the stripes' summaries: what
     // is left is reading the catalog (so no parallel plan looks worth its workers)
     let from_metadata = keys.is_empty()
-        && (*input).baserestrictinfo.is_null()
+        // SAFETY: `input` is a valid relation (this function's contract)
+        && unsafe { (*input).baserestrictinfo.is_null() }
         && specs.iter().all(|s| {
             s.filter.is_none()
                 && matches!(
@@ -541,13 +697,24 @@ unsafe fn agg_path(
     } else {
         SHARE_OF_SCAN_COST * top_share
     };
-    path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * share;
-    path.total_cost = path.startup_cost + groups * pg_sys::cpu_tuple_cost;
-    (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
-    (*p).custom_private = list::from_nodes([pg_sys::makeBoolConst(partial, false)]);
+    path.startup_cost = scan_startup + (scan_total - scan_startup) * share;
+    // SAFETY: `cpu_tuple_cost` is a setting of the backend, read in its one thread
+    path.total_cost = path.startup_cost + groups * unsafe { pg_sys::cpu_tuple_cost };
+    // SAFETY: `p` is the path made above (`path` is not used again); the Const and the Lists
+    // are made in the planner's memory context (this function's contract)
+    unsafe {
+        (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
+        (*p).custom_private = list::from_nodes([pg_sys::makeBoolConst(partial, false)]);
+    }
     Some(p)
 }
 
+/// `PlanCustomPath`: the plan of a PgcolAgg path.
+///
+/// # Safety
+/// PostgreSQL's contract: `root` is the planner's, `best_path` a path [`agg_path`] made (the
+/// chosen one), `tlist` its target list and `custom_plans` the plans of its custom paths (the
+/// scan's); in a transaction, in the planner's memory context.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn plan_custom_path(
     root: *mut pg_sys::PlannerInfo,
@@ -557,62 +724,98 @@ unsafe extern "C-unwind" fn plan_custom_path(
     _clauses: *mut pg_sys::List,
     custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let child = list::ptrs::<pg_sys::CustomScan>(custom_plans)
-        .next()
+    // SAFETY: `custom_plans` is the List of the plans of the path's custom paths (this
+    // function's contract): one, the scan's CustomScan
+    let child = unsafe { list::ptrs::<pg_sys::CustomScan>(custom_plans).next() }
         .expect("PgcolAgg without its scan");
-    let relid = (*child).scan.scanrelid;
-    let scan_path = list::ptrs::<pg_sys::Path>((*best_path).custom_paths)
-        .next()
-        .unwrap();
-    let natts = (*(*scan_path).parent).max_attr as usize;
-    let parse = (*root).parse;
-    let partial = path_is_partial(best_path);
+    // SAFETY: `child` is the scan's plan, and `best_path` a path `agg_path` made, whose one
+    // custom path is the scan's, of the table's relation; `root` has its query (this
+    // function's contract)
+    let (relid, natts, parse, partial) = unsafe {
+        let scan_path = list::ptrs::<pg_sys::Path>((*best_path).custom_paths)
+            .next()
+            .unwrap();
+        (
+            (*child).scan.scanrelid,
+            (*(*scan_path).parent).max_attr as usize,
+            (*root).parse,
+            path_is_partial(best_path),
+        )
+    };
     let having = if partial {
         std::ptr::null_mut()
     } else {
-        pg_sys::copyObjectImpl((*parse).havingQual as *const std::ffi::c_void) as *mut pg_sys::List
+        // SAFETY: `parse` is the query being planned, whose HAVING is copied in the planner's
+        // memory context
+        unsafe {
+            pg_sys::copyObjectImpl((*parse).havingQual as *const std::ffi::c_void)
+                as *mut pg_sys::List
+        }
     };
     // the node's scan tuple: the keys, then the aggregates, each once; setrefs turns the
     // target list's and HAVING's occurrences of them into references to it (by equality)
-    let keys = group_exprs(parse, (*best_path).path.pathtarget).expect("the path found every key");
+    // SAFETY: `parse` is the query being planned, and the path's target the grouping target
+    // `agg_path` found every key in
+    let keys = unsafe { group_exprs(parse, (*best_path).path.pathtarget) }
+        .expect("the path found every key");
     let key_specs: Vec<KeySpec> = keys
         .iter()
-        .map(|&k| super::group::key_spec(k, relid, natts).expect("the path checked every key"))
+        // SAFETY: `k` is a GROUP BY expression of the query being planned, in a transaction
+        .map(|&k| {
+            unsafe { super::group::key_spec(k, relid, natts) }.expect("the path checked every key")
+        })
         .collect();
     let mut aggrefs = Vec::new();
-    aggrefs_of(
-        list::ptrs::<pg_sys::TargetEntry>(tlist)
-            .map(|te| (*te).expr as *mut pg_sys::Node)
-            .chain(list::nodes(having)),
-        &mut aggrefs,
-    );
+    // SAFETY: `tlist` is the plan's List of TargetEntries (this function's contract), and
+    // `having` the copy of the query's HAVING: valid expressions of the query
+    unsafe {
+        aggrefs_of(
+            list::ptrs::<pg_sys::TargetEntry>(tlist)
+                .map(|te| (*te).expr as *mut pg_sys::Node)
+                .chain(list::nodes(having)),
+            &mut aggrefs,
+        )
+    };
     let mut translator = Translator::new(relid);
     let specs: Vec<AggSpec> = aggrefs
         .iter()
         .map(|&a| {
-            spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator)
+            // SAFETY: `a` is an Aggref of the plan's target list or HAVING, in a transaction,
+            // in the planner's memory context (this function's contract)
+            unsafe { spec_of_aggref(a as *mut pg_sys::Aggref, relid, natts, &mut translator) }
                 .expect("the path checked every aggregate")
         })
         .collect();
-    let scan_tlist = list::from_nodes(keys.iter().chain(&aggrefs).enumerate().map(|(i, &e)| {
-        let copy = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Expr;
-        pg_sys::makeTargetEntry(
-            copy,
-            (i + 1) as pg_sys::AttrNumber,
-            std::ptr::null_mut(),
-            false,
-        ) as *mut pg_sys::Node
-    }));
-    let cscan = FRAME.new_plan(best_path);
-    (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.plan.qual = having;
-    (*cscan).scan.scanrelid = 0;
-    (*cscan).custom_plans = custom_plans;
-    (*cscan).custom_scan_tlist = scan_tlist;
-    // the FILTER clauses' values (set_customscan_references fixes them)
-    (*cscan).custom_exprs = list::from_nodes(translator.values);
+    // SAFETY: the keys and aggregates are valid expressions of the query; the copies, the
+    // entries and the List are made in the planner's memory context (this function's
+    // contract)
+    let scan_tlist = unsafe {
+        list::from_nodes(keys.iter().chain(&aggrefs).enumerate().map(|(i, &e)| {
+            let copy = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Expr;
+            pg_sys::makeTargetEntry(
+                copy,
+                (i + 1) as pg_sys::AttrNumber,
+                std::ptr::null_mut(),
+                false,
+            ) as *mut pg_sys::Node
+        }))
+    };
+    // SAFETY: while planning, `best_path` a path of the node (this function's contract)
+    let cscan = unsafe { FRAME.new_plan(best_path) };
+    // SAFETY: `cscan` is the plan just made, nothing else refers to it; the List is made in
+    // the planner's memory context
+    unsafe {
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).scan.plan.qual = having;
+        (*cscan).scan.scanrelid = 0;
+        (*cscan).custom_plans = custom_plans;
+        (*cscan).custom_scan_tlist = scan_tlist;
+        // the FILTER clauses' values (set_customscan_references fixes them)
+        (*cscan).custom_exprs = list::from_nodes(translator.values);
+    }
     let top = if !partial && key_specs.len() == 1 {
-        top_of(root, keys[0])
+        // SAFETY: `root` is the planner's, `keys[0]` its query's one GROUP BY expression
+        unsafe { top_of(root, keys[0]) }
     } else {
         None
     };
@@ -622,16 +825,24 @@ unsafe extern "C-unwind" fn plan_custom_path(
         keys: key_specs,
         specs,
     };
-    (*cscan).custom_private = FRAME.private(&plan);
+    // SAFETY: `cscan` is the plan just made, in the planner's memory context
+    unsafe { (*cscan).custom_private = FRAME.private(&plan) };
     cscan as *mut pg_sys::Plan
 }
 
 /// Whether a path of this node is the partial aggregation of a parallel plan.
+///
+/// # Safety
+/// `path` is a path [`agg_path`] made.
 unsafe fn path_is_partial(path: *const pg_sys::CustomPath) -> bool {
-    let c = list::nodes((*path).custom_private)
-        .next()
-        .expect("PgcolAgg path without its mode") as *mut pg_sys::Const;
-    (*c).constvalue.value() != 0
+    // SAFETY: `agg_path` made `path`'s `custom_private` a List of one bool Const (this
+    // function's contract)
+    unsafe {
+        let c = list::nodes((*path).custom_private)
+            .next()
+            .expect("PgcolAgg path without its mode") as *mut pg_sys::Const;
+        (*c).constvalue.value() != 0
+    }
 }
 
 /// What the node is told by its plan (`custom_private`, `super::plan_data`).
@@ -649,18 +860,34 @@ struct AggPlan {
 /// How many groups the query keeps if it is `GROUP BY k ... ORDER BY k DESC LIMIT n [OFFSET
 /// m]` with one key, constants for LIMIT and OFFSET and no HAVING: the node may then leave
 /// out rows that cannot be in the first `n + m` groups (see `top_stripes`).
+///
+/// # Safety
+/// `root` is the planner's, with its query, and `key` a valid expression of it; in a
+/// transaction.
 unsafe fn top_of(root: *mut pg_sys::PlannerInfo, key: *mut pg_sys::Node) -> Option<u32> {
-    let parse = (*root).parse;
-    let group = list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause).next()?;
-    let sort: Vec<*mut pg_sys::SortGroupClause> = list::ptrs((*parse).sortClause).collect();
-    if !(*parse).havingQual.is_null()
-        || sort.len() != 1
-        || (*sort[0]).tleSortGroupRef != (*group).tleSortGroupRef
-    {
+    // SAFETY: `root` is the planner's, with its query (this function's contract)
+    let parse = unsafe { (*root).parse };
+    // SAFETY: `parse` is the query being planned: its GROUP BY and ORDER BY are Lists of
+    // SortGroupClauses, read at once
+    let group = unsafe { list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause).next() }?;
+    // SAFETY: as above
+    let sort: Vec<*mut pg_sys::SortGroupClause> =
+        unsafe { list::ptrs((*parse).sortClause) }.collect();
+    // SAFETY: `parse` is the query, `sort[0]` and `group` its clauses
+    if unsafe {
+        !(*parse).havingQual.is_null()
+            || sort.len() != 1
+            || (*sort[0]).tleSortGroupRef != (*group).tleSortGroupRef
+    } {
         return None;
     }
-    let tc = pg_sys::lookup_type_cache(pg_sys::exprType(key), pg_sys::TYPECACHE_GT_OPR as i32);
-    if tc.is_null() || (*tc).gt_opr != (*sort[0]).sortop {
+    // SAFETY: `key` is a valid expression (this function's contract); the type cache is read
+    // in a transaction
+    let tc = unsafe {
+        pg_sys::lookup_type_cache(pg_sys::exprType(key), pg_sys::TYPECACHE_GT_OPR as i32)
+    };
+    // SAFETY: a non-null type cache entry is valid; `sort[0]` is the query's clause
+    if tc.is_null() || unsafe { (*tc).gt_opr != (*sort[0]).sortop } {
         return None;
     }
     let count = |n: *mut pg_sys::Node| -> Option<i64> {
@@ -668,15 +895,21 @@ unsafe fn top_of(root: *mut pg_sys::PlannerInfo, key: *mut pg_sys::Node) -> Opti
             return Some(0);
         }
         let c = n as *mut pg_sys::Const;
-        ((*n).type_ == pg_sys::NodeTag::T_Const
-            && (*c).consttype == pg_sys::INT8OID
-            && !(*c).constisnull)
-            .then(|| (*c).constvalue.value() as i64)
+        // SAFETY: `n` is the query's LIMIT or OFFSET, a valid node, read as a Const only once
+        // its tag says so
+        unsafe {
+            ((*n).type_ == pg_sys::NodeTag::T_Const
+                && (*c).consttype == pg_sys::INT8OID
+                && !(*c).constisnull)
+                .then(|| (*c).constvalue.value() as i64)
+        }
     };
-    if (*parse).limitCount.is_null() {
+    // SAFETY: `parse` is the query being planned
+    let (limit, offset) = unsafe { ((*parse).limitCount, (*parse).limitOffset) };
+    if limit.is_null() {
         return None;
     }
-    let n = count((*parse).limitCount)?.checked_add(count((*parse).limitOffset)?)?;
+    let n = count(limit)?.checked_add(count(offset)?)?;
     (1..=100_000).contains(&n).then_some(n as u32)
 }
 
@@ -737,19 +970,27 @@ impl Computed {
 
 /// The FILTER clauses' vectorized filters, their values evaluated now (in the per-tuple
 /// memory, which stays until the computation ends: the filters copy what they keep).
+///
+/// # Safety
+/// `node` is a begun PgcolAgg node, not ended, and `exec` its value.
 unsafe fn filters_of(
     exec: &Exec,
     node: *mut pg_sys::CustomScanState,
 ) -> Vec<Option<RuntimeFilter>> {
-    let econtext = (*node).ss.ps.ps_ExprContext;
-    let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-    let values = super::skip::evaluate(&exec.values, econtext);
+    // SAFETY: `node` is begun (this function's contract): its expression context and
+    // per-tuple memory are valid, and `begin` compiled `exec.values` for that context
+    let (old, values) = unsafe {
+        let econtext = (*node).ss.ps.ps_ExprContext;
+        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+        (old, super::skip::evaluate(&exec.values, econtext))
+    };
     let filters = exec
         .specs
         .iter()
         .map(|s| s.filter.as_ref().map(|f| RuntimeFilter::new(f, &values)))
         .collect();
-    pg_sys::MemoryContextSwitchTo(old);
+    // SAFETY: `old` was the current memory context before the switch above
+    unsafe { pg_sys::MemoryContextSwitchTo(old) };
     filters
 }
 
@@ -762,6 +1003,9 @@ fn overflow() -> ! {
 }
 
 /// A numeric Datum of an exact integer.
+///
+/// # Safety
+/// In a backend; the numeric is made in the current memory context.
 unsafe fn numeric_of(v: i128) -> pg_sys::Datum {
     let text = std::ffi::CString::new(v.to_string()).unwrap();
     let args = [
@@ -769,10 +1013,16 @@ unsafe fn numeric_of(v: i128) -> pg_sys::Datum {
         Some(pg_sys::Datum::from(pg_sys::InvalidOid)),
         Some(pg_sys::Datum::from(-1i32)),
     ];
-    pgrx::fcinfo::direct_function_call_as_datum(pg_sys::numeric_in, &args)
+    // SAFETY: in a backend (this function's contract); numeric_in's arguments are a
+    // NUL-terminated string that outlives the call, a type OID and a typmod
+    unsafe { pgrx::fcinfo::direct_function_call_as_datum(pg_sys::numeric_in, &args) }
         .expect("numeric_in returns a value")
 }
 
+/// The Datum of an aggregate's result, and whether it is NULL.
+///
+/// # Safety
+/// In a backend; a by-reference value is made in the current memory context.
 unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
     let d = match o {
         Output::Null => return (pg_sys::Datum::from(0), true),
@@ -781,17 +1031,19 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
         Output::Int2(v) => pg_sys::Datum::from(v),
         Output::Float8(v) => pg_sys::Datum::from(v.to_bits()),
         Output::Float4(v) => pg_sys::Datum::from(v.to_bits()),
-        Output::Numeric(v) => numeric_of(v),
-        Output::Bytes(b) => pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(
-            b.as_ptr() as *const std::ffi::c_char,
-            b.len() as i32,
-        )),
+        // SAFETY: in a backend (this function's contract)
+        Output::Numeric(v) => unsafe { numeric_of(v) },
+        // SAFETY: in a backend (this function's contract); `b` holds `b.len()` bytes, copied
+        Output::Bytes(b) => pg_sys::Datum::from(unsafe {
+            pg_sys::cstring_to_text_with_len(b.as_ptr() as *const std::ffi::c_char, b.len() as i32)
+        }),
         // what int8_avg and numeric_avg return: numeric_div of the sum by the count
-        Output::NumericRatio(sum, n) => {
+        // SAFETY: in a backend (this function's contract); numeric_div is given two numerics
+        Output::NumericRatio(sum, n) => unsafe {
             let args = [Some(numeric_of(sum)), Some(numeric_of(n as i128))];
             pgrx::fcinfo::direct_function_call_as_datum(pg_sys::numeric_div, &args)
                 .expect("numeric_div returns a value")
-        }
+        },
     };
     (d, false)
 }
@@ -800,17 +1052,24 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
 /// have left it for the finalize step to combine: int8 for count and the sums of int2/int4,
 /// int8[] {count, sum} for their avg, float8 or float4 for float sums (NULL before a value),
 /// float8[] {N, Sx, Sxx} for float avg, the value for min/max (NULL before a value).
+///
+/// # Safety
+/// In a backend; a by-reference value is made in the current memory context.
 unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, bool) {
     let array = |elems: &[pg_sys::Datum], ty: pg_sys::Oid| {
         let mut elems = elems.to_vec();
-        let a = pg_sys::construct_array(
-            elems.as_mut_ptr(),
-            elems.len() as i32,
-            ty,
-            8,
-            true,
-            b'd' as std::ffi::c_char,
-        );
+        // SAFETY: in a backend (this function's contract); `elems` holds as many Datums as
+        // given, of `ty` (int8 or float8: 8 bytes, by value, double-aligned), copied
+        let a = unsafe {
+            pg_sys::construct_array(
+                elems.as_mut_ptr(),
+                elems.len() as i32,
+                ty,
+                8,
+                true,
+                b'd' as std::ffi::c_char,
+            )
+        };
         (pg_sys::Datum::from(a), false)
     };
     match (state, spec.function) {
@@ -832,7 +1091,8 @@ unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, boo
         ),
         (State::FloatAvg { .. }, _) => unreachable!("a partial aggregation keeps Sxx"),
         // min/max, float sums: the state is the value
-        _ => datum_of(state.finish(spec.function, spec.kind)),
+        // SAFETY: in a backend (this function's contract)
+        _ => unsafe { datum_of(state.finish(spec.function, spec.kind)) },
     }
 }
 
@@ -840,34 +1100,58 @@ unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, boo
 /// this node stops with an error here rather than taking the machine's memory. PostgreSQL's
 /// own HashAgg would spill to disk instead; this node does not.
 pub(super) fn group_memory_limit() -> usize {
+    // SAFETY: reads the backend's `work_mem` and `hash_mem_multiplier` settings, in its one
+    // thread (its planner and executor call this)
     unsafe { pg_sys::get_hash_memory_limit() }.saturating_mul(16)
 }
 
 /// Runs the child's vectors through the key readers and the aggregate states.
+///
+/// # Safety
+/// `node` is a begun PgcolAgg node, not ended, with its PgcolScan child, and `exec` its value;
+/// in the query's memory context.
 unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Computed {
-    let css = &mut *node;
-    let child = super::frame::child_of(css);
-    let instr = (*child).instrument;
-    if !instr.is_null() {
-        pg_sys::InstrStartNode(instr);
-    }
-    let (scan, child_slot) = super::node::batch_source(child).expect("PgcolAgg over a PgcolScan");
+    // SAFETY: `node` is a begun node (this function's contract); no other reference to it is
+    // used while this one is
+    let css = unsafe { &mut *node };
+    // SAFETY: a begun PgcolAgg node has its child, whose instrumentation is null or valid
+    let (child, instr) = unsafe {
+        let child = super::frame::child_of(css);
+        let instr = (*child).instrument;
+        if !instr.is_null() {
+            pg_sys::InstrStartNode(instr);
+        }
+        (child, instr)
+    };
+    // SAFETY: `child` is the node's begun child, whose value nothing else borrows while the
+    // computation runs (its parent runs it only through here)
+    let (scan, child_slot) =
+        unsafe { super::node::batch_source(child) }.expect("PgcolAgg over a PgcolScan");
     if exec.readers.len() != exec.keys.len() {
         let cscan = css.ss.ps.plan as *mut pg_sys::CustomScan;
-        let exprs: Vec<*mut pg_sys::TargetEntry> = list::ptrs((*cscan).custom_scan_tlist).collect();
-        let desc = (*child_slot).tts_tupleDescriptor;
-        exec.readers = exec
-            .keys
-            .iter()
-            .zip(exprs)
-            .map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc))
-            .collect();
+        // SAFETY: the plan's scan tuple list holds a TargetEntry per key first, `child_slot` is
+        // the child's scan slot of the table's descriptor, and `css` the node's plan state, in
+        // the query's memory context (this function's contract), as `KeyReader::new` asks
+        exec.readers = unsafe {
+            let exprs: Vec<*mut pg_sys::TargetEntry> =
+                list::ptrs((*cscan).custom_scan_tlist).collect();
+            let desc = (*child_slot).tts_tupleDescriptor;
+            exec.keys
+                .iter()
+                .zip(exprs)
+                .map(|(&k, te)| KeyReader::new(k, (*te).expr, &mut css.ss.ps, desc))
+                .collect()
+        };
     }
-    let mut filters = filters_of(exec, node);
+    // SAFETY: `node` is a begun node and `exec` its value (this function's contract)
+    let mut filters = unsafe { filters_of(exec, node) };
     // the n-th greatest key of a top-groups aggregation: rows below it are left out
     let mut floor = None;
     if let Some(n) = exec.top {
-        let (stripes, nth) = top_stripes(scan, child_slot, &mut exec.readers[0], n as usize);
+        // SAFETY: `child_slot` is the child's scan slot; the reader was made for this query,
+        // which runs, and not ended
+        let (stripes, nth) =
+            unsafe { top_stripes(scan, child_slot, &mut exec.readers[0], n as usize) };
         exec.top_read = Some((
             stripes.as_ref().map_or(scan.reader.stripes.len(), Vec::len),
             scan.reader.stripes.len(),
@@ -960,7 +1244,8 @@ unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Comput
         if let Computed::Grouped { table, states } = &mut *out {
             key_columns.clear();
             for r in readers.iter_mut() {
-                key_columns.push(read_key(r, rel, lookup, selection, serial));
+                // SAFETY: the readers were made for this query, which runs, and not ended
+                key_columns.push(unsafe { read_key(r, rel, lookup, selection, serial) });
             }
             if let Some(floor) = floor {
                 above_floor = Some(rows_above(selection, &key_columns[0], floor));
@@ -1021,7 +1306,8 @@ unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Comput
         (!grouped && specs.iter().all(|s| s.filter.is_none())).then_some(&mut answer as &mut dyn MetadataAnswer),
     ) {}
     if !instr.is_null() {
-        pg_sys::InstrStopNode(instr, rows as f64);
+        // SAFETY: a non-null `instr` is the child's instrumentation, started above
+        unsafe { pg_sys::InstrStopNode(instr, rows as f64) };
     }
     let out = out.into_inner();
     exec.vectors += vectors;
@@ -1056,6 +1342,9 @@ pub(super) fn missing(rel: pg_sys::Relation, c: usize) -> ! {
 }
 
 /// The key parts of one vector's rows for `reader`, from the vectors `lookup` gives.
+///
+/// # Safety
+/// `reader` was made for the query, which still runs, and not ended.
 unsafe fn read_key(
     reader: &mut KeyReader,
     rel: pg_sys::Relation,
@@ -1067,13 +1356,16 @@ unsafe fn read_key(
     let Some((u, ctx)) = lookup(c) else {
         missing(rel, c)
     };
-    let Some(k) = reader.read(u, &ctx, selection, serial) else {
+    // SAFETY: the reader's query still runs and `end` was not called (this function's
+    // contract)
+    let Some(k) = (unsafe { reader.read(u, &ctx, selection, serial) }) else {
         crate::storage::corrupt(
             rel,
             format!("column {} holds values of another type than its key", c + 1),
         );
     };
-    reader.reset_memory();
+    // SAFETY: as above: the expression context the reader made still exists
+    unsafe { reader.reset_memory() };
     k
 }
 
@@ -1087,6 +1379,10 @@ unsafe fn read_key(
 /// that each group's rows are added in row order, and in them only the vectors that may
 /// hold a key at least the n-th ([`KeyFloor`]). Stripes `None`: every stripe is needed;
 /// key `None`: fewer than `n` keys.
+///
+/// # Safety
+/// `slot` is the scan's slot (of the table's descriptor); `reader` was made for the query,
+/// which still runs, and not ended.
 unsafe fn top_stripes(
     scan: &mut VectorScan,
     slot: *mut pg_sys::TupleTableSlot,
@@ -1137,7 +1433,10 @@ unsafe fn top_stripes(
             slot,
             &[c],
             &mut |selection, lookup, serial| {
-                batch = Some((read_key(reader, rel, lookup, selection, serial), *selection))
+                // SAFETY: the reader's query still runs, and it was not ended (this function's
+                // contract)
+                let key = unsafe { read_key(reader, rel, lookup, selection, serial) };
+                batch = Some((key, *selection))
             },
             None,
         );
@@ -1295,19 +1594,29 @@ impl MetadataAnswer for MetadataStates<'_> {
 
 /// Stores group `g` of `computed` into the scan slot (its keys, then its aggregates), with
 /// the Datums made in the per-tuple memory `ExecScan` resets before the next row.
+///
+/// # Safety
+/// `node` is a begun PgcolAgg node, not ended, and `exec` its value; `g` is a group of
+/// `computed`.
 unsafe fn store_group(
     exec: &Exec,
     node: *mut pg_sys::CustomScanState,
     computed: &Computed,
     g: usize,
 ) -> *mut pg_sys::TupleTableSlot {
-    let ps = &mut (*node).ss.ps;
-    let old = pg_sys::MemoryContextSwitchTo((*ps.ps_ExprContext).ecxt_per_tuple_memory);
-    let slot = (*node).ss.ss_ScanTupleSlot;
-    pg_sys::ExecClearTuple(slot);
     let n = exec.keys.len() + exec.specs.len();
-    let values = std::slice::from_raw_parts_mut((*slot).tts_values, n);
-    let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, n);
+    // SAFETY: `node` is begun (this function's contract): its expression context, per-tuple
+    // memory and scan slot are valid, the slot's descriptor the scan tuple of `n` columns
+    // (`custom_scan_tlist`: the keys, then the aggregates)
+    let (old, slot, values, nulls) = unsafe {
+        let ps = &mut (*node).ss.ps;
+        let old = pg_sys::MemoryContextSwitchTo((*ps.ps_ExprContext).ecxt_per_tuple_memory);
+        let slot = (*node).ss.ss_ScanTupleSlot;
+        pg_sys::ExecClearTuple(slot);
+        let values = std::slice::from_raw_parts_mut((*slot).tts_values, n);
+        let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, n);
+        (old, slot, values, nulls)
+    };
     if let Computed::Grouped { table, .. } = computed {
         let key = table.keys()[g];
         for (p, reader) in exec.readers.iter().enumerate() {
@@ -1317,10 +1626,14 @@ unsafe fn store_group(
                 _ if null => pg_sys::Datum::from(0),
                 Some(interner) => {
                     let s = interner.get(key.parts[p] as u32);
-                    pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(
-                        s.as_ptr() as *const std::ffi::c_char,
-                        s.len() as i32,
-                    ))
+                    // SAFETY: in the per-tuple memory switched to above; `s` holds `s.len()`
+                    // bytes, copied
+                    pg_sys::Datum::from(unsafe {
+                        pg_sys::cstring_to_text_with_len(
+                            s.as_ptr() as *const std::ffi::c_char,
+                            s.len() as i32,
+                        )
+                    })
                 }
                 None => pg_sys::Datum::from(key.parts[p]),
             };
@@ -1329,14 +1642,21 @@ unsafe fn store_group(
     let k = exec.keys.len();
     for (i, spec) in exec.specs.iter().enumerate() {
         let state = computed.state(i, g);
-        (values[k + i], nulls[k + i]) = if exec.partial {
-            partial_datum_of(&state, spec)
-        } else {
-            datum_of(state.finish(spec.function, spec.kind))
+        // SAFETY: in a backend, in the per-tuple memory switched to above
+        (values[k + i], nulls[k + i]) = unsafe {
+            if exec.partial {
+                partial_datum_of(&state, spec)
+            } else {
+                datum_of(state.finish(spec.function, spec.kind))
+            }
         };
     }
-    pg_sys::MemoryContextSwitchTo(old);
-    pg_sys::ExecStoreVirtualTuple(slot);
+    // SAFETY: `old` was the current memory context before the switch above; the slot,
+    // cleared above, has every one of its `n` values set
+    unsafe {
+        pg_sys::MemoryContextSwitchTo(old);
+        pg_sys::ExecStoreVirtualTuple(slot);
+    }
     slot
 }
 
@@ -1361,6 +1681,8 @@ impl CustomNode for Exec {
         &FRAME
     }
 
+    /// # Safety
+    /// As [`CustomNode::create`] (nothing is read of the plan here).
     unsafe fn create(_cscan: *mut pg_sys::CustomScan, plan: AggPlan) -> Exec {
         let AggPlan {
             partial,
@@ -1388,86 +1710,118 @@ impl CustomNode for Exec {
         }
     }
 
+    /// # Safety
+    /// As [`CustomNode::begin`].
     unsafe fn begin(
         &mut self,
         node: *mut pg_sys::CustomScanState,
         _estate: *mut pg_sys::EState,
         _eflags: i32,
     ) {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        self.values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs)
-            .map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps))
-            .collect();
+        // SAFETY: `node` is being begun (this method's contract): its plan is its CustomScan,
+        // whose `custom_exprs` are the FILTER clauses' values, compiled here for the node in
+        // the query's memory context
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            self.values = list::ptrs::<pg_sys::Expr>((*cscan).custom_exprs)
+                .map(|e| pg_sys::ExecInitExpr(e, &mut (*node).ss.ps))
+                .collect();
+        }
     }
 
+    /// # Safety
+    /// As [`CustomNode::next`].
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
         if self.result.is_none() {
-            let computed = compute(self, node);
+            // SAFETY: `node` is begun, not ended (this method's contract), with its PgcolScan
+            // child (the planner put it there), and `self` its value
+            let computed = unsafe { compute(self, node) };
             self.result = Some(computed);
             self.next_group = 0;
         }
         let computed = self.result.as_ref().unwrap();
         if self.next_group >= computed.groups() {
-            return pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            // SAFETY: `node` is begun (this method's contract), with its scan slot
+            return unsafe { pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot) };
         }
         let g = self.next_group;
         self.next_group += 1;
-        store_group(self, node, computed, g)
+        // SAFETY: `node` is begun, not ended, and `self` its value (this method's contract);
+        // `g` is below the groups computed
+        unsafe { store_group(self, node, computed, g) }
     }
 
     fn rescan(&mut self) {
         self.result = None;
     }
 
+    /// # Safety
+    /// As [`CustomNode::end`].
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
         // the key readers' slots are dropped here only: on a failed query they go with the
         // query's memory, which the reset that drops the Rust state is freeing
         for r in &mut self.readers {
-            r.end();
+            // SAFETY: the node ends before the query's memory is freed, so the slot its reader
+            // made still exists
+            unsafe { r.end() };
         }
     }
 
+    /// # Safety
+    /// As [`CustomNode::explain`].
     unsafe fn explain(
         &self,
         node: *mut pg_sys::CustomScanState,
         ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let child = list::ptrs::<pg_sys::CustomScan>((*cscan).custom_plans)
-            .next()
-            .unwrap();
-        let rte = list::ptrs::<pg_sys::RangeTblEntry>((*(*es).pstmt).rtable)
-            .nth((*child).scan.scanrelid as usize - 1)
-            .unwrap();
-        let reloid = (*rte).relid;
+        // SAFETY: `node` is a begun PgcolAgg node and `es` EXPLAIN's state (this method's
+        // contract): its plan's one custom plan is the scan's, whose relation is in the
+        // statement's range table
+        let (cscan, child, reloid, analyze) = unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let child = list::ptrs::<pg_sys::CustomScan>((*cscan).custom_plans)
+                .next()
+                .unwrap();
+            let rte = list::ptrs::<pg_sys::RangeTblEntry>((*(*es).pstmt).rtable)
+                .nth((*child).scan.scanrelid as usize - 1)
+                .unwrap();
+            (cscan, child, (*rte).relid, (*es).analyze)
+        };
         let property = |name: &std::ffi::CStr, value: String| {
             let text = std::ffi::CString::new(value).unwrap();
-            pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
+            // SAFETY: `es` is EXPLAIN's state (this method's contract); both strings are
+            // NUL-terminated and outlive the call
+            unsafe { pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es) };
         };
         if !self.keys.is_empty() {
             // the keys as the child's expressions (their Vars are the scan's)
-            let context = pg_sys::set_deparse_context_plan(
-                (*es).deparse_cxt,
-                child as *mut pg_sys::Plan,
-                pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors),
-            );
-            let keys: Vec<String> = list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-                .zip(&self.keys)
-                .map(|(te, k)| {
-                    let text = pg_sys::deparse_expression(
-                        (*te).expr as *mut pg_sys::Node,
-                        context,
-                        false,
-                        false,
-                    );
-                    format!(
-                        "{} ({})",
-                        std::ffi::CStr::from_ptr(text).to_string_lossy(),
-                        k.strategy()
-                    )
-                })
-                .collect();
+            // SAFETY: `es` is EXPLAIN's state, with its deparse context, and `ancestors` the
+            // node's ancestors (this method's contract); the plan's scan tuple list holds the
+            // keys first; `deparse_expression` returns a NUL-terminated string
+            let keys: Vec<String> = unsafe {
+                let context = pg_sys::set_deparse_context_plan(
+                    (*es).deparse_cxt,
+                    child as *mut pg_sys::Plan,
+                    pg_sys::lcons(cscan as *mut std::ffi::c_void, ancestors),
+                );
+                list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                    .zip(&self.keys)
+                    .map(|(te, k)| {
+                        let text = pg_sys::deparse_expression(
+                            (*te).expr as *mut pg_sys::Node,
+                            context,
+                            false,
+                            false,
+                        );
+                        format!(
+                            "{} ({})",
+                            std::ffi::CStr::from_ptr(text).to_string_lossy(),
+                            k.strategy()
+                        )
+                    })
+                    .collect()
+            };
             property(c"Group Keys", keys.join(", "));
         }
         let names: Vec<String> = self
@@ -1476,8 +1830,12 @@ impl CustomNode for Exec {
             .map(|s| match s.column {
                 None => "count(*)".to_string(),
                 Some(c) => {
-                    let name = pg_sys::get_attname(reloid, c as pg_sys::AttrNumber + 1, false);
-                    format!("{}({})", function_name(s.function), std::ffi::CStr::from_ptr(name).to_string_lossy())
+                    // SAFETY: EXPLAIN runs in a transaction; with `missing_ok` false a column
+                    // not found raises an ERROR, so the name is a NUL-terminated string
+                    let name = unsafe {
+                        std::ffi::CStr::from_ptr(pg_sys::get_attname(reloid, c as pg_sys::AttrNumber + 1, false))
+                    };
+                    format!("{}({})", function_name(s.function), name.to_string_lossy())
                 }
             } + if s.filter.is_some() { " FILTER (vectorized)" } else { "" })
             .collect();
@@ -1488,7 +1846,7 @@ impl CustomNode for Exec {
                 "partial (transition states, combined by the Finalize above)".to_string(),
             );
         }
-        if (*es).analyze {
+        if analyze {
             property(
                 c"Aggregated",
                 format!("{} vectors, {} rows", self.vectors, self.rows),

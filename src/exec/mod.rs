@@ -24,6 +24,8 @@
 //! qual with the executor.
 //! `SET pg_columnar.enable_custom_scan = off` plans the plain sequential scan instead.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod agg;
 pub mod filter;
 pub mod frame;
@@ -59,6 +61,10 @@ fn define_switch(
 }
 
 /// Registers the switches, the plan nodes' methods and the planner hooks (from `_PG_init`).
+///
+/// # Safety
+/// Called once per backend, from `_PG_init`, in the backend's one thread, before any hook can
+/// run.
 pub unsafe fn install() {
     define_switch(
         c"pg_columnar.enable_custom_scan",
@@ -84,10 +90,14 @@ pub unsafe fn install() {
         c"Off: PostgreSQL's Sort (and Unique) over the scan's rows. Results are the same either way, except the order of rows tied on col, which PostgreSQL leaves unspecified.",
         &ENABLE_TOPN,
     );
-    node::FRAME.register();
-    plan::install_hook();
-    agg::install();
-    topn::install();
+    // SAFETY: once per backend, from `_PG_init`, before any hook runs (this function's
+    // contract): what each registration and hook installation asks
+    unsafe {
+        node::FRAME.register();
+        plan::install_hook();
+        agg::install();
+        topn::install();
+    }
 }
 
 /// Whether a node's plan methods were registered ([`register_node`]).
@@ -108,20 +118,35 @@ impl Registration {
 /// `shared_preload_libraries` loads stops the server and otherwise keeps pg_columnar from
 /// loading. Then the node stays off in this process, with a WARNING, and queries are planned
 /// without it (the planner asks [`Registration::done`]).
+///
+/// # Safety
+/// `methods` is a `static` method table with a NUL-terminated name (PostgreSQL keeps the
+/// pointer); called once per table, in the postmaster or a backend, from `_PG_init`.
 unsafe fn register_node(
     methods: *const pgrx::pg_sys::CustomScanMethods,
     registration: &Registration,
 ) {
-    // SAFETY: `methods` is one of the nodes' static method tables, with a NUL-terminated name
-    let name = (*methods).CustomName;
-    if !pgrx::pg_sys::GetCustomScanMethods(name, true).is_null() {
+    // SAFETY: `methods` is a static method table, with a NUL-terminated name (this function's
+    // contract); the lookup only reads the registry of custom nodes
+    let (name, taken) = unsafe {
+        let name = (*methods).CustomName;
+        (
+            name,
+            !pgrx::pg_sys::GetCustomScanMethods(name, true).is_null(),
+        )
+    };
+    if taken {
         pgrx::warning!(
             "pg_columnar: another library has registered a custom node named \"{}\"; pg_columnar's is off in this process",
-            std::ffi::CStr::from_ptr(name).to_string_lossy()
+            // SAFETY: `name` is the table's NUL-terminated static name (this function's
+            // contract)
+            unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy()
         );
         return;
     }
-    pgrx::pg_sys::RegisterCustomScanMethods(methods);
+    // SAFETY: `methods` is static, so it outlives the registry that keeps it, and its name is
+    // not yet registered (checked above)
+    unsafe { pgrx::pg_sys::RegisterCustomScanMethods(methods) };
     registration
         .0
         .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -131,30 +156,53 @@ unsafe fn register_node(
 pub mod list {
     use pgrx::pg_sys;
 
+    /// The number of elements of `l` (0 for NIL, the null list).
+    ///
+    /// # Safety
+    /// `l` is null or a valid List.
     pub unsafe fn len(l: *const pg_sys::List) -> usize {
         if l.is_null() {
             0
         } else {
-            (*l).length as usize
+            // SAFETY: a non-null `l` is a valid List (this function's contract)
+            unsafe { (*l).length as usize }
         }
     }
 
     /// The pointers held by a List of nodes.
+    ///
+    /// # Safety
+    /// `l` is null or a valid List of pointers, neither freed nor changed while the iterator
+    /// is used.
     pub unsafe fn ptrs<T>(l: *const pg_sys::List) -> impl Iterator<Item = *mut T> {
-        let n = len(l);
-        (0..n).map(move |i| (*(*l).elements.add(i)).ptr_value as *mut T)
+        // SAFETY: `l` is null or a valid List (this function's contract)
+        let n = unsafe { len(l) };
+        // SAFETY: `i` < `n`, the length of the List `l`, which stays valid and unchanged while
+        // the iterator is used (this function's contract)
+        (0..n).map(move |i| unsafe { (*(*l).elements.add(i)).ptr_value } as *mut T)
     }
 
+    /// The nodes of a List of nodes.
+    ///
+    /// # Safety
+    /// As [`ptrs`].
     pub unsafe fn nodes(l: *const pg_sys::List) -> impl Iterator<Item = *mut pg_sys::Node> {
-        ptrs::<pg_sys::Node>(l)
+        // SAFETY: this function's contract is `ptrs`'s
+        unsafe { ptrs::<pg_sys::Node>(l) }
     }
 
+    /// A new List of `items`, in the current memory context (NIL if there are none).
+    ///
+    /// # Safety
+    /// In a backend; each item is a pointer the List may hold (a node, for a List of nodes).
     pub unsafe fn from_nodes(
         items: impl IntoIterator<Item = *mut pg_sys::Node>,
     ) -> *mut pg_sys::List {
         let mut l: *mut pg_sys::List = std::ptr::null_mut();
         for item in items {
-            l = pg_sys::lappend(l, item as *mut std::ffi::c_void);
+            // SAFETY: in a backend (this function's contract); `l` is NIL or the List lappend
+            // returned last, in the current memory context
+            l = unsafe { pg_sys::lappend(l, item as *mut std::ffi::c_void) };
         }
         l
     }

@@ -15,6 +15,8 @@
 //! Not supported: backward scans and mark/restore (the path does not claim them, so the
 //! planner puts a Material node above where a cursor needs one).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgrx::pg_sys;
@@ -84,12 +86,27 @@ struct Shared {
 }
 
 impl Shared {
+    /// The per-column decode counts that follow the struct.
+    ///
+    /// # Safety
+    /// `this` points to the node's shared memory, initialized by `initialize_dsm` (its `natts`
+    /// set, as many counters after the struct), and mapped while the slice is used.
     unsafe fn decoded(this: *mut Shared) -> &'static [AtomicU64] {
-        std::slice::from_raw_parts(this.add(1) as *const AtomicU64, (*this).natts as usize)
+        // SAFETY: `natts` counters follow the initialized struct, in the mapped shared memory
+        // (this function's contract); they are atomics, shared only through `&`
+        unsafe {
+            std::slice::from_raw_parts(this.add(1) as *const AtomicU64, (*this).natts as usize)
+        }
     }
 
+    /// Adds a process's counters to the shared ones.
+    ///
+    /// # Safety
+    /// As [`Shared::decoded`].
     unsafe fn add(this: *mut Shared, t: &Totals) {
-        let s = &*this;
+        // SAFETY: `this` is the initialized, mapped shared memory (this function's contract),
+        // whose fields other processes change only atomically
+        let s = unsafe { &*this };
         s.stripes.fetch_add(t.counters.stripes, Ordering::SeqCst);
         s.stripes_skipped
             .fetch_add(t.counters.stripes_skipped, Ordering::SeqCst);
@@ -105,13 +122,20 @@ impl Shared {
         s.rows_filtered
             .fetch_add(t.counters.rows_filtered, Ordering::SeqCst);
         s.bytes.fetch_add(t.bytes, Ordering::SeqCst);
-        for (a, v) in Shared::decoded(this).iter().zip(&t.decoded) {
+        // SAFETY: this function's contract is `decoded`'s
+        for (a, v) in unsafe { Shared::decoded(this) }.iter().zip(&t.decoded) {
             a.fetch_add(*v, Ordering::SeqCst);
         }
     }
 
+    /// The counters the workers added.
+    ///
+    /// # Safety
+    /// As [`Shared::decoded`].
     unsafe fn totals(this: *mut Shared) -> Totals {
-        let s = &*this;
+        // SAFETY: `this` is the initialized, mapped shared memory (this function's contract),
+        // whose fields other processes change only atomically
+        let s = unsafe { &*this };
         Totals {
             counters: ScanCounters {
                 stripes: s.stripes.load(Ordering::SeqCst),
@@ -125,7 +149,8 @@ impl Shared {
                 // metadata answers are taken by a serial PgcolAgg only
                 ..Default::default()
             },
-            decoded: Shared::decoded(this)
+            // SAFETY: this function's contract is `decoded`'s
+            decoded: unsafe { Shared::decoded(this) }
                 .iter()
                 .map(|a| a.load(Ordering::SeqCst))
                 .collect(),
@@ -174,9 +199,17 @@ impl Exec {
     }
 
     /// A worker adds what it did to the shared counters, once.
+    ///
+    /// # Safety
+    /// `self.shared` is null or the node's shared memory, initialized and still mapped.
     unsafe fn publish(&mut self) {
-        if pg_sys::ParallelWorkerNumber >= 0 && !self.shared.is_null() && !self.published {
-            Shared::add(self.shared, &self.local_totals());
+        // SAFETY: `ParallelWorkerNumber` is set when the process starts, and read here in its
+        // one thread
+        let worker = unsafe { pg_sys::ParallelWorkerNumber } >= 0;
+        if worker && !self.shared.is_null() && !self.published {
+            // SAFETY: a non-null `shared` is the initialized, mapped shared memory (this
+            // function's contract)
+            unsafe { Shared::add(self.shared, &self.local_totals()) };
             self.published = true;
         }
     }
@@ -192,6 +225,8 @@ impl CustomNode for Exec {
         &FRAME
     }
 
+    /// # Safety
+    /// As [`CustomNode::create`] (nothing is read of the plan here).
     unsafe fn create(_cscan: *mut pg_sys::CustomScan, spec: ScanSpec) -> Exec {
         Exec {
             spec,
@@ -209,98 +244,149 @@ impl CustomNode for Exec {
         }
     }
 
+    /// # Safety
+    /// As [`CustomNode::begin`].
     unsafe fn begin(
         &mut self,
         node: *mut pg_sys::CustomScanState,
         _estate: *mut pg_sys::EState,
         _eflags: i32,
     ) {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
-        let plan = &(*cscan).scan.plan;
+        // SAFETY: `node` is being begun (this method's contract): its plan is a PgcolScan
+        // CustomScan, its relation open with its descriptor
+        let (cscan, natts, plan) = unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
+            (cscan, natts, &(*cscan).scan.plan)
+        };
+        // SAFETY: the plan lives as long as the node (as above)
+        let scanrelid = unsafe { (*cscan).scan.scanrelid };
         let read = [
             plan.targetlist as *mut pg_sys::Node,
             plan.qual as *mut pg_sys::Node,
         ];
-        self.columns = wanted_columns(&read, (*cscan).scan.scanrelid, natts)
+        // SAFETY: the plan's target list and quals are null or valid expression trees; in the
+        // query's memory context (this method's contract)
+        self.columns = unsafe { wanted_columns(&read, scanrelid, natts) }
             .iter()
             .enumerate()
             .filter(|(_, &w)| w)
             .map(|(i, _)| i as u16)
             .collect();
-        self.direct = direct_projection(plan.targetlist, (*cscan).scan.scanrelid, natts);
-        self.values = list::nodes((*cscan).custom_exprs)
-            .take(self.spec.value_count as usize)
-            .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
-            .collect();
-        let filter_clauses = list::from_nodes(filter_clauses(cscan, &self.spec));
-        self.filter_qual = pg_sys::ExecInitQual(filter_clauses, &mut (*node).ss.ps);
-        self.values_cxt = pg_sys::AllocSetContextCreateExtended(
-            pg_sys::CurrentMemoryContext,
-            c"PgcolScan values".as_ptr(),
-            pg_sys::ALLOCSET_SMALL_MINSIZE as usize,
-            pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
-            pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
-        );
+        // SAFETY: the plan's target list is a valid List of TargetEntries
+        self.direct = unsafe { direct_projection(plan.targetlist, scanrelid, natts) };
+        // SAFETY: `custom_exprs` holds the plan's values then its skip and filter clauses
+        // (`spec::ScanSpec`), expressions compiled here for the node being begun, in the
+        // query's memory context (this method's contract), where the memory context is made
+        unsafe {
+            self.values = list::nodes((*cscan).custom_exprs)
+                .take(self.spec.value_count as usize)
+                .map(|e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, &mut (*node).ss.ps))
+                .collect();
+            let filter_clauses = list::from_nodes(filter_clauses(cscan, &self.spec));
+            self.filter_qual = pg_sys::ExecInitQual(filter_clauses, &mut (*node).ss.ps);
+            self.values_cxt = pg_sys::AllocSetContextCreateExtended(
+                pg_sys::CurrentMemoryContext,
+                c"PgcolScan values".as_ptr(),
+                pg_sys::ALLOCSET_SMALL_MINSIZE as usize,
+                pg_sys::ALLOCSET_SMALL_INITSIZE as usize,
+                pg_sys::ALLOCSET_SMALL_MAXSIZE as usize,
+            );
+        }
     }
 
+    /// # Safety
+    /// As [`CustomNode::next`].
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
         if self.start_pending {
-            start(node, self);
+            // SAFETY: `node` is begun, not ended (this method's contract), and `self` its value
+            unsafe { start(node, self) };
             self.start_pending = false;
         }
-        let slot = (*node).ss.ss_ScanTupleSlot;
+        // SAFETY: `node` is begun (this method's contract), with its scan slot
+        let slot = unsafe { (*node).ss.ss_ScanTupleSlot };
         if !self.scan.as_mut().unwrap().next_selected(slot) {
-            self.publish();
+            // SAFETY: `shared` is null or the node's shared memory, still mapped: the leader
+            // nulls it at shutdown, before the Gather frees it; a worker's stays until it exits
+            unsafe { self.publish() };
         }
         slot
     }
 
     /// An EvalPlanQual test tuple did not come through the vectorized filter: its quals are
     /// checked here (the executor checks the plan's own).
+    ///
+    /// # Safety
+    /// As [`CustomNode::recheck`].
     unsafe fn recheck(
         &mut self,
         node: *mut pg_sys::CustomScanState,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        super::filter::recheck(self.filter_qual, (*node).ss.ps.ps_ExprContext, slot)
+        // SAFETY: `filter_qual` was compiled by `begin` for this begun node, whose expression
+        // context this is; `slot` holds the test tuple of the scan's descriptor (this method's
+        // contract)
+        unsafe { super::filter::recheck(self.filter_qual, (*node).ss.ps.ps_ExprContext, slot) }
     }
 
+    /// # Safety
+    /// As [`CustomNode::exec`].
     unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        let ps = &(*node).ss.ps;
+        // SAFETY: `node` is a begun PgcolScan node (this method's contract); nothing writes its
+        // plan state while this method runs
+        let ps = unsafe { &(*node).ss.ps };
         let projects = !ps.ps_ProjInfo.is_null();
-        let exec = state_of(node);
+        // SAFETY: `node` is a PgcolScan node whose value is not borrowed (this method's
+        // contract)
+        let exec = unsafe { state_of(node) };
         if !ps.qual.is_null()
-            || !(*ps.state).es_epq_active.is_null()
+            // SAFETY: `ps.state` is the node's executor state, valid while it runs
+            || unsafe { !(*ps.state).es_epq_active.is_null() }
             || (projects && exec.direct.is_none())
         {
-            return super::frame::exec_scan::<Exec>(node);
+            // SAFETY: a begun PgcolScan node; `exec` is not used again, so its value is free
+            return unsafe { super::frame::exec_scan::<Exec>(node) };
         }
         // what ExecScan does without quals or EvalPlanQual, without the calls: reset the
         // per-tuple memory (when anything used it), take the next row, and project it
-        let memory = (*ps.ps_ExprContext).ecxt_per_tuple_memory;
-        if !(*memory).isReset || !(*memory).firstchild.is_null() {
-            pg_sys::MemoryContextReset(memory);
+        // SAFETY: the node's expression context and its per-tuple memory context are valid
+        // while it runs
+        unsafe {
+            let memory = (*ps.ps_ExprContext).ecxt_per_tuple_memory;
+            if !(*memory).isReset || !(*memory).firstchild.is_null() {
+                pg_sys::MemoryContextReset(memory);
+            }
         }
-        let row = exec.next(node);
+        // SAFETY: `node` is begun, not ended (this method's contract), and `exec` its value
+        let row = unsafe { exec.next(node) };
         let Some(direct) = exec.direct.as_deref().filter(|_| projects) else {
             return row;
         };
-        let result = (*ps.ps_ProjInfo).pi_state.resultslot;
-        crate::am::slot::clear_for_row(result);
-        if (*row).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0 {
-            return result;
-        }
+        // SAFETY: a node that projects has its projection, whose result slot is valid; `row` is
+        // the scan slot `next` returned
+        let result = unsafe {
+            let result = (*ps.ps_ProjInfo).pi_state.resultslot;
+            crate::am::slot::clear_for_row(result);
+            if (*row).tts_flags as u32 & pg_sys::TTS_FLAG_EMPTY != 0 {
+                return result;
+            }
+            result
+        };
         // the scan slot's values are all valid (a virtual tuple), so plain Datum copies
         let natts = direct.len();
-        let (from_values, from_nulls) = ((*row).tts_values, (*row).tts_isnull);
-        let values = std::slice::from_raw_parts_mut((*result).tts_values, natts);
-        let nulls = std::slice::from_raw_parts_mut((*result).tts_isnull, natts);
-        for (i, &c) in direct.iter().enumerate() {
-            values[i] = *from_values.add(c);
-            nulls[i] = *from_nulls.add(c);
+        // SAFETY: the result slot holds the target list's `natts` columns, of which `direct`
+        // maps each to a scan slot column below the relation's count (`direct_projection`),
+        // all of them stored by `next`; the result slot, cleared above, gets every value
+        unsafe {
+            let (from_values, from_nulls) = ((*row).tts_values, (*row).tts_isnull);
+            let values = std::slice::from_raw_parts_mut((*result).tts_values, natts);
+            let nulls = std::slice::from_raw_parts_mut((*result).tts_isnull, natts);
+            for (i, &c) in direct.iter().enumerate() {
+                values[i] = *from_values.add(c);
+                nulls[i] = *from_nulls.add(c);
+            }
+            crate::am::slot::store_virtual(result);
         }
-        crate::am::slot::store_virtual(result);
         result
     }
 
@@ -308,18 +394,40 @@ impl CustomNode for Exec {
         self.start_pending = true;
     }
 
+    /// # Safety
+    /// As [`CustomNode::end`].
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
-        self.publish();
+        // SAFETY: `shared` is null or the node's shared memory, still mapped: the leader nulls
+        // it at shutdown, before the Gather frees it; a worker's stays until it exits
+        unsafe { self.publish() };
     }
 
+    /// # Safety
+    /// As [`CustomNode::explain`].
     unsafe fn explain(
         &self,
         node: *mut pg_sys::CustomScanState,
         ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let relid = (*(*node).ss.ss_currentRelation).rd_id;
+        // SAFETY: `node` is a begun PgcolScan node and `es` EXPLAIN's state (this method's
+        // contract): its plan is its CustomScan, its relation open
+        let (cscan, relid, analyze, verbose) = unsafe {
+            (
+                (*node).ss.ps.plan as *mut pg_sys::CustomScan,
+                (*(*node).ss.ss_currentRelation).rd_id,
+                (*es).analyze,
+                (*es).verbose,
+            )
+        };
+        // SAFETY: EXPLAIN runs in a transaction, as the syscache lookup asks
+        let name = |c: u16| unsafe { attribute_name(relid, c) };
+        // SAFETY: `es` is EXPLAIN's state (this method's contract)
+        let text = |label: &std::ffi::CStr, value: &str| unsafe { explain_text(label, value, es) };
+        // SAFETY: `es` is EXPLAIN's state (this method's contract); the label is NUL-terminated
+        let integer = |label: &std::ffi::CStr, value: i64| unsafe {
+            pg_sys::ExplainPropertyInteger(label.as_ptr(), std::ptr::null(), value, es)
+        };
         // what is read: the columns the executor gets, and those only the vectorized filter
         // reads
         let mut read = self.columns.clone();
@@ -327,74 +435,76 @@ impl CustomNode for Exec {
             f.columns(&mut read);
         }
         read.sort_unstable();
-        let columns: Vec<String> = read.iter().map(|&c| attribute_name(relid, c)).collect();
-        explain_text(
+        let columns: Vec<String> = read.iter().map(|&c| name(c)).collect();
+        text(
             c"Columns Read",
             &if columns.is_empty() {
                 "none".to_string()
             } else {
                 columns.join(", ")
             },
-            es,
         );
-        let skip: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs)
-            .skip(self.spec.value_count as usize)
-            .take(self.spec.skip_clauses as usize)
-            .collect();
-        let context = pg_sys::set_deparse_context_plan(
-            (*es).deparse_cxt,
-            cscan as *mut pg_sys::Plan,
-            ancestors,
-        );
-        for (label, clauses) in [
-            (c"Vectorized Filter", filter_clauses(cscan, &self.spec)),
-            (c"Skip Filter", skip),
-        ] {
+        // SAFETY: `custom_exprs` holds the plan's values, then its skip clauses, then its
+        // filter clauses (`spec::ScanSpec`), which `filter_clauses` takes; the plan is valid
+        // while the node is
+        let (skip, filter) = unsafe {
+            let skip: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs)
+                .skip(self.spec.value_count as usize)
+                .take(self.spec.skip_clauses as usize)
+                .collect();
+            (skip, filter_clauses(cscan, &self.spec))
+        };
+        // SAFETY: `es` is EXPLAIN's state, which set up its deparse context, and `ancestors`
+        // its list of the node's ancestors (this method's contract)
+        let context = unsafe {
+            pg_sys::set_deparse_context_plan(
+                (*es).deparse_cxt,
+                cscan as *mut pg_sys::Plan,
+                ancestors,
+            )
+        };
+        for (label, clauses) in [(c"Vectorized Filter", filter), (c"Skip Filter", skip)] {
             if clauses.is_empty() {
                 continue;
             }
-            let expr = if clauses.len() == 1 {
-                clauses[0]
-            } else {
-                pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node
+            // SAFETY: the clauses are the plan's expressions, deparsed in the context made for
+            // the plan above; `deparse_expression` returns a NUL-terminated palloc'd string
+            let deparsed = unsafe {
+                let expr = if clauses.len() == 1 {
+                    clauses[0]
+                } else {
+                    pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node
+                };
+                let deparsed = pg_sys::deparse_expression(expr, context, verbose, false);
+                std::ffi::CStr::from_ptr(deparsed).to_string_lossy()
             };
-            let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
-            explain_text(label, &std::ffi::CStr::from_ptr(text).to_string_lossy(), es);
+            text(label, &deparsed);
         }
-        if (*es).analyze {
+        if analyze {
             let mut t = self.local_totals();
             if let Some(w) = &self.workers {
                 t.add(w);
             }
             let c = &t.counters;
-            explain_text(
+            text(
                 c"Stripes",
                 &format!(
                     "{} total, {} skipped ({} by their catalog summary)",
                     c.stripes, c.stripes_skipped, c.stripes_unread
                 ),
-                es,
             );
-            explain_text(
+            text(
                 c"Vectors",
                 &format!(
                     "{} total, {} skipped, {} without a selected row",
                     c.vectors, c.vectors_skipped, c.vectors_filtered
                 ),
-                es,
             );
             if self.spec.filter.is_some() {
-                pg_sys::ExplainPropertyInteger(
-                    c"Rows Removed by Vectorized Filter".as_ptr(),
-                    std::ptr::null(),
-                    c.rows_filtered as i64,
-                    es,
-                );
-                pg_sys::ExplainPropertyInteger(
-                    c"Vectors Selected Whole by Zone Maps".as_ptr(),
-                    std::ptr::null(),
+                integer(c"Rows Removed by Vectorized Filter", c.rows_filtered as i64);
+                integer(
+                    c"Vectors Selected Whole by Zone Maps",
                     c.vectors_covered as i64,
-                    es,
                 );
             }
             let decoded: Vec<String> = read
@@ -402,56 +512,67 @@ impl CustomNode for Exec {
                 .map(|&col| {
                     format!(
                         "{} {}",
-                        attribute_name(relid, col),
+                        name(col),
                         t.decoded.get(col as usize).copied().unwrap_or(0)
                     )
                 })
                 .collect();
             if !decoded.is_empty() {
-                explain_text(c"Vectors Decoded", &decoded.join(", "), es);
+                text(c"Vectors Decoded", &decoded.join(", "));
             }
-            pg_sys::ExplainPropertyInteger(
-                c"Bytes Read".as_ptr(),
-                std::ptr::null(),
-                t.bytes as i64,
-                es,
-            );
+            integer(c"Bytes Read", t.bytes as i64);
         }
     }
 }
 
 impl Parallel for Exec {
+    /// # Safety
+    /// As [`Parallel::estimate_dsm`].
     unsafe fn estimate_dsm(
         node: *mut pg_sys::CustomScanState,
         _pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
-        dsm_size(node)
+        // SAFETY: `node` is a begun PgcolScan node (this method's contract)
+        unsafe { dsm_size(node) }
     }
 
+    /// # Safety
+    /// As [`Parallel::initialize_dsm`].
     unsafe fn initialize_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
+        // SAFETY: `node` is a begun PgcolScan node, its relation open (this method's contract)
+        let rel = unsafe { (*node).ss.ss_currentRelation };
         // rows this backend buffered must be written before the workers list the stripes
-        crate::am::write::flush_relation((*node).ss.ss_currentRelation);
-        std::ptr::write_bytes(coordinate as *mut u8, 0, dsm_size(node));
-        let shared = coordinate as *mut Shared;
-        (*shared).natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as u64;
-        self.shared = shared;
+        crate::am::write::flush_relation(rel);
+        // SAFETY: `coordinate` points to `estimate_dsm`'s bytes, `dsm_size(node)` (this
+        // method's contract), which zeroed are a `Shared` and its counters; `natts` is set to
+        // the relation's count that `dsm_size` made room for
+        unsafe {
+            std::ptr::write_bytes(coordinate as *mut u8, 0, dsm_size(node));
+            let shared = coordinate as *mut Shared;
+            (*shared).natts = (*(*rel).rd_att).natts as u64;
+            self.shared = shared;
+        }
     }
 
+    /// # Safety
+    /// As [`Parallel::reinitialize_dsm`].
     unsafe fn reinitialize_dsm(
         _node: *mut pg_sys::CustomScanState,
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
-        (*(coordinate as *mut Shared))
-            .next_stripe
-            .store(0, Ordering::SeqCst);
+        // SAFETY: `coordinate` is the node's shared memory, a `Shared` `initialize_dsm` set up
+        // (this method's contract); the counter is atomic
+        unsafe { &(*(coordinate as *mut Shared)).next_stripe }.store(0, Ordering::SeqCst);
     }
 
+    /// # Safety
+    /// As [`Parallel::initialize_worker`].
     unsafe fn initialize_worker(
         &mut self,
         _node: *mut pg_sys::CustomScanState,
@@ -461,11 +582,19 @@ impl Parallel for Exec {
         self.shared = coordinate as *mut Shared;
     }
 
+    /// # Safety
+    /// As [`Parallel::shutdown`].
     unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {
-        if pg_sys::ParallelWorkerNumber >= 0 {
-            self.publish();
+        // SAFETY: `ParallelWorkerNumber` is set when the process starts, and read here in its
+        // one thread
+        if unsafe { pg_sys::ParallelWorkerNumber } >= 0 {
+            // SAFETY: a worker's `shared` is null or the leader's shared memory, mapped until
+            // the worker exits
+            unsafe { self.publish() };
         } else if !self.shared.is_null() {
-            self.workers = Some(Shared::totals(self.shared));
+            // SAFETY: the leader's non-null `shared` is its `initialize_dsm`'s, still mapped
+            // (this method's contract): the Gather frees it after this
+            self.workers = Some(unsafe { Shared::totals(self.shared) });
             // the Gather frees the shared memory after this
             self.shared = std::ptr::null_mut();
             if let Some(scan) = self.scan.as_mut() {
@@ -476,52 +605,77 @@ impl Parallel for Exec {
 }
 
 /// The Rust state of `node`, a PgcolScan node.
+///
+/// # Safety
+/// `node` is a live executor node; its value is not otherwise borrowed while the reference
+/// is used.
 unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Exec {
-    FRAME
-        .state_of(node as *mut pg_sys::PlanState)
-        .expect("a PgcolScan node")
+    // SAFETY: this function's contract is `Frame::state_of`'s
+    unsafe { FRAME.state_of(node as *mut pg_sys::PlanState) }.expect("a PgcolScan node")
 }
 
 /// The scan columns a target list copies, if it is nothing but plain columns of relation
 /// `scanrelid` (no system columns, whole rows or expressions).
+///
+/// # Safety
+/// `tlist` is null or a valid List of TargetEntries.
 unsafe fn direct_projection(
     tlist: *mut pg_sys::List,
     scanrelid: pg_sys::Index,
     natts: usize,
 ) -> Option<Vec<usize>> {
-    list::nodes(tlist)
-        .map(|n| {
-            let te = n as *mut pg_sys::TargetEntry;
-            let var = (*te).expr as *mut pg_sys::Var;
-            let plain = !var.is_null()
-                && (*var).xpr.type_ == pg_sys::NodeTag::T_Var
-                && (*var).varno as pg_sys::Index == scanrelid
-                && (*var).varlevelsup == 0
-                && (*var).varattno >= 1
-                && (*var).varattno as usize <= natts;
-            plain.then(|| (*var).varattno as usize - 1)
-        })
-        .collect()
+    // SAFETY: `tlist` is a valid List of TargetEntries (this function's contract), whose
+    // `expr` is a valid node, read as a Var only once its tag says so
+    unsafe {
+        list::nodes(tlist)
+            .map(|n| {
+                let te = n as *mut pg_sys::TargetEntry;
+                let var = (*te).expr as *mut pg_sys::Var;
+                let plain = !var.is_null()
+                    && (*var).xpr.type_ == pg_sys::NodeTag::T_Var
+                    && (*var).varno as pg_sys::Index == scanrelid
+                    && (*var).varlevelsup == 0
+                    && (*var).varattno >= 1
+                    && (*var).varattno as usize <= natts;
+                plain.then(|| (*var).varattno as usize - 1)
+            })
+            .collect()
+    }
 }
 
 /// Evaluates the comparison values (in `values_cxt`, so they live until the next start).
+///
+/// # Safety
+/// `node` is a begun PgcolScan node and `exec` its value (`values` and `values_cxt` made by
+/// `begin`).
 unsafe fn evaluate_values(node: *mut pg_sys::CustomScanState, exec: &mut Exec) -> Vec<Value> {
-    pg_sys::MemoryContextReset(exec.values_cxt);
-    let econtext = (*node).ss.ps.ps_ExprContext;
-    let old = pg_sys::MemoryContextSwitchTo(exec.values_cxt);
-    let values = super::skip::evaluate(&exec.values, econtext);
-    pg_sys::MemoryContextSwitchTo(old);
-    values
+    // SAFETY: `values_cxt` is the node's memory context and `values` were compiled for its
+    // expression context, valid while it runs (this function's contract); the current
+    // context is switched back after
+    unsafe {
+        pg_sys::MemoryContextReset(exec.values_cxt);
+        let econtext = (*node).ss.ps.ps_ExprContext;
+        let old = pg_sys::MemoryContextSwitchTo(exec.values_cxt);
+        let values = super::skip::evaluate(&exec.values, econtext);
+        pg_sys::MemoryContextSwitchTo(old);
+        values
+    }
 }
 
 /// Starts (or restarts) the scan: the stripes are listed at the first start; the values
 /// are evaluated at every one.
+///
+/// # Safety
+/// `node` is a begun PgcolScan node, not ended, and `exec` its value; `exec.shared` is null or
+/// the node's shared memory, still mapped.
 unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
-    let rel = (*node).ss.ss_currentRelation;
+    // SAFETY: `node` is begun (this function's contract): its relation is open
+    let rel = unsafe { (*node).ss.ss_currentRelation };
     let shared = if exec.shared.is_null() {
         std::ptr::null()
     } else {
-        &(*exec.shared).next_stripe as *const AtomicU64
+        // SAFETY: a non-null `shared` is the mapped shared memory (this function's contract)
+        unsafe { &(*exec.shared).next_stripe as *const AtomicU64 }
     };
     match exec.scan.as_mut() {
         Some(scan) => {
@@ -529,10 +683,10 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
             scan.set_parallel(shared);
         }
         None => {
-            let estate = (*node).ss.ps.state;
+            // SAFETY: `node` is begun (this function's contract): its executor state is valid
+            let snapshot = unsafe { (*(*node).ss.ps.state).es_snapshot };
             // a read of every row, before the stripes are listed (`am::ssi`)
-            crate::am::ssi::lock_relation(rel, (*estate).es_snapshot);
-            let snapshot = (*estate).es_snapshot;
+            crate::am::ssi::lock_relation(rel, snapshot);
             let reader = if exec.spec.skip.is_some() || exec.summaries {
                 StripeReader::visible_with_summaries(rel, snapshot, true)
             } else {
@@ -554,7 +708,8 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
     }
     // every vectorized qual is also a skip qual: without a skip expression there is no filter
     if let Some(expr) = exec.spec.skip.clone() {
-        let values = evaluate_values(node, exec);
+        // SAFETY: `node` is begun and `exec` its value (this function's contract)
+        let values = unsafe { evaluate_values(node, exec) };
         let scan = exec.scan.as_mut().unwrap();
         if let Some(filter) = &exec.spec.filter {
             scan.set_filter(Box::new(RuntimeFilter::new(filter, &values)));
@@ -570,51 +725,84 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
 /// The reader of a PgcolScan node, started, for a parent that takes its vectors
 /// instead of its rows (PgcolAgg), and the node's scan slot (which gives the defaults of
 /// columns added since a stripe was written); `None` if `child` is another node.
+///
+/// # Safety
+/// `child` is a live executor node, begun and not ended, whose value (if a PgcolScan's) is
+/// not otherwise borrowed while the reader is used, nor used after the node ends.
 pub unsafe fn batch_source<'a>(
     child: *mut pg_sys::PlanState,
 ) -> Option<(&'a mut VectorScan, *mut pg_sys::TupleTableSlot)> {
     let node = child as *mut pg_sys::CustomScanState;
-    let exec = FRAME.state_of(child)?;
-    if !(*child).qual.is_null() {
+    // SAFETY: this function's contract is `Frame::state_of`'s
+    let exec = unsafe { FRAME.state_of(child) }?;
+    // SAFETY: `child` is a live executor node (this function's contract)
+    if !unsafe { (*child).qual }.is_null() {
         pgrx::error!("pg_columnar: PgcolAgg over a scan with quals left for the executor");
     }
     if exec.start_pending {
         exec.summaries = true;
-        start(node, exec);
+        // SAFETY: `node` is a begun PgcolScan node (this function's contract) and `exec` its
+        // value; its `shared` is null or mapped while the node runs
+        unsafe { start(node, exec) };
         exec.start_pending = false;
     }
-    Some((exec.scan.as_mut().unwrap(), (*node).ss.ss_ScanTupleSlot))
+    // SAFETY: a begun PgcolScan node has its scan slot
+    Some((exec.scan.as_mut().unwrap(), unsafe {
+        (*node).ss.ss_ScanTupleSlot
+    }))
 }
 
 /// The plan's vectorized quals (the tail of its `custom_exprs`, see `spec::ScanSpec`).
+///
+/// # Safety
+/// `cscan` is a valid PgcolScan plan, and `spec` its spec.
 unsafe fn filter_clauses(
     cscan: *const pg_sys::CustomScan,
     spec: &ScanSpec,
 ) -> Vec<*mut pg_sys::Node> {
-    list::nodes((*cscan).custom_exprs)
+    // SAFETY: `cscan` is a valid plan (this function's contract): `custom_exprs` a List of
+    // nodes, read at once
+    unsafe { list::nodes((*cscan).custom_exprs) }
         .skip(spec.value_count as usize + spec.skip_clauses as usize)
         .collect()
 }
 
+/// The bytes of the node's shared memory: the struct, then a counter per column.
+///
+/// # Safety
+/// `node` is a begun PgcolScan node (its relation open).
 unsafe fn dsm_size(node: *mut pg_sys::CustomScanState) -> usize {
-    let natts = (*(*(*node).ss.ss_currentRelation).rd_att).natts as usize;
+    // SAFETY: `node`'s relation is open, with its descriptor (this function's contract)
+    let natts = unsafe { (*(*(*node).ss.ss_currentRelation).rd_att).natts } as usize;
     std::mem::size_of::<Shared>() + natts * std::mem::size_of::<AtomicU64>()
 }
 
+/// The name of column `column` (0-based) of relation `relid`, or `#n` if it has none.
+///
+/// # Safety
+/// In a transaction (a syscache lookup).
 unsafe fn attribute_name(relid: pg_sys::Oid, column: u16) -> String {
-    let name = pg_sys::get_attname(relid, column as i16 + 1, true);
+    // SAFETY: in a transaction (this function's contract); a missing attribute gives null
+    let name = unsafe { pg_sys::get_attname(relid, column as i16 + 1, true) };
     if name.is_null() {
         format!("#{}", column + 1)
     } else {
-        std::ffi::CStr::from_ptr(name)
+        // SAFETY: a non-null `get_attname` result is a NUL-terminated palloc'd copy
+        unsafe { std::ffi::CStr::from_ptr(name) }
             .to_string_lossy()
             .into_owned()
     }
 }
 
+/// An EXPLAIN property of text `value` (NUL characters left out).
+///
+/// # Safety
+/// `es` is EXPLAIN's valid state.
 unsafe fn explain_text(label: &std::ffi::CStr, value: &str, es: *mut pg_sys::ExplainState) {
     let value = std::ffi::CString::new(value.replace('\0', "")).unwrap();
-    pg_sys::ExplainPropertyText(label.as_ptr(), value.as_ptr(), es);
+    // SAFETY: `es` is EXPLAIN's state (this function's contract); both strings are
+    // NUL-terminated and outlive the call
+    unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), value.as_ptr(), es) };
 }
 
 #[cfg(test)]

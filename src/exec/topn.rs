@@ -23,6 +23,8 @@
 //! Rows tied on `o` within a group come in position order, the later first (PostgreSQL
 //! leaves their order unspecified); the result does not depend on the order of reading.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::group::GroupTable;
 use pg_columnar_codec::stripe::StoredZone;
@@ -48,10 +50,18 @@ const MAX_KEEP: f64 = 100_000.0;
 /// does not rule out, at least this much.
 const LEAST_SHARE_OF_SCAN_COST: f64 = 0.01;
 
+/// Registers PgcolTopN's plan methods and installs its `create_upper_paths_hook`.
+///
+/// # Safety
+/// Called once per backend, from `_PG_init` (through `exec::install`).
 pub unsafe fn install() {
-    FRAME.register();
-    PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
-    pg_sys::create_upper_paths_hook = Some(upper_paths);
+    // SAFETY: once per backend, from `_PG_init`, in the backend's one thread (this function's
+    // contract): no hook runs meanwhile to read PREV_UPPER_PATHS or the hook variable
+    unsafe {
+        FRAME.register();
+        PREV_UPPER_PATHS = pg_sys::create_upper_paths_hook;
+        pg_sys::create_upper_paths_hook = Some(upper_paths);
+    }
 }
 
 /// What the node computes, decided at plan time.
@@ -66,6 +76,10 @@ struct TopSpec {
     group: Option<KeySpec>,
 }
 
+/// The `create_upper_paths_hook`: PgcolTopN's paths for the DISTINCT and ORDER BY stages.
+///
+/// # Safety
+/// PostgreSQL's contract: the arguments are the planner's, valid while planning.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn upper_paths(
     root: *mut pg_sys::PlannerInfo,
@@ -74,8 +88,12 @@ unsafe extern "C-unwind" fn upper_paths(
     output_rel: *mut pg_sys::RelOptInfo,
     extra: *mut std::ffi::c_void,
 ) {
-    if let Some(prev) = PREV_UPPER_PATHS {
-        prev(root, stage, input_rel, output_rel, extra);
+    // SAFETY: PREV_UPPER_PATHS is written only from `_PG_init` and read in the backend's one
+    // thread; the previous hook gets PostgreSQL's own arguments
+    unsafe {
+        if let Some(prev) = PREV_UPPER_PATHS {
+            prev(root, stage, input_rel, output_rel, extra);
+        }
     }
     let shape = stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT
         || stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED;
@@ -87,39 +105,60 @@ unsafe extern "C-unwind" fn upper_paths(
     {
         return;
     }
-    if let Some(path) = topn_path(root, stage, input_rel, output_rel) {
-        pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
+    // SAFETY: the planner's `root`, `stage`, `input_rel` and `output_rel`, while planning (this
+    // function's contract)
+    if let Some(path) = unsafe { topn_path(root, stage, input_rel, output_rel) } {
+        // SAFETY: as above; `path` is a path of `output_rel`, just made
+        unsafe { pg_sys::add_path(output_rel, path as *mut pg_sys::Path) };
     }
 }
 
 /// The ordering of sort clause `sgc` over `expr` if `expr` is an integer column of relation
 /// `relid` sorted by its type's own `<` or `>`: the column and the order.
+///
+/// # Safety
+/// `sgc` is a valid SortGroupClause of the query being planned and `expr` its valid
+/// expression; in a transaction.
 unsafe fn order_of(
     sgc: *mut pg_sys::SortGroupClause,
     expr: *mut pg_sys::Node,
     relid: pg_sys::Index,
     natts: usize,
 ) -> Option<(u16, Order)> {
-    let Some(KeySpec::Int { column }) = key_spec(expr, relid, natts) else {
+    // SAFETY: `expr` is a valid expression of the query being planned, in a transaction (this
+    // function's contract)
+    let Some(KeySpec::Int { column }) = (unsafe { key_spec(expr, relid, natts) }) else {
         return None;
     };
-    let tc = pg_sys::lookup_type_cache(
-        pg_sys::exprType(expr),
-        (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32,
-    );
+    // SAFETY: as above; the type cache is read in a transaction
+    let tc = unsafe {
+        pg_sys::lookup_type_cache(
+            pg_sys::exprType(expr),
+            (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32,
+        )
+    };
     if tc.is_null() {
         return None;
     }
-    let descending = match (*sgc).sortop {
-        op if op == (*tc).gt_opr => true,
-        op if op == (*tc).lt_opr => false,
+    // SAFETY: `sgc` is a valid clause (this function's contract), `tc` a valid type cache entry
+    let (sortop, gt, lt, nulls_first) = unsafe {
+        (
+            (*sgc).sortop,
+            (*tc).gt_opr,
+            (*tc).lt_opr,
+            (*sgc).nulls_first,
+        )
+    };
+    let descending = match sortop {
+        op if op == gt => true,
+        op if op == lt => false,
         _ => return None,
     };
     Some((
         column,
         Order {
             descending,
-            nulls_first: (*sgc).nulls_first,
+            nulls_first,
         },
     ))
 }
@@ -127,59 +166,102 @@ unsafe fn order_of(
 /// The path, if the query is one of the shapes this node computes (see the module's
 /// comment): at `UPPERREL_DISTINCT` the DISTINCT ON shape, at `UPPERREL_ORDERED` the
 /// ORDER BY ... LIMIT one.
+///
+/// # Safety
+/// `root` is the planner's, holding the upper target of `stage`; `input` a relation of it and
+/// `output` the upper relation of `stage`, valid while planning; in a transaction, in the
+/// planner's memory context.
 unsafe fn topn_path(
     root: *mut pg_sys::PlannerInfo,
     stage: pg_sys::UpperRelationKind::Type,
     input: *mut pg_sys::RelOptInfo,
     output: *mut pg_sys::RelOptInfo,
 ) -> Option<*mut pg_sys::CustomPath> {
-    let parse = (*root).parse;
-    let target = *(*root).upper_targets.as_ptr().add(stage as usize);
+    // SAFETY: `root` is the planner's, with its query and an upper target per stage (this
+    // function's contract)
+    let (parse, target) = unsafe {
+        (
+            (*root).parse,
+            *(*root).upper_targets.as_ptr().add(stage as usize),
+        )
+    };
+    // SAFETY: `parse` is the query being planned; the target's expressions are read only when
+    // it is not null
     if target.is_null()
-        || (*parse).hasAggs
-        || !(*parse).groupClause.is_null()
-        || !(*parse).groupingSets.is_null()
-        || !(*parse).havingQual.is_null()
-        || (*parse).hasWindowFuncs
-        || (*parse).hasTargetSRFs
-        || !(*parse).rowMarks.is_null()
-        || pg_sys::contain_volatile_functions((*target).exprs as *mut pg_sys::Node)
-        || pg_sys::contain_subplans((*target).exprs as *mut pg_sys::Node)
+        || unsafe {
+            (*parse).hasAggs
+                || !(*parse).groupClause.is_null()
+                || !(*parse).groupingSets.is_null()
+                || !(*parse).havingQual.is_null()
+                || (*parse).hasWindowFuncs
+                || (*parse).hasTargetSRFs
+                || !(*parse).rowMarks.is_null()
+                || pg_sys::contain_volatile_functions((*target).exprs as *mut pg_sys::Node)
+                || pg_sys::contain_subplans((*target).exprs as *mut pg_sys::Node)
+        }
     {
         return None;
     }
-    let relid = (*input).relid;
-    let (scan, natts) = super::plan::scan_path_below(root, input, false)?;
-    let sort: Vec<*mut pg_sys::SortGroupClause> = list::ptrs((*parse).sortClause).collect();
-    let tlist = (*parse).targetList;
-    let expr_of = |sgc: *mut pg_sys::SortGroupClause| pg_sys::get_sortgroupclause_expr(sgc, tlist);
+    // SAFETY: `input` is a valid relation of the planner (this function's contract)
+    let relid = unsafe { (*input).relid };
+    // SAFETY: `root` and `input` are the planner's, while planning (this function's contract)
+    let (scan, natts) = unsafe { super::plan::scan_path_below(root, input, false) }?;
+    // SAFETY: `scan` is a valid path (`scan_path_below`'s)
+    let (scan_rows, scan_startup, scan_total) =
+        unsafe { ((*scan).rows, (*scan).startup_cost, (*scan).total_cost) };
+    // SAFETY: `parse` is the query being planned: its ORDER BY a List of SortGroupClauses,
+    // read at once
+    let (sort, tlist): (Vec<*mut pg_sys::SortGroupClause>, _) = unsafe {
+        (
+            list::ptrs((*parse).sortClause).collect(),
+            (*parse).targetList,
+        )
+    };
+    // SAFETY: `sgc` is one of the query's clauses, whose target list `tlist` is
+    let expr_of =
+        |sgc: *mut pg_sys::SortGroupClause| unsafe { pg_sys::get_sortgroupclause_expr(sgc, tlist) };
     let (spec, rows, pathkeys) = if stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT {
+        // SAFETY: `parse`'s DISTINCT is a List of SortGroupClauses, read at once
         let distinct: Vec<*mut pg_sys::SortGroupClause> =
-            list::ptrs((*parse).distinctClause).collect();
-        if !(*parse).hasDistinctOn
-            || distinct.len() != 1
-            || sort.len() != 2
-            || (*sort[0]).tleSortGroupRef != (*distinct[0]).tleSortGroupRef
-        {
+            unsafe { list::ptrs((*parse).distinctClause) }.collect();
+        // SAFETY: `parse` is the query, `sort` and `distinct` its clauses, indexed only once
+        // their lengths are checked
+        if unsafe {
+            !(*parse).hasDistinctOn
+                || distinct.len() != 1
+                || sort.len() != 2
+                || (*sort[0]).tleSortGroupRef != (*distinct[0]).tleSortGroupRef
+        } {
             return None;
         }
         let g = expr_of(distinct[0]);
-        let group = key_spec(g, relid, natts)
+        // SAFETY: `g` is an expression of the query being planned, in a transaction (this
+        // function's contract)
+        let group = unsafe { key_spec(g, relid, natts) }
             .filter(|k| matches!(k, KeySpec::Int { .. } | KeySpec::Text { .. }))?;
         // DISTINCT ON's equality must be the type's own (for text: bytewise, the collation
         // being deterministic)
-        let tc = pg_sys::lookup_type_cache(pg_sys::exprType(g), pg_sys::TYPECACHE_EQ_OPR as i32);
-        if tc.is_null() || (*distinct[0]).eqop != (*tc).eq_opr {
+        // SAFETY: `g` is a valid expression; the type cache is read in a transaction
+        let tc = unsafe {
+            pg_sys::lookup_type_cache(pg_sys::exprType(g), pg_sys::TYPECACHE_EQ_OPR as i32)
+        };
+        // SAFETY: a non-null type cache entry is valid; `distinct[0]` is the query's clause
+        if tc.is_null() || unsafe { (*distinct[0]).eqop != (*tc).eq_opr } {
             return None;
         }
-        let (column, order) = order_of(sort[1], expr_of(sort[1]), relid, natts)?;
-        let groups = pg_sys::estimate_num_groups(
-            root,
-            list::from_nodes([g as *mut pg_sys::Node]),
-            (*scan).rows,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
+        // SAFETY: `sort[1]` is a clause of the query, with its expression, in a transaction
+        let (column, order) = unsafe { order_of(sort[1], expr_of(sort[1]), relid, natts) }?;
+        // SAFETY: while planning (this function's contract); `g` is a valid expression, the
+        // List made in the planner's memory context
+        let groups = unsafe {
+            pg_sys::estimate_num_groups(
+                root,
+                list::from_nodes([g as *mut pg_sys::Node]),
+                scan_rows,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
         if groups * BYTES_PER_GROUP > super::agg::group_memory_limit() as f64 {
             return None;
         }
@@ -194,14 +276,19 @@ unsafe fn topn_path(
             std::ptr::null_mut(),
         )
     } else {
-        let keep = (*root).limit_tuples;
-        if !(*parse).distinctClause.is_null()
-            || sort.len() != 1
-            || !(1.0..=MAX_KEEP).contains(&keep)
-        {
+        // SAFETY: `root` is the planner's, `parse` its query (this function's contract)
+        let (keep, distinct, pathkeys) = unsafe {
+            (
+                (*root).limit_tuples,
+                (*parse).distinctClause,
+                (*root).sort_pathkeys,
+            )
+        };
+        if !distinct.is_null() || sort.len() != 1 || !(1.0..=MAX_KEEP).contains(&keep) {
             return None;
         }
-        let (column, order) = order_of(sort[0], expr_of(sort[0]), relid, natts)?;
+        // SAFETY: `sort[0]` is a clause of the query, with its expression, in a transaction
+        let (column, order) = unsafe { order_of(sort[0], expr_of(sort[0]), relid, natts) }?;
         (
             TopSpec {
                 column,
@@ -209,23 +296,33 @@ unsafe fn topn_path(
                 keep: keep as u32,
                 group: None,
             },
-            keep.min((*scan).rows),
-            (*root).sort_pathkeys,
+            keep.min(scan_rows),
+            pathkeys,
         )
     };
-    let rte = *(*root).simple_rte_array.add(relid as usize);
-    let correlation = super::plan::correlation((*rte).relid, spec.column as i32 + 1);
+    // SAFETY: `input` is a base relation (`scan_path_below` found it one), so its `relid`
+    // indexes `root`'s range table array
+    let rte_relid = unsafe { (**(*root).simple_rte_array.add(relid as usize)).relid };
+    // SAFETY: in a transaction (this function's contract)
+    let correlation = unsafe { super::plan::correlation(rte_relid, spec.column as i32 + 1) };
     let share = (1.0 - correlation).max(LEAST_SHARE_OF_SCAN_COST);
-    let p = FRAME.new_path();
-    let path = &mut (*p).path;
+    // SAFETY: in a backend, while planning (this function's contract)
+    let p = unsafe { FRAME.new_path() };
+    // SAFETY: `p` was just made, and nothing else refers to it
+    let path = unsafe { &mut (*p).path };
     path.parent = output;
     path.pathtarget = target;
     path.pathkeys = pathkeys;
     path.rows = rows.max(1.0);
-    path.startup_cost = (*scan).startup_cost + ((*scan).total_cost - (*scan).startup_cost) * share;
-    path.total_cost = path.startup_cost + path.rows * pg_sys::cpu_tuple_cost;
-    (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
-    (*p).custom_private = FRAME.private(&spec);
+    path.startup_cost = scan_startup + (scan_total - scan_startup) * share;
+    // SAFETY: `cpu_tuple_cost` is a setting of the backend, read in its one thread
+    path.total_cost = path.startup_cost + path.rows * unsafe { pg_sys::cpu_tuple_cost };
+    // SAFETY: `p` is the path made above (`path` is not used again); the List and the plan
+    // data are made in the planner's memory context (this function's contract)
+    unsafe {
+        (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
+        (*p).custom_private = FRAME.private(&spec);
+    }
     Some(p)
 }
 
@@ -234,6 +331,11 @@ const BYTES_PER_GROUP: f64 = 96.0;
 
 /// The plan scans the relation itself (its scan tuple is a row of the table, stored by the
 /// child's reader), so the target list is the path's, over the relation's columns.
+///
+/// # Safety
+/// PostgreSQL's contract (`PlanCustomPath`): `best_path` is a path [`topn_path`] made (the
+/// chosen one), `tlist` its target list and `custom_plans` the plans of its custom paths (the
+/// scan's), while planning.
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn plan_custom_path(
     _root: *mut pg_sys::PlannerInfo,
@@ -243,14 +345,20 @@ unsafe extern "C-unwind" fn plan_custom_path(
     _clauses: *mut pg_sys::List,
     custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let child = list::ptrs::<pg_sys::CustomScan>(custom_plans)
-        .next()
+    // SAFETY: `custom_plans` is the List of the plans of the path's custom paths (this
+    // function's contract): one, the scan's CustomScan
+    let child = unsafe { list::ptrs::<pg_sys::CustomScan>(custom_plans).next() }
         .expect("PgcolTopN without its scan");
-    let cscan = FRAME.new_plan(best_path);
-    (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.scanrelid = (*child).scan.scanrelid;
-    (*cscan).custom_plans = custom_plans;
-    (*cscan).custom_private = (*best_path).custom_private;
+    // SAFETY: while planning, `best_path` a path of the node (this function's contract)
+    let cscan = unsafe { FRAME.new_plan(best_path) };
+    // SAFETY: `cscan` is the plan just made, nothing else refers to it; `child` is the scan's
+    // plan and `best_path`'s `custom_private` the plan data `topn_path` wrote
+    unsafe {
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).scan.scanrelid = (*child).scan.scanrelid;
+        (*cscan).custom_plans = custom_plans;
+        (*cscan).custom_private = (*best_path).custom_private;
+    }
     cscan as *mut pg_sys::Plan
 }
 
@@ -295,6 +403,10 @@ fn best_of(order: Order, zone: Option<&StoredZone>, nulls: usize) -> Option<Rank
 /// The groups stripe `i` holds, if every one has been seen: its shared dictionary of the
 /// group column holds every value of the stripe's column, and its NULL count says whether
 /// the NULL group is among them. `None` without a shared dictionary.
+///
+/// # Safety
+/// None beyond the types': it does no unsafe operation (the `unsafe` is only its
+/// declaration's).
 unsafe fn stripe_groups(
     scan: &mut VectorScan,
     i: usize,
@@ -319,32 +431,52 @@ unsafe fn stripe_groups(
 /// (stripe index, row within the stripe, `None` if no other of them is of its vector, else
 /// the index in `Exec::chosen`, which this sets, of its vector's), in the order to return
 /// them.
+///
+/// # Safety
+/// `node` is a begun PgcolTopN node, not ended, with its PgcolScan child, and `exec` its value;
+/// in the query's memory context.
 unsafe fn compute(
     exec: &mut Exec,
     node: *mut pg_sys::CustomScanState,
 ) -> Vec<(usize, u64, Option<usize>)> {
-    let css = &mut *node;
-    let child = super::frame::child_of(css);
-    let instr = (*child).instrument;
-    if !instr.is_null() {
-        pg_sys::InstrStartNode(instr);
-    }
-    let (scan, child_slot) = super::node::batch_source(child).expect("PgcolTopN over a PgcolScan");
+    // SAFETY: `node` is a begun node (this function's contract); no other reference to it is
+    // used while this one is
+    let css = unsafe { &mut *node };
+    // SAFETY: a begun PgcolTopN node has its child, whose instrumentation is null or valid
+    let (child, instr) = unsafe {
+        let child = super::frame::child_of(css);
+        let instr = (*child).instrument;
+        if !instr.is_null() {
+            pg_sys::InstrStartNode(instr);
+        }
+        (child, instr)
+    };
+    // SAFETY: `child` is the node's begun child, whose value nothing else borrows while the
+    // computation runs (its parent runs it only through here)
+    let (scan, child_slot) =
+        unsafe { super::node::batch_source(child) }.expect("PgcolTopN over a PgcolScan");
     let spec = exec.spec;
     if exec.readers.is_none() {
-        let desc = (*child_slot).tts_tupleDescriptor;
+        // SAFETY: `child_slot` is the child's valid scan slot
+        let desc = unsafe { (*child_slot).tts_tupleDescriptor };
         let ps = &mut css.ss.ps as *mut pg_sys::PlanState;
-        let values = KeyReader::new(
-            KeySpec::Int {
-                column: spec.column,
-            },
-            std::ptr::null_mut(),
-            ps,
-            desc,
-        );
+        // SAFETY: `ps` is the node's plan state and `desc` the table's descriptor, in the
+        // query's memory context (this function's contract); an integer or text key (the only
+        // ones `topn_path` takes) has no expression to evaluate, so none is given
+        let values = unsafe {
+            KeyReader::new(
+                KeySpec::Int {
+                    column: spec.column,
+                },
+                std::ptr::null_mut(),
+                ps,
+                desc,
+            )
+        };
         let group = spec
             .group
-            .map(|g| KeyReader::new(g, std::ptr::null_mut(), ps, desc));
+            // SAFETY: as above
+            .map(|g| unsafe { KeyReader::new(g, std::ptr::null_mut(), ps, desc) });
         exec.readers = Some((values, group));
     }
     let (values, group) = exec.readers.as_mut().unwrap();
@@ -388,7 +520,11 @@ unsafe fn compute(
             if !matches!(&holds, Some((Some(_), _)))
                 && holds.as_ref().is_none_or(|(_, n)| *n != table.len())
             {
-                holds = Some((stripe_groups(scan, i, reader, table), table.len()));
+                // SAFETY: `stripe_groups` has no contract (it does no unsafe operation)
+                holds = Some((
+                    unsafe { stripe_groups(scan, i, reader, table) },
+                    table.len(),
+                ));
             }
             top.threshold_of(holds.as_ref()?.0.as_ref()?)
         };
@@ -431,7 +567,8 @@ unsafe fn compute(
                 let read_key = |reader: &mut KeyReader| {
                     let c = reader.spec.column() as usize;
                     let Some((u, ctx)) = lookup(c) else { super::agg::missing(rel, c) };
-                    let Some(k) = reader.read(u, &ctx, selection, serial) else {
+                    // SAFETY: the readers were made for this query, which runs, and not ended
+                    let Some(k) = (unsafe { reader.read(u, &ctx, selection, serial) }) else {
                         crate::storage::corrupt(rel, format!("column {} holds values of another type than its own", c + 1));
                     };
                     k
@@ -509,7 +646,8 @@ unsafe fn compute(
     }
     exec.chosen = chosen;
     if !instr.is_null() {
-        pg_sys::InstrStopNode(instr, counts.rows_offered as f64);
+        // SAFETY: a non-null `instr` is the child's instrumentation, started above
+        unsafe { pg_sys::InstrStopNode(instr, counts.rows_offered as f64) };
     }
     exec.counts = counts;
     out
@@ -525,6 +663,8 @@ impl CustomNode for Exec {
         &FRAME
     }
 
+    /// # Safety
+    /// As [`CustomNode::create`] (nothing is read of the plan here).
     unsafe fn create(_cscan: *mut pg_sys::CustomScan, spec: TopSpec) -> Exec {
         Exec {
             spec,
@@ -536,18 +676,26 @@ impl CustomNode for Exec {
         }
     }
 
+    /// # Safety
+    /// As [`CustomNode::next`].
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
         if self.rows.is_none() {
-            let rows = compute(self, node);
+            // SAFETY: `node` is begun, not ended (this method's contract), with its PgcolScan
+            // child (the planner put it there), and `self` its value
+            let rows = unsafe { compute(self, node) };
             self.rows = Some(rows);
             self.next_row = 0;
         }
-        let slot = (*node).ss.ss_ScanTupleSlot;
+        // SAFETY: `node` is begun (this method's contract), with its scan slot
+        let slot = unsafe { (*node).ss.ss_ScanTupleSlot };
         let Some(&(i, r, chosen)) = self.rows.as_ref().unwrap().get(self.next_row) else {
-            return pg_sys::ExecClearTuple(slot);
+            // SAFETY: `slot` is the node's valid scan slot
+            return unsafe { pg_sys::ExecClearTuple(slot) };
         };
         self.next_row += 1;
-        let (scan, _) = super::node::batch_source(super::frame::child_of(node))
+        // SAFETY: `node` is begun (this method's contract), so it has its child, whose value
+        // nothing else borrows while its parent runs
+        let (scan, _) = unsafe { super::node::batch_source(super::frame::child_of(node)) }
             .expect("PgcolTopN over a PgcolScan");
         match chosen {
             None => scan.reader.store_alone(i, r, slot),
@@ -563,33 +711,49 @@ impl CustomNode for Exec {
         self.rows = None;
     }
 
+    /// # Safety
+    /// As [`CustomNode::end`].
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
         if let Some((values, group)) = self.readers.as_mut() {
-            values.end();
-            if let Some(g) = group {
-                g.end();
+            // SAFETY: the node ends before the query's memory is freed, where the readers made
+            // what they free
+            unsafe {
+                values.end();
+                if let Some(g) = group {
+                    g.end();
+                }
             }
         }
     }
 
+    /// # Safety
+    /// As [`CustomNode::explain`].
     unsafe fn explain(
         &self,
         node: *mut pg_sys::CustomScanState,
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        let reloid = (*(*node).ss.ss_currentRelation).rd_id;
+        // SAFETY: `node` is a begun PgcolTopN node, its relation open, and `es` EXPLAIN's state
+        // (this method's contract)
+        let (reloid, analyze) = unsafe { ((*(*node).ss.ss_currentRelation).rd_id, (*es).analyze) };
         let spec = self.spec;
         let property = |name: &std::ffi::CStr, value: String| {
             let text = std::ffi::CString::new(value).unwrap();
-            pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es);
+            // SAFETY: `es` is EXPLAIN's state (this method's contract); both strings are
+            // NUL-terminated and outlive the call
+            unsafe { pg_sys::ExplainPropertyText(name.as_ptr(), text.as_ptr(), es) };
         };
         let name = |c: u16| {
-            std::ffi::CStr::from_ptr(pg_sys::get_attname(
-                reloid,
-                c as pg_sys::AttrNumber + 1,
-                false,
-            ))
+            // SAFETY: EXPLAIN runs in a transaction; with `missing_ok` false a column not found
+            // raises an ERROR, so the name is a NUL-terminated string
+            unsafe {
+                std::ffi::CStr::from_ptr(pg_sys::get_attname(
+                    reloid,
+                    c as pg_sys::AttrNumber + 1,
+                    false,
+                ))
+            }
             .to_string_lossy()
             .into_owned()
         };
@@ -611,7 +775,7 @@ impl CustomNode for Exec {
             ),
             None => property(c"Rows Kept", spec.keep.to_string()),
         }
-        if (*es).analyze {
+        if analyze {
             let c = self.counts;
             property(
                 c"Stripes",
