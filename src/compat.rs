@@ -4,7 +4,6 @@
 //! signatures differ, and which call into the crate, are where their tables are built
 //! (`am::versioned`, `am::slot`, `hooks`), each one `cfg` choice over code here or there.
 
-#![deny(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::too_many_arguments)]
 
 use pgrx::pg_sys;

@@ -15,8 +15,6 @@
 //! load this library, so that the object-access hook is in place when a backend that has not
 //! touched a pg_columnar table yet drops one.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use crate::am::{life, options, write};

@@ -6,8 +6,6 @@
 //! `pgcol.kept_stripes` shows the calling backend's cache of stripes for row fetches (no
 //! table's contents).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 #[pgrx::pg_schema]
 mod pgcol {
     use pgrx::prelude::*;

@@ -6,6 +6,10 @@
 //! Everything the extension puts into a database lives in the schema `pgcol` (see docs/SQL.md,
 //! "Names").
 
+// Every unsafe operation is in an `unsafe` block with a `// SAFETY:` line, also inside an
+// `unsafe fn` (whose `# Safety` section says what its callers promise).
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use pgrx::prelude::*;
 
 pub mod am;

@@ -967,16 +967,27 @@ mod simd {
             }
             shifts[j] = (bit % 8) as u32;
         }
-        let ctrl = _mm256_loadu_si256(ctrl.as_ptr() as *const __m256i);
-        let shifts = _mm256_loadu_si256(shifts.as_ptr() as *const __m256i);
+        // SAFETY: each array is 32 bytes, what an unaligned 256-bit load reads
+        let (ctrl, shifts) = unsafe {
+            (
+                _mm256_loadu_si256(ctrl.as_ptr() as *const __m256i),
+                _mm256_loadu_si256(shifts.as_ptr() as *const __m256i),
+            )
+        };
         let mask = _mm256_set1_epi32(low_mask(width) as i32);
         let basev = _mm256_set1_epi64x(base);
         let groups = out.len() / 8;
         let mut g = 0;
         while g < groups && g * w + hi_byte + 16 <= data.len() {
-            let p = data.as_ptr().add(g * w);
-            let lo = _mm_loadu_si128(p as *const __m128i);
-            let hi = _mm_loadu_si128(p.add(hi_byte) as *const __m128i);
+            // SAFETY: both 16-byte loads end at or before `g * w + hi_byte + 16 <= data.len()`
+            // (the loop's condition)
+            let (lo, hi) = unsafe {
+                let p = data.as_ptr().add(g * w);
+                (
+                    _mm_loadu_si128(p as *const __m128i),
+                    _mm_loadu_si128(p.add(hi_byte) as *const __m128i),
+                )
+            };
             let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), ctrl);
             let v = _mm256_and_si256(_mm256_srlv_epi32(v, shifts), mask);
             let a = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)), basev);
@@ -984,9 +995,12 @@ mod simd {
                 _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v)),
                 basev,
             );
-            let dst = out.as_mut_ptr().add(g * 8) as *mut __m256i;
-            _mm256_storeu_si256(dst, a);
-            _mm256_storeu_si256(dst.add(1), b);
+            // SAFETY: g < groups = out.len() / 8, so the two 32-byte stores write out[g * 8..g * 8 + 8]
+            unsafe {
+                let dst = out.as_mut_ptr().add(g * 8) as *mut __m256i;
+                _mm256_storeu_si256(dst, a);
+                _mm256_storeu_si256(dst.add(1), b);
+            }
             g += 1;
         }
         g * 8

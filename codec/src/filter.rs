@@ -1178,6 +1178,7 @@ mod tests {
                                 want,
                                 "AVX2 {cmp:?} {c}"
                             );
+                            // SAFETY: AVX2 is available
                             assert_eq!(
                                 unsafe { crate::all_within_bits_avx2(&ints, 31) },
                                 crate::all_within_bits_portable(&ints, 31)

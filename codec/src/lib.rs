@@ -9,6 +9,8 @@
 //!
 //! The byte layout of everything is specified in docs/FORMAT.md.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod aggregate;
 pub mod bitpack;
 pub mod bits;

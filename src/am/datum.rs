@@ -8,8 +8,6 @@
 //! types opaque fixed-width values, varlena types their detoasted bytes, cstrings their
 //! bytes.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::{
     ByteStrings, ColumnContext, Form, Kind, Unpacked, Values, Vector, MAX_ROWS,

@@ -1,8 +1,6 @@
 //! Utility commands refused before they run: REFRESH of the extension's catalogs (stripes,
 //! row marks, row reservations), which would empty them.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 /// The data of an event trigger's call, if `fcinfo` is one.

@@ -3,8 +3,6 @@
 //! An index fetch keeps the stripes its snapshot sees and the last decoded vector, so an
 //! index scan that visits nearby rows decodes each vector once, not once per row.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::read::stripe_index_of;

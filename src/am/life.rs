@@ -2,8 +2,6 @@
 //! tablespace, size estimates, index builds, and DROP (VACUUM FULL and CLUSTER: `rewrite`;
 //! VACUUM: `vacuum`).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::relation::not_supported;

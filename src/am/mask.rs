@@ -13,8 +13,6 @@
 //! an MVCC snapshot; for the others (SnapshotSelf, dirty), as heap, a row is judged when the
 //! scan reaches it.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use crate::storage::catalog::{self, StripeRow};

@@ -30,8 +30,6 @@
 //! reader sees a deleted row is the reader's snapshot's business: it sees the delete mark or
 //! not (`marks::deleted_rows`).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::publication::{self, Change};

@@ -16,8 +16,6 @@
 //! renamed in the key, one that drops a key column (or changes it to a type the writer
 //! cannot sort by) takes it out of the key, with a NOTICE.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::ffi::{CStr, CString};
 
 use pgrx::pg_sys;

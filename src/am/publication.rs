@@ -25,8 +25,6 @@
 //! A pg_columnar table can be a subscription's target: the apply worker's inserts, updates and
 //! deletes are ordinary writes (tests/replication).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED;
 use std::ffi::CStr;

@@ -2,8 +2,6 @@
 //! functions: load a stripe's directory (checked against the catalog's checksum), then decode
 //! vectors (each checked against its directory checksum) into Datums.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::rc::Rc;
 
 use pg_columnar_codec::filter::Selection;

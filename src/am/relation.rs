@@ -3,8 +3,6 @@
 //! `am`: the callback table (`routine`) tells it its address when PostgreSQL first asks for
 //! it, before any relation can carry it.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use pgrx::pg_sys;

@@ -27,8 +27,6 @@
 //! yet are written after all the others (each stripe holds one original transaction's
 //! rows), in the same order.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::collections::HashMap;
 
 use pgrx::pg_sys;

@@ -4,8 +4,6 @@
 //!
 //! What a columnar table refuses (with an ERROR naming the feature): BRIN indexes.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::OnceLock;
 
 use pgrx::pg_sys;

@@ -11,8 +11,6 @@
 //! A slot can also hold a row without its values, read column by column when asked
 //! ([`store_deferred`]).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::OnceLock;
 
 use pgrx::pg_sys;

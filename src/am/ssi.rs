@@ -25,8 +25,6 @@
 //! All of these do nothing outside a serializable transaction, for snapshots other than MVCC
 //! and for temporary tables (PostgreSQL decides).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 /// A read of all of `rel` under `snapshot` (a null snapshot: no read to lock).

@@ -13,8 +13,6 @@
 //! removes, before its first write, and that of the catalog rows whose pages are free,
 //! before it writes into them.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use crate::storage::{catalog, newer_xid};

@@ -34,8 +34,6 @@
 //! gets a lock that excludes writers for a moment (`ShareLock`, without waiting; readers are
 //! not excluded). Writers only ever append pages, so the free pages found then stay free.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::scan::{RowScan, StripeReader};

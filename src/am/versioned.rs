@@ -3,8 +3,6 @@
 //! forwarding to version-independent code. Differences that call nothing of the crate are
 //! `crate::compat`'s.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::publication::{self, Change};

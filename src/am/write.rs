@@ -40,8 +40,6 @@
 //! `pgcol.row_reservation` (`storage::reservations`), so that another session's unique check
 //! that meets the index entry of a row still buffered here waits for this transaction.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::cell::RefCell;
 
 use pg_columnar_codec::stripe::{self, ColumnInput};

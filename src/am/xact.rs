@@ -2,8 +2,6 @@
 //! (sub)transaction's end resets or writes, in one place (the callbacks `hooks` registers).
 //! What each state is: docs/ARCHITECTURE.md, "What a backend keeps".
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::{fetch, write};

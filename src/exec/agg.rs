@@ -37,8 +37,6 @@
 //!
 //! `pg_columnar.enable_vectorized_agg = off` leaves aggregation to PostgreSQL.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pg_columnar_codec::aggregate::{
     answer_from_metadata, ColumnFacts, FloatOverflow, Function, GroupRuns, GroupStates, MetaAnswer,
     Output, State,
@@ -672,9 +670,9 @@ unsafe fn agg_path(
     // a serial plan that keeps only the first groups reads about their share of the rows
     // (see `top_stripes`); a partial one reads every stripe
     let top_share = match (partial, keys.as_slice()) {
-        // SAFETY: `root` is the planner's and `key` a GROUP BY expression of its query, in a
-        // transaction (this function's contract)
         (false, &[key]) => {
+            // SAFETY: `root` is the planner's and `key` a GROUP BY expression of its query, in
+            // a transaction (this function's contract)
             unsafe { top_of(root, key) }.map_or(1.0, |n| (n as f64 / groups).min(1.0))
         }
         _ => 1.0,
@@ -760,8 +758,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
         .expect("the path found every key");
     let key_specs: Vec<KeySpec> = keys
         .iter()
-        // SAFETY: `k` is a GROUP BY expression of the query being planned, in a transaction
         .map(|&k| {
+            // SAFETY: `k` is a GROUP BY expression of the query being planned, in a transaction
             unsafe { super::group::key_spec(k, relid, natts) }.expect("the path checked every key")
         })
         .collect();

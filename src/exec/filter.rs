@@ -2,8 +2,6 @@
 //! with the codec's kernels (`codec::filter`). Only quals whose every leaf has an exact
 //! kernel get here (`quals::Compare::exact`); the plan no longer gives them to the executor.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pg_columnar_codec::filter::{
     select_unpacked_cached, EntryCache, Operand, Predicate, Selection,
 };

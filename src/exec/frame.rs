@@ -22,8 +22,6 @@
 //! PostgreSQL keeps (the registry of custom nodes, each plan's and node's `methods`) and
 //! [`Frame::state_of`] compares with.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::ffi::CStr;
 use std::marker::PhantomData;
 

@@ -19,8 +19,6 @@
 //! Only selected rows are evaluated, as PostgreSQL evaluates GROUP BY expressions only on
 //! rows that pass WHERE.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pg_columnar_codec::bucket::{self, TruncUnit};
 use pg_columnar_codec::filter::Selection;
 use std::rc::Rc;

@@ -24,8 +24,6 @@
 //! qual with the executor.
 //! `SET pg_columnar.enable_custom_scan = off` plans the plain sequential scan instead.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 pub mod agg;
 pub mod filter;
 pub mod frame;

@@ -15,8 +15,6 @@
 //! Not supported: backward scans and mark/restore (the path does not claim them, so the
 //! planner puts a Material node above where a cursor needs one).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgrx::pg_sys;

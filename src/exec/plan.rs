@@ -9,8 +9,6 @@
 //! the planner already has (the relation's size and the qual costs): planning reads no
 //! data page and no stripe catalog.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::list;

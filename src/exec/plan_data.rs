@@ -8,8 +8,6 @@
 //! `./run-tests` builds), so each plan a test makes checks the round trip of its node's
 //! data; a spec that does not read back is an ERROR there, never a different plan.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 use serde::de::DeserializeOwned;
 use serde::Serialize;

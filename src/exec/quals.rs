@@ -21,8 +21,6 @@
 //! barrier views) a qual whose operator functions are not leakproof is not used, since the
 //! check would run them on values of rows the barrier hides.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pg_columnar_codec::zonemap::Cmp;
 use pgrx::pg_sys;
 

@@ -3,8 +3,6 @@
 //! scan then reads nothing of the vector), and whether every row of it does (`true` is a
 //! proof; an aggregate may then take the vector's metadata instead of its rows).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pg_columnar_codec::filter::{Operand, OperandSet, SET_MIN_OPERANDS};
 use pg_columnar_codec::stripe::{StoredZone, StripeDirectory, StripeSummary};
 use pg_columnar_codec::zonemap::{bytes_may_satisfy, Cmp};

@@ -2,8 +2,6 @@
 //! kept in the plan's `custom_private` through `super::plan_data`), and the columns a plan's
 //! expressions read: written by `plan`, read by `node`.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::quals::SkipExpr;

@@ -23,8 +23,6 @@
 //! Rows tied on `o` within a group come in position order, the later first (PostgreSQL
 //! leaves their order unspecified); the result does not depend on the order of reading.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pg_columnar_codec::filter::Selection;
 use pg_columnar_codec::group::GroupTable;
 use pg_columnar_codec::stripe::StoredZone;

@@ -8,8 +8,6 @@
 //! with `systable_beginscan` under the caller's snapshot, never through SQL, so no role needs
 //! privileges on the catalog and no `search_path` is consulted.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::rc::Rc;
 
 use pg_columnar_codec::stripe::StripeSummary;

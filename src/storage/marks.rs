@@ -16,8 +16,6 @@
 //! Marks are written with `heap_insert` and an explicit command id, and never logically
 //! decoded (the catalog is this node's own, like the stripe catalog).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 /// What a mark does to its row: the four row locks, in the order of PostgreSQL's

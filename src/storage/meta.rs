@@ -10,8 +10,6 @@
 //! never be mistaken for a new one's), `next_row u64` (row numbers handed out so far),
 //! `checksum u32` (low 32 bits of xxh3-64 of the 24 bytes before it).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::pages::{BLCKSZ, PAGE_HEADER};

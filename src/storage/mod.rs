@@ -14,8 +14,6 @@
 //! The byte layout of a stripe is the codec's (`pg_columnar_codec::stripe`); the layout of
 //! pages and metapage is specified in docs/FORMAT.md.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 pub mod catalog;
 pub mod marks;
 pub mod meta;

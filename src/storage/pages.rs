@@ -3,8 +3,6 @@
 //! the end of the bytes used). New pages are written whole with generic WAL, which logs
 //! nothing for unlogged and temporary relations.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::corrupt;

@@ -11,8 +11,6 @@
 //! at commit ([`forget_mine`]): by then its stripes cover every row it kept, and a committed
 //! range would only be clutter.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::required_pgcol_relation;

@@ -3,8 +3,6 @@
 //! page of the relation), and offsets stay within what heap TIDs allow, so indexes, TID
 //! bitmaps and `ctid` accept them.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 /// MaxHeapTuplesPerPage for the build's block size: the largest offset a TID may carry.

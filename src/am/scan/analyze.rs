@@ -2,8 +2,6 @@
 //! an equal share of the stored rows of the visible stripes, by ordinal; rows deleted for the
 //! snapshot are passed over and counted dead.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use pgrx::pg_sys;
 
 use super::reader::StripeReader;

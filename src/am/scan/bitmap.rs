@@ -2,8 +2,6 @@
 //! block at a time (a block's rows are [`tid::ROWS_PER_BLOCK`] consecutive row numbers, as
 //! its offsets), those the reader's snapshot sees, and return them in order.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::collections::VecDeque;
 
 use pgrx::pg_sys;
@@ -145,6 +143,7 @@ impl SampleScan {
         // contract), whose NextSampleBlock takes that node
         let block = match unsafe { (*(*state).tsmroutine).NextSampleBlock } {
             Some(next) => {
+                // SAFETY: the method's NextSampleBlock, given its own node
                 Some(unsafe { next(state, nblocks) }).filter(|&b| b != pg_sys::InvalidBlockNumber)
             }
             None if self.done => None,

@@ -20,8 +20,6 @@
 //! Rows deleted for the scan's snapshot, and rows VACUUM removed, are left out by every
 //! cursor, and a stripe or vector holding one is never answered from its metadata.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 mod analyze;
 mod bitmap;
 mod reader;

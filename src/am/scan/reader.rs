@@ -6,8 +6,6 @@
 //! [`super::bitmap`], [`super::analyze`]. A fetch by row number uses the reader alone
 //! ([`StripeReader::for_fetch`]).
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pg_columnar_codec::aggregate::ColumnFacts;

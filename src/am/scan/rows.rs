@@ -3,8 +3,6 @@
 //! of the stripes it merges. A parallel scan's workers take whole stripes from a shared
 //! counter. Rows deleted for the reader's snapshot are passed over.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::atomic::AtomicU64;
 
 use pgrx::pg_sys;

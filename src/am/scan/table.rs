@@ -2,8 +2,6 @@
 //! cursor that reads the way the executor will ask ([`TableScan`]), over a reader of the
 //! stripes the snapshot sees; the other scan callbacks reach it through [`state`].
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgrx::pg_sys;

@@ -8,8 +8,6 @@
 //! taken out of each vector's selection, and a stripe or vector holding one is never answered
 //! from its metadata.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 use std::sync::atomic::AtomicU64;
 
 use pg_columnar_codec::aggregate::ColumnFacts;
