@@ -266,10 +266,6 @@ impl<N: CustomNode> Frame<N> {
         self.registration.done()
     }
 
-    pub const fn registration(&'static self) -> &'static Registration {
-        &self.registration
-    }
-
     pub fn scan_methods(&'static self) -> *const pg_sys::CustomScanMethods {
         &self.scan
     }

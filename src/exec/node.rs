@@ -29,14 +29,6 @@ use crate::am::scan::{ScanCounters, StripeReader, VectorScan};
 /// PgcolScan's method tables and their registration (`super::frame`).
 pub(super) static FRAME: Frame<Exec> = Frame::new().with_parallel();
 
-/// Whether PgcolScan's methods were registered (what `super::plan` asks).
-pub static REGISTERED: &super::Registration = FRAME.registration();
-
-/// PgcolScan's plan methods (`super::plan` makes its plans).
-pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
-    FRAME.scan_methods()
-}
-
 /// What a process did, summed for EXPLAIN ANALYZE.
 #[derive(Debug, Default, Clone)]
 struct Totals {

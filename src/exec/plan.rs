@@ -18,6 +18,9 @@ use crate::am::scan::VectorSkip;
 
 static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 
+/// PgcolScan's path methods: here rather than in its frame (`node::FRAME`, which PgcolAgg's
+/// and PgcolTopN's frames hold theirs in), since the node would then name the planner that
+/// names it.
 static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
     CustomName: c"PgcolScan".as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
@@ -179,7 +182,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     }
     // SAFETY: `rte` and `rel` are valid (the contract).
     if !super::ENABLE_CUSTOM_SCAN.get()
-        || !super::node::REGISTERED.done()
+        || !super::node::FRAME.registered()
         || unsafe {
             (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
                 || (*rte).inh
@@ -698,7 +701,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         (*cscan).scan.plan.targetlist = tlist;
         (*cscan).scan.scanrelid = (*rel).relid;
         (*cscan).flags = (*best_path).flags;
-        (*cscan).methods = super::node::scan_methods();
+        (*cscan).methods = super::node::FRAME.scan_methods();
         cscan
     };
 

@@ -52,14 +52,3 @@ pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usi
     }
     wanted
 }
-
-/// The spec a plan carries (`plan::plan_custom_path` writes it).
-///
-/// # Safety
-///
-/// `cscan` must be a valid `PgcolScan` plan, made by `plan::plan_custom_path`.
-pub unsafe fn spec_of(cscan: *const pg_sys::CustomScan) -> ScanSpec {
-    // SAFETY: `cscan` is a valid PgcolScan plan (the contract), whose `custom_private` is the
-    // list `plan_data::to_private` wrote.
-    unsafe { super::plan_data::from_private((*cscan).custom_private, "PgcolScan") }
-}
