@@ -23,7 +23,7 @@ enum Node {
     },
 }
 
-pub struct RuntimeFilter {
+pub(super) struct RuntimeFilter {
     root: Node,
     columns: Vec<usize>,
 }

@@ -37,7 +37,7 @@ use super::{list, Registration};
 ///
 /// The unsafe methods' contracts are what PostgreSQL's callbacks are given: each says what
 /// the frame passes on; an implementation relies on no more.
-pub trait CustomNode: Sized + 'static {
+pub(super) trait CustomNode: Sized + 'static {
     /// The node's name: in EXPLAIN, and PostgreSQL's key for its methods (`Pgcol...`, unique
     /// to this project).
     const NAME: &'static CStr;
@@ -134,7 +134,7 @@ pub trait CustomNode: Sized + 'static {
 
 /// A node that runs in a parallel plan's processes, sharing dynamic shared memory
 /// ([`Frame::with_parallel`]).
-pub trait Parallel: CustomNode {
+pub(super) trait Parallel: CustomNode {
     /// `EstimateDSMCustomScan`: the bytes of shared memory the node needs.
     ///
     /// # Safety
@@ -186,7 +186,7 @@ pub trait Parallel: CustomNode {
 }
 
 /// A node's planning callback (`PlanCustomPath`), which stays with the node's planning.
-pub type PlanPath = unsafe extern "C-unwind" fn(
+pub(super) type PlanPath = unsafe extern "C-unwind" fn(
     *mut pg_sys::PlannerInfo,
     *mut pg_sys::RelOptInfo,
     *mut pg_sys::CustomPath,
@@ -196,7 +196,7 @@ pub type PlanPath = unsafe extern "C-unwind" fn(
 ) -> *mut pg_sys::Plan;
 
 /// The method tables of node type `N` and their registration.
-pub struct Frame<N> {
+pub(super) struct Frame<N> {
     /// `None` for a node whose paths are made elsewhere (`PgcolScan`'s, by `super::plan`).
     path: Option<pg_sys::CustomPathMethods>,
     scan: pg_sys::CustomScanMethods,
@@ -266,7 +266,7 @@ impl<N: CustomNode> Frame<N> {
         self.registration.done()
     }
 
-    pub fn scan_methods(&'static self) -> *const pg_sys::CustomScanMethods {
+    pub(super) fn scan_methods(&'static self) -> *const pg_sys::CustomScanMethods {
         &self.scan
     }
 
@@ -274,7 +274,7 @@ impl<N: CustomNode> Frame<N> {
     ///
     /// # Safety
     /// In a backend, while planning.
-    pub unsafe fn new_path(&'static self) -> *mut pg_sys::CustomPath {
+    pub(super) unsafe fn new_path(&'static self) -> *mut pg_sys::CustomPath {
         let methods = self
             .path
             .as_ref()
@@ -296,7 +296,7 @@ impl<N: CustomNode> Frame<N> {
     ///
     /// # Safety
     /// In a backend, while planning; `path` is a path of the node.
-    pub unsafe fn new_plan(
+    pub(super) unsafe fn new_plan(
         &'static self,
         path: *const pg_sys::CustomPath,
     ) -> *mut pg_sys::CustomScan {
@@ -316,7 +316,7 @@ impl<N: CustomNode> Frame<N> {
     ///
     /// # Safety
     /// In a backend, in the memory context the plan is made in.
-    pub unsafe fn private(&'static self, spec: &N::Spec) -> *mut pg_sys::List {
+    pub(super) unsafe fn private(&'static self, spec: &N::Spec) -> *mut pg_sys::List {
         // SAFETY: in a backend, in the plan's memory context (this function's contract), what
         // `to_private` asks
         unsafe { super::plan_data::to_private(spec) }
@@ -326,7 +326,10 @@ impl<N: CustomNode> Frame<N> {
     ///
     /// # Safety
     /// `ps` is a live executor node; the value is not otherwise borrowed.
-    pub unsafe fn state_of<'a>(&'static self, ps: *mut pg_sys::PlanState) -> Option<&'a mut N> {
+    pub(super) unsafe fn state_of<'a>(
+        &'static self,
+        ps: *mut pg_sys::PlanState,
+    ) -> Option<&'a mut N> {
         let node = ps as *mut pg_sys::CustomScanState;
         // SAFETY: `ps` is a live executor node (this function's contract), whose tag can be
         // read; its `methods` are read only once the tag says it is a CustomScanState
@@ -447,7 +450,7 @@ unsafe fn state_if_any<'a, N: CustomNode>(node: *mut pg_sys::CustomScanState) ->
 ///
 /// # Safety
 /// `node` is a node of type `N`; the node's value is not borrowed.
-pub unsafe fn exec_scan<N: CustomNode>(
+pub(super) unsafe fn exec_scan<N: CustomNode>(
     node: *mut pg_sys::CustomScanState,
 ) -> *mut pg_sys::TupleTableSlot {
     // SAFETY: `node` is a node of type `N` (this function's contract), so the access and
@@ -459,7 +462,7 @@ pub unsafe fn exec_scan<N: CustomNode>(
 ///
 /// # Safety
 /// `node` is a begun node whose plan has a child.
-pub unsafe fn child_of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
+pub(super) unsafe fn child_of(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::PlanState {
     // SAFETY: `node` is a begun node (this function's contract), whose `custom_ps` is the list
     // `begin` made of its child's state, read at once
     unsafe { list::ptrs::<pg_sys::PlanState>((*node).custom_ps).next() }
@@ -726,7 +729,7 @@ unsafe extern "C-unwind" fn shutdown<N: Parallel>(node: *mut pg_sys::CustomScanS
 /// cargo needs for any build of it (`gate/lib.sh`: `PGRX_HOME`, `--ignore-rust-version` on
 /// rustc 1.95, `--no-default-features --features pgNN`).
 #[cfg(test)]
-pub fn assert_round_trip<N: CustomNode>(specs: &[N::Spec]) {
+pub(super) fn assert_round_trip<N: CustomNode>(specs: &[N::Spec]) {
     let name = N::NAME.to_string_lossy();
     for spec in specs {
         let bytes = super::plan_data::encode(spec)

@@ -31,7 +31,7 @@ use super::list;
 
 /// How a key is computed (see the module's comment).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum KeySpec {
+pub(super) enum KeySpec {
     Int {
         column: u16,
     },
@@ -203,7 +203,7 @@ unsafe fn bucket_spec(
 /// # Safety
 ///
 /// `expr` must be a valid expression tree of the query being planned, in a transaction.
-pub unsafe fn key_spec(
+pub(super) unsafe fn key_spec(
     expr: *mut pg_sys::Node,
     relid: pg_sys::Index,
     natts: usize,
@@ -334,7 +334,7 @@ fn key_by_arithmetic(spec: KeySpec, gmtoff: Option<i64>, v: i64) -> Option<i64> 
 }
 
 /// Reads the key parts of one key for each vector.
-pub struct KeyReader {
+pub(super) struct KeyReader {
     pub spec: KeySpec,
     interner: Option<Interner>,
     evaluator: Option<Evaluator>,
@@ -396,18 +396,18 @@ impl KeyReader {
         }
     }
 
-    pub fn interner(&self) -> Option<&Interner> {
+    pub(super) fn interner(&self) -> Option<&Interner> {
         self.interner.as_ref()
     }
 
     /// How many values PostgreSQL evaluated.
-    pub fn evaluated(&self) -> u64 {
+    pub(super) fn evaluated(&self) -> u64 {
         self.evaluator.as_ref().map_or(0, |e| e.calls)
     }
 
     /// Whether the key never decreases as its column's value grows (a column, a bucket in
     /// arithmetic; not a zone whose offset changes, not an evaluated expression).
-    pub fn monotone(&self) -> bool {
+    pub(super) fn monotone(&self) -> bool {
         match self.spec {
             KeySpec::Int { .. } | KeySpec::Bin { .. } | KeySpec::Trunc { zoned: false, .. } => true,
             KeySpec::Trunc { zoned: true, .. } => self.gmtoff.is_some(),
@@ -417,12 +417,12 @@ impl KeyReader {
 
     /// The key of column value `v` for a [`monotone`](Self::monotone) key, if arithmetic
     /// gives it.
-    pub fn key_of(&self, v: i64) -> Option<i64> {
+    pub(super) fn key_of(&self, v: i64) -> Option<i64> {
         key_by_arithmetic(self.spec, self.gmtoff, v)
     }
 
     /// [`key_of`](Self::key_of) as a function that outlives the reader.
-    pub fn key_function(&self) -> impl Fn(i64) -> Option<i64> + 'static {
+    pub(super) fn key_function(&self) -> impl Fn(i64) -> Option<i64> + 'static {
         let (spec, gmtoff) = (self.spec, self.gmtoff);
         move |v| key_by_arithmetic(spec, gmtoff, v)
     }
@@ -618,7 +618,7 @@ impl KeyReader {
     /// The key of each entry of `ctx`'s shared dictionary (named by `dictionary_key` as in
     /// [`read`](Self::read)), for a key that is a column; `None` for other keys, or if
     /// there is no shared dictionary or its values are not of the key's kind.
-    pub fn shared_entries(
+    pub(super) fn shared_entries(
         &mut self,
         ctx: &ColumnContext<'_>,
         dictionary_key: u64,
@@ -649,7 +649,7 @@ impl KeyReader {
     /// # Safety
     ///
     /// The reader's query must still run (its expression context exists).
-    pub unsafe fn reset_memory(&mut self) {
+    pub(super) unsafe fn reset_memory(&mut self) {
         if let Some(e) = &self.evaluator {
             // SAFETY: the expression context `new` made lives as long as the query (the
             // contract); no value evaluated in it is kept (by-value integers).

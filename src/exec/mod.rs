@@ -24,17 +24,17 @@
 //! qual with the executor.
 //! `SET pg_columnar.enable_custom_scan = off` plans the plain sequential scan instead.
 
-pub mod agg;
-pub mod filter;
-pub mod frame;
-pub mod group;
-pub mod node;
-pub mod plan;
-pub mod plan_data;
-pub mod quals;
-pub mod skip;
-pub mod spec;
-pub mod topn;
+mod agg;
+mod filter;
+mod frame;
+mod group;
+mod node;
+mod plan;
+mod plan_data;
+mod quals;
+mod skip;
+mod spec;
+mod topn;
 
 pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);

@@ -719,7 +719,7 @@ unsafe fn start(node: *mut pg_sys::CustomScanState, exec: &mut Exec) {
 /// # Safety
 /// `child` is a live executor node, begun and not ended, whose value (if a PgcolScan's) is
 /// not otherwise borrowed while the reader is used, nor used after the node ends.
-pub unsafe fn batch_source<'a>(
+pub(super) unsafe fn batch_source<'a>(
     child: *mut pg_sys::PlanState,
 ) -> Option<(&'a mut VectorScan, *mut pg_sys::TupleTableSlot)> {
     let node = child as *mut pg_sys::CustomScanState;

@@ -28,7 +28,7 @@ static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
 };
 
 /// The methods of PgcolScan paths (how another planner hook recognizes them).
-pub fn path_methods() -> *const pg_sys::CustomPathMethods {
+pub(super) fn path_methods() -> *const pg_sys::CustomPathMethods {
     &raw const PATH_METHODS
 }
 
@@ -38,7 +38,7 @@ pub fn path_methods() -> *const pg_sys::CustomPathMethods {
 /// # Safety
 ///
 /// `rel` must be the planner's valid `RelOptInfo` of a base relation, while planning.
-pub unsafe fn every_qual_vectorized(rel: *mut pg_sys::RelOptInfo) -> bool {
+pub(super) unsafe fn every_qual_vectorized(rel: *mut pg_sys::RelOptInfo) -> bool {
     // SAFETY: `rel` is valid while planning (the contract), and its restriction list holds
     // valid RestrictInfos of it, as `scan_qual` requires.
     unsafe {
@@ -82,7 +82,7 @@ unsafe fn scan_qual(
 ///
 /// `root` must be the planner's valid `PlannerInfo` and `input` one of its `RelOptInfo`s,
 /// while planning.
-pub unsafe fn scan_path_below(
+pub(super) unsafe fn scan_path_below(
     root: *mut pg_sys::PlannerInfo,
     input: *mut pg_sys::RelOptInfo,
     partial: bool,

@@ -28,7 +28,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error>
 ///
 /// # Safety
 /// In a backend, in the memory context the plan is made in.
-pub unsafe fn to_private<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(
+pub(super) unsafe fn to_private<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(
     spec: &T,
 ) -> *mut pg_sys::List {
     let bytes = encode(spec)
@@ -62,7 +62,10 @@ pub unsafe fn to_private<T: Serialize + DeserializeOwned + PartialEq + std::fmt:
 ///
 /// # Safety
 /// `private` is a `custom_private` list of a plan or path of `node`.
-pub unsafe fn from_private<T: DeserializeOwned>(private: *mut pg_sys::List, node: &str) -> T {
+pub(super) unsafe fn from_private<T: DeserializeOwned>(
+    private: *mut pg_sys::List,
+    node: &str,
+) -> T {
     // SAFETY: `private` is a valid (possibly empty) list of nodes (the contract), read at once.
     let first = unsafe { list::nodes(private).next() };
     let konst = match first {

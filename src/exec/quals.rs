@@ -38,7 +38,7 @@ const BT_GREATER_EQUAL: i32 = 4;
 const BT_GREATER: i32 = 5;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum SkipExpr {
+pub(super) enum SkipExpr {
     And(Vec<SkipExpr>),
     Or(Vec<SkipExpr>),
     /// A test of `column` (0-based attribute index).
@@ -195,7 +195,7 @@ unsafe fn is_scan_constant(node: *mut pg_sys::Node) -> bool {
 }
 
 /// Translates quals into skip expressions.
-pub struct Translator {
+pub(super) struct Translator {
     /// Range table index of the scanned relation.
     pub relid: u32,
     /// The value expressions collected (copies), in the order leaves refer to them.
@@ -221,7 +221,7 @@ impl Translator {
     /// # Safety
     ///
     /// As [`translate`](Self::translate).
-    pub unsafe fn translate_qual(
+    pub(super) unsafe fn translate_qual(
         &mut self,
         clause: *mut pg_sys::Node,
         leakproof_only: bool,
@@ -240,7 +240,7 @@ impl Translator {
     ///
     /// `clause` must be null or a valid expression tree of the query being planned, in a
     /// transaction (catalog lookups), in a memory context the value copies may live in.
-    pub unsafe fn translate(
+    pub(super) unsafe fn translate(
         &mut self,
         clause: *mut pg_sys::Node,
         leakproof_only: bool,
@@ -506,7 +506,7 @@ impl SkipExpr {
     }
 
     /// Whether every leaf has an exact kernel (`IS [NOT] NULL` always has).
-    pub fn is_exact(&self) -> bool {
+    pub(super) fn is_exact(&self) -> bool {
         match self {
             SkipExpr::And(p) | SkipExpr::Or(p) => p.iter().all(SkipExpr::is_exact),
             SkipExpr::Leaf {

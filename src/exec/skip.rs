@@ -36,7 +36,7 @@ pub enum Value {
 ///
 /// # Safety
 /// `datum` must be a valid Datum of `ty` unless `isnull`.
-pub unsafe fn value_of(datum: pg_sys::Datum, isnull: bool, ty: pg_sys::Oid) -> Value {
+pub(super) unsafe fn value_of(datum: pg_sys::Datum, isnull: bool, ty: pg_sys::Oid) -> Value {
     // SAFETY: a catalog lookup by type oid, in a transaction (planning or execution).
     let element = unsafe { pg_sys::get_element_type(ty) };
     if isnull {
@@ -168,7 +168,7 @@ unsafe fn array_elements(datum: pg_sys::Datum, element: pg_sys::Oid) -> Vec<Scal
         .collect()
 }
 
-pub struct RuntimeSkip {
+pub(super) struct RuntimeSkip {
     expr: SkipExpr,
     types: Vec<ColumnType>,
     values: Vec<Value>,

@@ -15,7 +15,7 @@ use super::quals::SkipExpr;
 /// `node`), since the planner may still replace the target list after this plan is made
 /// (a projection it moves into the scan).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ScanSpec {
+pub(super) struct ScanSpec {
     pub value_count: u16,
     pub skip_clauses: u16,
     pub skip: Option<SkipExpr>,
@@ -29,7 +29,11 @@ pub struct ScanSpec {
 ///
 /// Each of `nodes` must be null or a valid expression tree; called in a memory context the
 /// set of attributes may be allocated in.
-pub unsafe fn wanted_columns(nodes: &[*mut pg_sys::Node], relid: u32, natts: usize) -> Vec<bool> {
+pub(super) unsafe fn wanted_columns(
+    nodes: &[*mut pg_sys::Node],
+    relid: u32,
+    natts: usize,
+) -> Vec<bool> {
     let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
     for &n in nodes {
         // SAFETY: `n` is null or a valid expression tree (the contract); `set` is a valid
