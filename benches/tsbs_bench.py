@@ -12,7 +12,10 @@ Method:
     (VmHWM, which also counts the shared buffers it touched) are read from /proc; likewise
     for a full scan of every column. Sizes: pg_total_relation_size, plus for
     pg_columnar its rows in the catalog pgcol.stripe.
-  * Queries: the 15 TSBS cpu-only queries (tsbs-gen --queries), each first run once per engine
+  * Queries: the 15 TSBS cpu-only queries (tsbs-gen --queries), in two forms: reaching hosts
+    through the table's hostname column, and as TSBS's TimescaleDB queries do by default,
+    through the `tags` table (tsbs-gen --queries --tags; `tags` is a heap table loaded from
+    tags.csv, with its primary key, analyzed). Each is first run once per engine
     (warm-up, and results compared row for row: they must be identical), then RUNS rounds,
     engines alternating, timed by psql. A round runs the query twice in a new session: the
     median of the second runs is reported (a session that has run queries, like the
@@ -104,8 +107,9 @@ def catalog_bytes(args, engine):
 def sizes(args, engine, catalog):
     return int(scalar(args, f"SELECT pg_total_relation_size('{table(engine)}')")), catalog
 
-def queries(args):
-    out = subprocess.run([args.tsbs_gen, "--queries", "TABLE", "--out", args.data], capture_output=True, text=True, check=True).stdout
+def queries(args, tags=False):
+    out = subprocess.run([args.tsbs_gen, "--queries", "TABLE", "--out", args.data] + (["--tags"] if tags else []),
+                         capture_output=True, text=True, check=True).stdout
     qs, name = [], None
     for line in out.splitlines():
         if line.startswith("-- "):
@@ -216,6 +220,19 @@ def main():
         print(f"{name:24} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   sorted {med['sorted']:9.1f} ms   "
               f"self-check {'/'.join(f'{selfcheck[e]:.2f}' for e in ENGINES)}", flush=True)
 
+    # TSBS's own form: hosts through the tags table
+    schema_all = subprocess.run([args.tsbs_gen, "--schema"], capture_output=True, text=True, check=True).stdout
+    tags_schema = "\n".join(l for l in schema_all.splitlines() if l.startswith("CREATE TABLE tags ")) + "\n"
+    psql(args, "DROP TABLE IF EXISTS tags;\n" + tags_schema.rstrip().rstrip(";") + ";\n",
+         session_cmds=None)
+    psql(args, "", session_cmds=f"\\copy tags FROM '{args.data}/tags.csv' (FORMAT csv)\nANALYZE tags;\n")
+    rows_t = []
+    for name, sql in queries(args, tags=True):
+        med, first, selfcheck = interleaved(args, name + " (tags)", {e: sql.replace("TABLE", table(e)) for e in ENGINES})
+        rows_t.append((name, med, first, selfcheck))
+        print(f"tags {name:19} heap {med['heap']:9.1f} ms   pg_columnar {med['pg_columnar']:9.1f} ms   sorted {med['sorted']:9.1f} ms   "
+              f"self-check {'/'.join(f'{selfcheck[e]:.2f}' for e in ENGINES)}", flush=True)
+
     rows_s = []
     for name, sql in SCAN_QUERIES:
         med, _, selfcheck = interleaved(args, f"scan {name}", {e: SERIAL + sql.replace("TABLE", table(e)) for e in ENGINES})
@@ -243,6 +260,18 @@ def main():
     md.append(f"|---|---|---|---|---|---|---|---|")
     for name, med, first, sc in rows_q:
         md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['heap'] / med['pg_columnar']:.1f} | {med['sorted']:.1f} | {med['heap'] / med['sorted']:.1f} | {' / '.join(f'{first[e]:.1f}' for e in ENGINES)} | {' / '.join(f'{sc[e]:.2f}' for e in ENGINES)} |")
+    md.append("")
+    md.append(f"The same queries in TSBS's own form (its TimescaleDB default, `--use-tags`): hosts through the `tags` table,")
+    md.append(f"`tags_id IN (SELECT id FROM tags WHERE hostname IN (...))`; double-groupby joins its averages to `tags`,")
+    md.append(f"lastpoint takes each tag's last row through LATERAL. The last columns: the tags form's time over the")
+    md.append(f"constant form's above (1.0: as fast).")
+    md.append("")
+    md.append(f"| query, tags form | heap (ms) | pg_columnar (ms) | × heap | with sort key (ms) | × heap | tags / constant form: pg_columnar / sorted | self-check heap / pg_columnar / sorted |")
+    md.append(f"|---|---|---|---|---|---|---|---|")
+    const = {name: med for name, med, _, _ in rows_q}
+    for name, med, first, sc in rows_t:
+        c = const[name]
+        md.append(f"| {name} | {med['heap']:.1f} | {med['pg_columnar']:.1f} | {med['heap'] / med['pg_columnar']:.1f} | {med['sorted']:.1f} | {med['heap'] / med['sorted']:.1f} | {med['pg_columnar'] / c['pg_columnar']:.2f} / {med['sorted'] / c['sorted']:.2f} | {' / '.join(f'{sc[e]:.2f}' for e in ENGINES)} |")
     md.append("")
     md.append(f"Scans in one process (`max_parallel_workers_per_gather = 0`); rows per second count the table's {args.rows:,} rows.")
     md.append("")

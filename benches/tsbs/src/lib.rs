@@ -183,12 +183,30 @@ pub fn write_cpu(
     Ok(())
 }
 
-/// The TSBS cpu-only query set, in its TimescaleDB SQL form adapted to a plain table named
-/// `table` (the host filter uses the `hostname` column instead of a join with `tags`,
-/// `time_bucket` becomes `date_trunc`, and every query orders its whole result so results
-/// of two engines can be compared row by row). Hosts and time windows are drawn from `seed`
-/// within the data `rows` rows over `hosts` hosts cover, as TSBS draws them at random.
-pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static str, String)> {
+/// How the queries reach hosts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum HostForm {
+    /// Through the table's own `hostname` column: `hostname IN ('host_7')`.
+    Constant,
+    /// As TSBS's TimescaleDB queries do by default (`--use-tags`): through the `tags` table,
+    /// `tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_7'))`; double-groupby joins
+    /// its per-`tags_id` averages to `tags` for the hostname, and lastpoint takes each tag's
+    /// last row through a LATERAL subquery.
+    Tags,
+}
+
+/// The TSBS cpu-only query set, in its TimescaleDB SQL form adapted to a table named `table`
+/// (`time_bucket` becomes `date_trunc`, and every query orders its whole result so results
+/// of two engines can be compared row by row), reaching hosts as `form` says. Hosts and time
+/// windows are drawn from `seed` within the data `rows` rows over `hosts` hosts cover, as
+/// TSBS draws them at random; both forms draw the same.
+pub fn queries(
+    table: &str,
+    hosts: usize,
+    rows: u64,
+    seed: u64,
+    form: HostForm,
+) -> Vec<(&'static str, String)> {
     let mut r = Rng(seed ^ 0x9E3);
     let span = (rows / hosts.max(1) as u64) as i64 * STEP_SECONDS; // seconds of data
     let window = |hours: i64, r: &mut Rng| -> (String, String) {
@@ -200,6 +218,7 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
         format_utc(start + len, &mut b);
         (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap())
     };
+    // the condition that selects `n` hosts drawn at random
     let pick_hosts = |n: usize, r: &mut Rng| -> String {
         let mut chosen: Vec<usize> = Vec::new();
         while chosen.len() < n.min(hosts) {
@@ -208,11 +227,17 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
                 chosen.push(h);
             }
         }
-        chosen
+        let names = chosen
             .iter()
             .map(|h| format!("'host_{h}'"))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", ");
+        match form {
+            HostForm::Constant => format!("hostname IN ({names})"),
+            HostForm::Tags => {
+                format!("tags_id IN (SELECT id FROM tags WHERE hostname IN ({names}))")
+            }
+        }
     };
     let maxes = |m: usize| {
         METRICS[..m]
@@ -242,8 +267,10 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
         out.push((
             name,
             format!(
-            "SELECT date_trunc('minute', time) AS minute, {} FROM {table} WHERE hostname IN ({hs}) \
-             AND time >= '{a}' AND time < '{b}' GROUP BY minute ORDER BY minute", maxes(metrics)),
+                "SELECT date_trunc('minute', time) AS minute, {} FROM {table} WHERE {hs} \
+             AND time >= '{a}' AND time < '{b}' GROUP BY minute ORDER BY minute",
+                maxes(metrics)
+            ),
         ));
     }
     for (name, nhosts) in [("cpu-max-all-1", 1), ("cpu-max-all-8", 8)] {
@@ -252,8 +279,10 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
         out.push((
             name,
             format!(
-            "SELECT date_trunc('hour', time) AS hour, {} FROM {table} WHERE hostname IN ({hs}) \
-             AND time >= '{a}' AND time < '{b}' GROUP BY hour ORDER BY hour", maxes(10)),
+                "SELECT date_trunc('hour', time) AS hour, {} FROM {table} WHERE {hs} \
+             AND time >= '{a}' AND time < '{b}' GROUP BY hour ORDER BY hour",
+                maxes(10)
+            ),
         ));
     }
     for (name, metrics) in [
@@ -262,14 +291,26 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
         ("double-groupby-all", 10),
     ] {
         let (a, b) = window(12, &mut r);
-        out.push((
-            name,
-            format!(
+        let sql = match form {
+            HostForm::Constant => format!(
                 "SELECT date_trunc('hour', time) AS hour, hostname, {} FROM {table} \
-             WHERE time >= '{a}' AND time < '{b}' GROUP BY hour, hostname ORDER BY hour, hostname",
+                 WHERE time >= '{a}' AND time < '{b}' GROUP BY hour, hostname ORDER BY hour, hostname",
                 avgs(metrics)
             ),
-        ));
+            HostForm::Tags => format!(
+                "WITH cpu_avg AS (SELECT date_trunc('hour', time) AS hour, tags_id, {} FROM {table} \
+                 WHERE time >= '{a}' AND time < '{b}' GROUP BY hour, tags_id) \
+                 SELECT hour, tags.hostname, {} FROM cpu_avg JOIN tags ON cpu_avg.tags_id = tags.id \
+                 ORDER BY hour, tags.hostname",
+                avgs(metrics),
+                METRICS[..metrics]
+                    .iter()
+                    .map(|c| format!("mean_{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        out.push((name, sql));
     }
     let (a, b) = window(12, &mut r);
     out.push(("high-cpu-all", format!(
@@ -277,10 +318,19 @@ pub fn queries(table: &str, hosts: usize, rows: u64, seed: u64) -> Vec<(&'static
     let (a, b) = window(12, &mut r);
     let h = pick_hosts(1, &mut r);
     out.push(("high-cpu-1", format!(
-        "SELECT * FROM {table} WHERE usage_user > 90.0 AND time >= '{a}' AND time < '{b}' AND hostname IN ({h}) ORDER BY time")));
+        "SELECT * FROM {table} WHERE usage_user > 90.0 AND time >= '{a}' AND time < '{b}' AND {h} ORDER BY time")));
     out.push((
         "lastpoint",
-        format!("SELECT DISTINCT ON (hostname) * FROM {table} ORDER BY hostname, time DESC"),
+        match form {
+            HostForm::Constant => {
+                format!("SELECT DISTINCT ON (hostname) * FROM {table} ORDER BY hostname, time DESC")
+            }
+            HostForm::Tags => format!(
+                "SELECT DISTINCT ON (t.hostname) * FROM tags t INNER JOIN LATERAL \
+                 (SELECT * FROM {table} c WHERE c.tags_id = t.id ORDER BY time DESC LIMIT 1) AS b \
+                 ON true ORDER BY t.hostname, b.time DESC"
+            ),
+        },
     ));
     let (_, b) = window(1, &mut r);
     out.push(("groupby-orderby-limit", format!(
@@ -364,7 +414,7 @@ mod tests {
 
     #[test]
     fn the_query_set_is_complete_and_deterministic() {
-        let q = queries("cpu", 100, 1_000_000, 5);
+        let q = queries("cpu", 100, 1_000_000, 5, HostForm::Constant);
         let names: Vec<&str> = q.iter().map(|(n, _)| *n).collect();
         assert_eq!(names.len(), 15);
         for n in [
@@ -377,8 +427,8 @@ mod tests {
         ] {
             assert!(names.contains(&n), "{n}");
         }
-        assert_eq!(q, queries("cpu", 100, 1_000_000, 5));
-        assert_ne!(q, queries("cpu", 100, 1_000_000, 6));
+        assert_eq!(q, queries("cpu", 100, 1_000_000, 5, HostForm::Constant));
+        assert_ne!(q, queries("cpu", 100, 1_000_000, 6, HostForm::Constant));
         // windows stay inside the data: 1 M rows of 100 hosts span 100,000 s from the start
         for (_, sql) in &q {
             for part in sql
@@ -394,6 +444,34 @@ mod tests {
             }
         }
         assert!(q[2].1.matches("'host_").count() == 8);
+    }
+
+    #[test]
+    fn the_tags_form_draws_the_same_hosts_and_windows() {
+        let c = queries("cpu", 100, 1_000_000, 5, HostForm::Constant);
+        let t = queries("cpu", 100, 1_000_000, 5, HostForm::Tags);
+        assert_eq!(c.len(), t.len());
+        let quoted = |sql: &str| -> Vec<String> {
+            sql.split('\'')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect()
+        };
+        for ((name, a), (name_t, b)) in c.iter().zip(&t) {
+            assert_eq!(name, name_t);
+            assert_eq!(quoted(a), quoted(b), "{name}");
+            if a.contains("hostname IN (") {
+                assert!(
+                    b.contains("tags_id IN (SELECT id FROM tags WHERE hostname IN ("),
+                    "{b}"
+                );
+            }
+        }
+        for n in ["double-groupby-1", "lastpoint"] {
+            let (_, b) = t.iter().find(|(x, _)| *x == n).unwrap();
+            assert!(b.contains("JOIN tags") || b.contains("FROM tags"), "{b}");
+        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! tsbs-gen --rows N [--hosts H] [--seed S] --out DIR
 //! Writes DIR/tags.csv and DIR/cpu.csv (TSBS cpu-only, see the library docs). Progress goes
 //! to stderr. `--schema` prints the tables to load them into; `--queries TABLE` prints the
-//! TSBS query set against TABLE for that data (one `-- name` line, then the query).
+//! TSBS query set against TABLE for that data (one `-- name` line, then the query); with
+//! `--tags`, in TSBS's TimescaleDB form that reaches hosts through the `tags` table.
 
-use pg_columnar_tsbs::{hosts, queries, write_cpu, write_tags, SCHEMA_SQL};
+use pg_columnar_tsbs::{hosts, queries, write_cpu, write_tags, HostForm, SCHEMA_SQL};
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
@@ -13,6 +14,7 @@ fn main() {
     let mut seed: u64 = 2016;
     let mut out_dir: Option<String> = None;
     let mut queries_for: Option<String> = None;
+    let mut form = HostForm::Constant;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || {
@@ -37,6 +39,7 @@ fn main() {
             }
             "--out" => out_dir = Some(value()),
             "--queries" => queries_for = Some(value()),
+            "--tags" => form = HostForm::Tags,
             "--schema" => {
                 println!("{SCHEMA_SQL};");
                 return;
@@ -48,7 +51,7 @@ fn main() {
         usage("--hosts must be at least 1");
     }
     if let Some(table) = queries_for {
-        for (name, sql) in queries(&table, hosts_n, rows, seed) {
+        for (name, sql) in queries(&table, hosts_n, rows, seed, form) {
             println!("-- {name}\n{sql};");
         }
         return;
@@ -83,7 +86,7 @@ fn main() {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("tsbs-gen: {msg}\nusage: tsbs-gen --rows N [--hosts H] [--seed S] (--out DIR | --queries TABLE) | --schema");
+    eprintln!("tsbs-gen: {msg}\nusage: tsbs-gen --rows N [--hosts H] [--seed S] (--out DIR | --queries TABLE [--tags]) | --schema");
     std::process::exit(2)
 }
 
