@@ -40,6 +40,7 @@ pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>
 pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_TOPN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+pub static ENABLE_PARAMETERIZED_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
 /// A user-settable switch of query execution, on by default.
 fn define_switch(
@@ -87,6 +88,12 @@ pub unsafe fn install() {
         c"Plan ORDER BY col LIMIT n and DISTINCT ON (g) ... ORDER BY g, col over a pg_columnar table as PgcolTopN, which reads only the vectors that can hold the first rows.",
         c"Off: PostgreSQL's Sort (and Unique) over the scan's rows. Results are the same either way, except the order of rows tied on col, which PostgreSQL leaves unspecified.",
         &ENABLE_TOPN,
+    );
+    define_switch(
+        c"pg_columnar.enable_parameterized_scan",
+        c"Offer PgcolScan as the inner side of a nested loop, skipping stripes and vectors by each outer row's join key as by a constant.",
+        c"Off: a join reaches a pg_columnar table only through a scan that skips by constants alone (or an index). Results are the same either way.",
+        &ENABLE_PARAMETERIZED_SCAN,
     );
     // SAFETY: once per backend, from `_PG_init`, before any hook runs (this function's
     // contract): what each registration and hook installation asks

@@ -9,6 +9,8 @@
 //! the planner already has (the relation's size and the qual costs): planning reads no
 //! data page and no stripe catalog.
 
+use std::ptr::null_mut;
+
 use pgrx::pg_sys;
 
 use super::list;
@@ -218,7 +220,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     }
     // SAFETY: `relation` is open until its close below, and `root`, `rel` and `rte` are the
     // planner's valid structures for it (the contract), as the estimates require.
-    let (natts, live, stripes_read, read_fraction) = unsafe {
+    let (natts, live, stripes_read, read_fraction, leading_key) = unsafe {
         let natts = (*(*relation).rd_att).natts as usize;
         let live = (0..natts)
             .filter(|&i| !(*crate::compat::tuple_desc_attr((*relation).rd_att, i)).attisdropped)
@@ -233,11 +235,27 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         } else {
             0.0
         };
+        let leading_key = crate::am::options::sort_key(relation)
+            .first()
+            .map(|&c| c as i32 + 1);
+        let layout = Layout {
+            leading_key,
+            stripes: stripes_read,
+            rows: stripe_fraction * (*rel).tuples,
+        };
         let read_fraction = (stripe_fraction
-            * vectors_read_within((*rte).relid, root, rel, stripe_fraction))
+            * vectors_read_within(
+                (*rte).relid,
+                root,
+                rel,
+                (*rel).baserestrictinfo,
+                0,
+                stripe_fraction,
+                &layout,
+            ))
         .max(least_read);
         pg_sys::RelationClose(relation);
-        (natts, live, stripes_read, read_fraction)
+        (natts, live, stripes_read, read_fraction, leading_key)
     };
     // SAFETY: `rel`'s lists hold valid paths, RestrictInfos and expressions (the contract).
     let (partial_workers, read) = unsafe {
@@ -272,8 +290,24 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         );
         pg_sys::add_path(
             rel,
-            make_path(rel, fraction, read_fraction, stripes_read, None) as *mut pg_sys::Path,
+            make_path(
+                root,
+                rel,
+                fraction,
+                read_fraction,
+                stripes_read,
+                None,
+                null_mut(),
+            ) as *mut pg_sys::Path,
         );
+        if super::ENABLE_PARAMETERIZED_SCAN.get() {
+            let layout = Layout {
+                leading_key,
+                stripes: stripes_read,
+                rows: read_fraction * (*rel).tuples,
+            };
+            add_parameterized_paths(root, rel, (*rte).relid, fraction, read_fraction, &layout);
+        }
         // parallel workers share out whole stripes: with one stripe to read, none would help
         if let Some(workers) = partial_workers.filter(|&w| w > 0 && stripes_read > 1) {
             (*rel).partial_pathlist = list::from_nodes(
@@ -283,9 +317,141 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
             );
             pg_sys::add_partial_path(
                 rel,
-                make_path(rel, fraction, read_fraction, stripes_read, Some(workers))
-                    as *mut pg_sys::Path,
+                make_path(
+                    root,
+                    rel,
+                    fraction,
+                    read_fraction,
+                    stripes_read,
+                    Some(workers),
+                    null_mut(),
+                ) as *mut pg_sys::Path,
             );
+        }
+    }
+}
+
+/// Adds a path parameterized by each set of other relations whose columns a join clause
+/// compares one of `rel`'s with (`t.tags_id = tags.id`, from the join's clauses or its
+/// equivalence classes, as an index's parameterized paths are found): the inner side of a
+/// nested loop, which skips stripes and vectors by the outer row's values as by constants
+/// (`Translator::with_outer`; the values are evaluated again at each rescan). Costed as the
+/// unparameterized path (`columns`, `read_fraction`) times the share of vectors a value of
+/// the join column leaves (`vectors_read_within`, from the clause's selectivity for one
+/// value and the column's correlation), and at least one vector: a column stored in order
+/// (a sort key) makes it cheap per outer row, an unordered one not, so the planner takes it
+/// when the outer side is small and the column is ordered. Only clauses the scan can skip by
+/// count; a set of relations that brings none gets no path.
+///
+/// # Safety
+///
+/// `root` and `rel` must be the planner's valid structures of base relation `relid`, in
+/// `set_rel_pathlist`.
+unsafe fn add_parameterized_paths(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    relid: pg_sys::Oid,
+    columns: f64,
+    read_fraction: f64,
+    layout: &Layout,
+) {
+    // SAFETY: `root` and `rel` are the planner's (the contract); the lists, sets and paths
+    // are made in its memory context, and the callback reads only the member it is given
+    unsafe {
+        let mut clauses: Vec<*mut pg_sys::RestrictInfo> =
+            list::ptrs::<pg_sys::RestrictInfo>((*rel).joininfo)
+                .filter(|&r| pg_sys::join_clause_is_movable_to(r, rel))
+                .collect();
+        if (*rel).has_eclass_joins {
+            let mut attnos: Vec<i16> = list::nodes((*(*rel).reltarget).exprs)
+                .filter(|&n| pgrx::is_a(n, pg_sys::NodeTag::T_Var))
+                .map(|n| n as *mut pg_sys::Var)
+                .filter(|&v| (*v).varno as u32 == (*rel).relid && (*v).varattno > 0)
+                .map(|v| (*v).varattno)
+                .collect();
+            attnos.sort_unstable();
+            attnos.dedup();
+            for mut attno in attnos {
+                let implied = pg_sys::generate_implied_equalities_for_column(
+                    root,
+                    rel,
+                    Some(member_is_column),
+                    &mut attno as *mut i16 as *mut std::ffi::c_void,
+                    null_mut(),
+                );
+                clauses.extend(list::ptrs::<pg_sys::RestrictInfo>(implied));
+            }
+        }
+        let mut outers: Vec<pg_sys::Relids> = Vec::new();
+        for rinfo in clauses {
+            let outer = pg_sys::bms_del_members(
+                pg_sys::bms_union((*rinfo).clause_relids, (*rel).lateral_relids),
+                (*rel).relids,
+            );
+            if pg_sys::bms_num_members(outer) > 0
+                && !outers.iter().any(|&o| pg_sys::bms_equal(o, outer))
+            {
+                outers.push(outer);
+            }
+        }
+        let one_vector = if (*rel).tuples > 0.0 {
+            (pg_columnar_codec::MAX_ROWS as f64 / (*rel).tuples).min(1.0)
+        } else {
+            0.0
+        };
+        for outer in outers {
+            let param = pg_sys::get_baserel_parampathinfo(root, rel, outer);
+            if param.is_null() {
+                continue;
+            }
+            let mut translator = Translator::with_outer((*rel).relid, outer);
+            let skipping = list::from_nodes(
+                list::ptrs::<pg_sys::RestrictInfo>((*param).ppi_clauses)
+                    .filter(|&r| {
+                        !(*r).pseudoconstant && scan_qual(&mut translator, rel, r).is_some()
+                    })
+                    .map(|r| r as *mut pg_sys::Node),
+            );
+            if skipping.is_null() {
+                continue;
+            }
+            let share =
+                vectors_read_within(relid, root, rel, skipping, (*rel).relid as i32, 1.0, layout);
+            let rows_read = (read_fraction * share).max(one_vector.min(read_fraction));
+            pg_sys::add_path(
+                rel,
+                make_path(root, rel, columns, rows_read, 1, None, param) as *mut pg_sys::Path,
+            );
+        }
+    }
+}
+
+/// Whether equivalence class member `em` is column `*arg` (an `i16` attribute number) of
+/// `rel`: the callback of `generate_implied_equalities_for_column`.
+///
+/// # Safety
+///
+/// Called by PostgreSQL with valid planner structures and the `arg` given above.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn member_is_column(
+    _root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    _ec: *mut pg_sys::EquivalenceClass,
+    em: *mut pg_sys::EquivalenceMember,
+    arg: *mut std::ffi::c_void,
+) -> bool {
+    // SAFETY: `em` and `rel` are the planner's, `arg` the attribute number given with the
+    // callback (the contract); a RelabelType's `arg` is a valid expression
+    unsafe {
+        let mut expr = (*em).em_expr as *mut pg_sys::Node;
+        while pgrx::is_a(expr, pg_sys::NodeTag::T_RelabelType) {
+            expr = (*(expr as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+        }
+        pgrx::is_a(expr, pg_sys::NodeTag::T_Var) && {
+            let var = expr as *mut pg_sys::Var;
+            (*var).varno as u32 == (*rel).relid
+                && (*var).varlevelsup == 0
+                && (*var).varattno == *(arg as *const i16)
         }
     }
 }
@@ -408,11 +574,17 @@ unsafe fn stripes_read(
 const PLANNED_STRIPES: usize = 1024;
 
 /// Of the rows in the stripes read (`stripe_fraction` of the table), the share in vectors
-/// that are read: per column with single-column quals, `f + (1 - f)(1 - c²)`, where `f` is
-/// their selectivity within those stripes and `c` the column's correlation between row order
-/// and value (ANALYZE's statistic; 0 without one): the vectors of a column stored in order
-/// hold narrow ranges that the zone maps skip, those of an unordered one wide ranges that
-/// they do not (the interpolation btree's cost estimate makes from the same statistic).
+/// that are read: per column with single-column quals among `clauses` (estimated with
+/// `var_relid` as `clauselist_selectivity` takes it: 0 for restriction clauses, the
+/// relation's index for a parameterized path's join clauses, whose other side then counts
+/// as one value), `f + (1 - f)(1 - c²)`, where `f` is their selectivity within those stripes
+/// and `c` the column's correlation between row order and value (ANALYZE's statistic; 0
+/// without one): the vectors of a column stored in order hold narrow ranges that the zone
+/// maps skip, those of an unordered one wide ranges that they do not (the interpolation
+/// btree's cost estimate makes from the same statistic). The leading column of a sort key is
+/// sorted within each stripe however stripes follow each other (the correlation of a table
+/// loaded in time order and sorted by host is near 0): its selected rows are one run per
+/// stripe, `f` plus a vector per stripe.
 ///
 /// # Safety
 ///
@@ -422,7 +594,10 @@ unsafe fn vectors_read_within(
     relid: pg_sys::Oid,
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
+    clauses: *mut pg_sys::List,
+    var_relid: i32,
     stripe_fraction: f64,
+    layout: &Layout,
 ) -> f64 {
     if stripe_fraction <= 0.0 {
         return 1.0;
@@ -432,7 +607,7 @@ unsafe fn vectors_read_within(
     // SAFETY: `rel`'s restriction list holds valid RestrictInfos with valid clauses (the
     // contract); the sets and lists are made in the planner's memory context.
     unsafe {
-        for rinfo in list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+        for rinfo in list::ptrs::<pg_sys::RestrictInfo>(clauses) {
             if (*rinfo).pseudoconstant {
                 continue;
             }
@@ -463,16 +638,32 @@ unsafe fn vectors_read_within(
             let selectivity = pg_sys::clauselist_selectivity(
                 root,
                 clauses,
-                0,
+                var_relid,
                 pg_sys::JoinType::JOIN_INNER,
                 std::ptr::null_mut(),
             );
             (selectivity, correlation(relid, attno))
         };
         let f = (selectivity / stripe_fraction).clamp(0.0, 1.0);
-        share *= f + (1.0 - f) * (1.0 - c * c);
+        share *= if Some(attno) == layout.leading_key && layout.rows > 0.0 {
+            // each stripe sorted by the column: the rows a qual on it selects are one run
+            // in each stripe, a vector more than their own at most
+            (f + layout.stripes as f64 * pg_columnar_codec::MAX_ROWS as f64 / layout.rows).min(1.0)
+        } else {
+            f + (1.0 - f) * (1.0 - c * c)
+        };
     }
     share.clamp(0.0, 1.0)
+}
+
+/// How the rows a scan reads lie: what [`vectors_read_within`] needs besides the statistics.
+struct Layout {
+    /// The first column (attribute number) of the table's sort key, if it has one: every
+    /// stripe is sorted by it.
+    leading_key: Option<i32>,
+    /// The stripes read, and the rows they hold.
+    stripes: usize,
+    rows: f64,
 }
 
 /// Gives `f` ANALYZE's statistics slot of `kind` for attribute `attno` of `relid`
@@ -603,18 +794,22 @@ unsafe fn parallel_divisor(workers: i32) -> f64 {
 /// of the rows in the `stripes` it will read (`rows_read`, a fraction of the table's), with
 /// the pages and the per-row decoding scaled by the fraction of columns read (`columns`).
 /// The processes of a parallel scan share whole stripes, so they divide the work by no more
-/// than the stripes.
+/// than the stripes. With `param` (not null), a path parameterized by its outer relations:
+/// it returns their `ppi_rows` rows a rescan, and evaluates its join clauses too.
 ///
 /// # Safety
 ///
-/// `rel` must be the planner's valid `RelOptInfo` of a base relation, while planning (the
-/// path is allocated in the current memory context, the planner's).
+/// `root` and `rel` must be the planner's valid structures of a base relation, while
+/// planning (the path is allocated in the current memory context, the planner's); `param`
+/// null or a `ParamPathInfo` of `rel`.
 unsafe fn make_path(
+    root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     columns: f64,
     rows_read: f64,
     stripes: usize,
     workers: Option<i32>,
+    param: *mut pg_sys::ParamPathInfo,
 ) -> *mut pg_sys::CustomPath {
     // SAFETY: `palloc0` returns a zeroed CustomPath-sized block (or raises an ERROR), which
     // the `&mut` below is the only reference to.
@@ -628,7 +823,7 @@ unsafe fn make_path(
     path.parent = rel;
     // SAFETY: `rel` is valid (the contract).
     path.pathtarget = unsafe { (*rel).reltarget };
-    path.param_info = std::ptr::null_mut();
+    path.param_info = param;
     path.parallel_aware = workers.is_some();
     // SAFETY: as above.
     path.parallel_safe = unsafe { (*rel).consider_parallel };
@@ -642,7 +837,7 @@ unsafe fn make_path(
         pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq)
     };
     // SAFETY: `rel` and its target are valid (the contract).
-    let (pages, qual, target, tuples, mut rows) = unsafe {
+    let (pages, mut qual, target, tuples, mut rows) = unsafe {
         (
             (*rel).pages,
             (*rel).baserestrictcost,
@@ -651,6 +846,17 @@ unsafe fn make_path(
             (*rel).rows,
         )
     };
+    if !param.is_null() {
+        // as `get_restriction_qual_cost`: the join clauses moved into the scan cost too
+        let mut join = pg_sys::QualCost::default();
+        // SAFETY: `param` is `rel`'s (the contract); its clauses are valid RestrictInfos
+        unsafe {
+            pg_sys::cost_qual_eval(&mut join, (*param).ppi_clauses, root);
+            rows = (*param).ppi_rows;
+        }
+        qual.startup += join.startup;
+        qual.per_tuple += join.per_tuple;
+    }
     let disk = spc_seq * pages as f64 * columns * rows_read;
     // SAFETY: `cpu_tuple_cost` is a setting, read in the backend's one thread.
     let per_row = unsafe { pg_sys::cpu_tuple_cost } * (0.5 + 0.5 * columns) + qual.per_tuple;
@@ -708,8 +914,18 @@ unsafe extern "C-unwind" fn plan_custom_path(
     // every qual that translates skips; those it translates exactly, with a kernel for each
     // leaf, are evaluated by the node instead of the executor (order does not matter: the
     // kernels call no function, so they can neither fail nor leak)
-    // SAFETY: `rel` is valid (the contract).
-    let mut translator = Translator::new(unsafe { (*rel).relid });
+    // a parameterized path's join clauses compare with the outer relations' columns, which
+    // the planner makes nestloop parameters in the qual and `custom_exprs` after this returns
+    // SAFETY: `rel` and `best_path` are valid (the contract), and a path's `param_info` null
+    // or its relation's
+    let mut translator = unsafe {
+        let param = (*best_path).path.param_info;
+        if param.is_null() {
+            Translator::new((*rel).relid)
+        } else {
+            Translator::with_outer((*rel).relid, (*param).ppi_req_outer)
+        }
+    };
     let (mut skip_parts, mut skip_clauses) = (Vec::new(), Vec::new());
     let (mut filter_parts, mut filter_clauses) = (Vec::new(), Vec::new());
     let mut quals: *mut pg_sys::List = std::ptr::null_mut();

@@ -198,6 +198,10 @@ unsafe fn is_scan_constant(node: *mut pg_sys::Node) -> bool {
 pub(super) struct Translator {
     /// Range table index of the scanned relation.
     pub relid: u32,
+    /// The relations a parameterized path takes values from (null: none): their columns are
+    /// values fixed for each rescan, which the planner turns into nestloop parameters in the
+    /// plan's quals and `custom_exprs` (`replace_nestloop_params`).
+    outer: pg_sys::Relids,
     /// The value expressions collected (copies), in the order leaves refer to them.
     pub values: Vec<*mut pg_sys::Node>,
     /// Set when an AND left out a part it could not translate: the result is then weaker
@@ -209,8 +213,52 @@ impl Translator {
     pub fn new(relid: u32) -> Translator {
         Translator {
             relid,
+            outer: std::ptr::null_mut(),
             values: Vec::new(),
             dropped: false,
+        }
+    }
+
+    /// A translator for a path parameterized by the relations `outer`, whose columns may be
+    /// the values the scan's columns are compared with.
+    pub fn with_outer(relid: u32, outer: pg_sys::Relids) -> Translator {
+        Translator {
+            outer,
+            ..Translator::new(relid)
+        }
+    }
+
+    /// Whether `node` is fixed for a whole scan (or rescan): no column of the scanned
+    /// relation, none of another except of the [`outer`](Self::outer) relations, no volatile
+    /// function and no subplan.
+    ///
+    /// # Safety
+    ///
+    /// `node` must be a valid expression tree, in a transaction (the function lookups).
+    unsafe fn is_scan_value(&self, node: *mut pg_sys::Node) -> bool {
+        // SAFETY: `node` is a valid expression tree, in a transaction (the contract)
+        if unsafe { is_scan_constant(node) } {
+            return true;
+        }
+        if self.outer.is_null() {
+            return false;
+        }
+        // SAFETY: as above; the walkers only read `node`, and the list they return holds its
+        // Vars (and any placeholder, aggregate or window function, refused here)
+        unsafe {
+            if pg_sys::contain_volatile_functions(node) || pg_sys::contain_subplans(node) {
+                return false;
+            }
+            let flags = (pg_sys::PVC_INCLUDE_AGGREGATES
+                | pg_sys::PVC_INCLUDE_WINDOWFUNCS
+                | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32;
+            list::nodes(pg_sys::pull_var_clause(node, flags)).all(|n| {
+                pgrx::is_a(n, pg_sys::NodeTag::T_Var) && {
+                    let var = n as *mut pg_sys::Var;
+                    (*var).varno as u32 != self.relid
+                        && pg_sys::bms_is_member((*var).varno as i32, self.outer)
+                }
+            })
         }
     }
 
@@ -319,7 +367,7 @@ impl Translator {
                     if opno == pg_sys::InvalidOid {
                         return None;
                     }
-                    if !is_scan_constant(value) {
+                    if !self.is_scan_value(value) {
                         return None;
                     }
                     let (cmp, how, exact) =
@@ -347,7 +395,7 @@ impl Translator {
                         return None;
                     }
                     let column = column_of(args[0], self.relid)?;
-                    if !is_scan_constant(args[1]) {
+                    if !self.is_scan_value(args[1]) {
                         return None;
                     }
                     let mut opno = (*op).opno;
