@@ -38,6 +38,131 @@ pub enum Function {
     Avg,
     Min,
     Max,
+    /// `count(DISTINCT col)`: how many distinct non-NULL values.
+    CountDistinct,
+}
+
+/// The distinct values `count(DISTINCT col)` has met, by the equality of the column's type:
+/// integers (dates, timestamps) by value, floats by float equality (`-0` equals `0`, and
+/// every NaN is one value, as PostgreSQL's float comparisons have it), strings bytewise (a
+/// deterministic collation's equality).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DistinctSet {
+    fixed: std::collections::HashSet<i64>,
+    bytes: std::collections::HashSet<Box<[u8]>>,
+}
+
+/// About the bytes a value kept in a [`DistinctSet`] takes beyond a string's own: its hash
+/// table slot, and a string's allocation.
+const DISTINCT_ENTRY_BYTES: usize = 32;
+
+impl DistinctSet {
+    pub fn len(&self) -> usize {
+        self.fixed.len() + self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Inserts string `v`; the bytes it added (0 if it was there).
+    fn insert_bytes(&mut self, v: &[u8]) -> usize {
+        if self.bytes.contains(v) {
+            return 0;
+        }
+        self.bytes.insert(v.into());
+        v.len() + DISTINCT_ENTRY_BYTES
+    }
+
+    /// Inserts picked value `k`, by its key ([`distinct_key_f64`], [`distinct_key_f32`]);
+    /// the bytes it added.
+    fn insert_picked(&mut self, p: &Picked, k: usize) -> usize {
+        let new = self.fixed.insert(match p {
+            Picked::Ints(x) => x[k],
+            Picked::Float8(x) => distinct_key_f64(x[k]),
+            Picked::Float4(x) => distinct_key_f32(x[k]),
+        });
+        if new {
+            DISTINCT_ENTRY_BYTES
+        } else {
+            0
+        }
+    }
+}
+
+/// The key of a float8 under float equality: `-0` as `0`, every NaN as one.
+pub fn distinct_key_f64(v: f64) -> i64 {
+    if v == 0.0 {
+        0
+    } else if v.is_nan() {
+        f64::NAN.to_bits() as i64
+    } else {
+        v.to_bits() as i64
+    }
+}
+
+/// [`distinct_key_f64`] for float4.
+pub fn distinct_key_f32(v: f32) -> i64 {
+    if v == 0.0 {
+        0
+    } else if v.is_nan() {
+        f32::NAN.to_bits() as i64
+    } else {
+        v.to_bits() as i64
+    }
+}
+
+/// Whether `u` holds strings (plain, or codes into strings).
+fn is_bytes(u: &Unpacked, ctx: &ColumnContext<'_>) -> bool {
+    match &u.form {
+        Form::Values(v) => matches!(v, Values::Bytes(_)),
+        Form::Codes { inline, .. } => matches!(Unpacked::entries(inline, ctx), Values::Bytes(_)),
+        Form::Integers { .. } => false,
+    }
+}
+
+/// Adds to `sets` (indexed by group; `group(r)` of row `r`) the selected non-NULL strings of
+/// `u`, and the bytes they added to `memory`. A dictionary vector's entries are each
+/// inserted once per group that has one of its codes, its rows compared by code, not by
+/// string.
+fn insert_selected_bytes(
+    u: &Unpacked,
+    ctx: &ColumnContext<'_>,
+    sel: &Selection,
+    sets: &mut [DistinctSet],
+    memory: &mut usize,
+    group: impl Fn(usize) -> usize,
+) -> Option<()> {
+    if let Form::Codes { inline, codes } = &u.form {
+        let Values::Bytes(entries) = Unpacked::entries(inline, ctx) else {
+            return None;
+        };
+        let entries = entries.as_ref();
+        let nulls = u.nulls.as_deref();
+        let is_null = |r: usize| nulls.is_some_and(|b| b[r / 8] >> (r % 8) & 1 == 1);
+        // the (group, code) pairs met, each string inserted once
+        let mut met: std::collections::HashSet<(usize, u32)> = std::collections::HashSet::new();
+        let (mut k, mut next_row) = (0, 0);
+        for r in sel.iter() {
+            k += (next_row..r).filter(|&s| !is_null(s)).count();
+            next_row = r + 1;
+            if !is_null(r) {
+                let code = *codes.get(k)? as u32;
+                if (code as usize) >= entries.len() {
+                    return None;
+                }
+                met.insert((group(r), code));
+                k += 1;
+            }
+        }
+        for (g, code) in met {
+            *memory += sets[g].insert_bytes(entries.get(code as usize));
+        }
+        return Some(());
+    }
+    for_each_selected_bytes(u, ctx, sel, |r, v| {
+        *memory += sets[group(r)].insert_bytes(v)
+    })
 }
 
 /// A value kept by `min`/`max`, in its column's own form.
@@ -89,6 +214,11 @@ pub enum State {
         max: bool,
         best: Option<Vec<u8>>,
     },
+    /// `count(DISTINCT col)`: the values met, and about the bytes they take.
+    Distinct {
+        set: DistinctSet,
+        memory: usize,
+    },
 }
 
 /// The bound on |x| under which `avg` may be computed without `float8_accum`'s Sxx
@@ -127,6 +257,16 @@ enum Picked {
     Ints(Vec<i64>),
     Float8(Vec<f64>),
     Float4(Vec<f32>),
+}
+
+impl Picked {
+    fn len(&self) -> usize {
+        match self {
+            Picked::Ints(x) => x.len(),
+            Picked::Float8(x) => x.len(),
+            Picked::Float4(x) => x.len(),
+        }
+    }
 }
 
 /// The indexes among the non-null values of the selected non-null rows, and (if `rows` is
@@ -471,6 +611,12 @@ impl State {
                 max: f == Function::Max,
                 best: None,
             },
+            (Function::CountDistinct, _) if int || kind.is_float() || kind == Kind::Bytes => {
+                State::Distinct {
+                    set: DistinctSet::default(),
+                    memory: 0,
+                }
+            }
             _ => return None,
         })
     }
@@ -528,6 +674,24 @@ impl State {
                     *best = Some(v.to_vec());
                 }
             })?;
+            return Some(Ok(()));
+        }
+        if let State::Distinct { set, memory } = self {
+            if is_bytes(u, ctx) {
+                return insert_selected_bytes(
+                    u,
+                    ctx,
+                    sel,
+                    std::slice::from_mut(set),
+                    memory,
+                    |_| 0,
+                )
+                .map(Ok);
+            }
+            let picked = pick(u, ctx, sel, None)?;
+            for k in 0..picked.len() {
+                *memory += set.insert_picked(&picked, k);
+            }
             return Some(Ok(()));
         }
         if let (
@@ -680,10 +844,20 @@ impl State {
         Ok(())
     }
 
+    /// About the bytes the state holds beyond its own size: the values `count(DISTINCT)`
+    /// keeps (0 for every other aggregate).
+    pub fn memory(&self) -> usize {
+        match self {
+            State::Distinct { memory, .. } => *memory,
+            _ => 0,
+        }
+    }
+
     /// The aggregate's result for values of `kind` (the column's kind).
     pub fn finish(&self, f: Function, kind: Kind) -> Output {
         match self {
             State::Count(n) => Output::Int8(*n),
+            State::Distinct { set, .. } => Output::Int8(set.len() as i64),
             State::IntSum { n: 0, .. }
             | State::Float8Sum { n: 0, .. }
             | State::Float4Sum { n: 0, .. } => Output::Null,
@@ -748,6 +922,7 @@ pub fn answer_from_metadata(
     match f {
         Function::CountStar => Some(MetaAnswer::Count(rows as i64)),
         Function::Count => Some(MetaAnswer::Count(rows.checked_sub(facts?.nulls)? as i64)),
+        Function::CountDistinct => None,
         Function::Min | Function::Max => {
             let max = f == Function::Max;
             Some(MetaAnswer::Best(match (facts?.zone?, kind) {
@@ -897,6 +1072,11 @@ pub enum GroupStates {
         max: bool,
         best: Vec<Option<Box<[u8]>>>,
     },
+    /// `count(DISTINCT col)`: each group's values, and about the bytes they take together.
+    Distinct {
+        sets: Vec<DistinctSet>,
+        memory: usize,
+    },
 }
 
 impl GroupStates {
@@ -926,6 +1106,10 @@ impl GroupStates {
                 max,
                 best: Vec::new(),
             },
+            State::Distinct { .. } => GroupStates::Distinct {
+                sets: Vec::new(),
+                memory: 0,
+            },
             State::MinMax { max, .. } => match kind {
                 Kind::Float64 => GroupStates::MinMaxFloat8 {
                     max,
@@ -952,6 +1136,15 @@ impl GroupStates {
         GroupStates::FloatAvg {
             n: Vec::new(),
             sx: Vec::new(),
+        }
+    }
+
+    /// About the bytes the states hold beyond a fixed size per group: the values
+    /// `count(DISTINCT)` keeps (0 for every other aggregate).
+    pub fn memory(&self) -> usize {
+        match self {
+            GroupStates::Distinct { memory, .. } => *memory,
+            _ => 0,
         }
     }
 
@@ -993,6 +1186,7 @@ impl GroupStates {
                 seen.resize(groups, false);
             }
             GroupStates::MinMaxBytes { best, .. } => best.resize(groups, None),
+            GroupStates::Distinct { sets, .. } => sets.resize(groups, DistinctSet::default()),
         }
     }
 
@@ -1001,6 +1195,8 @@ impl GroupStates {
         let best = |seen: &[bool], v: Number| seen[g].then_some(v);
         match self {
             GroupStates::Count(c) => State::Count(c[g]),
+            // (its count is all a result needs: the set stays here)
+            GroupStates::Distinct { sets, .. } => State::Count(sets[g].len() as i64),
             GroupStates::IntSum { n, sum } => State::IntSum {
                 n: n[g],
                 sum: sum[g],
@@ -1083,6 +1279,18 @@ impl GroupStates {
                     *b = Some(v.into());
                 }
             })?;
+            return Some(Ok(()));
+        }
+        if let GroupStates::Distinct { sets, memory } = self {
+            if is_bytes(u, ctx) {
+                return insert_selected_bytes(u, ctx, sel, sets, memory, |r| groups[r] as usize)
+                    .map(Ok);
+            }
+            let mut rows = Vec::new();
+            let picked = pick(u, ctx, sel, Some(&mut rows))?;
+            for (k, &r) in rows.iter().enumerate() {
+                *memory += sets[groups[r] as usize].insert_picked(&picked, k);
+            }
             return Some(Ok(()));
         }
         // the rows picked as one range of a vector without NULLs (every row, or part of a

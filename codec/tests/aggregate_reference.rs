@@ -27,6 +27,33 @@ struct Reference {
     acc: (f64, f64, f64),
     best: Option<Value>,
     overflow: bool,
+    /// `count(DISTINCT)`: every non-NULL value met.
+    seen: Vec<Value>,
+}
+
+/// How many distinct values, by PostgreSQL's equality: sorted and deduplicated, floats
+/// compared as numbers (`-0` equals `0`) and every NaN equal to every other.
+fn distinct_count(values: &[Value]) -> i64 {
+    let mut keys: Vec<(bool, f64, i64)> = values
+        .iter()
+        .map(|v| {
+            let float = |x: f64| {
+                if x.is_nan() {
+                    (true, 0.0, 0)
+                } else {
+                    (false, x + 0.0, 0)
+                }
+            };
+            match *v {
+                Value::I(x) => (false, 0.0, x),
+                Value::F8(x) => float(x),
+                Value::F4(x) => float(x as f64),
+            }
+        })
+        .collect();
+    keys.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+    keys.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2);
+    keys.len() as i64
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +71,10 @@ impl Reference {
     fn row(&mut self, f: Function, v: Option<Value>) {
         self.rows += 1;
         let Some(v) = v else { return };
+        if f == Function::CountDistinct {
+            self.seen.push(v);
+            return;
+        }
         if self.overflow {
             return;
         }
@@ -129,6 +160,7 @@ impl Reference {
         Ok(match f {
             Function::CountStar => Output::Int8(self.rows),
             Function::Count => Output::Int8(self.n),
+            Function::CountDistinct => Output::Int8(distinct_count(&self.seen)),
             _ if self.n == 0 => Output::Null,
             Function::Sum => match kind {
                 Kind::Int64 => Output::Numeric(self.int_sum),
@@ -178,13 +210,14 @@ fn same(a: &Output, b: &Output) -> bool {
     }
 }
 
-const FUNCTIONS: [Function; 6] = [
+const FUNCTIONS: [Function; 7] = [
     Function::CountStar,
     Function::Count,
     Function::Sum,
     Function::Avg,
     Function::Min,
     Function::Max,
+    Function::CountDistinct,
 ];
 
 fn kind_of(k: GenKind) -> Kind {
@@ -625,6 +658,55 @@ fn bytes_min_max_against_reference() {
         let ctx = ColumnContext::default();
         let unpacked = encoded(&vectors, &ctx);
         count_forms(&unpacked, &mut forms);
+        // count(DISTINCT): a sorted, deduplicated list of the selected strings
+        {
+            let f = Function::CountDistinct;
+            let mut state = State::new(f, Kind::Bytes).unwrap();
+            let mut grouped = GroupStates::new(f, Kind::Bytes).unwrap();
+            grouped.resize(3);
+            let (mut all, mut per): (Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>) =
+                (Vec::new(), vec![Vec::new(); 3]);
+            for ((v, sel), u) in vectors.iter().zip(&unpacked) {
+                let groups: Vec<u32> = (0..v.rows).map(|_| rng.below(3) as u32).collect();
+                state.add(u, &ctx, sel).unwrap().unwrap();
+                grouped
+                    .add(u, &ctx, sel, &groups, &GroupRuns::of_selected(&groups, sel))
+                    .unwrap()
+                    .unwrap();
+                let Values::Bytes(b) = &v.values else {
+                    unreachable!()
+                };
+                let mut k = 0;
+                for r in 0..v.rows {
+                    if v.is_null(r) {
+                        continue;
+                    }
+                    let value = b.as_ref().get(k).to_vec();
+                    k += 1;
+                    if sel.contains(r) {
+                        all.push(value.clone());
+                        per[groups[r] as usize].push(value);
+                    }
+                }
+            }
+            let count = |mut x: Vec<Vec<u8>>| {
+                x.sort();
+                x.dedup();
+                Output::Int8(x.len() as i64)
+            };
+            assert_eq!(
+                state.finish(f, Kind::Bytes),
+                count(all),
+                "case {case} count(DISTINCT)"
+            );
+            for (g, p) in per.into_iter().enumerate() {
+                assert_eq!(
+                    grouped.state(g).finish(f, Kind::Bytes),
+                    count(p),
+                    "case {case} group {g}"
+                );
+            }
+        }
         for f in [Function::Min, Function::Max] {
             let mut state = State::new(f, Kind::Bytes).unwrap();
             let mut grouped = GroupStates::new(f, Kind::Bytes).unwrap();

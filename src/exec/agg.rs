@@ -146,6 +146,34 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
     Some((f, Some((ty, kind))))
 }
 
+/// The kind whose values `count(DISTINCT col)` of a column of `vartype` compares, if it is
+/// computed here: integers, dates and timestamps by value, floats by float equality, text and
+/// varchar bytewise, which is the equality of a deterministic `collation`.
+///
+/// # Safety
+/// In a transaction (a collation lookup).
+unsafe fn distinct_kind(vartype: pg_sys::Oid, collation: pg_sys::Oid) -> Option<Kind> {
+    use pg_sys::{
+        DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMESTAMPOID,
+        TIMESTAMPTZOID, VARCHAROID,
+    };
+    Some(match vartype {
+        INT2OID => Kind::Int16,
+        INT4OID | DATEOID => Kind::Int32,
+        INT8OID | TIMESTAMPOID | TIMESTAMPTZOID => Kind::Int64,
+        FLOAT4OID => Kind::Float32,
+        FLOAT8OID => Kind::Float64,
+        // SAFETY: a syscache lookup of a valid collation, in a transaction (the contract)
+        TEXTOID | VARCHAROID
+            if collation != pg_sys::InvalidOid
+                && unsafe { pg_sys::get_collation_isdeterministic(collation) } =>
+        {
+            Kind::Bytes
+        }
+        _ => return None,
+    })
+}
+
 /// The spec of `aggref` over relation `relid` (range table index), if computed here.
 /// A FILTER clause's vectorized filter: it must translate exactly, every leaf with a kernel.
 /// Kernels call no function, so being above a security barrier does not matter.
@@ -182,18 +210,25 @@ unsafe fn spec_of_aggref(
 ) -> Option<AggSpec> {
     // SAFETY: `aggref` is a valid Aggref (this function's contract), not changed while planning
     let a = unsafe { &*aggref };
+    let distinct = !a.aggdistinct.is_null();
     if a.agglevelsup != 0
         || a.aggkind != pg_sys::AGGKIND_NORMAL as std::ffi::c_char
-        || !a.aggdistinct.is_null()
         || !a.aggorder.is_null()
         || !matches!(
             a.aggsplit,
             pg_sys::AggSplit::AGGSPLIT_SIMPLE | pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL
         )
+        // a DISTINCT aggregate has no partial form
+        || (distinct && a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE)
     {
         return None;
     }
-    let (function, arg) = builtin(a.aggfnoid.into())?;
+    let (function, arg) = match builtin(a.aggfnoid.into())? {
+        // count(DISTINCT col): the kind comes from the column (below)
+        (Function::Count, None) if distinct => (Function::CountDistinct, None),
+        _ if distinct => return None,
+        f => f,
+    };
     // a partial aggregate returns its transition state: those of int8 sum and avg are
     // PostgreSQL's internal ones, not made here
     if a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE
@@ -263,6 +298,10 @@ unsafe fn spec_of_aggref(
         (Some((*var).varattno as u16 - 1), (*var).vartype)
     };
     let kind = match arg {
+        // SAFETY: a collation lookup, in a transaction (this function's contract)
+        None if function == Function::CountDistinct => {
+            unsafe { distinct_kind(vartype, a.inputcollid) }?
+        }
         // count(col) reads the NULLs only: any column will do
         None => Kind::Int64,
         Some((pg_sys::TEXTOID, kind))
@@ -1222,6 +1261,7 @@ unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Comput
     let rel = scan.reader.rel;
     let readers = &mut exec.readers;
     let limit = group_memory_limit() / bytes_per_group(specs.len());
+    let distinct_limit = group_memory_limit();
     let mut groups: Vec<u32> = Vec::new();
     let mut runs = GroupRuns::default();
     let mut key_columns = Vec::with_capacity(readers.len());
@@ -1297,6 +1337,18 @@ unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Comput
                 Some(Err(FloatOverflow)) => overflow(),
                 None if spec.function == Function::Count => unreachable!("count reads NULLs only"),
                 None => crate::storage::corrupt(rel, format!("column {} holds values that are not numbers", c + 1)),
+            }
+            let memory = match &*out {
+                Computed::Grouped { states, .. } => states[i].memory(),
+                Computed::Single(states) => states[i].memory(),
+            };
+            if memory > distinct_limit {
+                pgrx::ereport!(
+                    ERROR,
+                    pgrx::PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                    format!("pg_columnar: the values of count(DISTINCT) in the vectorized aggregation take more than {distinct_limit} bytes, 16 times the hash memory (work_mem × hash_mem_multiplier)"),
+                    "SET pg_columnar.enable_vectorized_agg = off lets PostgreSQL's aggregation, which sorts on disk, compute it; or raise work_mem."
+                );
             }
         }
         },
@@ -1660,7 +1712,7 @@ unsafe fn store_group(
 
 fn function_name(f: Function) -> &'static str {
     match f {
-        Function::CountStar | Function::Count => "count",
+        Function::CountStar | Function::Count | Function::CountDistinct => "count",
         Function::Sum => "sum",
         Function::Avg => "avg",
         Function::Min => "min",
@@ -1833,7 +1885,8 @@ impl CustomNode for Exec {
                     let name = unsafe {
                         std::ffi::CStr::from_ptr(pg_sys::get_attname(reloid, c as pg_sys::AttrNumber + 1, false))
                     };
-                    format!("{}({})", function_name(s.function), name.to_string_lossy())
+                    let distinct = if s.function == Function::CountDistinct { "DISTINCT " } else { "" };
+                    format!("{}({distinct}{})", function_name(s.function), name.to_string_lossy())
                 }
             } + if s.filter.is_some() { " FILTER (vectorized)" } else { "" })
             .collect();

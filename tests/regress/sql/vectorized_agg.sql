@@ -55,11 +55,13 @@ SELECT agg_same('SELECT sum(id) * 2 + count(*), coalesce(max(n), -1), round(avg(
 SELECT agg_same('SELECT i2 %% 2 AS k, count(*), sum(id) FROM %s GROUP BY 1 ORDER BY 1');
 SELECT agg_same('SELECT count(*) FROM %s HAVING count(*) > 5');
 SELECT agg_same('SELECT count(*) FROM %s HAVING count(*) > 50000');
--- left to PostgreSQL: a qual the scan does not evaluate (above), DISTINCT, ORDER BY in the
--- aggregate, an expression argument, text min under a collation not known to order bytewise,
--- the node turned off (FILTER: grouped_agg)
+-- count(DISTINCT col) is the node's (count_distinct); left to PostgreSQL: a qual the scan
+-- does not evaluate (above), DISTINCT of another aggregate, ORDER BY in the aggregate, an
+-- expression argument, text min under a collation not known to order bytewise, the node
+-- turned off (FILTER: grouped_agg)
 SELECT agg_same('SELECT count(*), sum(id) FROM %s WHERE t LIKE ''x1%%''');
 SELECT agg_same('SELECT count(DISTINCT i2), sum(id) FROM %s');
+SELECT agg_same('SELECT sum(DISTINCT i2), sum(id) FROM %s');
 SELECT agg_same('SELECT count(*) FILTER (WHERE id > 10), sum(id) FROM %s');
 SELECT agg_same('SELECT sum(id ORDER BY id), count(*) FROM %s');
 SELECT agg_same('SELECT sum(id + 1), count(*) FROM %s');
