@@ -26,9 +26,9 @@ Method:
 """
 import argparse, hashlib, re, statistics, subprocess, sys
 
-# "sorted": pg_columnar with the sort key (hostname, time), TSBS's one-host layout
+# "sorted": pg_columnar with the sort key (tags_id, time): each host's rows together in every stripe
 ENGINES = ["heap", "pg_columnar", "sorted"]
-SORT_KEY = "hostname, time"
+SORT_KEY = "tags_id, time"
 
 def psql(args, sql, capture=True, session_cmds=None):
     cmd = args.psql + ["-d", args.db, "-v", "ON_ERROR_STOP=1", "-A", "-t"]
