@@ -339,6 +339,52 @@ pub fn queries(
     out
 }
 
+/// Queries that reach the `tags` dimension the way dashboards and reports do, beyond TSBS's
+/// set, over a 12-hour window drawn from `seed` as [`queries`] draws its windows: a join
+/// filtered on a tags attribute (one region), the same as `EXISTS`, and
+/// `count(DISTINCT hostname)`.
+pub fn dimension_queries(
+    table: &str,
+    hosts: usize,
+    rows: u64,
+    seed: u64,
+) -> Vec<(&'static str, String)> {
+    let mut r = Rng(seed ^ 0x7A65);
+    let span = (rows / hosts.max(1) as u64) as i64 * STEP_SECONDS;
+    let len = 12 * 3600;
+    let room = (span - len).max(0) / 60;
+    let start = START_UNIX + 60 * (r.next() % (room as u64 + 1)) as i64;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    format_utc(start, &mut a);
+    format_utc(start + len, &mut b);
+    let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+    let region = REGIONS[r.below(REGIONS.len() as u64) as usize];
+    vec![
+        (
+            "join-region-12",
+            format!(
+                "SELECT tags.hostname, max(usage_user) AS max_usage_user, avg(usage_system) AS mean_usage_system \
+                 FROM {table} JOIN tags ON {table}.tags_id = tags.id WHERE tags.region = '{region}' \
+                 AND time >= '{a}' AND time < '{b}' GROUP BY tags.hostname ORDER BY tags.hostname"
+            ),
+        ),
+        (
+            "exists-region-12",
+            format!(
+                "SELECT date_trunc('hour', time) AS hour, max(usage_user) AS max_usage_user FROM {table} \
+                 WHERE EXISTS (SELECT 1 FROM tags WHERE tags.id = {table}.tags_id AND tags.region = '{region}') \
+                 AND time >= '{a}' AND time < '{b}' GROUP BY hour ORDER BY hour"
+            ),
+        ),
+        (
+            "count-distinct-hosts-12",
+            format!(
+                "SELECT count(DISTINCT hostname) FROM {table} WHERE time >= '{a}' AND time < '{b}'"
+            ),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,9 +2,12 @@
 //! Writes DIR/tags.csv and DIR/cpu.csv (TSBS cpu-only, see the library docs). Progress goes
 //! to stderr. `--schema` prints the tables to load them into; `--queries TABLE` prints the
 //! TSBS query set against TABLE for that data (one `-- name` line, then the query); with
-//! `--tags`, in TSBS's TimescaleDB form that reaches hosts through the `tags` table.
+//! `--tags`, in TSBS's TimescaleDB form that reaches hosts through the `tags` table, followed
+//! by three queries of the dimension (a join on a region, the same as EXISTS, count(DISTINCT)).
 
-use pg_columnar_tsbs::{hosts, queries, write_cpu, write_tags, HostForm, SCHEMA_SQL};
+use pg_columnar_tsbs::{
+    dimension_queries, hosts, queries, write_cpu, write_tags, HostForm, SCHEMA_SQL,
+};
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
@@ -53,6 +56,11 @@ fn main() {
     if let Some(table) = queries_for {
         for (name, sql) in queries(&table, hosts_n, rows, seed, form) {
             println!("-- {name}\n{sql};");
+        }
+        if form == HostForm::Tags {
+            for (name, sql) in dimension_queries(&table, hosts_n, rows, seed) {
+                println!("-- {name}\n{sql};");
+            }
         }
         return;
     }
