@@ -34,6 +34,7 @@ mod plan_data;
 mod quals;
 mod skip;
 mod spec;
+mod subquery;
 mod topn;
 
 pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
@@ -41,6 +42,7 @@ pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::
 pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_TOPN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_PARAMETERIZED_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+pub static ENABLE_SUBQUERY_VALUES: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
 /// A user-settable switch of query execution, on by default.
 fn define_switch(
@@ -95,11 +97,18 @@ pub unsafe fn install() {
         c"Off: a join reaches a pg_columnar table only through a scan that skips by constants alone (or an index). Results are the same either way.",
         &ENABLE_PARAMETERIZED_SCAN,
     );
+    define_switch(
+        c"pg_columnar.enable_subquery_values",
+        c"Plan col IN (SELECT ...) on a pg_columnar column, over small tables, as col = ANY (ARRAY(SELECT ...)): an initplan whose values the scan skips and filters by.",
+        c"Off: PostgreSQL's semi-join. Results are the same either way.",
+        &ENABLE_SUBQUERY_VALUES,
+    );
     // SAFETY: once per backend, from `_PG_init`, before any hook runs (this function's
     // contract): what each registration and hook installation asks
     unsafe {
         node::FRAME.register();
         plan::install_hook();
+        subquery::install_hook();
         agg::install();
         topn::install();
     }

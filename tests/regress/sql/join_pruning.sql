@@ -1,6 +1,8 @@
 -- Joins prune like constants: a PgcolScan on the inner side of a nested loop takes each outer
 -- row's join key as a value and skips stripes and vectors by it (a parameterized path,
--- pg_columnar.enable_parameterized_scan). Every shape users write (TSBS's tags subquery, a
+-- pg_columnar.enable_parameterized_scan), and `col IN (SELECT ...)` over a small table
+-- becomes `col = ANY` of an initplan's array (pg_columnar.enable_subquery_values), which the
+-- scan skips by and PgcolAgg aggregates over. Every shape users write (TSBS's tags subquery, a
 -- join with a predicate on the dimension, EXISTS, = ANY of an initplan, LATERAL, a prepared
 -- statement with a generic plan, NULL and duplicate keys on either side, many rescans) is
 -- compared with a heap twin; the skipping is shown engaged (EXPLAIN ANALYZE's counters)
@@ -22,37 +24,42 @@ CREATE TABLE cpu_heap AS SELECT * FROM cpu;
 ANALYZE tags, cpu, cpu_heap;
 SELECT count(*) AS stripes FROM pgcol.stripes('cpu');
 
--- the same rows from the pg_columnar table (with parameterized scans, without them, and as a
--- plain sequential scan) as from its heap twin? (`cpu` in the query is replaced by `cpu_heap`)
+-- the same rows from the pg_columnar table (as planned, with the IN subquery left a semi-join,
+-- also without parameterized scans, and as a plain sequential scan) as from its heap twin?
+-- (`cpu` in the query is replaced by `cpu_heap`)
 CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE a text; o text; s text; h text;
+DECLARE a text; p text; o text; s text; h text;
 BEGIN
   EXECUTE format('SELECT count(*) || '' rows, '' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM (%s) r', q) INTO a;
+  SET LOCAL pg_columnar.enable_subquery_values = off;
+  EXECUTE format('SELECT count(*) || '' rows, '' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM (%s) r', q) INTO p;
   SET LOCAL pg_columnar.enable_parameterized_scan = off;
   EXECUTE format('SELECT count(*) || '' rows, '' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM (%s) r', q) INTO o;
   SET LOCAL pg_columnar.enable_parameterized_scan = on;
+  SET LOCAL pg_columnar.enable_subquery_values = on;
   SET LOCAL pg_columnar.enable_custom_scan = off;
   EXECUTE format('SELECT count(*) || '' rows, '' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM (%s) r', q) INTO s;
   SET LOCAL pg_columnar.enable_custom_scan = on;
   EXECUTE format('SELECT count(*) || '' rows, '' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM (%s) r',
                  regexp_replace(q, '\mcpu\M', 'cpu_heap', 'g')) INTO h;
-  IF a IS DISTINCT FROM h OR o IS DISTINCT FROM h OR s IS DISTINCT FROM h THEN
-    RETURN format('MISMATCH parameterized %s, without %s, seqscan %s, heap %s', a, o, s, h);
+  IF a IS DISTINCT FROM h OR p IS DISTINCT FROM h OR o IS DISTINCT FROM h OR s IS DISTINCT FROM h THEN
+    RETURN format('MISMATCH all on %s, a semi-join %s, neither %s, seqscan %s, heap %s', a, p, o, s, h);
   END IF;
   RETURN a;
 END $$;
--- whether the plan of q has a parameterized PgcolScan (one under a nested loop whose
--- join key it takes), and its counters: stripes and vectors, total and skipped, summed over
--- its rescans
+-- what the PgcolScan of q's plan skips by: a join key (a parameterized scan under a nested
+-- loop), an initplan's values (an IN subquery), or constants alone; the nodes above it that
+-- count, and its counters: stripes and vectors, total and skipped, summed over its rescans
 CREATE FUNCTION pruning(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; r text := ''; param bool := false;
+DECLARE line text; r text := ''; how text := 'by constants alone: ';
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
-    IF line ~ 'Custom Scan \(PgcolScan\)' THEN r := r || 'PgcolScan; '; END IF;
+    IF line ~ 'Custom Scan \((PgcolScan|PgcolAgg)\)' THEN r := r || substring(line from 'Pgcol\w+') || '; '; END IF;
     IF line ~ '^\s*(Stripes|Vectors):' THEN r := r || trim(line) || '; '; END IF;
-    IF line ~ '^\s*Skip Filter:.*\m(tags|d|t)\.id\M' THEN param := true; END IF;
+    IF line ~ '^\s*Skip Filter:.*\m(tags|d|t)\.id\M' THEN how := 'by the join key: '; END IF;
+    IF line ~ '^\s*Skip Filter:.*tags_id = ANY \(\$' THEN how := 'by the subquery''s values: '; END IF;
   END LOOP;
-  RETURN CASE WHEN param THEN 'by the join key: ' ELSE 'by constants alone: ' END || r;
+  RETURN how || r;
 END $$;
 
 -- TSBS's own query form: hosts through the tags table
@@ -62,11 +69,34 @@ SELECT same($$SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM 
 SELECT pruning($$SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM cpu
   WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_7'))
     AND time >= '2026-01-01 03:00+00' AND time < '2026-01-01 04:00+00' GROUP BY minute$$);
+SET pg_columnar.enable_subquery_values = off;
+SELECT pruning($$SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM cpu
+  WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_7'))
+    AND time >= '2026-01-01 03:00+00' AND time < '2026-01-01 04:00+00' GROUP BY minute$$);
 SET pg_columnar.enable_parameterized_scan = off;
 SELECT pruning($$SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM cpu
   WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_7'))
     AND time >= '2026-01-01 03:00+00' AND time < '2026-01-01 04:00+00' GROUP BY minute$$);
 RESET pg_columnar.enable_parameterized_scan;
+RESET pg_columnar.enable_subquery_values;
+-- not rewritten: a correlated subquery, one over a large table, NOT IN, and an IN under OR
+CREATE TABLE big (id int);
+INSERT INTO big SELECT g FROM generate_series(1, 20000) g;
+ANALYZE big;
+SELECT pruning($$SELECT count(*) FROM cpu WHERE tags_id IN (SELECT id FROM big WHERE id < 3)$$);
+SELECT same($$SELECT count(*) FROM cpu WHERE tags_id IN (SELECT id FROM big WHERE id < 3)$$);
+SELECT same($$SELECT count(*) FROM cpu c WHERE tags_id IN (SELECT id FROM tags t WHERE t.id = c.tags_id % 7)$$);
+SELECT same($$SELECT count(*) FROM cpu WHERE tags_id NOT IN (SELECT id FROM tags WHERE region = 'r1')$$);
+SELECT same($$SELECT count(*) FROM cpu WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r1') OR usage_user > 98$$);
+-- rewritten inside a FROM subquery and a WITH query, and with NULLs among the values
+SELECT same($$SELECT * FROM (SELECT tags_id, count(*) FROM cpu WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r2') GROUP BY tags_id) s$$);
+SELECT same($$WITH w AS (SELECT max(usage_user) m FROM cpu WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r3')) SELECT * FROM w$$);
+CREATE TABLE keys (k int);
+INSERT INTO keys VALUES (5), (NULL), (9), (5);
+ANALYZE keys;
+SELECT same($$SELECT count(*), sum(usage_user) FROM cpu WHERE tags_id IN (SELECT k FROM keys)$$);
+SELECT same($$SELECT count(*) FROM cpu WHERE tags_id IN (SELECT k FROM keys WHERE k > 100)$$);
+SELECT pruning($$SELECT count(*), sum(usage_user) FROM cpu WHERE tags_id IN (SELECT k FROM keys)$$);
 -- eight hosts, and a max over every metric of one host
 SELECT same($$SELECT date_trunc('hour', time) AS hour, max(usage_user), max(usage_system) FROM cpu
   WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_1', 'host_5', 'host_9', 'host_13', 'host_17', 'host_21', 'host_25', 'host_29'))
