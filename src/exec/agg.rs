@@ -298,8 +298,8 @@ unsafe fn spec_of_aggref(
         (Some((*var).varattno as u16 - 1), (*var).vartype)
     };
     let kind = match arg {
-        // SAFETY: a collation lookup, in a transaction (this function's contract)
         None if function == Function::CountDistinct => {
+            // SAFETY: a collation lookup, in a transaction (this function's contract)
             unsafe { distinct_kind(vartype, a.inputcollid) }?
         }
         // count(col) reads the NULLs only: any column will do
