@@ -90,10 +90,12 @@ unsafe fn page_bytes<'a>(buffer: pg_sys::Buffer) -> &'a mut [u8] {
 
 /// Whether a page has never been initialised (all zeros in its header: a page the file was
 /// extended by and that was not written yet, or that a crash left as the extension made it).
+/// Read as bytes: the page may be a `Vec`'s, aligned for bytes only; a page too short to hold
+/// the field is not new.
 fn page_is_new(page: &[u8]) -> bool {
-    // SAFETY: not enforced by the signature: callers pass at least a page header (block 0's
-    // first bytes), from a buffer page or a `Vec`, taken as aligned enough for the header.
-    unsafe { (*(page.as_ptr() as *const pg_sys::PageHeaderData)).pd_upper == 0 }
+    let at = std::mem::offset_of!(pg_sys::PageHeaderData, pd_upper);
+    page.get(at..at + 2)
+        .is_some_and(|b| u16::from_ne_bytes([b[0], b[1]]) == 0)
 }
 
 /// Blocks of the main fork, as the file has them.
