@@ -1151,19 +1151,9 @@ unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Comput
     // SAFETY: `node` is a begun node (this function's contract); no other reference to it is
     // used while this one is
     let css = unsafe { &mut *node };
-    // SAFETY: a begun PgcolAgg node has its child, whose instrumentation is null or valid
-    let (child, instr) = unsafe {
-        let child = super::frame::child_of(css);
-        let instr = (*child).instrument;
-        if !instr.is_null() {
-            pg_sys::InstrStartNode(instr);
-        }
-        (child, instr)
-    };
-    // SAFETY: `child` is the node's begun child, whose value nothing else borrows while the
-    // computation runs (its parent runs it only through here)
-    let (scan, child_slot) =
-        unsafe { super::node::batch_source(child) }.expect("PgcolAgg over a PgcolScan");
+    // SAFETY: `css` is begun (this function's contract), its child a PgcolScan whose value
+    // nothing else borrows while the computation runs (its parent runs it only through here)
+    let (scan, child_slot, instr) = unsafe { super::node::start_child_batches(css, "PgcolAgg") };
     if exec.readers.len() != exec.keys.len() {
         let cscan = css.ss.ps.plan as *mut pg_sys::CustomScan;
         // SAFETY: the plan's scan tuple list holds a TargetEntry per key first, `child_slot` is

@@ -742,6 +742,37 @@ pub(super) unsafe fn batch_source<'a>(
     }))
 }
 
+/// For a parent that reads its PgcolScan child's vectors itself (PgcolAgg, PgcolTopN): starts
+/// the child's instrumentation, and gives its reader and scan slot ([`batch_source`]) and the
+/// instrumentation to stop when the parent is done (null if none). An ERROR naming `parent`
+/// if the child is another node.
+///
+/// # Safety
+/// `css` is a begun parent node, whose child is under [`batch_source`]'s contract.
+pub(super) unsafe fn start_child_batches<'a>(
+    css: &mut pg_sys::CustomScanState,
+    parent: &str,
+) -> (
+    &'a mut VectorScan,
+    *mut pg_sys::TupleTableSlot,
+    *mut pg_sys::Instrumentation,
+) {
+    // SAFETY: a begun parent has its child, whose instrumentation is null or valid
+    let (child, instr) = unsafe {
+        let child = super::frame::child_of(css);
+        let instr = (*child).instrument;
+        if !instr.is_null() {
+            pg_sys::InstrStartNode(instr);
+        }
+        (child, instr)
+    };
+    // SAFETY: the child is under `batch_source`'s contract (this function's)
+    let Some((scan, slot)) = (unsafe { batch_source(child) }) else {
+        pgrx::error!("pg_columnar: {parent} over a node that is not a PgcolScan");
+    };
+    (scan, slot, instr)
+}
+
 /// The plan's vectorized quals (the tail of its `custom_exprs`, see `spec::ScanSpec`).
 ///
 /// # Safety

@@ -165,6 +165,22 @@ unsafe fn is_plain_seqscan(p: *mut pg_sys::Path) -> bool {
     unsafe { (*p).pathtype == pg_sys::NodeTag::T_SeqScan && (*p).param_info.is_null() }
 }
 
+/// `paths` without the unparameterized sequential scan, a new List.
+///
+/// # Safety
+/// `paths` is a List of valid paths, while planning.
+unsafe fn without_plain_seqscan(paths: *mut pg_sys::List) -> *mut pg_sys::List {
+    // SAFETY: `paths` holds valid paths (this function's contract); the List is made in the
+    // planner's memory context
+    unsafe {
+        list::from_nodes(
+            list::ptrs::<pg_sys::Path>(paths)
+                .filter(|&p| !is_plain_seqscan(p))
+                .map(|p| p as *mut pg_sys::Node),
+        )
+    }
+}
+
 /// # Safety
 ///
 /// Called by PostgreSQL only, as `set_rel_pathlist_hook`, with valid planner structures.
@@ -283,11 +299,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     // SAFETY: `rel` is valid and its path lists the planner's to change in this hook (the
     // contract); the new lists and paths are made in the planner's memory context.
     unsafe {
-        (*rel).pathlist = list::from_nodes(
-            list::ptrs::<pg_sys::Path>((*rel).pathlist)
-                .filter(|&p| !is_plain_seqscan(p))
-                .map(|p| p as *mut pg_sys::Node),
-        );
+        (*rel).pathlist = without_plain_seqscan((*rel).pathlist);
         pg_sys::add_path(
             rel,
             make_path(
@@ -310,11 +322,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         }
         // parallel workers share out whole stripes: with one stripe to read, none would help
         if let Some(workers) = partial_workers.filter(|&w| w > 0 && stripes_read > 1) {
-            (*rel).partial_pathlist = list::from_nodes(
-                list::ptrs::<pg_sys::Path>((*rel).partial_pathlist)
-                    .filter(|&p| !is_plain_seqscan(p))
-                    .map(|p| p as *mut pg_sys::Node),
-            );
+            (*rel).partial_pathlist = without_plain_seqscan((*rel).partial_pathlist);
             pg_sys::add_partial_path(
                 rel,
                 make_path(
@@ -642,7 +650,10 @@ unsafe fn vectors_read_within(
                 pg_sys::JoinType::JOIN_INNER,
                 std::ptr::null_mut(),
             );
-            (selectivity, correlation(relid, attno))
+            (
+                selectivity * initplan_array_correction(root, clauses, var_relid),
+                correlation(relid, attno),
+            )
         };
         let f = (selectivity / stripe_fraction).clamp(0.0, 1.0);
         share *= if Some(attno) == layout.leading_key && layout.rows > 0.0 {
@@ -654,6 +665,67 @@ unsafe fn vectors_read_within(
         };
     }
     share.clamp(0.0, 1.0)
+}
+
+/// PostgreSQL estimates `col = ANY (array)` of an array it cannot see as 10 elements; for an
+/// array an initplan makes (`ARRAY(SELECT ...)`, as `subquery` makes of an IN subquery), the
+/// planner knows the subquery's estimated rows: the factor that turns the selectivity of
+/// `clauses` (one column's) into one for that many elements, from the per-element
+/// selectivity the 10 imply. 1 for every other clause.
+///
+/// # Safety
+/// `root` is the planner's, `clauses` a List of its RestrictInfos, while planning.
+unsafe fn initplan_array_correction(
+    root: *mut pg_sys::PlannerInfo,
+    clauses: *mut pg_sys::List,
+    var_relid: i32,
+) -> f64 {
+    let mut factor = 1.0;
+    // SAFETY: `root` and `clauses` are the planner's (this function's contract); each node is
+    // read as its type only once its tag says so; an initplan's `plan_id` numbers the
+    // planner's list of subplans from 1
+    unsafe {
+        for rinfo in list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+            let clause = (*rinfo).clause as *mut pg_sys::Node;
+            if !pgrx::is_a(clause, pg_sys::NodeTag::T_ScalarArrayOpExpr) {
+                continue;
+            }
+            let saop = clause as *mut pg_sys::ScalarArrayOpExpr;
+            let Some(array) = list::nodes((*saop).args).nth(1) else {
+                continue;
+            };
+            if !(*saop).useOr || !pgrx::is_a(array, pg_sys::NodeTag::T_Param) {
+                continue;
+            }
+            let param = array as *mut pg_sys::Param;
+            if (*param).paramkind != pg_sys::ParamKind::PARAM_EXEC {
+                continue;
+            }
+            let Some(subplan) = list::ptrs::<pg_sys::SubPlan>((*root).init_plans)
+                .find(|&sp| pg_sys::list_member_int((*sp).setParam, (*param).paramid))
+            else {
+                continue;
+            };
+            let Some(plan) = list::ptrs::<pg_sys::Plan>((*(*root).glob).subplans)
+                .nth((*subplan).plan_id as usize - 1)
+            else {
+                continue;
+            };
+            let assumed = pg_sys::clause_selectivity(
+                root,
+                rinfo as *mut pg_sys::Node,
+                var_relid,
+                pg_sys::JoinType::JOIN_INNER,
+                std::ptr::null_mut(),
+            )
+            .clamp(1e-12, 1.0);
+            let per_element = 1.0 - (1.0 - assumed).powf(1.0 / 10.0);
+            let elements = (*plan).plan_rows.max(1.0);
+            let known = 1.0 - (1.0 - per_element).powf(elements);
+            factor *= known / assumed;
+        }
+    }
+    factor
 }
 
 /// How the rows a scan reads lie: what [`vectors_read_within`] needs besides the statistics.

@@ -440,19 +440,9 @@ unsafe fn compute(
     // SAFETY: `node` is a begun node (this function's contract); no other reference to it is
     // used while this one is
     let css = unsafe { &mut *node };
-    // SAFETY: a begun PgcolTopN node has its child, whose instrumentation is null or valid
-    let (child, instr) = unsafe {
-        let child = super::frame::child_of(css);
-        let instr = (*child).instrument;
-        if !instr.is_null() {
-            pg_sys::InstrStartNode(instr);
-        }
-        (child, instr)
-    };
-    // SAFETY: `child` is the node's begun child, whose value nothing else borrows while the
-    // computation runs (its parent runs it only through here)
-    let (scan, child_slot) =
-        unsafe { super::node::batch_source(child) }.expect("PgcolTopN over a PgcolScan");
+    // SAFETY: `css` is begun (this function's contract), its child a PgcolScan whose value
+    // nothing else borrows while the computation runs (its parent runs it only through here)
+    let (scan, child_slot, instr) = unsafe { super::node::start_child_batches(css, "PgcolTopN") };
     let spec = exec.spec;
     if exec.readers.is_none() {
         // SAFETY: `child_slot` is the child's valid scan slot
