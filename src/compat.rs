@@ -188,6 +188,12 @@ pub unsafe fn group_clause(root: *mut pg_sys::PlannerInfo) -> *mut pg_sys::List 
 /// InvalidMultiXactId (a C macro).
 pub const INVALID_MULTIXACT_ID: pg_sys::MultiXactId = pg_sys::InvalidTransactionId;
 
+/// A plan node's instrumentation (`PlanState.instrument`): 19 gave nodes a type of their own.
+#[cfg(not(feature = "pg19"))]
+pub type NodeInstrumentation = pg_sys::Instrumentation;
+#[cfg(feature = "pg19")]
+pub type NodeInstrumentation = pg_sys::NodeInstrumentation;
+
 #[cfg(feature = "pg15")]
 pub type Locator = pg_sys::RelFileNode;
 #[cfg(not(feature = "pg15"))]

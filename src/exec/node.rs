@@ -755,7 +755,7 @@ pub(super) unsafe fn start_child_batches<'a>(
 ) -> (
     &'a mut VectorScan,
     *mut pg_sys::TupleTableSlot,
-    *mut pg_sys::Instrumentation,
+    *mut crate::compat::NodeInstrumentation,
 ) {
     // SAFETY: a begun parent has its child, whose instrumentation is null or valid
     let (child, instr) = unsafe {

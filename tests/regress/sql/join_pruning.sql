@@ -57,7 +57,8 @@ BEGIN
     IF line ~ 'Custom Scan \((PgcolScan|PgcolAgg)\)' THEN r := r || substring(line from 'Pgcol\w+') || '; '; END IF;
     IF line ~ '^\s*(Stripes|Vectors):' THEN r := r || trim(line) || '; '; END IF;
     IF line ~ '^\s*Skip Filter:.*\m(tags|d|t)\.id\M' THEN how := 'by the join key: '; END IF;
-    IF line ~ '^\s*Skip Filter:.*tags_id = ANY \(\$' THEN how := 'by the subquery''s values: '; END IF;
+    -- (an initplan's value: $0 up to 16, (InitPlan 1).col1 from 17)
+    IF line ~ '^\s*Skip Filter:.*tags_id = ANY \((\$|\(InitPlan)' THEN how := 'by the subquery''s values: '; END IF;
   END LOOP;
   RETURN how || r;
 END $$;
