@@ -231,19 +231,8 @@ unsafe fn parse_row(
     snapshot: pg_sys::Snapshot,
     storage_id: u64,
 ) -> (StripeRow, [pg_sys::Datum; NATTS], [bool; NATTS], bool) {
-    super::check_catalog_width(rel, NATTS);
-    let mut values = [pg_sys::Datum::from(0); NATTS];
-    let mut nulls = [false; NATTS];
-    // SAFETY: `tuple` is a valid tuple of the open `rel` (the contract), whose descriptor has
-    // `NATTS` columns (checked above), the length of both output arrays.
-    unsafe {
-        pg_sys::heap_deform_tuple(
-            tuple,
-            (*rel).rd_att,
-            values.as_mut_ptr(),
-            nulls.as_mut_ptr(),
-        )
-    };
+    // SAFETY: `rel` is the open catalog and `tuple` a valid tuple of it (the contract)
+    let (values, nulls) = unsafe { super::deform_catalog_row::<NATTS>(rel, tuple) };
     if nulls[..7].iter().any(|&n| n) {
         pgrx::error!("pg_columnar: catalog pgcol.stripe has a NULL field for storage {storage_id}");
     }

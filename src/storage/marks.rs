@@ -471,19 +471,8 @@ unsafe fn parse(
     tuple: pg_sys::HeapTuple,
     storage_id: u64,
 ) -> (u64, Mode, Option<Successor>, Option<pg_sys::TransactionId>) {
-    super::check_catalog_width(rel, NATTS);
-    let mut values = [pg_sys::Datum::from(0); NATTS];
-    let mut nulls = [false; NATTS];
-    // SAFETY: `tuple` is a valid tuple of the open `rel` (the contract), whose descriptor has
-    // `NATTS` columns (checked above), the length of both output arrays.
-    unsafe {
-        pg_sys::heap_deform_tuple(
-            tuple,
-            (*rel).rd_att,
-            values.as_mut_ptr(),
-            nulls.as_mut_ptr(),
-        )
-    };
+    // SAFETY: `rel` is the open catalog and `tuple` a valid tuple of it (the contract)
+    let (values, nulls) = unsafe { super::deform_catalog_row::<NATTS>(rel, tuple) };
     let mode = Mode::from_stored(values[2].value() as i16);
     let (Some(mode), false) = (mode, nulls[..3].iter().any(|&n| n)) else {
         pgrx::error!(

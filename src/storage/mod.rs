@@ -398,6 +398,33 @@ pub fn last_seen_at_or_before<R>(
     }
 }
 
+/// The `N` values and NULL flags of catalog row `tuple` of `rel`, after
+/// [`check_catalog_width`]: `heap_deform_tuple` writes one value per column of the
+/// descriptor, so a catalog of another width (made by another build) would be written past
+/// the arrays.
+///
+/// # Safety
+/// `rel` is one of the extension's catalogs, open, and `tuple` a valid tuple of it.
+pub unsafe fn deform_catalog_row<const N: usize>(
+    rel: pg_sys::Relation,
+    tuple: pg_sys::HeapTuple,
+) -> ([pg_sys::Datum; N], [bool; N]) {
+    check_catalog_width(rel, N);
+    let mut values = [pg_sys::Datum::from(0); N];
+    let mut nulls = [false; N];
+    // SAFETY: `tuple` is a valid tuple of the open `rel` (the contract), whose descriptor has
+    // `N` columns (checked above), the length of both output arrays.
+    unsafe {
+        pg_sys::heap_deform_tuple(
+            tuple,
+            (*rel).rd_att,
+            values.as_mut_ptr(),
+            nulls.as_mut_ptr(),
+        )
+    };
+    (values, nulls)
+}
+
 /// Raises an ERROR unless the extension's catalog `rel` has `natts` columns: one made by
 /// another build of the extension (before a catalog gained a column) is not read.
 pub fn check_catalog_width(rel: pg_sys::Relation, natts: usize) {

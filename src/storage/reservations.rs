@@ -119,21 +119,8 @@ pub fn aborted_ranges(storage_id: u64) -> Vec<(u64, u64)> {
 ///
 /// `rel` must be the open catalog `pgcol.row_reservation`, and `tuple` a valid tuple of it.
 unsafe fn range_of(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple, storage_id: u64) -> (u64, u64) {
-    // `heap_deform_tuple` writes one value per column of the descriptor: a catalog of another
-    // width (made by another build) would write past the arrays below
-    super::check_catalog_width(rel, NATTS);
-    let mut values = [pg_sys::Datum::from(0); NATTS];
-    let mut nulls = [false; NATTS];
-    // SAFETY: `tuple` is a valid tuple of the open `rel` (the contract), whose descriptor has
-    // `NATTS` columns (checked above), the length of both output arrays.
-    unsafe {
-        pg_sys::heap_deform_tuple(
-            tuple,
-            (*rel).rd_att,
-            values.as_mut_ptr(),
-            nulls.as_mut_ptr(),
-        )
-    };
+    // SAFETY: `rel` is the open catalog and `tuple` a valid tuple of it (the contract)
+    let (values, nulls) = unsafe { super::deform_catalog_row::<NATTS>(rel, tuple) };
     if nulls.iter().any(|&n| n) {
         pgrx::error!(
             "pg_columnar: catalog pgcol.row_reservation has a NULL field for storage {storage_id}"
