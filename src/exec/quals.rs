@@ -141,28 +141,6 @@ fn exact_form(base: pg_sys::Oid, left: pg_sys::Oid, right: pg_sys::Oid) -> Optio
     })
 }
 
-/// Whether the scan's vectorized filter evaluates `column <op(left, right)> value` exactly for
-/// a column of type `column` under `collation`: numbers and dates/times as [`exact_form`]
-/// has them, text and varchar compared for equality bytewise under a deterministic collation.
-///
-/// # Safety
-/// In a transaction (a collation lookup).
-pub(super) unsafe fn filters_exactly(
-    column: pg_sys::Oid,
-    left: pg_sys::Oid,
-    right: pg_sys::Oid,
-    collation: pg_sys::Oid,
-) -> bool {
-    let text = [pg_sys::TEXTOID, pg_sys::VARCHAROID];
-    exact_form(column, left, right).is_some()
-        || (text.contains(&column)
-            && text.contains(&left)
-            && text.contains(&right)
-            && collation != pg_sys::InvalidOid
-            // SAFETY: a syscache lookup of a valid collation, in a transaction (the contract)
-            && unsafe { pg_sys::get_collation_isdeterministic(collation) })
-}
-
 /// Strips binary-compatible relabelling (varchar read as text).
 ///
 /// # Safety

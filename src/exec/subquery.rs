@@ -12,7 +12,8 @@
 //!
 //! * a top-level conjunct of a SELECT's WHERE (also in the SELECTs of its FROM subqueries and
 //!   WITH queries), `col op ANY (subquery)` with `col` a column of a pg_columnar table of
-//!   that query whose comparison the scan evaluates exactly (`quals::filters_exactly`);
+//!   that query whose comparison with an array the scan evaluates exactly (asked of the
+//!   scan's own `quals::Translator`);
 //! * the subquery uncorrelated, without volatile functions, of one output column whose type
 //!   has an array type, reading only tables of at most [`SMALL_TABLE_ROWS`] rows by their
 //!   statistics (a dimension table): its array is built in memory, and each of its values
@@ -181,14 +182,6 @@ unsafe fn as_array_any(
         if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || !is_columnar_table((*rte).relid) {
             return None;
         }
-        if !super::quals::filters_exactly(
-            (*var).vartype,
-            pg_sys::exprType(left),
-            (*param).paramtype,
-            (*op).inputcollid,
-        ) {
-            return None;
-        }
         let sub = (*sublink).subselect as *mut pg_sys::Query;
         if sub.is_null()
             || (*sub).commandType != pg_sys::CmdType::CMD_SELECT
@@ -205,11 +198,15 @@ unsafe fn as_array_any(
         if outputs != 1 || array_type == pg_sys::InvalidOid {
             return None;
         }
-        let array = pg_sys::palloc0(std::mem::size_of::<pg_sys::SubLink>()) as *mut pg_sys::SubLink;
-        (*array).xpr.type_ = pg_sys::NodeTag::T_SubLink;
-        (*array).subLinkType = pg_sys::SubLinkType::ARRAY_SUBLINK;
-        (*array).subselect = sub as *mut pg_sys::Node;
-        (*array).location = -1;
+        // the ANY the rewrite makes, first with a stand-in value of the array's type: the
+        // scan's translator says whether its filter evaluates it exactly
+        let probe = pg_sys::palloc0(std::mem::size_of::<pg_sys::Param>()) as *mut pg_sys::Param;
+        (*probe).xpr.type_ = pg_sys::NodeTag::T_Param;
+        (*probe).paramkind = pg_sys::ParamKind::PARAM_EXEC;
+        (*probe).paramtype = array_type;
+        (*probe).paramtypmod = -1;
+        (*probe).paramcollid = (*param).paramcollid;
+        (*probe).location = -1;
         let any = pg_sys::palloc0(std::mem::size_of::<pg_sys::ScalarArrayOpExpr>())
             as *mut pg_sys::ScalarArrayOpExpr;
         (*any).xpr.type_ = pg_sys::NodeTag::T_ScalarArrayOpExpr;
@@ -217,8 +214,21 @@ unsafe fn as_array_any(
         (*any).opfuncid = (*op).opfuncid;
         (*any).useOr = true;
         (*any).inputcollid = (*op).inputcollid;
-        (*any).args = list::from_nodes([left, array as *mut pg_sys::Node]);
+        (*any).args = list::from_nodes([left, probe as *mut pg_sys::Node]);
         (*any).location = -1;
+        let mut translator = super::quals::Translator::new((*var).varno as u32);
+        if !matches!(
+            translator.translate_qual(any as *mut pg_sys::Node, false),
+            Some((_, true))
+        ) {
+            return None;
+        }
+        let array = pg_sys::palloc0(std::mem::size_of::<pg_sys::SubLink>()) as *mut pg_sys::SubLink;
+        (*array).xpr.type_ = pg_sys::NodeTag::T_SubLink;
+        (*array).subLinkType = pg_sys::SubLinkType::ARRAY_SUBLINK;
+        (*array).subselect = sub as *mut pg_sys::Node;
+        (*array).location = -1;
+        (*any).args = list::from_nodes([left, array as *mut pg_sys::Node]);
         Some(any as *mut pg_sys::Node)
     }
 }
