@@ -134,16 +134,25 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
         2145 => (Function::Min, pg_sys::TEXTOID),
         _ => return None,
     };
-    // dates and timestamps are integers that order as their values (infinities at the ends)
-    let kind = match ty {
+    Some((f, Some((ty, kind_of(ty)?))))
+}
+
+/// The kind whose values a column of type `ty` is read as: dates and timestamps are
+/// integers that order as their values (infinities at the ends), text and varchar bytes.
+fn kind_of(ty: pg_sys::Oid) -> Option<Kind> {
+    use pg_sys::{
+        DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMESTAMPOID,
+        TIMESTAMPTZOID, VARCHAROID,
+    };
+    Some(match ty {
         INT2OID => Kind::Int16,
         INT4OID | DATEOID => Kind::Int32,
         INT8OID | TIMESTAMPOID | TIMESTAMPTZOID => Kind::Int64,
         FLOAT4OID => Kind::Float32,
-        pg_sys::TEXTOID => Kind::Bytes,
-        _ => Kind::Float64,
-    };
-    Some((f, Some((ty, kind))))
+        FLOAT8OID => Kind::Float64,
+        TEXTOID | VARCHAROID => Kind::Bytes,
+        _ => return None,
+    })
 }
 
 /// The kind whose values `count(DISTINCT col)` of a column of `vartype` compares, if it is
@@ -153,25 +162,14 @@ fn builtin(aggfnoid: u32) -> Option<(Function, Option<(pg_sys::Oid, Kind)>)> {
 /// # Safety
 /// In a transaction (a collation lookup).
 unsafe fn distinct_kind(vartype: pg_sys::Oid, collation: pg_sys::Oid) -> Option<Kind> {
-    use pg_sys::{
-        DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMESTAMPOID,
-        TIMESTAMPTZOID, VARCHAROID,
+    let kind = kind_of(vartype)?;
+    let bytewise = || {
+        // SAFETY: a syscache lookup of a valid collation (checked first), in a transaction
+        // (the contract)
+        collation != pg_sys::InvalidOid
+            && unsafe { pg_sys::get_collation_isdeterministic(collation) }
     };
-    Some(match vartype {
-        INT2OID => Kind::Int16,
-        INT4OID | DATEOID => Kind::Int32,
-        INT8OID | TIMESTAMPOID | TIMESTAMPTZOID => Kind::Int64,
-        FLOAT4OID => Kind::Float32,
-        FLOAT8OID => Kind::Float64,
-        // SAFETY: a syscache lookup of a valid collation, in a transaction (the contract)
-        TEXTOID | VARCHAROID
-            if collation != pg_sys::InvalidOid
-                && unsafe { pg_sys::get_collation_isdeterministic(collation) } =>
-        {
-            Kind::Bytes
-        }
-        _ => return None,
-    })
+    (kind != Kind::Bytes || bytewise()).then_some(kind)
 }
 
 /// The spec of `aggref` over relation `relid` (range table index), if computed here.
@@ -2009,6 +2007,7 @@ mod tests {
             Function::Avg,
             Function::Min,
             Function::Max,
+            Function::CountDistinct,
         ];
         let kinds = [
             Kind::Int16,
