@@ -619,3 +619,161 @@ pub unsafe fn owns_relation(relid: pg_sys::Oid) -> bool {
         return pg_sys::object_ownercheck(pg_sys::RelationRelationId, relid, pg_sys::GetUserId());
     }
 }
+
+/// A relation's file locator as (tablespace, database, relation file number): what logical
+/// decoding maps back to the relation (15: `rd_node`; from 16: `rd_locator`).
+pub fn relation_locator(rel: pg_sys::Relation) -> [u32; 3] {
+    // SAFETY: not guaranteed by this safe fn's signature: every caller passes a relation it
+    // has open.
+    unsafe {
+        #[cfg(feature = "pg15")]
+        {
+            let l = (*rel).rd_node;
+            [
+                u32::from(l.spcNode),
+                u32::from(l.dbNode),
+                u32::from(l.relNode),
+            ]
+        }
+        #[cfg(not(feature = "pg15"))]
+        {
+            let l = (*rel).rd_locator;
+            [
+                u32::from(l.spcOid),
+                u32::from(l.dbOid),
+                u32::from(l.relNumber),
+            ]
+        }
+    }
+}
+
+/// Whether this backend writes the WAL that logical decoding needs (`XLogLogicalInfoActive()`:
+/// `wal_level = logical`; 19 also while a logical replication slot exists, which the backend
+/// learns of by the time its transaction has an id).
+pub fn logical_info_active() -> bool {
+    // SAFETY: reads of the server's settings, fixed while a transaction has an id
+    unsafe {
+        #[cfg(not(feature = "pg19"))]
+        {
+            pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_LOGICAL as i32
+        }
+        #[cfg(feature = "pg19")]
+        {
+            pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_LOGICAL as i32
+                || pg_sys::XLogLogicalInfo
+        }
+    }
+}
+
+/// Whether logical decoding can run on this server: 15–18 need `wal_level = logical`; 19
+/// turns logical WAL on by itself while a logical slot exists, from `wal_level = replica`.
+pub fn logical_decoding_possible() -> bool {
+    // SAFETY: a read of a setting fixed while the server runs
+    let level = unsafe { pg_sys::wal_level };
+    #[cfg(not(feature = "pg19"))]
+    {
+        level >= pg_sys::WalLevel::WAL_LEVEL_LOGICAL as i32
+    }
+    #[cfg(feature = "pg19")]
+    {
+        level >= pg_sys::WalLevel::WAL_LEVEL_REPLICA as i32
+    }
+}
+
+/// `XLogRegisterData` of `data` (16 made the length unsigned, 18 the pointer `const void *`).
+///
+/// # Safety
+///
+/// Between `XLogBeginInsert` and `XLogInsert`; `data` stays valid and unchanged until the
+/// `XLogInsert`, and is shorter than 2^31 bytes.
+pub unsafe fn xlog_register_data(data: &[u8]) {
+    // SAFETY: as the contract says; the pointer is only read
+    unsafe {
+        #[cfg(feature = "pg15")]
+        pg_sys::XLogRegisterData(data.as_ptr() as *mut std::ffi::c_char, data.len() as i32);
+        #[cfg(any(feature = "pg16", feature = "pg17"))]
+        pg_sys::XLogRegisterData(data.as_ptr() as *mut std::ffi::c_char, data.len() as u32);
+        #[cfg(any(feature = "pg18", feature = "pg19"))]
+        pg_sys::XLogRegisterData(data.as_ptr().cast(), data.len() as u32);
+    }
+}
+
+/// A decoded change's tuple as the reorder buffer holds it (a `ReorderBufferTupleBuf` up to
+/// 16, a `HeapTuple` from 17).
+#[cfg(any(feature = "pg15", feature = "pg16"))]
+pub type ReorderTuple = *mut pg_sys::ReorderBufferTupleBuf;
+#[cfg(not(any(feature = "pg15", feature = "pg16")))]
+pub type ReorderTuple = pg_sys::HeapTuple;
+
+/// A new change of the reorder buffer `rb` (18 renamed `ReorderBufferGetChange`).
+///
+/// # Safety
+///
+/// `rb` is the decoding context's reorder buffer, during decoding.
+pub unsafe fn reorder_change(rb: *mut pg_sys::ReorderBuffer) -> *mut pg_sys::ReorderBufferChange {
+    // SAFETY: `rb` is valid (the contract)
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        return pg_sys::ReorderBufferGetChange(rb);
+        #[cfg(any(feature = "pg18", feature = "pg19"))]
+        return pg_sys::ReorderBufferAllocChange(rb);
+    }
+}
+
+/// A tuple of the reorder buffer `rb` with room for `data_len` bytes after its header: the
+/// value a change holds, and the `HeapTuple` in it (its `t_data` set to that room).
+///
+/// # Safety
+///
+/// `rb` is the decoding context's reorder buffer, during decoding.
+pub unsafe fn reorder_tuple(
+    rb: *mut pg_sys::ReorderBuffer,
+    data_len: usize,
+) -> (ReorderTuple, pg_sys::HeapTuple) {
+    // SAFETY: `rb` is valid (the contract); the buffer returned is PostgreSQL's, alive
+    // until the change is freed
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16"))]
+        {
+            let t = pg_sys::ReorderBufferGetTupleBuf(rb, data_len);
+            (t, std::ptr::addr_of_mut!((*t).tuple))
+        }
+        #[cfg(feature = "pg17")]
+        {
+            let t = pg_sys::ReorderBufferGetTupleBuf(rb, data_len);
+            (t, t)
+        }
+        #[cfg(any(feature = "pg18", feature = "pg19"))]
+        {
+            let t = pg_sys::ReorderBufferAllocTupleBuf(rb, data_len);
+            (t, t)
+        }
+    }
+}
+
+/// Sets the relation a decoded change is of, from [`relation_locator`]'s three numbers.
+///
+/// # Safety
+///
+/// `change` is a change of the reorder buffer whose `data.tp` is the one in use.
+pub unsafe fn set_change_locator(change: *mut pg_sys::ReorderBufferChange, l: [u32; 3]) {
+    // SAFETY: `change` is valid and a tuple change (the contract)
+    unsafe {
+        #[cfg(feature = "pg15")]
+        {
+            (*change).data.tp.relnode = pg_sys::RelFileNode {
+                spcNode: l[0].into(),
+                dbNode: l[1].into(),
+                relNode: l[2].into(),
+            };
+        }
+        #[cfg(not(feature = "pg15"))]
+        {
+            (*change).data.tp.rlocator = pg_sys::RelFileLocator {
+                spcOid: l[0].into(),
+                dbOid: l[1].into(),
+                relNumber: l[2].into(),
+            };
+        }
+    }
+}

@@ -5,6 +5,7 @@ pub mod datum;
 pub mod ddl;
 pub mod fetch;
 pub mod life;
+pub mod logical;
 pub mod mask;
 mod modify;
 pub mod options;

@@ -567,8 +567,11 @@ pub(super) unsafe fn delete(
     .result;
     if result == pg_sys::TM_Result::TM_Ok {
         // counted as heap's deletes are: autovacuum visits the table after enough of them
-        // SAFETY: `rel` is open (this function's contract)
-        unsafe { pg_sys::pgstat_count_heap_delete(rel) };
+        // SAFETY: `rel` is open and `tid` a row of it (this function's contract)
+        unsafe {
+            pg_sys::pgstat_count_heap_delete(rel);
+            super::logical::log_delete(rel, tid);
+        }
     }
     result
 }
@@ -576,7 +579,7 @@ pub(super) unsafe fn delete(
 /// Whether the new version in `slot` of the row at `otid` changes a column of `keys` (a
 /// relation's key-column bitmap: attribute numbers offset by
 /// `FirstLowInvalidHeapAttributeNumber`). Values are compared by their bytes, as heap does; a
-/// row that cannot be read counts as changed.
+/// row that cannot be read, or a system column among the keys, counts as changed.
 ///
 /// # Safety
 ///
@@ -588,54 +591,31 @@ unsafe fn changes_key(
     slot: *mut pg_sys::TupleTableSlot,
     keys: *mut pg_sys::Bitmapset,
 ) -> bool {
+    // SAFETY: `rel` is open (this function's contract)
+    let natts = unsafe { (*(*rel).rd_att).natts } as usize;
+    let mut compared = vec![false; natts];
+    let mut member = -1;
+    loop {
+        // SAFETY: `keys` is a valid bitmap (this function's contract)
+        member = unsafe { pg_sys::bms_next_member(keys, member) };
+        if member < 0 {
+            break;
+        }
+        let attno = member + pg_sys::FirstLowInvalidHeapAttributeNumber;
+        if attno <= 0 || attno as usize > natts {
+            return true;
+        }
+        compared[attno as usize - 1] = true;
+    }
     // SAFETY: `rel` is open (this function's contract); the slot is dropped below
     let old = unsafe { pg_sys::table_slot_create(rel, std::ptr::null_mut()) };
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
     // SAFETY: `rel` and `otid` are valid (this function's contract), `old` a slot of `rel`,
-    // and `any` PostgreSQL's static SnapshotAny
-    let mut changed = !unsafe { fetch::fetch_row_version(rel, otid, any, old) };
-    if !changed {
-        // SAFETY: both slots are of `rel`'s descriptor and hold a row (`old` just fetched,
-        // `slot` by this function's contract)
-        unsafe {
-            pg_sys::slot_getallattrs(old);
-            pg_sys::slot_getallattrs(slot);
-        }
-        let mut member = -1;
-        loop {
-            // SAFETY: `keys` is a valid bitmap (this function's contract)
-            member = unsafe { pg_sys::bms_next_member(keys, member) };
-            if member < 0 {
-                break;
-            }
-            let attno = member + pg_sys::FirstLowInvalidHeapAttributeNumber;
-            if attno <= 0 {
-                changed = true;
-                break;
-            }
-            let i = attno as usize - 1;
-            // SAFETY: attribute `i` is one of `rel`'s (a key column, this function's
-            // contract), so below the descriptor's and both slots' `natts`, all deformed above
-            let same = unsafe {
-                let (a_null, b_null) = (*(*old).tts_isnull.add(i), *(*slot).tts_isnull.add(i));
-                let attr = &*crate::compat::tuple_desc_attr((*rel).rd_att, i);
-                match (a_null, b_null) {
-                    (true, true) => true,
-                    (false, false) => pg_sys::datumIsEqual(
-                        *(*old).tts_values.add(i),
-                        *(*slot).tts_values.add(i),
-                        attr.attbyval,
-                        attr.attlen.into(),
-                    ),
-                    _ => false,
-                }
-            };
-            if !same {
-                changed = true;
-                break;
-            }
-        }
-    }
+    // and `any` PostgreSQL's static SnapshotAny; both slots are of `rel`'s descriptor
+    let changed = unsafe {
+        !fetch::fetch_row_version(rel, otid, any, old)
+            || !super::slot::same_values(rel, old, slot, &compared)
+    };
     // SAFETY: made above, not used after
     unsafe { pg_sys::ExecDropSingleTupleTableSlot(old) };
     changed
@@ -704,8 +684,12 @@ pub unsafe fn update(
         })
     };
     if marked.result == pg_sys::TM_Result::TM_Ok {
-        // SAFETY: `rel` is open (this function's contract)
-        unsafe { crate::compat::count_update(rel) };
+        // SAFETY: `rel` is open, `otid` a row of it and `slot` its new version (this
+        // function's contract)
+        unsafe {
+            crate::compat::count_update(rel);
+            super::logical::log_update(rel, otid, slot);
+        }
         if marked.locks_kept {
             // as heap's new tuple, whose xmax keeps the lockers (`RETURNING (xmax = 0)`, an
             // upsert's "inserted or updated", tells the updated row by it)
@@ -841,13 +825,15 @@ pub(super) unsafe fn latest_version(
 /// # Safety
 ///
 /// As `tuple_complete_speculative` is called: `rel` an open pg_columnar relation, `slot` the
-/// slot the row was inserted from.
+/// slot the row was inserted from, still holding it.
 pub(super) unsafe fn complete_speculative(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     succeeded: bool,
 ) {
     if succeeded {
+        // SAFETY: `rel` is open and `slot` holds the row (this function's contract)
+        unsafe { super::logical::log_inserts(rel, &[slot]) };
         return;
     }
     // SAFETY: `slot` is valid (this function's contract)

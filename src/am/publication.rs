@@ -68,6 +68,9 @@ impl Change {
 /// Refuses a write of `change` into the pg_columnar table `rel` while a publication that
 /// publishes such changes covers it.
 pub(super) fn check_write(rel: pg_sys::Relation, change: Change) {
+    if super::logical::decodes() {
+        return;
+    }
     // SAFETY: `rel` is an open relation (every caller's; a safe fn over a raw pointer, so not
     // checked); the zeroed descriptor is filled by PostgreSQL (a copy of the relcache's when
     // it has one, so this costs a copy per call after the first).
@@ -98,11 +101,21 @@ fn refuse_write(rel: pg_sys::Relation, change: Change) -> ! {
     report(
         pgrx::PgLogLevel::ERROR,
         format!("cannot {} pg_columnar table \"{name}\": it is published by {publications}", change.verb()),
-        format!("Logical decoding does not see a pg_columnar table's changes, so the publication's subscribers would miss this {}.", change.word()),
-        "Publish the tables to replicate by name (FOR TABLE) or by a schema that holds no pg_columnar table.",
+        format!("Logical decoding does not see a pg_columnar table's changes on this server, so the publication's subscribers would miss this {}.", change.word()),
+        &format!("{ENABLE} Or publish the tables to replicate by name (FOR TABLE) or by a schema that holds no pg_columnar table."),
     );
     unreachable!("an ERROR does not return")
 }
+
+/// What makes a pg_columnar table's changes decoded (`am::logical`).
+const ENABLE: &str = "To have its changes decoded, add pg_columnar to shared_preload_libraries and set wal_level = logical, then restart the server.";
+
+/// The prefixes of the publications Citus makes to move and split shards in its default
+/// (logical) mode.
+const CITUS_PUBLICATIONS: [&str; 2] = [
+    "citus_shard_move_publication_",
+    "citus_shard_split_publication_",
+];
 
 /// Raises a report with a detail and a hint.
 fn report(level: pgrx::PgLogLevel, message: String, detail: String, hint: &str) {
@@ -164,6 +177,9 @@ fn covering_publications(relid: pg_sys::Oid, change: Change) -> Option<String> {
 ///
 /// `fcinfo` is the valid call information PostgreSQL gives the trigger's function.
 pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
+    if super::logical::decodes() {
+        return;
+    }
     // SAFETY: `fcinfo` is valid (this function's contract)
     let Some(data) = (unsafe { super::ddl::event_trigger_data(fcinfo) }) else {
         return;
@@ -234,11 +250,19 @@ fn listed_columnar(filter: &str, arg: pgrx::datum::DatumWithOid) -> Option<(Stri
 }
 
 fn refuse_member((table, publication): (String, String)) -> ! {
+    let hint = if CITUS_PUBLICATIONS
+        .iter()
+        .any(|p| publication.starts_with(p))
+    {
+        format!("{ENABLE} Until then, move or split the shard with shard_transfer_mode => 'block_writes'.")
+    } else {
+        format!("{ENABLE} Or publish only the other tables; a pg_columnar table can be the target of a subscription.")
+    };
     report(
         pgrx::PgLogLevel::ERROR,
         format!("pg_columnar table \"{table}\" cannot be part of publication \"{publication}\""),
-        "Logical decoding does not see a pg_columnar table's changes, so the publication's subscribers would miss them.".into(),
-        "Publish only the other tables; a pg_columnar table can be the target of a subscription.",
+        "Logical decoding does not see a pg_columnar table's changes on this server, so the publication's subscribers would miss them.".into(),
+        &hint,
     );
     unreachable!("an ERROR does not return")
 }
@@ -336,7 +360,7 @@ unsafe fn warn_covered(pubname: *const std::ffi::c_char) {
     report(
         pgrx::PgLogLevel::WARNING,
         format!("publication \"{name}\" covers pg_columnar tables, which will refuse the writes it publishes: {list}"),
-        "Logical decoding does not see a pg_columnar table's changes; a write the publication would publish is refused rather than missed by its subscribers.".into(),
-        "Publish the tables to replicate by name (FOR TABLE) or by a schema that holds no pg_columnar table.",
+        "Logical decoding does not see a pg_columnar table's changes on this server; a write the publication would publish is refused rather than missed by its subscribers.".into(),
+        &format!("{ENABLE} Or publish the tables to replicate by name (FOR TABLE) or by a schema that holds no pg_columnar table."),
     );
 }

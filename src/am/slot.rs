@@ -439,7 +439,12 @@ unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
     }
 }
 
-/// The slot's `copyslot`: `dst` forgets its row's origin, then as the virtual slot's.
+/// The slot's `copyslot`: `dst` forgets its row's origin, then as the virtual slot's, and
+/// keeps `src`'s TID as a heap slot's copy keeps its tuple's. Logical replication's apply
+/// finds a row of a table without a usable index by a scan, copies it into its own slot and
+/// locks it by that slot's TID: without the TID the lock met no row ("attempted to lock
+/// invisible tuple") and the subscription stopped at the first UPDATE or DELETE of a
+/// `REPLICA IDENTITY FULL` table.
 ///
 /// # Safety
 ///
@@ -455,7 +460,8 @@ unsafe extern "C-unwind" fn copyslot(
     unsafe {
         forget_origin(dst);
         forget_deferred(dst);
-        (pg_sys::TTSOpsVirtual.copyslot.expect("virtual slots copy"))(dst, src)
+        (pg_sys::TTSOpsVirtual.copyslot.expect("virtual slots copy"))(dst, src);
+        (*dst).tts_tid = (*src).tts_tid;
     }
 }
 
@@ -595,5 +601,44 @@ unsafe extern "C-unwind" fn copy_minimal_tuple(
         (pg_sys::TTSOpsVirtual
             .copy_minimal_tuple
             .expect("virtual slots copy minimal tuples"))(slot, extra)
+    }
+}
+
+/// Whether the rows in slots `a` and `b` have the same value (by its bytes, as heap compares
+/// them; NULL equal to NULL) in each column `compared` marks (by 0-based attribute index).
+///
+/// # Safety
+///
+/// `rel` is an open relation, `a` and `b` slots of its descriptor holding rows, and
+/// `compared` at most as long as the descriptor.
+pub(super) unsafe fn same_values(
+    rel: pg_sys::Relation,
+    a: *mut pg_sys::TupleTableSlot,
+    b: *mut pg_sys::TupleTableSlot,
+    compared: &[bool],
+) -> bool {
+    // SAFETY: both slots are of `rel`'s descriptor and hold a row (this function's
+    // contract); after slot_getallattrs each has `natts` deformed values, and every index
+    // compared is below `natts`
+    unsafe {
+        pg_sys::slot_getallattrs(a);
+        pg_sys::slot_getallattrs(b);
+        compared
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c)
+            .all(|(i, _)| {
+                let attr = &*crate::compat::tuple_desc_attr((*rel).rd_att, i);
+                match (*(*a).tts_isnull.add(i), *(*b).tts_isnull.add(i)) {
+                    (true, true) => true,
+                    (false, false) => pg_sys::datumIsEqual(
+                        *(*a).tts_values.add(i),
+                        *(*b).tts_values.add(i),
+                        attr.attbyval,
+                        attr.attlen.into(),
+                    ),
+                    _ => false,
+                }
+            })
     }
 }

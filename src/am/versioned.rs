@@ -153,7 +153,7 @@ unsafe extern "C-unwind" fn tuple_insert(
 ) {
     // SAFETY: PostgreSQL's arguments of `tuple_insert` (this function's contract), as
     // `insert_one` takes them
-    unsafe { insert_one(rel, slot, cid) }
+    unsafe { insert_one(rel, slot, cid, true) }
 }
 
 /// The `tuple_insert_speculative` callback.
@@ -171,10 +171,11 @@ unsafe extern "C-unwind" fn tuple_insert_speculative(
     _bistate: *mut pg_sys::BulkInsertStateData,
     _token: u32,
 ) {
-    // inserted as any row; the token is not kept (see `am::modify::complete_speculative`)
+    // inserted as any row; the token is not kept, and the row is logged for decoding once it
+    // is kept (see `am::modify::complete_speculative`)
     // SAFETY: PostgreSQL's arguments of `tuple_insert_speculative` (this function's
     // contract), as `insert_one` takes them
-    unsafe { insert_one(rel, slot, cid) }
+    unsafe { insert_one(rel, slot, cid, false) }
 }
 
 /// The `multi_insert` callback.
@@ -649,7 +650,8 @@ unsafe extern "C-unwind" fn bitmap_next_tuple(
 }
 
 /// Inserts count in the table's statistics as heap's do (autovacuum visits a table after
-/// enough of them, and VACUUM merges small stripes: `am::vacuum`).
+/// enough of them, and VACUUM merges small stripes: `am::vacuum`). `log`: the row is logged
+/// for logical decoding now (a speculative insert's is logged once it is kept).
 ///
 /// # Safety
 ///
@@ -659,9 +661,14 @@ unsafe fn insert_one(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
+    log: bool,
 ) {
     publication::check_write(rel, Change::Insert);
     write::insert(rel, &[slot], cid);
+    if log {
+        // SAFETY: `rel` and `slot` are as this function's contract says
+        unsafe { super::logical::log_inserts(rel, &[slot]) };
+    }
     // SAFETY: `rel` is open (this function's contract)
     unsafe { pg_sys::pgstat_count_heap_insert(rel, 1) };
 }
@@ -679,12 +686,11 @@ unsafe fn insert_many(
     cid: pg_sys::CommandId,
 ) {
     publication::check_write(rel, Change::Insert);
-    write::insert(
-        rel,
-        // SAFETY: `slots` holds `nslots` slots (this function's contract)
-        unsafe { std::slice::from_raw_parts(slots, nslots.max(0) as usize) },
-        cid,
-    );
+    // SAFETY: `slots` holds `nslots` slots (this function's contract)
+    let slots = unsafe { std::slice::from_raw_parts(slots, nslots.max(0) as usize) };
+    write::insert(rel, slots, cid);
+    // SAFETY: `rel` and `slots` are as this function's contract says
+    unsafe { super::logical::log_inserts(rel, slots) };
     // SAFETY: `rel` is open (this function's contract)
     unsafe { pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64) };
 }

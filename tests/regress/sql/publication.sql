@@ -1,7 +1,9 @@
--- Logical replication: logical decoding does not see a pg_columnar table's changes, so a
+-- Logical replication on a server that does not load pg_columnar through
+-- shared_preload_libraries: logical decoding does not see a pg_columnar table's changes, so a
 -- pg_columnar table is refused as a member of a publication, and a write that a publication
--- would publish is refused (never silently missed by a subscriber). The subscriber side, and
--- a pg_columnar table as a subscription's target, are in tests/replication.
+-- would publish is refused (never silently missed by a subscriber); each refusal's hint says
+-- what to set. A pg_columnar table as a subscription's target is in tests/replication; a
+-- server that decodes pg_columnar tables, in tests/logical.
 CREATE EXTENSION pg_columnar;
 CREATE TABLE c (id int, v text) USING pg_columnar;
 CREATE TABLE h (id int PRIMARY KEY, v text);
@@ -17,6 +19,9 @@ CREATE PUBLICATION pub_h FOR TABLE h;
 ALTER PUBLICATION pub_h ADD TABLE c;
 ALTER PUBLICATION pub_h SET TABLE h, c;
 ALTER PUBLICATION pub_h ADD TABLE ONLY c;
+-- the publications Citus makes to move and split shards: the hint names its other mode
+CREATE PUBLICATION citus_shard_move_publication_10_20_30 FOR TABLE c;
+CREATE PUBLICATION citus_shard_split_publication_10_20_30 FOR TABLE c;
 SELECT pubname, tablename FROM pg_publication_tables ORDER BY 1, 2;
 -- a heap table that becomes a pg_columnar one while it is published
 CREATE TABLE h2 (id int);

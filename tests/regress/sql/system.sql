@@ -30,7 +30,8 @@ RESET client_min_messages;
 SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = 'regress_pgcol_all' ORDER BY 1, 2;
 DROP PUBLICATION regress_pgcol_all;
 SELECT pg_relation_is_publishable('pgcol.stripe');
--- the catalog's inserts are not decoded (the table's own rows are not either, which is why a
+-- the catalog's inserts are not decoded (nor, on a server without pg_columnar in
+-- shared_preload_libraries, the table's own rows, which is why a
 -- publication refuses pg_columnar tables: tests/regress/sql/publication.sql)
 SELECT 'slot' FROM pg_create_logical_replication_slot('regress_pgcol_slot', 'test_decoding');
 INSERT INTO sc_col VALUES (5);

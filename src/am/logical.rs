@@ -1,0 +1,705 @@
+//! Logical decoding of a pg_columnar table's changes, through a WAL resource manager of the
+//! extension's own.
+//!
+//! A pg_columnar table's pages are logged as generic WAL and its deletions are rows of the
+//! catalog `pgcol.row_mark`; neither says which rows a statement inserted, updated or
+//! deleted. So, beside them, every INSERT, COPY, UPDATE and DELETE (and an `INSERT ... ON
+//! CONFLICT`'s row once it is kept) logs one record of this resource manager naming the
+//! table and holding the rows as heap tuples: the inserted rows, each updated row's new
+//! version, and the old key (per `REPLICA IDENTITY`) of each deleted row and of each updated
+//! row whose key changed, as heap logs them. Decoding (`rm_decode`) turns a record into the
+//! insert, update and delete changes heap's records decode to, so pgoutput, test_decoding and
+//! wal2json read a pg_columnar table like a heap table. Redo does nothing: the pages are
+//! restored by their own WAL. TRUNCATE needs nothing here: PostgreSQL logs it for decoding
+//! whatever the access method.
+//!
+//! What logs nothing: a table rewrite's rows (VACUUM's merges, VACUUM FULL, CLUSTER write
+//! stripes without these callbacks; ALTER TABLE and SET ACCESS METHOD insert into a transient
+//! table, which heap's decoding skips too), temporary and unlogged tables, and everything
+//! while `wal_level` is below `logical` (on 19: while no logical slot turns it on).
+//!
+//! The resource manager exists only when the library is in `shared_preload_libraries`
+//! (PostgreSQL registers resource managers at start-up alone). Without it, no record is
+//! written and `am::publication` keeps refusing what would need one. With it, every server
+//! that replays this WAL (crash recovery, a standby, point-in-time recovery) must load the
+//! library too: PostgreSQL stops at a record of a resource manager it does not know.
+//!
+//! The record (docs/FORMAT.md): the table's file locator (tablespace, database, file number;
+//! three u32), then changes to the end of the record, each a kind byte (1 insert, 2 update,
+//! 3 delete), a byte of flags (1: an old tuple follows, 2: a new one follows) and the tuples
+//! in that order, each as heap's WAL has one: the data length after the header (u32), the
+//! header's `t_infomask2` (u16) and `t_infomask` (u16) and `t_hoff` (u8), then the null
+//! bitmap, padding and values. Numbers are in the server's byte order, as all WAL is.
+
+use pgrx::pg_sys;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The resource manager's id. Custom ids are 128–255; 128 is for development, and the
+/// PostgreSQL wiki (CustomWALResourceManagers) lists the ones extensions use, which this one
+/// avoids as of writing (137, 144 and 149 among them). Frozen: WAL written with it must
+/// decode with it.
+pub const RMGR_ID: u8 = 211;
+const RMGR_NAME: &CStr = c"pg_columnar";
+/// `xl_info` of the one kind of record.
+const XLOG_PGCOL_CHANGES: u8 = 0x00;
+
+const KIND_INSERT: u8 = 1;
+const KIND_UPDATE: u8 = 2;
+const KIND_DELETE: u8 = 3;
+const HAS_OLD: u8 = 1;
+const HAS_NEW: u8 = 2;
+
+/// The locator's bytes at the start of a record.
+const LOCATOR_LEN: usize = 12;
+/// A heap tuple header's size up to its null bitmap (`SizeofHeapTupleHeader`).
+const HEAP_HEADER_LEN: usize = std::mem::offset_of!(pg_sys::HeapTupleHeaderData, t_bits);
+/// A record is written once its changes pass this many bytes (a COPY's batch of rows may
+/// hold large values; WAL records are limited to about 1 GB).
+const RECORD_TARGET_BYTES: usize = 8 << 20;
+
+/// Whether this process registered the resource manager (in the postmaster, while it loads
+/// `shared_preload_libraries`; its children inherit the flag).
+static REGISTERED: AtomicBool = AtomicBool::new(false);
+
+/// Registers the resource manager if the library is being loaded by
+/// `shared_preload_libraries`, the only time PostgreSQL allows it.
+pub fn register() {
+    // SAFETY: a read of PostgreSQL's flag, in `_PG_init`
+    if !unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
+        return;
+    }
+    let mut rmgr = pg_sys::RmgrData {
+        rm_name: RMGR_NAME.as_ptr(),
+        rm_redo: Some(rm_redo),
+        rm_desc: Some(rm_desc),
+        rm_identify: Some(rm_identify),
+        rm_startup: None,
+        rm_cleanup: None,
+        rm_mask: None,
+        rm_decode: Some(rm_decode),
+    };
+    // SAFETY: called from `_PG_init` while shared_preload_libraries loads (checked above);
+    // PostgreSQL copies the struct, whose name is a static string
+    unsafe { pg_sys::RegisterCustomRmgr(RMGR_ID, &mut rmgr) };
+    REGISTERED.store(true, Ordering::Relaxed);
+}
+
+/// Whether a pg_columnar table's changes can be logically decoded on this server: the
+/// resource manager is registered and `wal_level` allows decoding.
+pub fn decodes() -> bool {
+    REGISTERED.load(Ordering::Relaxed) && crate::compat::logical_decoding_possible()
+}
+
+/// Whether changes of `rel` are logged for decoding now. Assigns the transaction an id
+/// first: the records carry it, and on 19 whether logical WAL is on is only settled then.
+fn logged(rel: pg_sys::Relation) -> bool {
+    if !REGISTERED.load(Ordering::Relaxed) {
+        return false;
+    }
+    // SAFETY: `rel` is an open relation (every caller's); in a transaction that writes
+    let (persistence, rewrite) = unsafe {
+        pg_sys::GetCurrentTransactionId();
+        ((*(*rel).rd_rel).relpersistence, (*(*rel).rd_rel).relrewrite)
+    };
+    persistence as u8 == pg_sys::RELPERSISTENCE_PERMANENT
+        && rewrite == pg_sys::InvalidOid
+        && crate::compat::logical_info_active()
+}
+
+/// The changes of one table being gathered into records.
+struct Record {
+    bytes: Vec<u8>,
+    changes: usize,
+}
+
+impl Record {
+    fn new(rel: pg_sys::Relation) -> Self {
+        let mut bytes = Vec::with_capacity(256);
+        for n in crate::compat::relation_locator(rel) {
+            bytes.extend_from_slice(&n.to_ne_bytes());
+        }
+        Record { bytes, changes: 0 }
+    }
+
+    /// Adds a change; writes the record first if it is full.
+    fn add(&mut self, kind: u8, old: Option<&Tuple>, new: Option<&Tuple>) {
+        if self.bytes.len() >= RECORD_TARGET_BYTES {
+            self.write();
+        }
+        let flags =
+            if old.is_some() { HAS_OLD } else { 0 } | if new.is_some() { HAS_NEW } else { 0 };
+        self.bytes.extend_from_slice(&[kind, flags]);
+        for t in old.into_iter().chain(new) {
+            t.append_to(&mut self.bytes);
+        }
+        self.changes += 1;
+    }
+
+    /// Writes the changes added so far as one record.
+    fn write(&mut self) {
+        if self.changes == 0 {
+            return;
+        }
+        // SAFETY: in a transaction with an id (`logged` assigned it); the data stays alive
+        // and unchanged until XLogInsert, which copies it
+        unsafe {
+            pg_sys::XLogBeginInsert();
+            pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
+            crate::compat::xlog_register_data(&self.bytes);
+            pg_sys::XLogInsert(RMGR_ID, XLOG_PGCOL_CHANGES);
+        }
+        self.bytes.truncate(LOCATOR_LEN);
+        self.changes = 0;
+    }
+}
+
+/// A heap tuple formed for a record, freed when dropped.
+struct Tuple(pg_sys::HeapTuple);
+
+impl Tuple {
+    /// The row in `slot` (a slot of `rel`'s descriptor holding a row) as a heap tuple whose
+    /// values are all in line (out-of-line ones fetched), with only the columns `keep` marks
+    /// (all if None) and the others NULL.
+    ///
+    /// # Safety
+    ///
+    /// `rel` is open and `slot` a slot of its descriptor holding a row.
+    unsafe fn of_slot(
+        rel: pg_sys::Relation,
+        slot: *mut pg_sys::TupleTableSlot,
+        keep: Option<&[bool]>,
+    ) -> Self {
+        // SAFETY: `rel` and `slot` are valid (this function's contract): after
+        // slot_getallattrs the slot's arrays hold `natts` deformed values; a varlena value is
+        // a valid pointer, which detoast_external_attr reads (returning it if in line)
+        unsafe {
+            pg_sys::slot_getallattrs(slot);
+            let desc = (*rel).rd_att;
+            let natts = (*desc).natts as usize;
+            let mut values = Vec::with_capacity(natts);
+            let mut nulls = Vec::with_capacity(natts);
+            for i in 0..natts {
+                let attr = &*crate::compat::tuple_desc_attr(desc, i);
+                let null =
+                    *(*slot).tts_isnull.add(i) || attr.attisdropped || keep.is_some_and(|k| !k[i]);
+                let mut value = *(*slot).tts_values.add(i);
+                if !null && attr.attlen == -1 {
+                    value =
+                        pg_sys::Datum::from(pg_sys::detoast_external_attr(value.cast_mut_ptr()));
+                }
+                values.push(if null {
+                    pg_sys::Datum::from(0usize)
+                } else {
+                    value
+                });
+                nulls.push(null);
+            }
+            Tuple(pg_sys::heap_form_tuple(
+                desc,
+                values.as_mut_ptr(),
+                nulls.as_mut_ptr(),
+            ))
+        }
+    }
+
+    fn append_to(&self, out: &mut Vec<u8>) {
+        // SAFETY: a tuple heap_form_tuple made, `t_len` bytes at `t_data`, at least a header
+        unsafe {
+            let t = &*self.0;
+            let h = &*t.t_data;
+            let data_len = t.t_len as usize - HEAP_HEADER_LEN;
+            out.extend_from_slice(&(data_len as u32).to_ne_bytes());
+            out.extend_from_slice(&h.t_infomask2.to_ne_bytes());
+            out.extend_from_slice(&h.t_infomask.to_ne_bytes());
+            out.push(h.t_hoff);
+            let data = (t.t_data as *const u8).add(HEAP_HEADER_LEN);
+            out.extend_from_slice(std::slice::from_raw_parts(data, data_len));
+        }
+    }
+}
+
+impl Drop for Tuple {
+    fn drop(&mut self) {
+        // SAFETY: made by heap_form_tuple, freed once
+        unsafe { pg_sys::heap_freetuple(self.0) };
+    }
+}
+
+/// Logs the rows of `slots` as inserted into `rel`, if its changes are logged.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation and `slots` slots of its descriptor holding rows.
+pub(super) unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot]) {
+    if slots.is_empty() || !logged(rel) {
+        return;
+    }
+    let mut record = Record::new(rel);
+    for &slot in slots {
+        // SAFETY: as this function's contract says
+        let new = unsafe { Tuple::of_slot(rel, slot, None) };
+        record.add(KIND_INSERT, None, Some(&new));
+    }
+    record.write();
+}
+
+/// The columns `rel`'s old key holds per its `REPLICA IDENTITY` (None: no old key is logged,
+/// as with `NOTHING`, or `DEFAULT` without a primary key), and whether it is the whole row
+/// (`FULL`).
+///
+/// # Safety
+///
+/// `rel` is an open relation.
+unsafe fn identity(rel: pg_sys::Relation) -> Option<(Vec<bool>, bool)> {
+    // SAFETY: `rel` is open (this function's contract); the bitmap is a copy, freed here
+    unsafe {
+        let natts = (*(*rel).rd_att).natts as usize;
+        match (*(*rel).rd_rel).relreplident as u8 {
+            b'f' => Some((vec![true; natts], true)),
+            b'n' => None,
+            _ => {
+                let bits = pg_sys::RelationGetIndexAttrBitmap(
+                    rel,
+                    pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_IDENTITY_KEY,
+                );
+                let mut keep = vec![false; natts];
+                let mut member = -1;
+                loop {
+                    member = pg_sys::bms_next_member(bits, member);
+                    if member < 0 {
+                        break;
+                    }
+                    let attno = member + pg_sys::FirstLowInvalidHeapAttributeNumber;
+                    if attno > 0 && (attno as usize) <= natts {
+                        keep[attno as usize - 1] = true;
+                    }
+                }
+                pg_sys::bms_free(bits);
+                keep.iter().any(|&k| k).then_some((keep, false))
+            }
+        }
+    }
+}
+
+/// The row at `tid` of `rel` (whatever its visibility: the caller has just marked it) in a
+/// new slot, or None if it cannot be read.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation and `tid` a valid TID.
+unsafe fn old_row(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) -> Option<OwnedSlot> {
+    // SAFETY: `rel` is open (this function's contract); the slot is dropped by OwnedSlot
+    let slot = OwnedSlot(unsafe { pg_sys::table_slot_create(rel, std::ptr::null_mut()) });
+    let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);
+    // SAFETY: `rel` and `tid` are valid (this function's contract), the slot is of `rel`,
+    // and `any` is PostgreSQL's static SnapshotAny
+    unsafe { super::fetch::fetch_row_version(rel, tid, any, slot.0) }.then_some(slot)
+}
+
+struct OwnedSlot(*mut pg_sys::TupleTableSlot);
+
+impl Drop for OwnedSlot {
+    fn drop(&mut self) {
+        // SAFETY: made by table_slot_create, dropped once
+        unsafe { pg_sys::ExecDropSingleTupleTableSlot(self.0) };
+    }
+}
+
+/// Logs the deletion of the row at `tid` of `rel` (with its old key), if its changes are
+/// logged. Called once the row is marked deleted.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation and `tid` the valid TID of a row of it.
+pub(super) unsafe fn log_delete(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
+    if !logged(rel) {
+        return;
+    }
+    // SAFETY: `rel` and `tid` are valid (this function's contract)
+    let old = unsafe {
+        match identity(rel) {
+            Some((keep, _)) => match old_row(rel, tid) {
+                Some(slot) => Some(Tuple::of_slot(rel, slot.0, Some(&keep))),
+                None => unreadable(rel),
+            },
+            None => None,
+        }
+    };
+    let mut record = Record::new(rel);
+    record.add(KIND_DELETE, old.as_ref(), None);
+    record.write();
+}
+
+/// Logs the update of the row at `otid` of `rel` to the new version in `slot`, if its
+/// changes are logged: the old key goes with it if the identity is `FULL` (the whole old
+/// row) or the update changed a column of the key, as heap decides.
+///
+/// # Safety
+///
+/// `rel` is an open pg_columnar relation, `otid` the valid TID of a row of it, and `slot` a
+/// slot of its descriptor holding the new version.
+pub(super) unsafe fn log_update(
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+) {
+    if !logged(rel) {
+        return;
+    }
+    // SAFETY: `rel`, `otid` and `slot` are valid (this function's contract)
+    let (old, new) = unsafe {
+        let old = match identity(rel) {
+            Some((keep, full)) => match old_row(rel, otid) {
+                Some(old) => (full || !super::slot::same_values(rel, old.0, slot, &keep))
+                    .then(|| Tuple::of_slot(rel, old.0, Some(&keep))),
+                None => unreadable(rel),
+            },
+            None => None,
+        };
+        (old, Tuple::of_slot(rel, slot, None))
+    };
+    let mut record = Record::new(rel);
+    record.add(KIND_UPDATE, old.as_ref(), Some(&new));
+    record.write();
+}
+
+#[cold]
+fn unreadable(rel: pg_sys::Relation) -> ! {
+    pgrx::error!(
+        "pg_columnar: the row of \"{}\" just changed cannot be read back for logical decoding",
+        crate::storage::relation_name(rel)
+    )
+}
+
+/// Redo: nothing (the pages come back through their own WAL).
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the resource manager's `rm_redo`.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn rm_redo(_record: *mut pg_sys::XLogReaderState) {}
+
+/// The main data of a record being read.
+///
+/// # Safety
+///
+/// `record` is the reader state of a decoded record, valid while the slice is used.
+unsafe fn main_data<'a>(record: *mut pg_sys::XLogReaderState) -> &'a [u8] {
+    // SAFETY: as the contract says: the decoded record's main data is `main_data_len` bytes
+    unsafe {
+        let d = (*record).record;
+        if (*d).main_data_len == 0 {
+            return &[];
+        }
+        std::slice::from_raw_parts((*d).main_data as *const u8, (*d).main_data_len as usize)
+    }
+}
+
+/// A record's contents, read back with every length checked against the bytes there are.
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+/// One tuple of a record, as written by [`Tuple::append_to`].
+struct TupleBytes<'a> {
+    infomask2: u16,
+    infomask: u16,
+    hoff: u8,
+    data: &'a [u8],
+}
+
+/// A change of a record.
+struct Change<'a> {
+    kind: u8,
+    old: Option<TupleBytes<'a>>,
+    new: Option<TupleBytes<'a>>,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        if self.bytes.len() < n {
+            return Err("a record ends inside a change");
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, &'static str> {
+        Ok(u32::from_ne_bytes(self.take(4)?.try_into().unwrap()))
+    }
+
+    fn u16(&mut self) -> Result<u16, &'static str> {
+        Ok(u16::from_ne_bytes(self.take(2)?.try_into().unwrap()))
+    }
+
+    fn locator(&mut self) -> Result<[u32; 3], &'static str> {
+        Ok([self.u32()?, self.u32()?, self.u32()?])
+    }
+
+    fn tuple(&mut self) -> Result<TupleBytes<'a>, &'static str> {
+        let len = self.u32()? as usize;
+        let infomask2 = self.u16()?;
+        let infomask = self.u16()?;
+        let hoff = self.take(1)?[0];
+        if (hoff as usize) < HEAP_HEADER_LEN || hoff as usize > HEAP_HEADER_LEN + len {
+            return Err("a tuple's header length is out of range");
+        }
+        Ok(TupleBytes {
+            infomask2,
+            infomask,
+            hoff,
+            data: self.take(len)?,
+        })
+    }
+
+    fn change(&mut self) -> Result<Option<Change<'a>>, &'static str> {
+        if self.bytes.is_empty() {
+            return Ok(None);
+        }
+        let head = self.take(2)?;
+        let (kind, flags) = (head[0], head[1]);
+        if !(KIND_INSERT..=KIND_DELETE).contains(&kind) || flags & !(HAS_OLD | HAS_NEW) != 0 {
+            return Err("a change of an unknown kind");
+        }
+        let old = if flags & HAS_OLD != 0 {
+            Some(self.tuple()?)
+        } else {
+            None
+        };
+        let new = if flags & HAS_NEW != 0 {
+            Some(self.tuple()?)
+        } else {
+            None
+        };
+        let expected_new = kind != KIND_DELETE;
+        if new.is_some() != expected_new || (kind == KIND_INSERT && old.is_some()) {
+            return Err("a change with the wrong tuples for its kind");
+        }
+        Ok(Some(Change { kind, old, new }))
+    }
+}
+
+/// Reads a whole record (for `rm_desc`: the counts of each kind of change).
+fn counts(bytes: &[u8]) -> Result<([u32; 3], [usize; 3]), &'static str> {
+    let mut r = Reader { bytes };
+    let locator = r.locator()?;
+    let mut n = [0; 3];
+    while let Some(c) = r.change()? {
+        n[c.kind as usize - 1] += 1;
+    }
+    Ok((locator, n))
+}
+
+/// `rm_desc`: what pg_waldump prints of a record.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the resource manager's `rm_desc`, with a StringInfo and the
+/// reader state of one of its records.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn rm_desc(buf: pg_sys::StringInfo, record: *mut pg_sys::XLogReaderState) {
+    // SAFETY: PostgreSQL's reader state of one of our records
+    let text = match counts(unsafe { main_data(record) }) {
+        Ok(([spc, db, rel], [i, u, d])) => {
+            format!("rel {spc}/{db}/{rel}: {i} inserted, {u} updated, {d} deleted")
+        }
+        Err(fault) => format!("damaged: {fault}"),
+    };
+    let text = std::ffi::CString::new(text).expect("no NUL in the description");
+    // SAFETY: `buf` is PostgreSQL's StringInfo; the string is copied
+    unsafe { pg_sys::appendStringInfoString(buf, text.as_ptr()) };
+}
+
+/// `rm_identify`: the record's kind by name.
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the resource manager's `rm_identify`.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn rm_identify(info: u8) -> *const std::ffi::c_char {
+    if info & !(pg_sys::XLR_INFO_MASK as u8) == XLOG_PGCOL_CHANGES {
+        c"CHANGES".as_ptr()
+    } else {
+        std::ptr::null()
+    }
+}
+
+/// `rm_decode`: a record's changes into the reorder buffer, as heap's decoding queues its
+/// insert, update and delete records' (the same checks, in the same order).
+///
+/// # Safety
+///
+/// Only PostgreSQL calls it, as the resource manager's `rm_decode`, with its decoding context
+/// and the buffer of one of the resource manager's records.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn rm_decode(
+    ctx: *mut pg_sys::LogicalDecodingContext,
+    buf: *mut pg_sys::XLogRecordBuffer,
+) {
+    // SAFETY: PostgreSQL's decoding context and the buffer of one of our records, valid for
+    // the call; the reorder buffer takes the changes queued
+    unsafe {
+        let record = (*buf).record;
+        let decoded = (*record).record;
+        let xid = (*decoded).header.xl_xid;
+        let lsn = (*buf).origptr;
+        let rb = (*ctx).reorder;
+        pg_sys::ReorderBufferProcessXid(rb, xid, lsn);
+        let builder = (*ctx).snapshot_builder;
+        if pg_sys::SnapBuildCurrentState(builder) < pg_sys::SnapBuildState::SNAPBUILD_FULL_SNAPSHOT
+            || (*ctx).fast_forward
+        {
+            return;
+        }
+        let mut reader = Reader {
+            bytes: main_data(record),
+        };
+        let locator = reader.locator().unwrap_or_else(|f| damaged(lsn, f));
+        if locator[1] != u32::from((*(*ctx).slot).data.database) {
+            return;
+        }
+        let origin = (*decoded).record_origin;
+        if (*ctx).callbacks.filter_by_origin_cb.is_some()
+            && pg_sys::filter_by_origin_cb_wrapper(ctx, origin)
+        {
+            return;
+        }
+        if !pg_sys::SnapBuildProcessChange(builder, xid, lsn) {
+            return;
+        }
+        while let Some(c) = reader.change().unwrap_or_else(|f| damaged(lsn, f)) {
+            let change = crate::compat::reorder_change(rb);
+            (*change).action = match c.kind {
+                KIND_INSERT => pg_sys::ReorderBufferChangeType::REORDER_BUFFER_CHANGE_INSERT,
+                KIND_UPDATE => pg_sys::ReorderBufferChangeType::REORDER_BUFFER_CHANGE_UPDATE,
+                _ => pg_sys::ReorderBufferChangeType::REORDER_BUFFER_CHANGE_DELETE,
+            };
+            (*change).origin_id = origin;
+            crate::compat::set_change_locator(change, locator);
+            if let Some(t) = c.old {
+                (*change).data.tp.oldtuple = reorder_tuple(rb, &t);
+            }
+            if let Some(t) = c.new {
+                (*change).data.tp.newtuple = reorder_tuple(rb, &t);
+            }
+            (*change).data.tp.clear_toast_afterwards = true;
+            pg_sys::ReorderBufferQueueChange(rb, xid, lsn, change, false);
+        }
+    }
+}
+
+/// A reorder-buffer tuple rebuilt from a record's bytes: a zeroed header with the logged
+/// fields, then the data.
+///
+/// # Safety
+///
+/// `rb` is the decoding context's reorder buffer, during decoding.
+unsafe fn reorder_tuple(
+    rb: *mut pg_sys::ReorderBuffer,
+    t: &TupleBytes,
+) -> crate::compat::ReorderTuple {
+    // SAFETY: the buffer has room for a header and `t.data.len()` bytes after it
+    // (`reorder_tuple`'s contract), which are written here
+    unsafe {
+        let (value, tuple) = crate::compat::reorder_tuple(rb, t.data.len());
+        (*tuple).t_len = (HEAP_HEADER_LEN + t.data.len()) as u32;
+        // an invalid TID (ItemPointerSetInvalid)
+        (*tuple).t_self = pg_sys::ItemPointerData {
+            ip_blkid: pg_sys::BlockIdData {
+                bi_hi: 0xffff,
+                bi_lo: 0xffff,
+            },
+            ip_posid: 0,
+        };
+        (*tuple).t_tableOid = pg_sys::InvalidOid;
+        let header = (*tuple).t_data;
+        std::ptr::write_bytes(header as *mut u8, 0, HEAP_HEADER_LEN);
+        (*header).t_infomask2 = t.infomask2;
+        (*header).t_infomask = t.infomask;
+        (*header).t_hoff = t.hoff;
+        std::ptr::copy_nonoverlapping(
+            t.data.as_ptr(),
+            (header as *mut u8).add(HEAP_HEADER_LEN),
+            t.data.len(),
+        );
+        value
+    }
+}
+
+#[cold]
+fn damaged(lsn: pg_sys::XLogRecPtr, fault: &str) -> ! {
+    pgrx::error!(
+        "pg_columnar: the change record at {:X}/{:X} is damaged: {fault}",
+        lsn >> 32,
+        lsn & 0xffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tuple's bytes before its data: length, `t_infomask2`, `t_infomask`, `t_hoff`.
+    const TUPLE_HEAD_LEN: usize = 4 + 2 + 2 + 1;
+
+    fn tuple(out: &mut Vec<u8>, data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_ne_bytes());
+        out.extend_from_slice(&3u16.to_ne_bytes());
+        out.extend_from_slice(&0u16.to_ne_bytes());
+        out.push(HEAP_HEADER_LEN as u8 + 1);
+        out.extend_from_slice(data);
+    }
+
+    fn record() -> Vec<u8> {
+        let mut r = Vec::new();
+        for n in [1663u32, 5, 16384] {
+            r.extend_from_slice(&n.to_ne_bytes());
+        }
+        r.extend_from_slice(&[KIND_INSERT, HAS_NEW]);
+        tuple(&mut r, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        r.extend_from_slice(&[KIND_UPDATE, HAS_OLD | HAS_NEW]);
+        tuple(&mut r, &[1, 9, 9, 9]);
+        tuple(&mut r, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        r.extend_from_slice(&[KIND_DELETE, 0]);
+        r
+    }
+
+    #[test]
+    fn a_record_reads_back() {
+        assert_eq!(counts(&record()), Ok(([1663, 5, 16384], [1, 1, 1])));
+    }
+
+    #[test]
+    fn every_cut_of_a_record_is_an_error_or_a_shorter_record() {
+        let r = record();
+        // cuts between changes read fewer changes; every other cut is an error
+        let ends = [
+            LOCATOR_LEN,
+            LOCATOR_LEN + 2 + TUPLE_HEAD_LEN + 9,
+            r.len() - 2,
+        ];
+        for cut in 0..r.len() {
+            let got = counts(&r[..cut]);
+            assert_eq!(got.is_ok(), ends.contains(&cut), "cut {cut}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn damaged_fields_are_errors() {
+        let mut r = record();
+        r[LOCATOR_LEN] = 9; // unknown kind
+        assert!(counts(&r).is_err());
+        let mut r = record();
+        r[LOCATOR_LEN + 1] = HAS_OLD | HAS_NEW; // an insert with an old tuple
+        assert!(counts(&r).is_err());
+        let mut r = record();
+        // a data length past the record's end
+        r[LOCATOR_LEN + 2..LOCATOR_LEN + 6].copy_from_slice(&u32::MAX.to_ne_bytes());
+        assert!(counts(&r).is_err());
+        let mut r = record();
+        r[LOCATOR_LEN + 2 + 8] = 3; // t_hoff inside the fixed header
+        assert!(counts(&r).is_err());
+    }
+}
