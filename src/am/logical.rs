@@ -29,7 +29,8 @@
 //! 3 delete), a byte of flags (1: an old tuple follows, 2: a new one follows) and the tuples
 //! in that order, each as heap's WAL has one: the data length after the header (u32), the
 //! header's `t_infomask2` (u16) and `t_infomask` (u16) and `t_hoff` (u8), then the null
-//! bitmap, padding and values. Numbers are in the server's byte order, as all WAL is.
+//! bitmap, padding and values (the server's heap tuple layout). The record's own numbers are
+//! little-endian.
 
 use pgrx::pg_sys;
 use std::ffi::CStr;
@@ -117,7 +118,7 @@ impl Record {
     fn new(rel: pg_sys::Relation) -> Self {
         let mut bytes = Vec::with_capacity(256);
         for n in crate::compat::relation_locator(rel) {
-            bytes.extend_from_slice(&n.to_ne_bytes());
+            bytes.extend_from_slice(&n.to_le_bytes());
         }
         Record { bytes, changes: 0 }
     }
@@ -209,9 +210,9 @@ impl Tuple {
             let t = &*self.0;
             let h = &*t.t_data;
             let data_len = t.t_len as usize - HEAP_HEADER_LEN;
-            out.extend_from_slice(&(data_len as u32).to_ne_bytes());
-            out.extend_from_slice(&h.t_infomask2.to_ne_bytes());
-            out.extend_from_slice(&h.t_infomask.to_ne_bytes());
+            out.extend_from_slice(&(data_len as u32).to_le_bytes());
+            out.extend_from_slice(&h.t_infomask2.to_le_bytes());
+            out.extend_from_slice(&h.t_infomask.to_le_bytes());
             out.push(h.t_hoff);
             let data = (t.t_data as *const u8).add(HEAP_HEADER_LEN);
             out.extend_from_slice(std::slice::from_raw_parts(data, data_len));
@@ -427,11 +428,11 @@ impl<'a> Reader<'a> {
     }
 
     fn u32(&mut self) -> Result<u32, &'static str> {
-        Ok(u32::from_ne_bytes(self.take(4)?.try_into().unwrap()))
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }
 
     fn u16(&mut self) -> Result<u16, &'static str> {
-        Ok(u16::from_ne_bytes(self.take(2)?.try_into().unwrap()))
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()))
     }
 
     fn locator(&mut self) -> Result<[u32; 3], &'static str> {
@@ -645,9 +646,9 @@ mod tests {
     const TUPLE_HEAD_LEN: usize = 4 + 2 + 2 + 1;
 
     fn tuple(out: &mut Vec<u8>, data: &[u8]) {
-        out.extend_from_slice(&(data.len() as u32).to_ne_bytes());
-        out.extend_from_slice(&3u16.to_ne_bytes());
-        out.extend_from_slice(&0u16.to_ne_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&3u16.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
         out.push(HEAP_HEADER_LEN as u8 + 1);
         out.extend_from_slice(data);
     }
@@ -655,7 +656,7 @@ mod tests {
     fn record() -> Vec<u8> {
         let mut r = Vec::new();
         for n in [1663u32, 5, 16384] {
-            r.extend_from_slice(&n.to_ne_bytes());
+            r.extend_from_slice(&n.to_le_bytes());
         }
         r.extend_from_slice(&[KIND_INSERT, HAS_NEW]);
         tuple(&mut r, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
@@ -696,7 +697,7 @@ mod tests {
         assert!(counts(&r).is_err());
         let mut r = record();
         // a data length past the record's end
-        r[LOCATOR_LEN + 2..LOCATOR_LEN + 6].copy_from_slice(&u32::MAX.to_ne_bytes());
+        r[LOCATOR_LEN + 2..LOCATOR_LEN + 6].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(counts(&r).is_err());
         let mut r = record();
         r[LOCATOR_LEN + 2 + 8] = 3; // t_hoff inside the fixed header

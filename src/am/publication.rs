@@ -1,11 +1,13 @@
-//! Logical replication: what a pg_columnar table refuses so that no subscriber misses a change
-//! without a word.
+//! Logical replication on a server where a pg_columnar table's changes are not decoded (the
+//! library not in `shared_preload_libraries`, or `wal_level` below `logical`: see
+//! `am::logical`, which decodes them otherwise): what such a table refuses so that no
+//! subscriber misses a change without a word.
 //!
-//! Logical decoding reads heap's WAL records; a pg_columnar table writes its stripes as generic
-//! WAL and its deletions as rows of the (never published) catalog `pgcol.row_mark`, which
-//! decoding does not turn into changes of the table. A subscriber's initial copy reads the
-//! table through a scan and gets its rows; after that an INSERT, UPDATE or DELETE would reach
-//! no subscriber. So:
+//! There, logical decoding reads heap's WAL records alone; a pg_columnar table writes its
+//! stripes as generic WAL and its deletions as rows of the (never published) catalog
+//! `pgcol.row_mark`, which decoding does not turn into changes of the table. A subscriber's
+//! initial copy reads the table through a scan and gets its rows; after that an INSERT,
+//! UPDATE or DELETE would reach no subscriber. So:
 //!
 //! * **Writes are refused** while a publication that publishes that kind of change covers the
 //!   table, however it does (by name, through a partitioned table above it, by its schema, or
@@ -21,6 +23,9 @@
 //!   at `ddl_command_end`, so it runs whether or not the statement loaded the library. A
 //!   publication of all tables or of a schema is not refused (it may be meant for the heap
 //!   tables); it warns, naming the pg_columnar tables whose writes it stops.
+//!
+//! Each refusal's hint says what makes the changes decoded; for the publications Citus makes
+//! to move and split shards, also its mode that needs no publication.
 //!
 //! A pg_columnar table can be a subscription's target: the apply worker's inserts, updates and
 //! deletes are ordinary writes (tests/replication).

@@ -211,7 +211,25 @@ pub unsafe fn getnextslot(
 ) -> bool {
     let forward = direction != pg_sys::ScanDirection::BackwardScanDirection;
     // SAFETY: this function's contract is `state`'s
-    unsafe { state(scan) }.rows().next(forward, slot)
+    let found = unsafe { state(scan) }.rows().next(forward, slot);
+    // A dirty snapshot's reader waits for the transaction it names as inserting (`xmin`) or
+    // deleting (`xmax`) the row returned, as heap's dirty check sets them for each tuple
+    // (logical replication's apply finds a row without a usable index so). The rows a scan
+    // returns name none: the snapshot's own fields, which PostgreSQL does not initialize,
+    // would be read as a transaction to wait for (an ERROR on a transaction id that never
+    // was).
+    // SAFETY: the scan's snapshot is valid while the scan runs (`state`'s contract)
+    unsafe {
+        let snapshot = (*scan).rs_snapshot;
+        if found
+            && !snapshot.is_null()
+            && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY
+        {
+            (*snapshot).xmin = pg_sys::InvalidTransactionId;
+            (*snapshot).xmax = pg_sys::InvalidTransactionId;
+        }
+    }
+    found
 }
 
 /// Restricts scan `scan` to the rows between two TIDs, inclusive, and restarts it.
