@@ -95,7 +95,7 @@ pub fn decodes() -> bool {
 /// Whether changes of `rel` are logged for decoding now. Assigns the transaction an id
 /// first: the records carry it, and on 19 whether logical WAL is on is only settled then.
 fn logged(rel: pg_sys::Relation) -> bool {
-    if !REGISTERED.load(Ordering::Relaxed) {
+    if !decodes() {
         return false;
     }
     // SAFETY: `rel` is an open relation (every caller's); in a transaction that writes
@@ -180,14 +180,19 @@ impl Tuple {
             let natts = (*desc).natts as usize;
             let mut values = Vec::with_capacity(natts);
             let mut nulls = Vec::with_capacity(natts);
+            // copies of out-of-line values, freed once the tuple holds them
+            let mut fetched = Vec::new();
             for i in 0..natts {
                 let attr = &*crate::compat::tuple_desc_attr(desc, i);
                 let null =
                     *(*slot).tts_isnull.add(i) || attr.attisdropped || keep.is_some_and(|k| !k[i]);
                 let mut value = *(*slot).tts_values.add(i);
                 if !null && attr.attlen == -1 {
-                    value =
-                        pg_sys::Datum::from(pg_sys::detoast_external_attr(value.cast_mut_ptr()));
+                    let inline = pg_sys::detoast_external_attr(value.cast_mut_ptr());
+                    if inline != value.cast_mut_ptr() {
+                        fetched.push(inline);
+                    }
+                    value = pg_sys::Datum::from(inline);
                 }
                 values.push(if null {
                     pg_sys::Datum::from(0usize)
@@ -196,11 +201,11 @@ impl Tuple {
                 });
                 nulls.push(null);
             }
-            Tuple(pg_sys::heap_form_tuple(
-                desc,
-                values.as_mut_ptr(),
-                nulls.as_mut_ptr(),
-            ))
+            let tuple = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            for p in fetched {
+                pg_sys::pfree(p.cast());
+            }
+            Tuple(tuple)
         }
     }
 
