@@ -48,6 +48,8 @@ def load_and_decode(args, engine, schema, logical):
         "'proto_version', '1', 'publication_names', 'bench_pub');\n"
         "SELECT extract(epoch FROM clock_timestamp()) - :t0;\n"))
     messages, seconds = out.split()[-2:]
+    # (a slot left behind would keep the server from starting at wal_level = replica)
+    tb.psql(args, "SELECT pg_drop_replication_slot('bench_slot');\nDROP PUBLICATION bench_pub;\n")
     return copy, float(seconds), int(messages)
 
 

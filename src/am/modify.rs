@@ -532,7 +532,8 @@ fn crosschecked(
 
 /// `tuple_delete`. `changing_part`: the row moves to another partition (an UPDATE of the
 /// partition key), which its mark says, as heap's `t_ctid` does: a writer that waited for the
-/// move fails as heap's does instead of finding the row deleted.
+/// move fails as heap's does instead of finding the row deleted. `logged`: the deletion is
+/// logged for logical decoding (19's callers can say not to).
 ///
 /// # Safety
 ///
@@ -546,6 +547,7 @@ pub(super) unsafe fn delete(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
     changing_part: bool,
+    logged: bool,
 ) -> pg_sys::TM_Result::Type {
     publication::check_write(rel, Change::Delete);
     let wait = if wait { Wait::Block } else { Wait::Skip };
@@ -570,7 +572,9 @@ pub(super) unsafe fn delete(
         // SAFETY: `rel` is open and `tid` a row of it (this function's contract)
         unsafe {
             pg_sys::pgstat_count_heap_delete(rel);
-            super::logical::log_delete(rel, tid);
+            if logged {
+                super::logical::log_delete(rel, tid);
+            }
         }
     }
     result
@@ -626,7 +630,8 @@ unsafe fn changes_key(
 /// index needs an entry for the new row. Returns the row lock the update took in `lockmode`,
 /// as heap's: `FOR UPDATE`'s if it changes a key column (one of a unique index a foreign key
 /// could reference), else `FOR NO KEY UPDATE`'s, which does not keep out `FOR KEY SHARE`
-/// (a foreign-key check).
+/// (a foreign-key check). `logged`: the update is logged for logical decoding (19's callers
+/// can say not to).
 ///
 /// # Safety
 ///
@@ -643,6 +648,7 @@ pub unsafe fn update(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
     lockmode: *mut pg_sys::LockTupleMode::Type,
+    logged: bool,
 ) -> pg_sys::TM_Result::Type {
     publication::check_write(rel, Change::Update);
     // SAFETY: `rel`, `otid` and `slot` are valid (this function's contract); `keys` is a copy
@@ -688,7 +694,9 @@ pub unsafe fn update(
         // function's contract)
         unsafe {
             crate::compat::count_update(rel);
-            super::logical::log_update(rel, otid, slot);
+            if logged {
+                super::logical::log_update(rel, otid, slot);
+            }
         }
         if marked.locks_kept {
             // as heap's new tuple, whose xmax keeps the lockers (`RETURNING (xmax = 0)`, an

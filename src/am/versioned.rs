@@ -137,6 +137,12 @@ type InsertOptions = std::ffi::c_int;
 #[cfg(feature = "pg19")]
 type InsertOptions = u32;
 
+/// Whether an insert with `options` is logged for logical decoding (not if the caller says
+/// `TABLE_INSERT_NO_LOGICAL`, as heap's).
+fn logged_insert(options: InsertOptions) -> bool {
+    options as u32 & pg_sys::TABLE_INSERT_NO_LOGICAL == 0
+}
+
 /// The `tuple_insert` callback.
 ///
 /// # Safety
@@ -148,12 +154,12 @@ unsafe extern "C-unwind" fn tuple_insert(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
-    _options: InsertOptions,
+    options: InsertOptions,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
     // SAFETY: PostgreSQL's arguments of `tuple_insert` (this function's contract), as
     // `insert_one` takes them
-    unsafe { insert_one(rel, slot, cid, true) }
+    unsafe { insert_one(rel, slot, cid, logged_insert(options)) }
 }
 
 /// The `tuple_insert_speculative` callback.
@@ -190,12 +196,12 @@ unsafe extern "C-unwind" fn multi_insert(
     slots: *mut *mut pg_sys::TupleTableSlot,
     nslots: std::ffi::c_int,
     cid: pg_sys::CommandId,
-    _options: InsertOptions,
+    options: InsertOptions,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
     // SAFETY: PostgreSQL's arguments of `multi_insert` (this function's contract), as
     // `insert_many` takes them
-    unsafe { insert_many(rel, slots, nslots, cid) }
+    unsafe { insert_many(rel, slots, nslots, cid, logged_insert(options)) }
 }
 
 /// End of a bulk insert (COPY, CREATE TABLE AS, a table rewrite): write the buffered rows
@@ -236,7 +242,7 @@ unsafe extern "C-unwind" fn tuple_delete(
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: PostgreSQL's arguments of `tuple_delete` (this function's contract), as
     // `super::modify::delete` takes them
-    unsafe { super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part) }
+    unsafe { super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part, true) }
 }
 /// The `tuple_delete` callback.
 ///
@@ -257,9 +263,10 @@ unsafe extern "C-unwind" fn tuple_delete(
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     let changing_part = options & pg_sys::TABLE_DELETE_CHANGING_PARTITION != 0;
+    let logged = options & pg_sys::TABLE_DELETE_NO_LOGICAL == 0;
     // SAFETY: PostgreSQL's arguments of `tuple_delete` (this function's contract), as
     // `modify::delete` takes them
-    unsafe { super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part) }
+    unsafe { super::modify::delete(rel, tid, cid, crosscheck, wait, tmfd, changing_part, logged) }
 }
 
 /// What `tuple_update` says of the indexes (15: whether to insert into them; from 16: which):
@@ -297,7 +304,7 @@ unsafe extern "C-unwind" fn tuple_update(
     // outputs valid to write, the rest as `modify::update` takes them
     unsafe {
         *update_indexes = EVERY_INDEX;
-        super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+        super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode, true)
     }
 }
 /// The `tuple_update` callback.
@@ -313,7 +320,7 @@ unsafe extern "C-unwind" fn tuple_update(
     otid: pg_sys::ItemPointer,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
-    _options: u32,
+    options: u32,
     _snapshot: pg_sys::Snapshot,
     crosscheck: pg_sys::Snapshot,
     wait: bool,
@@ -325,7 +332,17 @@ unsafe extern "C-unwind" fn tuple_update(
     // outputs valid to write, the rest as `modify::update` takes them
     unsafe {
         *update_indexes = EVERY_INDEX;
-        super::modify::update(rel, otid, slot, cid, crosscheck, wait, tmfd, lockmode)
+        super::modify::update(
+            rel,
+            otid,
+            slot,
+            cid,
+            crosscheck,
+            wait,
+            tmfd,
+            lockmode,
+            options & pg_sys::TABLE_UPDATE_NO_LOGICAL == 0,
+        )
     }
 }
 
@@ -673,7 +690,8 @@ unsafe fn insert_one(
     unsafe { pg_sys::pgstat_count_heap_insert(rel, 1) };
 }
 
-/// [`insert_one`] for the `nslots` rows of `slots`.
+/// [`insert_one`] for the `nslots` rows of `slots`; `log`: the rows are logged for logical
+/// decoding.
 ///
 /// # Safety
 ///
@@ -684,13 +702,16 @@ unsafe fn insert_many(
     slots: *mut *mut pg_sys::TupleTableSlot,
     nslots: i32,
     cid: pg_sys::CommandId,
+    log: bool,
 ) {
     publication::check_write(rel, Change::Insert);
     // SAFETY: `slots` holds `nslots` slots (this function's contract)
     let slots = unsafe { std::slice::from_raw_parts(slots, nslots.max(0) as usize) };
     write::insert(rel, slots, cid);
-    // SAFETY: `rel` and `slots` are as this function's contract says
-    unsafe { super::logical::log_inserts(rel, slots) };
+    if log {
+        // SAFETY: `rel` and `slots` are as this function's contract says
+        unsafe { super::logical::log_inserts(rel, slots) };
+    }
     // SAFETY: `rel` is open (this function's contract)
     unsafe { pg_sys::pgstat_count_heap_insert(rel, nslots.max(0) as i64) };
 }
