@@ -753,8 +753,21 @@ unsafe fn mentions_ours(list: *mut pg_sys::List) -> bool {
     }
 }
 
+/// The NOTICE for a sort key stored on a table of another access method.
+fn kept_unused(name: &str) {
+    pgrx::ereport!(
+        NOTICE,
+        pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+        format!(
+            "pg_columnar.sort_key of \"{name}\" is kept but unused: it is not a pg_columnar table"
+        ),
+        "The key applies once the table is one (ALTER TABLE ... SET ACCESS METHOD pg_columnar)."
+    );
+}
+
 /// Sets or removes the key of `relid` (validated against its columns); `becoming`: the
-/// statement makes the table a pg_columnar one.
+/// statement makes the table a pg_columnar one. On a plain table of another access method
+/// the key is kept, unused, with a NOTICE.
 ///
 /// # Safety
 ///
@@ -769,13 +782,27 @@ unsafe fn apply(relid: pg_sys::Oid, key: Option<&str>, becoming: bool) {
         columnar
     };
     if !columnar && !becoming && key.is_some() {
-        pgrx::ereport!(
-            ERROR,
-            ERRCODE_WRONG_OBJECT_TYPE,
-            // SAFETY: in a transaction (this function's contract)
-            format!("pg_columnar.sort_key is an option of pg_columnar tables, and \"{}\" is not one", unsafe { rel_name(relid) }),
-            "Create the table USING pg_columnar, or change it with ALTER TABLE ... SET ACCESS METHOD pg_columnar."
-        );
+        // SAFETY: in a transaction (this function's contract)
+        let (name, plain) = unsafe {
+            (
+                rel_name(relid),
+                pg_sys::get_rel_relkind(relid) as u8 == pg_sys::RELKIND_RELATION,
+            )
+        };
+        if !plain {
+            pgrx::ereport!(
+                ERROR,
+                ERRCODE_WRONG_OBJECT_TYPE,
+                format!("pg_columnar.sort_key is an option of tables, and \"{name}\" is not one"),
+                "Set the key on each partition."
+            );
+        }
+        // SAFETY: in a writing transaction with `relid` locked (this function's contract)
+        unsafe { store_key(relid, Some(&validated(relid, key.unwrap_or_default()))) };
+        // tools that copy a table's definition (Citus's rewrites, dump tools) write the key
+        // into the CREATE TABLE of a table of another access method
+        kept_unused(&name);
+        return;
     }
     // SAFETY: in a writing transaction with `relid` locked (this function's contract)
     unsafe {
@@ -817,14 +844,14 @@ pub unsafe fn after(p: Pending) {
         unsafe { store_key(relid, Some(&key)) };
     }
     if p.leaves_columnar {
-        // heap would refuse the option the next time it validates the table's options
+        // kept for a return to pg_columnar (another access method reads no key; the hook
+        // hides it from PostgreSQL's validation of the table's options, see `before`)
         // SAFETY: in the statement's transaction, which holds `relid` locked
         unsafe {
-            if stored_key(relid).is_some() {
-                store_key(relid, None);
+            if stored_key(relid).is_some() && p.change.is_none() {
+                kept_unused(&rel_name(relid));
             }
         }
-        return;
     }
     // follow renames and drops of the key's columns
     if let Some(before) = p.key_before {

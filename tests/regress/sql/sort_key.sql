@@ -27,10 +27,21 @@ SELECT key_of('s');
 ALTER TABLE s RESET (pg_columnar.sort_key);
 SELECT key_of('s');
 ALTER TABLE s SET (pg_columnar.sort_key = 'host, t');
--- only pg_columnar tables take it
+-- a table of another access method keeps it unused, with a NOTICE (tools that copy a
+-- table's definition write it into their CREATE TABLE: Citus's alter_table_set_access_method
+-- to heap sends the statement below); still validated; a partitioned table refuses it
+SET client_min_messages = notice;
 CREATE TABLE h (LIKE s);
 ALTER TABLE h SET (pg_columnar.sort_key = 'id');
-CREATE TABLE h2 (a int) WITH (pg_columnar.sort_key = 'a');
+ALTER TABLE h SET (pg_columnar.sort_key = 'nope');
+CREATE TABLE h2 (a int) USING heap WITH ("pg_columnar.sort_key" = 'a');
+SELECT key_of('h'), key_of('h2');
+ALTER TABLE h SET (fillfactor = 50);  -- PostgreSQL validates heap's options: ours is kept aside
+SELECT key_of('h'), reloptions FROM pg_class WHERE relname = 'h';
+CREATE TABLE hp (a int) PARTITION BY RANGE (a);
+ALTER TABLE hp SET (pg_columnar.sort_key = 'a');
+DROP TABLE hp;
+RESET client_min_messages;
 CREATE TABLE s_ctas USING pg_columnar WITH (pg_columnar.sort_key = 'id') AS SELECT 1 AS id;
 -- IF NOT EXISTS of a table that exists leaves its key
 CREATE TABLE IF NOT EXISTS s (a int) USING pg_columnar WITH (pg_columnar.sort_key = 'a');
@@ -156,15 +167,25 @@ WHERE (SELECT x::text FROM u x WHERE x.host = 'h' || (g % 7) AND x.t = '2020-01-
 RESET enable_seqscan;
 SELECT vectors_read($$SELECT count(*) FROM u WHERE host = 'h3'$$);
 
--- SET ACCESS METHOD with a key sorts the rewrite; leaving pg_columnar drops the key
+-- SET ACCESS METHOD with a key sorts the rewrite; leaving pg_columnar keeps the key unused
+-- (a NOTICE), and coming back applies it
 CREATE TABLE m (a int, b text);
 INSERT INTO m SELECT g, 'b' || (g % 5) FROM generate_series(1, 3000) g;
 ALTER TABLE m SET ACCESS METHOD pg_columnar, SET (pg_columnar.sort_key = 'b, a');
 SELECT key_of('m');
 SELECT a, b FROM m LIMIT 2;
+SET client_min_messages = notice;
 ALTER TABLE m SET ACCESS METHOD heap;
+RESET client_min_messages;
 SELECT key_of('m');
 SELECT count(*) FROM m;
+INSERT INTO m VALUES (0, 'b9');
+ALTER TABLE m SET ACCESS METHOD pg_columnar;
+SELECT a, b FROM m LIMIT 2;
+-- a heap table made with the key (as Citus's rewrite makes one) becomes pg_columnar sorted
+INSERT INTO h2 SELECT 4000 - g FROM generate_series(1, 3000) g;
+ALTER TABLE h2 SET ACCESS METHOD pg_columnar;
+SELECT count(*) AS not_in_key_order FROM (SELECT a, lag(a) OVER () AS prev FROM h2) x WHERE a < prev;
 
 -- key columns of every sortable kind, NULLs last
 CREATE TABLE k (i2 int2, f4 float4, d date, b bool, u uuid, c char(3), bin bytea, id int) USING pg_columnar
