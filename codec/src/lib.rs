@@ -26,6 +26,7 @@ pub mod gorilla;
 pub mod group;
 pub mod plain;
 pub mod rice;
+pub mod rowpack;
 pub mod sort;
 pub mod stripe;
 pub mod topn;

@@ -25,13 +25,17 @@
 //! library too: PostgreSQL stops at a record of a resource manager it does not know.
 //!
 //! The record (docs/FORMAT.md): the table's file locator (tablespace, database, file number;
-//! three u32), then changes to the end of the record, each a kind byte (1 insert, 2 update,
-//! 3 delete), a byte of flags (1: an old tuple follows, 2: a new one follows) and the tuples
-//! in that order, each as heap's WAL has one: the data length after the header (u32), the
-//! header's `t_infomask2` (u16) and `t_infomask` (u16) and `t_hoff` (u8), then the null
-//! bitmap, padding and values (the server's heap tuple layout). The record's own numbers are
-//! little-endian.
+//! three u32), then changes to the end of the record, each a kind byte (1 inserted rows, 2
+//! update, 3 delete) and a byte of flags (1: an old tuple follows, 2: a new one follows).
+//! Updates and deletes hold their tuples as heap's WAL has one: the data length after the
+//! header (u32), the header's `t_infomask2` (u16) and `t_infomask` (u16) and `t_hoff` (u8),
+//! then the null bitmap, padding and values (the server's heap tuple layout). Inserted rows
+//! come as one packed batch per statement's call (`codec::rowpack`: each row XORed with the
+//! one before, zero runs folded), about a third of their tuples' bytes for TSBS rows: a
+//! COPY under `wal_level = logical` writes that much more WAL than under `replica`. The
+//! record's own numbers are little-endian.
 
+use pg_columnar_codec::rowpack::{unpack_rows, RowPacker};
 use pgrx::pg_sys;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -123,7 +127,27 @@ impl Record {
         Record { bytes, changes: 0 }
     }
 
-    /// Adds a change; writes the record first if it is full.
+    /// Adds the rows `packer` holds as one change of inserted rows (the packer is empty
+    /// after); writes the record first if it is full.
+    fn add_inserts(&mut self, packer: &mut RowPacker) {
+        if packer.rows() == 0 {
+            return;
+        }
+        if self.bytes.len() >= RECORD_TARGET_BYTES {
+            self.write();
+        }
+        self.bytes.extend_from_slice(&[KIND_INSERT, 0]);
+        let head = self.bytes.len();
+        self.bytes.extend_from_slice(&[0; 12]);
+        let (rows, unpacked) = packer.finish(&mut self.bytes);
+        let packed = self.bytes.len() - head - 12;
+        for (k, n) in [rows, unpacked, packed].into_iter().enumerate() {
+            self.bytes[head + 4 * k..head + 4 * k + 4].copy_from_slice(&(n as u32).to_le_bytes());
+        }
+        self.changes += 1;
+    }
+
+    /// Adds an update or a delete; writes the record first if it is full.
     fn add(&mut self, kind: u8, old: Option<&Tuple>, new: Option<&Tuple>) {
         if self.bytes.len() >= RECORD_TARGET_BYTES {
             self.write();
@@ -209,6 +233,25 @@ impl Tuple {
         }
     }
 
+    /// The tuple as a row of a packed batch of inserts: `t_infomask2` (u16), `t_infomask`
+    /// (u16), `t_hoff` (u8), then the tuple from its null bitmap on.
+    fn row(&self, out: &mut Vec<u8>) {
+        out.clear();
+        // SAFETY: a tuple heap_form_tuple made, `t_len` bytes at `t_data`, at least a header
+        unsafe {
+            let t = &*self.0;
+            let h = &*t.t_data;
+            out.extend_from_slice(&h.t_infomask2.to_le_bytes());
+            out.extend_from_slice(&h.t_infomask.to_le_bytes());
+            out.push(h.t_hoff);
+            let data = (t.t_data as *const u8).add(HEAP_HEADER_LEN);
+            out.extend_from_slice(std::slice::from_raw_parts(
+                data,
+                t.t_len as usize - HEAP_HEADER_LEN,
+            ));
+        }
+    }
+
     fn append_to(&self, out: &mut Vec<u8>) {
         // SAFETY: a tuple heap_form_tuple made, `t_len` bytes at `t_data`, at least a header
         unsafe {
@@ -242,11 +285,18 @@ pub(super) unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::Tu
         return;
     }
     let mut record = Record::new(rel);
+    let mut packer = RowPacker::new();
+    let mut row = Vec::new();
     for &slot in slots {
         // SAFETY: as this function's contract says
         let new = unsafe { Tuple::of_slot(rel, slot, None) };
-        record.add(KIND_INSERT, None, Some(&new));
+        new.row(&mut row);
+        packer.push(&row);
+        if packer.unpacked_len() >= RECORD_TARGET_BYTES {
+            record.add_inserts(&mut packer);
+        }
     }
+    record.add_inserts(&mut packer);
     record.write();
 }
 
@@ -269,18 +319,8 @@ unsafe fn identity(rel: pg_sys::Relation) -> Option<(Vec<bool>, bool)> {
                     rel,
                     pg_sys::IndexAttrBitmapKind::INDEX_ATTR_BITMAP_IDENTITY_KEY,
                 );
-                let mut keep = vec![false; natts];
-                let mut member = -1;
-                loop {
-                    member = pg_sys::bms_next_member(bits, member);
-                    if member < 0 {
-                        break;
-                    }
-                    let attno = member + pg_sys::FirstLowInvalidHeapAttributeNumber;
-                    if attno > 0 && (attno as usize) <= natts {
-                        keep[attno as usize - 1] = true;
-                    }
-                }
+                // (an identity index holds user columns only)
+                let keep = super::slot::columns_of(bits, natts).unwrap_or_default();
                 pg_sys::bms_free(bits);
                 keep.iter().any(|&k| k).then_some((keep, false))
             }
@@ -407,7 +447,7 @@ struct Reader<'a> {
     bytes: &'a [u8],
 }
 
-/// One tuple of a record, as written by [`Tuple::append_to`].
+/// One tuple of a record, as written by [`Tuple::append_to`] or [`Tuple::row`].
 struct TupleBytes<'a> {
     infomask2: u16,
     infomask: u16,
@@ -415,12 +455,53 @@ struct TupleBytes<'a> {
     data: &'a [u8],
 }
 
-/// A change of a record.
-struct Change<'a> {
-    kind: u8,
-    old: Option<TupleBytes<'a>>,
-    new: Option<TupleBytes<'a>>,
+impl<'a> TupleBytes<'a> {
+    fn checked(
+        infomask2: u16,
+        infomask: u16,
+        hoff: u8,
+        data: &'a [u8],
+    ) -> Result<Self, &'static str> {
+        if (hoff as usize) < HEAP_HEADER_LEN || hoff as usize > HEAP_HEADER_LEN + data.len() {
+            return Err("a tuple's header length is out of range");
+        }
+        Ok(TupleBytes {
+            infomask2,
+            infomask,
+            hoff,
+            data,
+        })
+    }
+
+    /// A row of a packed batch of inserts.
+    fn of_row(row: &'a [u8]) -> Result<Self, &'static str> {
+        if row.len() < 5 {
+            return Err("a packed row is shorter than its header");
+        }
+        let u16_at = |k: usize| u16::from_le_bytes([row[k], row[k + 1]]);
+        Self::checked(u16_at(0), u16_at(2), row[4], &row[5..])
+    }
 }
+
+/// A change of a record.
+enum Change<'a> {
+    /// Inserted rows, packed ([`RowPacker`]): their count, unpacked length and tokens.
+    Inserts {
+        rows: usize,
+        unpacked: usize,
+        packed: &'a [u8],
+    },
+    Update {
+        old: Option<TupleBytes<'a>>,
+        new: TupleBytes<'a>,
+    },
+    Delete {
+        old: Option<TupleBytes<'a>>,
+    },
+}
+
+/// The most bytes a packed batch may unpack to (a record is at most about 1 GB).
+const UNPACKED_LIMIT: usize = 1 << 30;
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
@@ -449,15 +530,7 @@ impl<'a> Reader<'a> {
         let infomask2 = self.u16()?;
         let infomask = self.u16()?;
         let hoff = self.take(1)?[0];
-        if (hoff as usize) < HEAP_HEADER_LEN || hoff as usize > HEAP_HEADER_LEN + len {
-            return Err("a tuple's header length is out of range");
-        }
-        Ok(TupleBytes {
-            infomask2,
-            infomask,
-            hoff,
-            data: self.take(len)?,
-        })
+        TupleBytes::checked(infomask2, infomask, hoff, self.take(len)?)
     }
 
     fn change(&mut self) -> Result<Option<Change<'a>>, &'static str> {
@@ -466,34 +539,46 @@ impl<'a> Reader<'a> {
         }
         let head = self.take(2)?;
         let (kind, flags) = (head[0], head[1]);
-        if !(KIND_INSERT..=KIND_DELETE).contains(&kind) || flags & !(HAS_OLD | HAS_NEW) != 0 {
-            return Err("a change of an unknown kind");
-        }
-        let old = if flags & HAS_OLD != 0 {
-            Some(self.tuple()?)
-        } else {
-            None
+        let old = |r: &mut Self| -> Result<Option<TupleBytes<'a>>, &'static str> {
+            if flags & HAS_OLD != 0 {
+                r.tuple().map(Some)
+            } else {
+                Ok(None)
+            }
         };
-        let new = if flags & HAS_NEW != 0 {
-            Some(self.tuple()?)
-        } else {
-            None
-        };
-        let expected_new = kind != KIND_DELETE;
-        if new.is_some() != expected_new || (kind == KIND_INSERT && old.is_some()) {
-            return Err("a change with the wrong tuples for its kind");
-        }
-        Ok(Some(Change { kind, old, new }))
+        Ok(Some(match (kind, flags) {
+            (KIND_INSERT, 0) => {
+                let rows = self.u32()? as usize;
+                let unpacked = self.u32()? as usize;
+                let packed = self.u32()? as usize;
+                Change::Inserts {
+                    rows,
+                    unpacked,
+                    packed: self.take(packed)?,
+                }
+            }
+            (KIND_UPDATE, HAS_NEW | 3) => Change::Update {
+                old: old(self)?,
+                new: self.tuple()?,
+            },
+            (KIND_DELETE, 0 | HAS_OLD) => Change::Delete { old: old(self)? },
+            _ => return Err("a change of an unknown kind, or with the wrong tuples for its kind"),
+        }))
     }
 }
 
-/// Reads a whole record (for `rm_desc`: the counts of each kind of change).
+/// Reads a whole record (for `rm_desc`: rows inserted, updated and deleted; the inserted rows
+/// are counted as their batches say, not unpacked).
 fn counts(bytes: &[u8]) -> Result<([u32; 3], [usize; 3]), &'static str> {
     let mut r = Reader { bytes };
     let locator = r.locator()?;
     let mut n = [0; 3];
     while let Some(c) = r.change()? {
-        n[c.kind as usize - 1] += 1;
+        match c {
+            Change::Inserts { rows, .. } => n[0] += rows,
+            Change::Update { .. } => n[1] += 1,
+            Change::Delete { .. } => n[2] += 1,
+        }
     }
     Ok((locator, n))
 }
@@ -575,23 +660,44 @@ unsafe extern "C-unwind" fn rm_decode(
         if !pg_sys::SnapBuildProcessChange(builder, xid, lsn) {
             return;
         }
-        while let Some(c) = reader.change().unwrap_or_else(|f| damaged(lsn, f)) {
+        let queue = |action, old: Option<&TupleBytes>, new: Option<&TupleBytes>| {
             let change = crate::compat::reorder_change(rb);
-            (*change).action = match c.kind {
-                KIND_INSERT => pg_sys::ReorderBufferChangeType::REORDER_BUFFER_CHANGE_INSERT,
-                KIND_UPDATE => pg_sys::ReorderBufferChangeType::REORDER_BUFFER_CHANGE_UPDATE,
-                _ => pg_sys::ReorderBufferChangeType::REORDER_BUFFER_CHANGE_DELETE,
-            };
+            (*change).action = action;
             (*change).origin_id = origin;
             crate::compat::set_change_locator(change, locator);
-            if let Some(t) = c.old {
-                (*change).data.tp.oldtuple = reorder_tuple(rb, &t);
+            if let Some(t) = old {
+                (*change).data.tp.oldtuple = reorder_tuple(rb, t);
             }
-            if let Some(t) = c.new {
-                (*change).data.tp.newtuple = reorder_tuple(rb, &t);
+            if let Some(t) = new {
+                (*change).data.tp.newtuple = reorder_tuple(rb, t);
             }
             (*change).data.tp.clear_toast_afterwards = true;
             pg_sys::ReorderBufferQueueChange(rb, xid, lsn, change, false);
+        };
+        use pg_sys::ReorderBufferChangeType as Action;
+        while let Some(c) = reader.change().unwrap_or_else(|f| damaged(lsn, f)) {
+            match c {
+                Change::Inserts {
+                    rows,
+                    unpacked,
+                    packed,
+                } => {
+                    let (bytes, ranges) = unpack_rows(packed, rows, unpacked, UNPACKED_LIMIT)
+                        .unwrap_or_else(|e| damaged(lsn, &e.to_string()));
+                    for r in ranges {
+                        let t = TupleBytes::of_row(&bytes[r]).unwrap_or_else(|f| damaged(lsn, f));
+                        queue(Action::REORDER_BUFFER_CHANGE_INSERT, None, Some(&t));
+                    }
+                }
+                Change::Update { old, new } => queue(
+                    Action::REORDER_BUFFER_CHANGE_UPDATE,
+                    old.as_ref(),
+                    Some(&new),
+                ),
+                Change::Delete { old } => {
+                    queue(Action::REORDER_BUFFER_CHANGE_DELETE, old.as_ref(), None)
+                }
+            }
         }
     }
 }
@@ -658,33 +764,80 @@ mod tests {
         out.extend_from_slice(data);
     }
 
-    fn record() -> Vec<u8> {
+    /// Two inserted rows as [`Tuple::row`] writes them, packed.
+    fn inserts() -> Vec<u8> {
+        let mut packer = RowPacker::new();
+        for data in [
+            &[0u8, 1, 2, 3, 4, 5, 6, 7, 8][..],
+            &[0, 1, 2, 3, 9, 9, 9, 9, 8],
+        ] {
+            let mut row = vec![3, 0, 0, 0, HEAP_HEADER_LEN as u8 + 1];
+            row.extend_from_slice(data);
+            packer.push(&row);
+        }
+        let mut packed = Vec::new();
+        let (rows, unpacked) = packer.finish(&mut packed);
+        let mut change = vec![KIND_INSERT, 0];
+        for n in [rows, unpacked, packed.len()] {
+            change.extend_from_slice(&(n as u32).to_le_bytes());
+        }
+        change.extend_from_slice(&packed);
+        change
+    }
+
+    /// A record of two inserted rows, an update with its old key and a delete without one.
+    fn record() -> (Vec<u8>, usize) {
         let mut r = Vec::new();
         for n in [1663u32, 5, 16384] {
             r.extend_from_slice(&n.to_le_bytes());
         }
-        r.extend_from_slice(&[KIND_INSERT, HAS_NEW]);
-        tuple(&mut r, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        r.extend_from_slice(&inserts());
+        let inserts_end = r.len();
         r.extend_from_slice(&[KIND_UPDATE, HAS_OLD | HAS_NEW]);
         tuple(&mut r, &[1, 9, 9, 9]);
         tuple(&mut r, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
         r.extend_from_slice(&[KIND_DELETE, 0]);
-        r
+        (r, inserts_end)
     }
 
     #[test]
     fn a_record_reads_back() {
-        assert_eq!(counts(&record()), Ok(([1663, 5, 16384], [1, 1, 1])));
+        let (r, _) = record();
+        assert_eq!(counts(&r), Ok(([1663, 5, 16384], [2, 1, 1])));
+        // the packed rows come back as the tuples written
+        let mut reader = Reader {
+            bytes: &r[LOCATOR_LEN..],
+        };
+        let Ok(Some(Change::Inserts {
+            rows,
+            unpacked,
+            packed,
+        })) = reader.change()
+        else {
+            panic!("no inserts first");
+        };
+        let (bytes, ranges) = unpack_rows(packed, rows, unpacked, UNPACKED_LIMIT).unwrap();
+        let datas: Vec<&[u8]> = ranges
+            .into_iter()
+            .map(|range| TupleBytes::of_row(&bytes[range]).unwrap().data)
+            .collect();
+        assert_eq!(
+            datas,
+            [
+                &[0u8, 1, 2, 3, 4, 5, 6, 7, 8][..],
+                &[0, 1, 2, 3, 9, 9, 9, 9, 8]
+            ]
+        );
     }
 
     #[test]
     fn every_cut_of_a_record_is_an_error_or_a_shorter_record() {
-        let r = record();
+        let (r, inserts_end) = record();
         // cuts between changes read fewer changes; every other cut is an error
         let ends = [
             LOCATOR_LEN,
-            LOCATOR_LEN + 2 + TUPLE_HEAD_LEN + 9,
-            r.len() - 2,
+            inserts_end,
+            inserts_end + 2 + 2 * TUPLE_HEAD_LEN + 4 + 9,
         ];
         for cut in 0..r.len() {
             let got = counts(&r[..cut]);
@@ -694,18 +847,32 @@ mod tests {
 
     #[test]
     fn damaged_fields_are_errors() {
-        let mut r = record();
-        r[LOCATOR_LEN] = 9; // unknown kind
-        assert!(counts(&r).is_err());
-        let mut r = record();
-        r[LOCATOR_LEN + 1] = HAS_OLD | HAS_NEW; // an insert with an old tuple
-        assert!(counts(&r).is_err());
-        let mut r = record();
-        // a data length past the record's end
-        r[LOCATOR_LEN + 2..LOCATOR_LEN + 6].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(counts(&r).is_err());
-        let mut r = record();
-        r[LOCATOR_LEN + 2 + 8] = 3; // t_hoff inside the fixed header
-        assert!(counts(&r).is_err());
+        let (r, inserts_end) = record();
+        let damaged = |at: usize, bytes: &[u8]| {
+            let mut d = r.clone();
+            d[at..at + bytes.len()].copy_from_slice(bytes);
+            counts(&d)
+        };
+        assert!(damaged(LOCATOR_LEN, &[9]).is_err(), "an unknown kind");
+        assert!(
+            damaged(LOCATOR_LEN + 1, &[HAS_NEW]).is_err(),
+            "inserts with flags"
+        );
+        assert!(
+            damaged(inserts_end + 1, &[HAS_OLD]).is_err(),
+            "an update without its new tuple"
+        );
+        assert!(
+            damaged(r.len() - 1, &[HAS_NEW]).is_err(),
+            "a delete with a new tuple"
+        );
+        // a packed length past the record's end
+        assert!(damaged(LOCATOR_LEN + 10, &u32::MAX.to_le_bytes()).is_err());
+        // a tuple's data length past the record's end, and its t_hoff inside the fixed header
+        assert!(damaged(inserts_end + 2, &u32::MAX.to_le_bytes()).is_err());
+        assert!(damaged(inserts_end + 2 + 8, &[3]).is_err());
+        // a packed row shorter than its header, and one whose t_hoff is past its data
+        assert!(TupleBytes::of_row(&[3, 0, 0, 0]).is_err());
+        assert!(TupleBytes::of_row(&[3, 0, 0, 0, HEAP_HEADER_LEN as u8 + 2, 7]).is_err());
     }
 }

@@ -595,22 +595,11 @@ unsafe fn changes_key(
     slot: *mut pg_sys::TupleTableSlot,
     keys: *mut pg_sys::Bitmapset,
 ) -> bool {
-    // SAFETY: `rel` is open (this function's contract)
-    let natts = unsafe { (*(*rel).rd_att).natts } as usize;
-    let mut compared = vec![false; natts];
-    let mut member = -1;
-    loop {
-        // SAFETY: `keys` is a valid bitmap (this function's contract)
-        member = unsafe { pg_sys::bms_next_member(keys, member) };
-        if member < 0 {
-            break;
-        }
-        let attno = member + pg_sys::FirstLowInvalidHeapAttributeNumber;
-        if attno <= 0 || attno as usize > natts {
-            return true;
-        }
-        compared[attno as usize - 1] = true;
-    }
+    // SAFETY: `rel` is open and `keys` a valid bitmap (this function's contract)
+    let Ok(compared) = (unsafe { super::slot::columns_of(keys, (*(*rel).rd_att).natts as usize) })
+    else {
+        return true;
+    };
     // SAFETY: `rel` is open (this function's contract); the slot is dropped below
     let old = unsafe { pg_sys::table_slot_create(rel, std::ptr::null_mut()) };
     let any = std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData);

@@ -642,3 +642,31 @@ pub(super) unsafe fn same_values(
             })
     }
 }
+
+/// The user columns a relation's attribute bitmap holds (attribute numbers offset by
+/// `FirstLowInvalidHeapAttributeNumber`, as `RelationGetIndexAttrBitmap` gives them), as a
+/// flag per 0-based column of the `natts`; `Err` if it holds a system column or one past
+/// `natts`.
+///
+/// # Safety
+///
+/// `bits` is null or a valid Bitmapset.
+pub(super) unsafe fn columns_of(
+    bits: *mut pg_sys::Bitmapset,
+    natts: usize,
+) -> Result<Vec<bool>, ()> {
+    let mut columns = vec![false; natts];
+    let mut member = -1;
+    loop {
+        // SAFETY: `bits` is null or valid (this function's contract)
+        member = unsafe { pg_sys::bms_next_member(bits, member) };
+        if member < 0 {
+            return Ok(columns);
+        }
+        let attno = member + pg_sys::FirstLowInvalidHeapAttributeNumber;
+        if attno <= 0 || attno as usize > natts {
+            return Err(());
+        }
+        columns[attno as usize - 1] = true;
+    }
+}
