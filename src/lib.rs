@@ -244,3 +244,99 @@ CREATE EVENT TRIGGER pgcol_check_publications ON ddl_command_end
         pgcol::check_publications
     ]
 );
+
+extension_sql!(
+    r#"
+-- The time-series lifecycle (docs/OPERATIONS.md, "Time partitions"): recent partitions of a
+-- table partitioned by time stay heap; older ones are converted to pg_columnar by a policy.
+
+-- Each partition of `parent` (sub-partitions after their partition's level): access method
+-- (NULL for a partitioned one), bounds, rows as ANALYZE or VACUUM last counted them (NULL if
+-- never), size (pg_total_relation_size: indexes included, pg_columnar's catalog rows not)
+-- and bytes per row.
+CREATE FUNCTION pgcol.partitions(parent regclass)
+RETURNS TABLE (partition regclass, access_method name, bounds text, rows bigint, bytes bigint,
+               bytes_per_row numeric)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT c.oid::regclass, am.amname, pg_get_expr(c.relpartbound, c.oid),
+           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END,
+           pg_total_relation_size(c.oid),
+           round(pg_total_relation_size(c.oid) / nullif(greatest(c.reltuples, 0), 0)::numeric, 2)
+      FROM pg_partition_tree(parent) t
+      JOIN pg_class c ON c.oid = t.relid
+      LEFT JOIN pg_am am ON am.oid = c.relam
+     WHERE t.level > 0
+     ORDER BY t.level, pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT', c.relname
+$$;
+
+-- Converts to pg_columnar every partition of `parent` (a table partitioned by range on one
+-- date or timestamp column) whose upper bound is at most now() - older_than, with the sort
+-- key if one is given, one partition per transaction: ALTER TABLE ... SET ACCESS METHOD,
+-- then COMMIT, so an interruption loses at most the partition being converted and a second
+-- call goes on where the first stopped (pg_columnar partitions are skipped). A partition
+-- that is itself partitioned has each of its leaves converted. The default partition (no
+-- upper bound) and one bounded by MAXVALUE are left alone, with a NOTICE. Each conversion
+-- takes what SET ACCESS METHOD takes (an ACCESS EXCLUSIVE lock on that partition, for the
+-- rewrite) and a NOTICE reports it. CALL it outside a transaction block (as pg_cron does).
+CREATE PROCEDURE pgcol.convert_partitions(parent regclass, older_than interval,
+                                          sort_key text DEFAULT NULL)
+LANGUAGE plpgsql AS $proc$
+DECLARE
+    key_type regtype;
+    cutoff_ok boolean;
+    child record;
+    leaf regclass;
+    upper text;
+    before bigint;
+    converted int := 0;
+BEGIN
+    SELECT a.atttypid::regtype INTO key_type
+      FROM pg_catalog.pg_partitioned_table pt
+      JOIN pg_catalog.pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
+     WHERE pt.partrelid = parent AND pt.partstrat = 'r' AND pt.partnatts = 1;
+    IF key_type IS NULL OR key_type NOT IN ('date'::regtype, 'timestamp'::regtype, 'timestamptz'::regtype) THEN
+        RAISE EXCEPTION 'pgcol.convert_partitions: % is not partitioned by range on one date or timestamp column', parent
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    FOR child IN
+        SELECT i.inhrelid::regclass AS part, pg_catalog.pg_get_expr(c.relpartbound, c.oid) AS bound,
+               c.relkind
+          FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = parent
+         ORDER BY 2
+    LOOP
+        upper := (pg_catalog.regexp_match(child.bound, $r$ TO \('(.*)'\)$$r$))[1];
+        IF upper IS NULL THEN
+            RAISE NOTICE 'pgcol.convert_partitions: % left alone: it has no upper bound (%)', child.part, child.bound;
+            CONTINUE;
+        END IF;
+        EXECUTE pg_catalog.format('SELECT %L::%s <= (pg_catalog.now() - %L::interval)::%s',
+                                  upper, key_type, older_than, key_type) INTO cutoff_ok;
+        CONTINUE WHEN NOT cutoff_ok;
+        FOR leaf IN
+            SELECT t.relid::regclass FROM pg_catalog.pg_partition_tree(child.part) t
+              JOIN pg_catalog.pg_class c ON c.oid = t.relid
+              LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+             WHERE t.isleaf AND c.relkind = 'r' AND am.amname IS DISTINCT FROM 'pg_columnar'
+             ORDER BY 1
+        LOOP
+            before := pg_catalog.pg_total_relation_size(leaf);
+            IF sort_key IS NULL THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %s SET ACCESS METHOD pg_columnar', leaf);
+            ELSE
+                EXECUTE pg_catalog.format('ALTER TABLE %s SET ACCESS METHOD pg_columnar, SET (pg_columnar.sort_key = %L)',
+                                          leaf, sort_key);
+            END IF;
+            RAISE NOTICE 'pgcol.convert_partitions: % converted to pg_columnar, % bytes to %',
+                leaf, before, pg_catalog.pg_total_relation_size(leaf);
+            converted := converted + 1;
+            COMMIT;
+        END LOOP;
+    END LOOP;
+    RAISE NOTICE 'pgcol.convert_partitions: % partition(s) of % converted', converted, parent;
+END
+$proc$;
+"#,
+    name = "partitions",
+    requires = ["access_method"]
+);
