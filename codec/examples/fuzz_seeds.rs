@@ -1,7 +1,7 @@
 //! Seed corpora for the fuzz targets (codec/fuzz), written from real encoder output, so that
 //! fuzzing starts from whole vectors and stripes of every kind and encoding instead of growing
 //! them from nothing: `cargo run -p pg_columnar_codec --example fuzz_seeds -- DIR` writes
-//! DIR/<target>/<name> for decode_vector, roundtrip, stripe_directory and symbol_table
+//! DIR/<target>/<name> for decode_vector, roundtrip, stripe_directory, symbol_table and rowpack
 //! (codec/fuzz/run calls it). Deterministic: the same files every time.
 
 #[path = "../fuzz/fuzz_targets/context.rs"]
@@ -200,4 +200,40 @@ fn main() {
     )
     .unwrap();
     write(dir, "symbol_table", "shared-int32", &input);
+    // packed batches of rows (the target's first three bytes: the row count and the unpacked
+    // length): tuple-like rows sharing most of their bytes, and rows of every length to 40
+    let batches: [Vec<Vec<u8>>; 2] = [
+        (0..20u8)
+            .map(|i| {
+                let mut row = vec![14, 0, 3, 8, 32, 0xff, 0x1f, 0, 0, 0, 0, 0, 0];
+                row.extend_from_slice(&(1_500_000_000u64 + 10 * i as u64).to_le_bytes());
+                row.extend_from_slice(&[
+                    i % 7,
+                    0,
+                    0,
+                    0,
+                    15,
+                    b'h',
+                    b'o',
+                    b's',
+                    b't',
+                    b'_',
+                    b'0' + i % 7,
+                ]);
+                row.extend_from_slice(&(i as f64 * 3.0).to_le_bytes());
+                row
+            })
+            .collect(),
+        (0..40u8).map(|n| (0..n).collect()).collect(),
+    ];
+    for (k, batch) in batches.iter().enumerate() {
+        let mut packer = pg_columnar_codec::rowpack::RowPacker::new();
+        batch.iter().for_each(|r| packer.push(r));
+        let mut packed = Vec::new();
+        let (rows, unpacked) = packer.finish(&mut packed);
+        let mut input = vec![rows as u8];
+        input.extend_from_slice(&(unpacked as u16).to_le_bytes());
+        input.extend_from_slice(&packed);
+        write(dir, "rowpack", &format!("batch-{k}"), &input);
+    }
 }
