@@ -126,7 +126,8 @@ cluster_dir() {
 # cluster_port NN SLOT: the loopback port of a cluster. Slots: 1 tests, 2 demo, 3 gate, 4 bench,
 # 5 a subscriber (tests/replication), 6 crash, 7 out of memory (tests/oom), 8 and 9 a primary
 # and its standby (tests/standby), 10 to 12 a publisher that decodes pg_columnar tables, its
-# subscriber and its standby (tests/logical). 24000 + 100*slot + major (+50 for a variant
+# subscriber and its standby (tests/logical), 13 pg_partman and pg_cron (tests/lifecycle).
+# 24000 + 100*slot + major (+50 for a variant
 # such as 18-cassert): far from 5432/55432 and from pgrx's 32200+NN, and below Linux's
 # ephemeral range (32768-60999 here): a port inside it can be held by any outgoing
 # connection's local end, which made a server's bind fail with "Address already in use"
