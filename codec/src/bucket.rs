@@ -291,14 +291,10 @@ mod tests {
         }
     }
 
-    /// A xorshift generator from `seed` (not 0): the tests' fixed-seed inputs.
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
+    /// The tests' generator from `seed` (not 0), as a closure.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut rng = crate::testing::Rng(seed);
+        move || rng.next()
     }
 
     #[test]

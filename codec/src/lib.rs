@@ -29,6 +29,8 @@ pub mod rice;
 pub mod rowpack;
 pub mod sort;
 pub mod stripe;
+#[cfg(test)]
+mod testing;
 pub mod topn;
 pub mod vector;
 pub mod zonemap;

@@ -198,6 +198,7 @@ pub fn unpack_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     /// The reference: each unit XORed with the previous one, then written as tokens the
     /// simplest way (every zero run of two or more folded, everything else literal).
@@ -243,17 +244,6 @@ mod tests {
         }
         flush(&mut out, &mut literals);
         out
-    }
-
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
     }
 
     fn batches() -> Vec<Vec<Vec<u8>>> {

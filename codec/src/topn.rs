@@ -136,20 +136,7 @@ impl TopRows {
 mod tests {
     use super::*;
     use crate::group::KeyParts;
-
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::testing::Rng;
 
     fn column(values: &[Option<i64>]) -> KeyColumn {
         let mut nulls = vec![0u8; values.len().div_ceil(8)];
