@@ -157,6 +157,21 @@ cluster_start() {
          die "could not start $name-$nn on port $port"; }
 }
 
+# standby_make NN NAME PRIMARY_PORT: a fresh cluster NAME, copied by pg_basebackup (a fast
+# checkpoint) from the server at 127.0.0.1:PRIMARY_PORT and set to stream from it as a
+# standby; cluster_start starts it. Not pg_basebackup -R: the connection string it writes can
+# name options the server's libpq lacks, as when PostgreSQL 16-18 run with Debian's libpq of 15.
+standby_make() {
+  local nn=$1 name=$2 pport=$3 dirs srv host
+  cluster_remove "$nn" "$name"
+  dirs=$(cluster_dir "$nn" "$name"); srv=$(sed -n 1p <<<"$dirs"); host=$(sed -n 2p <<<"$dirs")
+  mkdir -p "$host"; chown "$(cluster_owner "$nn")" "$host"
+  pg_run "$nn" pg_basebackup -h 127.0.0.1 -p "$pport" -U postgres -D "$srv/data" -X stream -c fast >/dev/null 2>&1 \
+    || return 1
+  echo "primary_conninfo = 'host=127.0.0.1 port=$pport user=postgres'" >>"$host/data/postgresql.auto.conf"
+  touch "$host/data/standby.signal"; chown "$(cluster_owner "$nn")" "$host/data/standby.signal"
+}
+
 # cluster_stop NN NAME: stop the cluster if it runs.
 cluster_stop() {
   local srv; srv=$(cluster_dir "$1" "$2" | sed -n 1p)

@@ -152,18 +152,7 @@ pub unsafe fn log_snapshot_conflict(rel: pg_sys::Relation, horizon: u64) {
 
 /// The relation's file number (15: `rd_node.relNode`; 16: `rd_locator.relNumber`).
 pub fn relfile_number(rel: pg_sys::Relation) -> u32 {
-    // SAFETY: not guaranteed by this safe fn's signature: every caller passes a relation it
-    // has open (a raw `Relation` is only ever one PostgreSQL handed over or opened).
-    unsafe {
-        #[cfg(feature = "pg15")]
-        {
-            u32::from((*rel).rd_node.relNode)
-        }
-        #[cfg(not(feature = "pg15"))]
-        {
-            u32::from((*rel).rd_locator.relNumber)
-        }
-    }
+    relation_locator(rel)[2]
 }
 
 /// The GROUP BY clauses the planner groups by (from 16 without the redundant ones, in

@@ -102,14 +102,15 @@ fn logged(rel: pg_sys::Relation) -> bool {
     if !decodes() {
         return false;
     }
-    // SAFETY: `rel` is an open relation (every caller's); in a transaction that writes
-    let (persistence, rewrite) = unsafe {
-        pg_sys::GetCurrentTransactionId();
-        ((*(*rel).rd_rel).relpersistence, (*(*rel).rd_rel).relrewrite)
-    };
-    persistence as u8 == pg_sys::RELPERSISTENCE_PERMANENT
-        && rewrite == pg_sys::InvalidOid
-        && crate::compat::logical_info_active()
+    // SAFETY: `rel` is an open relation (every caller's)
+    let (persistence, rewrite) =
+        unsafe { ((*(*rel).rd_rel).relpersistence, (*(*rel).rd_rel).relrewrite) };
+    if persistence as u8 != pg_sys::RELPERSISTENCE_PERMANENT || rewrite != pg_sys::InvalidOid {
+        return false;
+    }
+    // SAFETY: in a transaction that writes `rel`
+    unsafe { pg_sys::GetCurrentTransactionId() };
+    crate::compat::logical_info_active()
 }
 
 /// The changes of one table being gathered into records.
@@ -237,33 +238,34 @@ impl Tuple {
     /// (u16), `t_hoff` (u8), then the tuple from its null bitmap on.
     fn row(&self, out: &mut Vec<u8>) {
         out.clear();
-        // SAFETY: a tuple heap_form_tuple made, `t_len` bytes at `t_data`, at least a header
-        unsafe {
-            let t = &*self.0;
-            let h = &*t.t_data;
-            out.extend_from_slice(&h.t_infomask2.to_le_bytes());
-            out.extend_from_slice(&h.t_infomask.to_le_bytes());
-            out.push(h.t_hoff);
-            let data = (t.t_data as *const u8).add(HEAP_HEADER_LEN);
-            out.extend_from_slice(std::slice::from_raw_parts(
-                data,
-                t.t_len as usize - HEAP_HEADER_LEN,
-            ));
-        }
+        self.append_row(out);
     }
 
+    /// The tuple as heap's WAL holds one: the length of the data after the header (u32),
+    /// then [`row`](Self::row)'s bytes.
     fn append_to(&self, out: &mut Vec<u8>) {
-        // SAFETY: a tuple heap_form_tuple made, `t_len` bytes at `t_data`, at least a header
+        out.extend_from_slice(&(self.data().len() as u32).to_le_bytes());
+        self.append_row(out);
+    }
+
+    fn append_row(&self, out: &mut Vec<u8>) {
+        // SAFETY: a tuple heap_form_tuple made, whose header is valid
+        let h = unsafe { &*(*self.0).t_data };
+        out.extend_from_slice(&h.t_infomask2.to_le_bytes());
+        out.extend_from_slice(&h.t_infomask.to_le_bytes());
+        out.push(h.t_hoff);
+        out.extend_from_slice(self.data());
+    }
+
+    /// The tuple from its null bitmap on.
+    fn data(&self) -> &[u8] {
+        // SAFETY: a tuple heap_form_tuple made: `t_len` bytes at `t_data`, a header first
         unsafe {
             let t = &*self.0;
-            let h = &*t.t_data;
-            let data_len = t.t_len as usize - HEAP_HEADER_LEN;
-            out.extend_from_slice(&(data_len as u32).to_le_bytes());
-            out.extend_from_slice(&h.t_infomask2.to_le_bytes());
-            out.extend_from_slice(&h.t_infomask.to_le_bytes());
-            out.push(h.t_hoff);
-            let data = (t.t_data as *const u8).add(HEAP_HEADER_LEN);
-            out.extend_from_slice(std::slice::from_raw_parts(data, data_len));
+            std::slice::from_raw_parts(
+                (t.t_data as *const u8).add(HEAP_HEADER_LEN),
+                t.t_len as usize - HEAP_HEADER_LEN,
+            )
         }
     }
 }

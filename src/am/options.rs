@@ -781,28 +781,21 @@ unsafe fn apply(relid: pg_sys::Oid, key: Option<&str>, becoming: bool) {
         pg_sys::RelationClose(rel);
         columnar
     };
-    if !columnar && !becoming && key.is_some() {
-        // SAFETY: in a transaction (this function's contract)
-        let (name, plain) = unsafe {
-            (
-                rel_name(relid),
-                pg_sys::get_rel_relkind(relid) as u8 == pg_sys::RELKIND_RELATION,
-            )
-        };
-        if !plain {
-            pgrx::ereport!(
-                ERROR,
-                ERRCODE_WRONG_OBJECT_TYPE,
-                format!("pg_columnar.sort_key is an option of tables, and \"{name}\" is not one"),
-                "Set the key on each partition."
-            );
-        }
-        // SAFETY: in a writing transaction with `relid` locked (this function's contract)
-        unsafe { store_key(relid, Some(&validated(relid, key.unwrap_or_default()))) };
-        // tools that copy a table's definition (Citus's rewrites, dump tools) write the key
-        // into the CREATE TABLE of a table of another access method
-        kept_unused(&name);
-        return;
+    // tools that copy a table's definition (Citus's rewrites, dump tools) write the key into
+    // the CREATE TABLE of a table of another access method: kept there, unused
+    let unused = !columnar && !becoming && key.is_some();
+    // SAFETY: in a transaction (this function's contract)
+    if unused && unsafe { pg_sys::get_rel_relkind(relid) } as u8 != pg_sys::RELKIND_RELATION {
+        pgrx::ereport!(
+            ERROR,
+            ERRCODE_WRONG_OBJECT_TYPE,
+            // SAFETY: in a transaction (this function's contract)
+            format!(
+                "pg_columnar.sort_key is an option of tables, and \"{}\" is not one",
+                unsafe { rel_name(relid) }
+            ),
+            "Set the key on each partition."
+        );
     }
     // SAFETY: in a writing transaction with `relid` locked (this function's contract)
     unsafe {
@@ -814,6 +807,10 @@ unsafe fn apply(relid: pg_sys::Oid, key: Option<&str>, becoming: bool) {
                 }
             }
         }
+    }
+    if unused {
+        // SAFETY: in a transaction (this function's contract)
+        kept_unused(&unsafe { rel_name(relid) });
     }
 }
 
