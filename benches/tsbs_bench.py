@@ -145,23 +145,23 @@ def result_digest(args, sql):
 def median(xs):
     return statistics.median(xs)
 
-def interleaved(args, name, per):
+def interleaved(args, name, per, engines=ENGINES):
     """Runs the engines' versions of one query (`per`: engine -> SQL): once each as warm-up,
     their results compared, then `args.runs` rounds in alternating order; returns the median
     per engine of the second runs in a session and of the first runs (see `time_query`),
     and the self-check of the second runs (odd rounds' median over even rounds')."""
-    digests = {e: result_digest(args, per[e]) for e in ENGINES}
+    digests = {e: result_digest(args, per[e]) for e in engines}
     if len(set(digests.values())) != 1:
         sys.exit(f"{name}: results differ between engines")
-    times, firsts = {e: [] for e in ENGINES}, {e: [] for e in ENGINES}
+    times, firsts = {e: [] for e in engines}, {e: [] for e in engines}
     for r in range(args.runs):
-        for e in (ENGINES if r % 2 == 0 else ENGINES[::-1]):
+        for e in (engines if r % 2 == 0 else engines[::-1]):
             first, again = time_query(args, per[e])
             firsts[e].append(first)
             times[e].append(again)
-    med = {e: median(times[e]) for e in ENGINES}
-    first = {e: median(firsts[e]) for e in ENGINES}
-    selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in ENGINES}
+    med = {e: median(times[e]) for e in engines}
+    first = {e: median(firsts[e]) for e in engines}
+    selfcheck = {e: median(times[e][0::2]) / median(times[e][1::2]) for e in engines}
     return med, first, selfcheck
 
 def parse_args(extra=lambda ap: None):
