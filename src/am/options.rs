@@ -928,9 +928,19 @@ pub unsafe fn event_trigger(fcinfo: pg_sys::FunctionCallInfo) {
     let (tree, event) = unsafe { ((*data).parsetree, CStr::from_ptr((*data).event)) };
     match event.to_bytes() {
         b"ddl_command_start" => {
+            // what `before_statement` puts into the tree (the command list it rebuilds) must
+            // outlive this call: PostgreSQL runs each trigger in a memory context of its own
+            // and deletes it after the call, while the statement, and the ddl_command_end
+            // triggers, go on reading the tree. The transaction's context outlives both.
             // SAFETY: `tree` is the statement's own copy of its parse tree, which PostgreSQL
-            // runs next, in this transaction
-            let pending = unsafe { before_statement(tree) };
+            // runs next, in this transaction (so TopTransactionContext exists); an ERROR inside
+            // leaves the context switched, which the transaction's abort switches back
+            let pending = unsafe {
+                let old = pg_sys::MemoryContextSwitchTo(pg_sys::TopTransactionContext);
+                let pending = before_statement(tree);
+                pg_sys::MemoryContextSwitchTo(old);
+                pending
+            };
             TRIGGER_PENDING.with(|t| *t.borrow_mut() = pending.map(|p| (tree as usize, p)));
         }
         b"ddl_command_end" => {

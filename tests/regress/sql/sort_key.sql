@@ -200,3 +200,13 @@ SELECT count(*) AS not_in_key_order FROM (
     SELECT f4, lag(f4) OVER () AS prev, i2, lag(i2) OVER () AS prev_i2 FROM k) x
 WHERE prev IS NOT NULL AND f4 IS NOT NULL AND f4 < prev;
 SELECT count(*) AS tids_not_insert_order FROM k WHERE ctid <> format('(%s,%s)', (id - 1) / 291, (id - 1) % 291 + 1)::tid;
+
+-- the first statement of a session, before the library is loaded: the event trigger does the
+-- utility hook's work, and the command list it rebuilds must outlive the trigger's call
+-- (a build that clobbers freed memory, as 18-cassert's does, read freed memory here)
+CREATE TABLE first_stmt (a int, b text);
+INSERT INTO first_stmt SELECT g, 'b' || (g % 5) FROM generate_series(1, 3000) g;
+\c
+ALTER TABLE first_stmt SET ACCESS METHOD pg_columnar, SET (pg_columnar.sort_key = 'b, a');
+SELECT key_of('first_stmt');
+SELECT a, b FROM first_stmt LIMIT 2;
