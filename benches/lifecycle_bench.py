@@ -94,7 +94,8 @@ def main():
     psql(args, "VACUUM ANALYZE cpu_sorted; VACUUM ANALYZE cpu_life;")
     layout = psql(args, "SELECT access_method, count(*), sum(rows), sum(bytes) FROM pgcol.partitions('cpu_life') "
                         "GROUP BY 1 ORDER BY 1;").split()
-    sizes = {t: int(scalar(args, f"SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('{t}')"))
+    sizes = {t: int(scalar(args, f"SELECT sum(pg_total_relation_size(relid)) FROM "
+                              f"(SELECT relid FROM pg_partition_tree('{t}') UNION SELECT '{t}'::regclass) tree"))
              for t in TABLES.values()}
 
     # 1. queries
