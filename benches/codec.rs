@@ -39,6 +39,20 @@ fn drifting_doubles() -> Vec<f64> {
         .collect()
 }
 
+/// A decimal sensor metric (tsbs-gen --sensors' temperature): `hosts` interleaved random
+/// walks in hundredths (steps of up to ±0.05), each value the float8 nearest its decimal.
+fn decimal_walk(hosts: usize) -> Vec<f64> {
+    let mut r = gen::Rng(9);
+    let mut walk: Vec<i64> = (0..hosts).map(|_| 1500 + r.below(1500) as i64).collect();
+    (0..N)
+        .map(|i| {
+            let w = &mut walk[i % hosts];
+            *w += r.below(11) as i64 - 5;
+            *w as f64 / 100.0
+        })
+        .collect()
+}
+
 fn urls() -> ByteStrings {
     (0..N)
         .map(|i| {
@@ -225,6 +239,17 @@ fn bench_chooser(c: &mut Criterion) {
                 dictionary: hosts.as_ref(),
                 stride: Some(100),
             },
+        ),
+        // decimals: float-as-integer (one host's walk; 100 hosts with the period)
+        (
+            "sensor_decimal_one_host",
+            Values::Float64(decimal_walk(1)),
+            none,
+        ),
+        (
+            "sensor_decimal_period",
+            Values::Float64(decimal_walk(100)),
+            period,
         ),
         ("random_doubles", Values::Float64(random_doubles()), none),
         ("random_strings", Values::Bytes(random_strings()), none),

@@ -20,16 +20,20 @@ SELECT 7, 1000000 + g * 3, (g * 7919 % 2000)::int2, (ARRAY[10, 2000, 300000, -5]
 FROM generate_series(1, 10000) g;
 
 -- floats: integer-valued (bitpack), few values (dictionary), slowly varying decimals
--- (Gorilla), full-width noise (plain), specials, float4
+-- (float-as-integer), full-width noise (plain), specials, float4; slowly varying in steps of
+-- 2^-40, which no decimal scale holds (Gorilla); float4 decimals (float-as-integer)
 CREATE TABLE fx_floats (
-    whole float8, few float8, smooth float8, noise float8, specials float8, small float4
+    whole float8, few float8, smooth float8, noise float8, specials float8, small float4,
+    drift float8, tenths float4
 ) USING pg_columnar;
 INSERT INTO fx_floats
 SELECT (g * 37 % 101)::float8, (ARRAY[0.5, 1.25, 99.75])[g % 3 + 1],
        1000.0 + g * 0.0625,
        hashint8(g)::float8 / 2147483647.0 * pi() * 1000.0 + hashint8(-g)::float8 * 1.0e-9,
        (ARRAY['NaN', 'Infinity', '-Infinity', '-0', '0', '1e-310']::float8[])[g % 6 + 1],
-       (g % 1000)::float4
+       (g % 1000)::float4,
+       1000.0::float8 + (g * 7)::float8 * 0.0000000000009094947017729282379150390625::float8,
+       ((g % 500) * 0.1)::float4
 FROM generate_series(1, 10000) g;
 
 -- strings: few values (dictionary; FSST skipped, 25% already saved), URLs (FSST tried and

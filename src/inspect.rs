@@ -134,6 +134,7 @@ mod pgcol {
             name!(bitpack, i64),
             name!(fsst, i64),
             name!(gorilla, i64),
+            name!(float_int, i64),
             name!(all_null, i64),
         ),
     > {
@@ -141,7 +142,7 @@ mod pgcol {
         let raw = rel.as_ptr();
         // SAFETY: `raw` is the relation pgrx opened for the argument, open for the call.
         let types = column_types(unsafe { (*raw).rd_att });
-        let mut stats = vec![[0i64; 11]; types.len()];
+        let mut stats = vec![[0i64; 12]; types.len()];
         let mut pages = PageReader::new(raw, true);
         let mut buf = Vec::new();
         for row in stripes {
@@ -163,7 +164,8 @@ mod pgcol {
                         Some(Encoding::Bitpack) => 7,
                         Some(Encoding::Fsst) => 8,
                         Some(Encoding::Gorilla) => 9,
-                        None => 10,
+                        Some(Encoding::FloatInt) => 10,
+                        None => 11,
                     };
                     s[slot] += 1;
                 }
@@ -191,6 +193,7 @@ mod pgcol {
                     s[8],
                     s[9],
                     s[10],
+                    s[11],
                 )
             })
             .collect();

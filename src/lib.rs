@@ -85,7 +85,7 @@ mod pgcol {
     use pgrx::prelude::*;
 
     /// The extension's version, the PostgreSQL major it was built for, the codec's format
-    /// version and the build profile, e.g. `pg_columnar 0.1.0 (PostgreSQL 15, codec format 3,
+    /// version and the build profile, e.g. `pg_columnar 0.1.0 (PostgreSQL 15, codec format 4,
     /// release build)`: a debug build is about ten times slower, and timings should say which
     /// one they measured.
     #[pg_extern(immutable, parallel_safe)]

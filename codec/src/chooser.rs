@@ -6,9 +6,11 @@
 //!    or shared when the stripe column has a shared dictionary holding every value; the
 //!    smaller of the two, inline on a tie);
 //! 2. bitpack (integers; floats whose every value is an exact integer);
-//! 3. FSST (byte strings, when the stripe column has a symbol table and the best size so
+//! 3. float-as-integer (floats that are not all exact integers, when a decimal scale or a
+//!    16-bit float maps a sample of them: `float_int::plan`);
+//! 4. FSST (byte strings, when the stripe column has a symbol table and the best size so
 //!    far, plain included, saves less than 25% against raw: `4 * best > 3 * raw`);
-//! 4. Gorilla (floats).
+//! 5. Gorilla (floats).
 //!
 //! The smallest candidate wins, ties going to the earlier one; it is written only if it is
 //! strictly smaller than plain, otherwise the vector is plain. There are no shortcuts: every
@@ -17,6 +19,7 @@
 
 use crate::bitpack::{self, BlockPlan};
 use crate::dictionary::{self, DictionaryPlan};
+use crate::float_int;
 use crate::fsst::{self, SymbolTable};
 use crate::gorilla;
 use crate::plain;
@@ -53,7 +56,7 @@ pub struct EncodeReport {
     /// header is stored).
     pub chosen: Option<Encoding>,
     /// How far each candidate was sized, indexed by encoding id.
-    pub candidates: [Sizing; 5],
+    pub candidates: [Sizing; 6],
     /// The raw size of the non-null values (see `plain::raw_len`).
     pub raw_len: usize,
     /// Bytes of the whole encoded vector, header included.
@@ -104,6 +107,7 @@ enum Candidate<'t> {
     Bitpack(BlockPlan, Vec<i64>),
     Fsst(&'t SymbolTable),
     Gorilla(Vec<u64>, u32),
+    FloatInt(float_int::FloatIntPlan),
 }
 
 /// Float bit patterns, zero-extended, and the float's width in bits.
@@ -199,7 +203,7 @@ pub fn encode_vector(
         rows: v.rows,
         null_count,
         chosen: None,
-        candidates: [Sizing::NotTried; 5],
+        candidates: [Sizing::NotTried; 6],
         raw_len: plain::raw_len(values),
         encoded_len: 0,
         zone_map: zone_map(values),
@@ -227,6 +231,10 @@ pub fn encode_vector(
         let len = p.encoded_len();
         report.candidates[Encoding::Bitpack as usize] = Sizing::Exact(len);
         consider(&mut best, len, Candidate::Bitpack(p, ints));
+    } else if let Some(p) = float_int::plan(values, stride) {
+        let len = p.encoded_len();
+        report.candidates[Encoding::FloatInt as usize] = Sizing::Exact(len);
+        consider(&mut best, len, Candidate::FloatInt(p));
     }
     if let ValuesRef::Bytes(strings) = values {
         report.fsst = match ctx.fsst {
@@ -269,6 +277,7 @@ pub fn encode_vector(
             report.stride_block = match &c {
                 Candidate::Dictionary(p) => p.codes_mode() == bitpack::BlockMode::Stride,
                 Candidate::Bitpack(p, _) => p.mode == bitpack::BlockMode::Stride,
+                Candidate::FloatInt(p) => p.block.mode == bitpack::BlockMode::Stride,
                 _ => false,
             };
             out.push(encoding as u8);
@@ -280,6 +289,7 @@ pub fn encode_vector(
                     _ => unreachable!("FSST is only sized for byte strings"),
                 },
                 Candidate::Gorilla(lanes, bits) => gorilla::encode(&lanes, bits, out),
+                Candidate::FloatInt(p) => float_int::encode(values, &p, out),
             }
             debug_assert_eq!(out.len() - before - 1, len, "{encoding:?} sized wrongly");
             report.chosen = Some(encoding);
@@ -307,5 +317,6 @@ fn encoding_of(c: &Candidate) -> Encoding {
         Candidate::Bitpack(..) => Encoding::Bitpack,
         Candidate::Fsst(_) => Encoding::Fsst,
         Candidate::Gorilla(..) => Encoding::Gorilla,
+        Candidate::FloatInt(_) => Encoding::FloatInt,
     }
 }

@@ -12,7 +12,7 @@ use crate::chooser::{NULLS_ALL, NULLS_BITMAP, NULLS_NONE};
 use crate::error::{DecodeError, DecodeResult};
 use crate::fsst;
 use crate::vector::{count_nulls, last_byte_mask, ByteStrings, Kind, Values, Vector, MAX_ROWS};
-use crate::{bitpack, dictionary, gorilla, plain, ColumnContext, Encoding};
+use crate::{bitpack, dictionary, float_int, gorilla, plain, ColumnContext, Encoding};
 
 fn empty_values(kind: Kind, fixed_width: u16) -> Values {
     match kind {
@@ -278,6 +278,7 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
             let table = fsst_table(kind, ctx)?;
             Values::Bytes(fsst::decode(&mut r, count, table)?)
         }
+        Encoding::FloatInt => float_int::decode(&mut r, kind, count)?,
     };
     r.finish()?;
     Ok(Unpacked {
@@ -404,6 +405,7 @@ pub fn unpack_row(
             b.offsets.push(b.data.len());
             Values::Bytes(b)
         }
+        Encoding::FloatInt => float_int::value_at(&mut r, kind, count, index, scratch)?,
     };
     one(Form::Values(value))
 }

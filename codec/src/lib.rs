@@ -2,9 +2,9 @@
 //! into one self-describing encoded byte string and back. Pure Rust: no PostgreSQL, and
 //! nothing about the output depends on the host's endianness or CPU features.
 //!
-//! * [`encode_vector`] tries dictionary → bitpack → FSST → Gorilla where each applies,
-//!   keeps the smallest and falls back to plain (the rule is in [`chooser`]); it reports what
-//!   it tried and chose, and the vector's zone map.
+//! * [`encode_vector`] tries dictionary → bitpack → float-as-integer → FSST → Gorilla where
+//!   each applies, keeps the smallest and falls back to plain (the rule is in [`chooser`]);
+//!   it reports what it tried and chose, and the vector's zone map.
 //! * [`decode_vector`] reads any vector back, refusing corrupt input with a [`DecodeError`].
 //!
 //! The byte layout of everything is specified in docs/FORMAT.md.
@@ -20,6 +20,7 @@ pub mod decode;
 pub mod dictionary;
 mod error;
 pub mod filter;
+pub mod float_int;
 pub mod floats;
 pub mod fsst;
 pub mod gorilla;
@@ -62,10 +63,11 @@ pub struct ColumnContext<'a> {
 /// Version of the encoded byte layout specified in docs/FORMAT.md, written in every stripe.
 /// A reader refuses a version outside [`OLDEST_READABLE_VERSION`]`..=FORMAT_VERSION`; a
 /// change to any encoder's output bytes must bump it.
-pub const FORMAT_VERSION: u16 = 3;
+pub const FORMAT_VERSION: u16 = 4;
 /// The oldest stripe format this build reads: 1 lacks patched blocks and stores a sorted
 /// stripe's row order the other way round ([`stripe::RowPositionValues`]); 2 lacks Rice
-/// delta blocks (which a reader of 3 reads wherever they stand).
+/// delta blocks and 3 the float-as-integer encoding (which a reader of 4 reads wherever they
+/// stand).
 pub const OLDEST_READABLE_VERSION: u16 = 1;
 
 /// The encodings. The byte values are part of the format (frozen: a test fails if one
@@ -78,15 +80,18 @@ pub enum Encoding {
     Bitpack = 2,
     Fsst = 3,
     Gorilla = 4,
+    /// Floats as integers through a decimal scale or a 16-bit float ([`float_int`]).
+    FloatInt = 5,
 }
 
 impl Encoding {
-    pub const ALL: [Encoding; 5] = [
+    pub const ALL: [Encoding; 6] = [
         Encoding::Plain,
         Encoding::Dictionary,
         Encoding::Bitpack,
         Encoding::Fsst,
         Encoding::Gorilla,
+        Encoding::FloatInt,
     ];
 
     pub fn from_tag(tag: u8) -> DecodeResult<Encoding> {
@@ -106,6 +111,7 @@ impl Encoding {
             Encoding::Bitpack => "bitpack",
             Encoding::Fsst => "fsst",
             Encoding::Gorilla => "gorilla",
+            Encoding::FloatInt => "float_int",
         }
     }
 }

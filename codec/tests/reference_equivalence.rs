@@ -613,7 +613,7 @@ fn rice_unary_codes_altered_bit_by_bit() {
 }
 
 #[test]
-fn gorilla_sizing_stops_only_when_it_has_lost() {
+fn float_sizing_stops_only_when_a_candidate_has_lost() {
     let t = gen::tsbs::generate(1024, 100, 3);
     let v = Vector {
         rows: 1024,
@@ -629,6 +629,13 @@ fn gorilla_sizing_stops_only_when_it_has_lost() {
         ),
         "{r:?}"
     );
+    // integer-valued floats are bitpacked as integers already: float_int is not sized
+    assert_eq!(
+        r.candidates[Encoding::FloatInt as usize],
+        pg_columnar_codec::Sizing::NotTried,
+        "{r:?}"
+    );
+    // steps of 1/8 are three decimal digits: float_int is sized and wins
     let v = generate(&Spec {
         kind: GenKind::Float64,
         shape: Shape::Drift,
@@ -637,7 +644,22 @@ fn gorilla_sizing_stops_only_when_it_has_lost() {
         seed: 4,
     });
     let r = check(&v);
+    assert_eq!(r.chosen, Some(Encoding::FloatInt), "{r:?}");
+    let v = generate(&Spec {
+        kind: GenKind::Float64,
+        shape: Shape::FineDrift,
+        rows: 1024,
+        nulls: Nulls::None,
+        seed: 4,
+    });
+    let r = check(&v);
     assert_eq!(r.chosen, Some(Encoding::Gorilla));
+    // no decimal scale holds steps of 2^-40: float_int is not a candidate
+    assert_eq!(
+        r.candidates[Encoding::FloatInt as usize],
+        pg_columnar_codec::Sizing::NotTried,
+        "{r:?}"
+    );
     assert!(
         matches!(
             r.candidates[Encoding::Gorilla as usize],
@@ -802,6 +824,7 @@ fn every_encoding_wins_somewhere() {
                 Encoding::Dictionary,
                 Encoding::Bitpack,
                 Encoding::Gorilla,
+                Encoding::FloatInt,
             ],
         ),
         (
@@ -811,6 +834,7 @@ fn every_encoding_wins_somewhere() {
                 Encoding::Dictionary,
                 Encoding::Bitpack,
                 Encoding::Gorilla,
+                Encoding::FloatInt,
             ],
         ),
         ("Bytes", &[Encoding::Plain, Encoding::Dictionary]),
@@ -834,6 +858,7 @@ fn encoding_and_kind_ids_are_frozen() {
     assert_eq!(Encoding::Bitpack as u8, 2);
     assert_eq!(Encoding::Fsst as u8, 3);
     assert_eq!(Encoding::Gorilla as u8, 4);
+    assert_eq!(Encoding::FloatInt as u8, 5);
     use pg_columnar_codec::Kind;
     let kinds = [
         Kind::Int8,

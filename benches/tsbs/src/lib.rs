@@ -4,6 +4,8 @@
 //! step N(0, 1), clamped to [0, 100]) and are emitted as integers. Rows are in time-major
 //! order (all hosts at t, then all at t + 10 s), as TSBS writes them. Deterministic for a
 //! seed. Output: CSV for COPY into the TimescaleDB-style schema, see [`SCHEMA_SQL`].
+//! Beside it, a decimal sensor table ([`write_sensors`], [`SENSORS_SCHEMA_SQL`]): the same
+//! hosts and times with four metrics that carry 1 to 3 decimals.
 
 use std::io::{self, Write};
 
@@ -172,6 +174,74 @@ pub fn write_cpu(
             let _ = write!(line, ",{}", v.round() as i64);
         }
         line.extend_from_slice(b",\n"); // additional_tags: NULL
+        out.write_all(&line)?;
+        if row % 1_000_000 == 999_999 {
+            progress(row + 1);
+        }
+    }
+    if rows % 1_000_000 != 0 {
+        progress(rows);
+    }
+    Ok(())
+}
+
+/// The decimal sensor table (`--sensors`): what real sensors, prices and meters send, where
+/// TSBS's metrics are whole numbers.
+pub const SENSORS_SCHEMA_SQL: &str = "\
+CREATE TABLE sensors (time timestamptz, host_id int, temperature float8, humidity float8, \
+price float8, voltage float8)";
+
+/// The sensor metrics: (decimals, first value's range in units of the last decimal, step's
+/// standard deviation in those units, clamp range in those units).
+const SENSORS: [(u32, (i64, i64), f64, (i64, i64)); 4] = [
+    (2, (1_500, 3_000), 3.0, (-4_000, 6_000)), // temperature, °C: 21.37
+    (1, (300, 700), 2.0, (0, 1_000)),          // humidity, %: 54.8
+    (2, (1_000, 50_000), 5.0, (1, 10_000_000)), // price: 123.45
+    (3, (228_000, 232_000), 20.0, (200_000, 260_000)), // voltage, V: 230.934
+];
+
+/// Streams `rows` sensor rows (time-major over `hosts` hosts, one row each every 10 s from
+/// 2016-01-01, host_id 1..hosts) as CSV to `out`. Each metric is a random walk in units of
+/// its last decimal (a normal step, clamped), printed as the shortest decimal that reads
+/// back as the same float8: what a sensor's or an application's decimal value is once
+/// stored. `progress` as for [`write_cpu`]. Deterministic for a seed.
+pub fn write_sensors(
+    hosts: usize,
+    rows: u64,
+    seed: u64,
+    out: &mut impl Write,
+    mut progress: impl FnMut(u64),
+) -> io::Result<()> {
+    let mut r = Rng(seed ^ 0x5E45);
+    let mut walk: Vec<[i64; 4]> = (0..hosts)
+        .map(|_| {
+            std::array::from_fn(|m| {
+                let (lo, hi) = SENSORS[m].1;
+                lo + r.below((hi - lo) as u64) as i64
+            })
+        })
+        .collect();
+    let scale: [f64; 4] = std::array::from_fn(|m| 10f64.powi(SENSORS[m].0 as i32));
+    let mut line = Vec::with_capacity(128);
+    let mut time = Vec::with_capacity(32);
+    let n = hosts as u64;
+    for row in 0..rows {
+        let h = (row % n) as usize;
+        if h == 0 {
+            time.clear();
+            format_utc(START_UNIX + (row / n) as i64 * STEP_SECONDS, &mut time);
+        }
+        line.clear();
+        line.extend_from_slice(&time);
+        let _ = write!(line, ",{}", h + 1);
+        for (m, v) in walk[h].iter_mut().enumerate() {
+            let (_, _, sd, (lo, hi)) = SENSORS[m];
+            *v = (*v + (sd * r.normal()).round() as i64).clamp(lo, hi);
+            // the integer over a power of ten, one correctly rounded division: the float8
+            // nearest the decimal, which Display prints as that decimal
+            let _ = write!(line, ",{}", *v as f64 / scale[m]);
+        }
+        line.push(b'\n');
         out.write_all(&line)?;
         if row % 1_000_000 == 999_999 {
             progress(row + 1);

@@ -71,8 +71,11 @@ pub enum Shape {
     Specials,
     /// Integer-valued random walk (TSBS metrics).
     Walk,
-    /// Slowly increasing values in steps of 1/8 (floats: Gorilla's case).
+    /// Slowly increasing values in steps of 1/8 (floats: three decimal digits, float_int's case).
     Drift,
+    /// The same walk in steps of 2^-40 (floats: no decimal scale up to 10^-18 holds them,
+    /// Gorilla's case).
+    FineDrift,
     /// Runs of 50..700 rows, each a ramp of its own from a random start (a stripe sorted by
     /// host, then time: a few series per vector): patched delta blocks' case.
     Runs,
@@ -158,7 +161,7 @@ fn raw_values(spec: &Spec, n: usize, rng: &mut Rng) -> Vec<u64> {
                 })
                 .collect()
         }
-        Shape::Drift => {
+        Shape::Drift | Shape::FineDrift => {
             let mut x = rng.below(1 << 20);
             (0..n)
                 .map(|_| {
@@ -226,6 +229,7 @@ fn floats_from(spec: &Spec, raw: &[u64], rng: &mut Rng) -> Vec<f64> {
                 }
             }
             Shape::Drift => r as f64 / 8.0,
+            Shape::FineDrift => r as f64 / (1u64 << 40) as f64,
             // integer-valued (exercises float bitpack), kept within the float's exact range
             _ => ((r as i64) >> 12) as f64,
         })
@@ -317,6 +321,7 @@ pub fn shapes() -> Vec<Shape> {
         Shape::Specials,
         Shape::Walk,
         Shape::Drift,
+        Shape::FineDrift,
         Shape::Runs,
         Shape::Outliers,
     ];

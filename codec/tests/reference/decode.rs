@@ -459,6 +459,57 @@ fn gorilla(data: &[u8], n: usize, w: usize) -> Option<Vec<u64>> {
     (pos.div_ceil(8) == data.len()).then_some(out)
 }
 
+/// Float-as-integer: mapping, exceptions (positions strictly increasing, below n), then the
+/// block of n integers; each integer mapped back (digits / 10^e, or a 16-bit float widened),
+/// the exceptions' bits put at their rows.
+fn float_int(r: &mut Reader<'_>, kind: u8, n: usize) -> Option<Values> {
+    let m = r.byte()?;
+    let max_e = if kind == 5 { 10 } else { 18 };
+    if m > max_e && m != 0x40 && m != 0x41 {
+        return None;
+    }
+    let count = r.le(2)? as usize;
+    if count > n {
+        return None;
+    }
+    let positions: Vec<usize> = (0..count)
+        .map(|_| r.le(2).map(|p| p as usize))
+        .collect::<Option<_>>()?;
+    if positions.iter().any(|&p| p >= n) || positions.windows(2).any(|w| w[0] >= w[1]) {
+        return None;
+    }
+    let lane = if kind == 5 { 4 } else { 8 };
+    let patches: Vec<u64> = (0..count).map(|_| r.le(lane)).collect::<Option<_>>()?;
+    let ints = block(r, n)?;
+    if kind == 5 {
+        let mut out: Vec<f32> = ints
+            .iter()
+            .map(|&d| match m {
+                0x40 => half::f16::from_bits(d as u16).to_f32(),
+                0x41 => half::bf16::from_bits(d as u16).to_f32(),
+                e => d as f32 / 10f32.powi(e as i32),
+            })
+            .collect();
+        for (&p, &b) in positions.iter().zip(&patches) {
+            out[p] = f32::from_bits(b as u32);
+        }
+        Some(Values::Float32(out))
+    } else {
+        let mut out: Vec<f64> = ints
+            .iter()
+            .map(|&d| match m {
+                0x40 => half::f16::from_bits(d as u16).to_f64(),
+                0x41 => half::bf16::from_bits(d as u16).to_f64(),
+                e => d as f64 / 10f64.powi(e as i32),
+            })
+            .collect();
+        for (&p, &b) in positions.iter().zip(&patches) {
+            out[p] = f64::from_bits(b);
+        }
+        Some(Values::Float64(out))
+    }
+}
+
 /// Decodes one whole vector; `symbols` is the stripe column's FSST table (its symbols in code
 /// order) and `shared` its shared dictionary's entries, if it has them.
 pub fn decode_vector(
@@ -534,6 +585,7 @@ pub fn decode_vector(
                 Values::Float64(lanes.into_iter().map(f64::from_bits).collect())
             }
         }
+        5 if kind == 5 || kind == 6 => float_int(&mut r, kind, n)?,
         _ => return None,
     };
     (r.left() == 0).then_some(Vector {
