@@ -348,11 +348,25 @@ unsafe extern "C-unwind" fn upper_paths(
     {
         return;
     }
+    // a partition's grouping (PostgreSQL's partitionwise aggregation) has HAVING and the
+    // query's expressions in the partition's columns only in `extra`: the partitions' plan
+    // is `partitions_path`'s, made at the partitioned table's grouping
+    // SAFETY: `input_rel` is the planner's, while planning (this function's contract)
+    if unsafe { (*input_rel).reloptkind } != pg_sys::RelOptKind::RELOPT_BASEREL {
+        return;
+    }
     // SAFETY: `output_rel` is the grouping relation, with its target, `input_rel` its input
     // and `root` the planner's, while planning (this function's contract)
-    if let Some(path) =
-        unsafe { agg_path(root, input_rel, output_rel, (*output_rel).reltarget, false) }
-    {
+    if let Some(path) = unsafe {
+        agg_path(
+            root,
+            input_rel,
+            output_rel,
+            (*output_rel).reltarget,
+            false,
+            false,
+        )
+    } {
         // SAFETY: as above; `path` is a path of `output_rel`, just made
         unsafe { pg_sys::add_path(output_rel, path as *mut pg_sys::Path) };
     }
@@ -368,6 +382,207 @@ unsafe extern "C-unwind" fn upper_paths(
     } {
         // SAFETY: as above; `path` is a path of `output_rel`, just made
         unsafe { pg_sys::add_path(output_rel, path) };
+    }
+    // SAFETY: as above
+    if let Some(path) = unsafe {
+        partitions_path(
+            root,
+            input_rel,
+            output_rel,
+            extra as *mut pg_sys::GroupPathExtraData,
+        )
+    } {
+        // SAFETY: as above; `path` is a path of `output_rel`, just made
+        unsafe { pg_sys::add_path(output_rel, path) };
+    }
+}
+
+/// The plan of a partitioned table's grouping, partition by partition: each partition's
+/// partial aggregation (this node over a pg_columnar partition's scan, PostgreSQL's
+/// partial HashAggregate over another's cheapest path), an Append of them, and PostgreSQL's
+/// Finalize Aggregate above, which combines the partitions' states (and evaluates HAVING).
+/// It is the plan PostgreSQL's partial partitionwise aggregation makes, which reaches no
+/// hook of ours (PostgreSQL asks extensions for no partial grouping paths), so it is made
+/// here, with the partial target PostgreSQL made for its own partial paths, translated to
+/// each partition's columns. `None` unless the input is a partitioned table whose live
+/// partitions are all leaves and at least one is planned with this node.
+///
+/// # Safety
+/// As [`parallel_path`].
+unsafe fn partitions_path(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    output: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+) -> Option<*mut pg_sys::Path> {
+    // SAFETY: `input` and `output` are valid relations, and `extra`, read only when not null,
+    // the grouping's data (this function's contract)
+    if unsafe {
+        extra.is_null()
+            || (*extra).flags & pg_sys::GROUPING_CAN_PARTIAL_AGG as i32 == 0
+            || (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+            || (*input).part_scheme.is_null()
+            || (*input).part_rels.is_null()
+    } {
+        return None;
+    }
+    // SAFETY: `root` is the planner's, with its query (this function's contract)
+    let grouped = unsafe { !(*(*root).parse).groupClause.is_null() };
+    // SAFETY: as above
+    if grouped && unsafe { (*extra).flags } & pg_sys::GROUPING_CAN_USE_HASH as i32 == 0 {
+        return None;
+    }
+    // SAFETY: while planning (this function's contract); the partially grouped relation of
+    // `output`'s relids, with the target and the costs PostgreSQL made if it planned partial
+    // aggregation itself (for a parallel plan), else made here as PostgreSQL makes them
+    let (partial_rel, target, partial_costs, final_costs) = unsafe {
+        let partial_rel = pg_sys::fetch_upper_rel(
+            root,
+            pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
+            (*output).relids,
+        );
+        if (*extra).partial_costs_set
+            && !(*partial_rel).reltarget.is_null()
+            && !(*(*partial_rel).reltarget).exprs.is_null()
+        {
+            (
+                partial_rel,
+                (*partial_rel).reltarget,
+                (*extra).agg_partial_costs,
+                (*extra).agg_final_costs,
+            )
+        } else {
+            let target = partial_grouping_target(root, (*output).reltarget, (*extra).havingQual);
+            (*partial_rel).reltarget = target;
+            let mut partial_costs = pg_sys::AggClauseCosts::default();
+            let mut final_costs = pg_sys::AggClauseCosts::default();
+            pg_sys::get_agg_clause_costs(
+                root,
+                pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL,
+                &mut partial_costs,
+            );
+            pg_sys::get_agg_clause_costs(
+                root,
+                pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+                &mut final_costs,
+            );
+            (partial_rel, target, partial_costs, final_costs)
+        }
+    };
+    let strategy = if grouped {
+        pg_sys::AggStrategy::AGG_HASHED
+    } else {
+        pg_sys::AggStrategy::AGG_PLAIN
+    };
+    let group_clause = if grouped {
+        // SAFETY: `root` is the planner's (this function's contract)
+        unsafe { crate::compat::group_clause(root) }
+    } else {
+        std::ptr::null_mut()
+    };
+    // SAFETY: `output` is valid (this function's contract)
+    let total_groups = unsafe { (*output).rows }.max(1.0);
+    let mut subpaths = Vec::new();
+    let mut ours = 0;
+    // SAFETY: `input` is a partitioned base relation (checked above): `live_parts` indexes
+    // its `part_rels`, whose members are its live partitions' relations, valid while
+    // planning; each child's paths are set (the grouping stage follows the scans)
+    unsafe {
+        let mut i = -1;
+        loop {
+            i = pg_sys::bms_next_member((*input).live_parts, i);
+            if i < 0 {
+                break;
+            }
+            let child = *(*input).part_rels.add(i as usize);
+            if child.is_null() || pg_sys::is_dummy_rel(child) {
+                continue;
+            }
+            if !(*child).part_scheme.is_null() || (*child).cheapest_total_path.is_null() {
+                return None; // a partition partitioned in turn: its own partitions not planned here
+            }
+            // the partial target with the partition's columns, as PostgreSQL translates a
+            // child's target for partitionwise aggregation
+            // (the relation PostgreSQL's partitionwise aggregation uses for the partition, if
+            // it planned one, keeps the target it made: the same translation)
+            let child_rel = pg_sys::fetch_upper_rel(
+                root,
+                pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
+                (*child).relids,
+            );
+            let child_target = if (*(*child_rel).reltarget).exprs.is_null() {
+                let mut n: std::ffi::c_int = 0;
+                let appinfos = pg_sys::find_appinfos_by_relids(root, (*child).relids, &mut n);
+                let t = pg_sys::copy_pathtarget(target);
+                (*t).exprs = pg_sys::adjust_appendrel_attrs(
+                    root,
+                    (*target).exprs as *mut pg_sys::Node,
+                    n,
+                    appinfos,
+                ) as *mut pg_sys::List;
+                pg_sys::pfree(appinfos as *mut std::ffi::c_void);
+                (*child_rel).reltarget = t;
+                t
+            } else {
+                (*child_rel).reltarget
+            };
+            let path = match agg_path(root, child, child_rel, child_target, true, false) {
+                Some(p) => {
+                    ours += 1;
+                    p as *mut pg_sys::Path
+                }
+                None => pg_sys::create_agg_path(
+                    root,
+                    child_rel,
+                    (*child).cheapest_total_path,
+                    child_target,
+                    strategy,
+                    pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL,
+                    group_clause,
+                    std::ptr::null_mut(),
+                    &partial_costs,
+                    if grouped {
+                        total_groups.min((*child).rows.max(1.0))
+                    } else {
+                        1.0
+                    },
+                ) as *mut pg_sys::Path,
+            };
+            subpaths.push(path as *mut pg_sys::Node);
+        }
+    }
+    if ours == 0 {
+        return None;
+    }
+    // SAFETY: while planning: the subpaths are partial aggregations of `input`'s partitions,
+    // each with `target` translated; `partial_rel` has `target` (checked above); `output` is
+    // the grouping relation with its target, `root` with its query, and `extra` the grouping
+    // data with the final costs PostgreSQL computed (checked above)
+    unsafe {
+        let append = pg_sys::create_append_path(
+            root,
+            partial_rel,
+            super::list::from_nodes(subpaths),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            false,
+            -1.0,
+        );
+        let finalize = pg_sys::create_agg_path(
+            root,
+            output,
+            append as *mut pg_sys::Path,
+            (*output).reltarget,
+            strategy,
+            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+            group_clause,
+            (*(*root).parse).havingQual as *mut pg_sys::List,
+            &final_costs,
+            if grouped { total_groups } else { 1.0 },
+        );
+        Some(finalize as *mut pg_sys::Path)
     }
 }
 
@@ -411,7 +626,7 @@ unsafe fn parallel_path(
     }
     // SAFETY: `partial_rel` is the planner's relation and `target` its target, with `root` and
     // `input` this function's (valid while planning, its contract)
-    let partial = unsafe { agg_path(root, input, partial_rel, target, true) }?;
+    let partial = unsafe { agg_path(root, input, partial_rel, target, true, true) }?;
     // SAFETY: `partial` is the path `agg_path` just made
     let (workers, partial_rows) =
         unsafe { ((*partial).path.parallel_workers, (*partial).path.rows) };
@@ -460,6 +675,65 @@ unsafe fn parallel_path(
         )
     };
     Some(finalize as *mut pg_sys::Path)
+}
+
+/// The target of partial aggregation below `grouping` (the grouping relation's target),
+/// made as PostgreSQL's own `make_partial_grouping_target` makes it (which is not exported):
+/// the GROUP BY expressions as they are; the aggregates of the other expressions and of
+/// `having`, each in partial mode (`AGGSPLIT_INITIAL_SERIAL`, typed as its serialized
+/// state); the Vars and PlaceHolderVars outside aggregates.
+///
+/// # Safety
+/// `root` is the planner's with its query, `grouping` a valid PathTarget of it and `having`
+/// null or its HAVING expression; while planning, in the planner's memory context.
+unsafe fn partial_grouping_target(
+    root: *mut pg_sys::PlannerInfo,
+    grouping: *mut pg_sys::PathTarget,
+    having: *mut pg_sys::Node,
+) -> *mut pg_sys::PathTarget {
+    // SAFETY: as this function's contract says; every List and node made here is the
+    // planner's, in its memory context
+    unsafe {
+        let group_clause = crate::compat::group_clause(root);
+        let partial = pg_sys::create_empty_pathtarget();
+        let refs = (*grouping).sortgrouprefs;
+        let mut others: *mut pg_sys::List = std::ptr::null_mut();
+        for (i, e) in list::nodes((*grouping).exprs).enumerate() {
+            let r = if refs.is_null() { 0 } else { *refs.add(i) };
+            if r != 0
+                && !group_clause.is_null()
+                && !pg_sys::get_sortgroupref_clause_noerr(r, group_clause).is_null()
+            {
+                pg_sys::add_column_to_pathtarget(partial, e as *mut pg_sys::Expr, r);
+            } else {
+                others = pg_sys::lappend(others, e as *mut std::ffi::c_void);
+            }
+        }
+        if !having.is_null() {
+            others = pg_sys::lappend(others, having as *mut std::ffi::c_void);
+        }
+        let pulled = pg_sys::pull_var_clause(
+            others as *mut pg_sys::Node,
+            (pg_sys::PVC_INCLUDE_AGGREGATES
+                | pg_sys::PVC_RECURSE_WINDOWFUNCS
+                | pg_sys::PVC_INCLUDE_PLACEHOLDERS) as i32,
+        );
+        pg_sys::add_new_columns_to_pathtarget(partial, pulled);
+        let exprs: Vec<*mut pg_sys::Node> = list::nodes((*partial).exprs).collect();
+        let mut partial_exprs: *mut pg_sys::List = std::ptr::null_mut();
+        for e in exprs {
+            let e = if (*e).type_ == pg_sys::NodeTag::T_Aggref {
+                let a = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Aggref;
+                pg_sys::mark_partial_aggref(a, pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL);
+                a as *mut pg_sys::Node
+            } else {
+                e
+            };
+            partial_exprs = pg_sys::lappend(partial_exprs, e as *mut std::ffi::c_void);
+        }
+        (*partial).exprs = partial_exprs;
+        pg_sys::set_pathtarget_cost_width(root, partial)
+    }
 }
 
 /// The aggregates in `exprs` (each once, in order of appearance).
@@ -625,6 +899,7 @@ unsafe fn agg_path(
     output: *mut pg_sys::RelOptInfo,
     target: *mut pg_sys::PathTarget,
     partial: bool,
+    parallel: bool,
 ) -> Option<*mut pg_sys::CustomPath> {
     // SAFETY: `root` is the planner's, with its valid query (this function's contract)
     let parse = unsafe { (*root).parse };
@@ -644,7 +919,7 @@ unsafe fn agg_path(
     // SAFETY: `input` is a valid relation of the planner (this function's contract)
     let relid = unsafe { (*input).relid };
     // SAFETY: `root` and `input` are the planner's, while planning (this function's contract)
-    let (scan, natts) = unsafe { super::plan::scan_path_below(root, input, partial) }?;
+    let (scan, natts) = unsafe { super::plan::scan_path_below(root, input, parallel) }?;
     // SAFETY: `parse` is the query being planned and `target` a valid PathTarget of it (this
     // function's contract)
     let keys = unsafe { group_exprs(parse, target) }?;
@@ -701,8 +976,8 @@ unsafe fn agg_path(
     };
     path.parent = output;
     path.pathtarget = target;
-    path.parallel_safe = partial;
-    path.parallel_workers = if partial { scan_workers } else { 0 };
+    path.parallel_safe = parallel;
+    path.parallel_workers = if parallel { scan_workers } else { 0 };
     path.rows = groups;
     // a serial plan that keeps only the first groups reads about their share of the rows
     // (see `top_stripes`); a partial one reads every stripe

@@ -79,7 +79,9 @@ unsafe fn scan_qual(
 /// For a node above the scan of `input` (PgcolAgg, PgcolTopN): the scan's path
 /// among the relation's paths (`partial`: its partial paths), under the projection PostgreSQL
 /// may have put over it, and the relation's number of attributes; `None` unless `input` is
-/// one pg_columnar table (no inheritance) whose every qual the scan evaluates itself.
+/// one pg_columnar table (no inheritance; a partition of a partitioned table counts, as the
+/// per-partition aggregation of `agg::partitions_path` plans it) whose every qual the scan
+/// evaluates itself.
 ///
 /// # Safety
 ///
@@ -91,7 +93,11 @@ pub(super) unsafe fn scan_path_below(
     partial: bool,
 ) -> Option<(*mut pg_sys::Path, usize)> {
     // SAFETY: `input` is valid (the contract).
-    if unsafe { (*input).reloptkind } != pg_sys::RelOptKind::RELOPT_BASEREL {
+    if !matches!(
+        // SAFETY: `input` is valid (the contract).
+        unsafe { (*input).reloptkind },
+        pg_sys::RelOptKind::RELOPT_BASEREL | pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL
+    ) {
         return None;
     }
     // SAFETY: a base relation's `relid` indexes `root`'s range table array, whose entries are

@@ -1,0 +1,53 @@
+-- Grouping over a partitioned table, partition by partition: PgcolAgg's partial aggregation
+-- over each pg_columnar partition's scan, PostgreSQL's partial HashAggregate over a heap
+-- partition, an Append of them and PostgreSQL's Finalize Aggregate above; the results equal
+-- a heap twin's. A partition made apart (another column order, a dropped column) is read by
+-- its own column numbers.
+CREATE EXTENSION pg_columnar;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE pa (ts timestamptz NOT NULL, host int, v float8, n int) PARTITION BY RANGE (ts);
+CREATE TABLE pa_1 PARTITION OF pa FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00') USING pg_columnar;
+CREATE TABLE pa_2 (junk int, n int, v float8, host int, ts timestamptz NOT NULL) USING pg_columnar;
+ALTER TABLE pa_2 DROP COLUMN junk;
+ALTER TABLE pa ATTACH PARTITION pa_2 FOR VALUES FROM ('2020-01-02 00:00+00') TO ('2020-01-03 00:00+00');
+CREATE TABLE pa_3 PARTITION OF pa FOR VALUES FROM ('2020-01-03 00:00+00') TO ('2020-01-04 00:00+00');
+INSERT INTO pa SELECT '2020-01-01 00:00+00'::timestamptz + g * interval '1 minute', g % 5,
+    (g * 37 % 101) / 4.0, g % 11
+FROM generate_series(0, 3 * 1440 - 1) g;
+INSERT INTO pa VALUES ('2020-01-02 05:00:30+00', NULL, NULL, NULL);
+CREATE TABLE pa_heap AS SELECT * FROM pa;
+ANALYZE pa;
+ANALYZE pa_heap;
+CREATE FUNCTION same(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE a text; b text;
+BEGIN
+  EXECUTE format('SELECT string_agg(x::text, ''|'' ORDER BY x::text) FROM (%s) x', q) INTO a;
+  EXECUTE format('SELECT string_agg(x::text, ''|'' ORDER BY x::text) FROM (%s) x', replace(q, 'FROM pa ', 'FROM pa_heap ')) INTO b;
+  RETURN a = b;
+END $$;
+-- every partition, grouped by a column
+EXPLAIN (COSTS OFF) SELECT host, count(*), sum(n), max(v), avg(v) FROM pa GROUP BY host;
+SELECT host, count(*), sum(n), max(v), avg(v) FROM pa GROUP BY host ORDER BY host;
+SELECT same('SELECT host, count(*), sum(n), max(v), avg(v) FROM pa GROUP BY host');
+-- time buckets across two partitions, with HAVING
+EXPLAIN (COSTS OFF) SELECT date_trunc('hour', ts) AS h, max(v), count(n) FROM pa
+WHERE ts >= '2020-01-01 20:00+00' AND ts < '2020-01-02 04:00+00' GROUP BY h HAVING count(*) > 59;
+SELECT same($$SELECT date_trunc('hour', ts) AS h, max(v), count(n) FROM pa WHERE ts >= '2020-01-01 20:00+00' AND ts < '2020-01-02 06:00+00' GROUP BY h HAVING count(*) > 59$$);
+-- pruned to one partition
+EXPLAIN (COSTS OFF) SELECT host, min(v) FROM pa WHERE ts < '2020-01-01 12:00+00' GROUP BY host;
+SELECT same($$SELECT host, min(v) FROM pa WHERE ts < '2020-01-01 12:00+00' GROUP BY host$$);
+-- no GROUP BY
+EXPLAIN (COSTS OFF) SELECT count(*), sum(v), max(n) FROM pa WHERE ts >= '2020-01-01 12:00+00';
+SELECT same($$SELECT count(*), sum(v), max(n) FROM pa WHERE ts >= '2020-01-01 12:00+00'$$);
+-- with PostgreSQL's partitionwise aggregation: grouped by the partition key (each partition
+-- aggregated whole, HAVING in the partitions' columns), and not
+SET enable_partitionwise_aggregate = on;
+SELECT same($$SELECT date_trunc('day', ts) AS d, ts, count(*), max(v) FROM pa GROUP BY ts HAVING max(v) > 24$$);
+SELECT same($$SELECT host, count(*), sum(n), max(v), avg(v) FROM pa GROUP BY host HAVING sum(n) > 0$$);
+RESET enable_partitionwise_aggregate;
+-- the control: without PgcolAgg, PostgreSQL's own plan
+SET pg_columnar.enable_vectorized_agg = off;
+EXPLAIN (COSTS OFF) SELECT host, count(*), sum(n), max(v), avg(v) FROM pa GROUP BY host;
+RESET pg_columnar.enable_vectorized_agg;
+DROP TABLE pa, pa_heap;
+DROP FUNCTION same(text);
