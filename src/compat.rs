@@ -174,6 +174,36 @@ pub unsafe fn group_clause(root: *mut pg_sys::PlannerInfo) -> *mut pg_sys::List 
     }
 }
 
+/// A serial, unordered Append path of `rel` over `subpaths` (19 passes the subpaths in an
+/// `AppendPathInput`, with the sets of Appends flattened into it: none here).
+///
+/// # Safety
+///
+/// `root` and `rel` must be the planner's valid structures and `subpaths` a List of valid
+/// paths of `rel`'s children, while planning.
+pub unsafe fn create_append_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    subpaths: *mut pg_sys::List,
+) -> *mut pg_sys::AppendPath {
+    use std::ptr::null_mut as none;
+    #[cfg(not(feature = "pg19"))]
+    // SAFETY: the planner's structures, while planning (the contract)
+    unsafe {
+        pg_sys::create_append_path(root, rel, subpaths, none(), none(), none(), 0, false, -1.0)
+    }
+    #[cfg(feature = "pg19")]
+    // SAFETY: the planner's structures, while planning (the contract)
+    unsafe {
+        let input = pg_sys::AppendPathInput {
+            subpaths,
+            partial_subpaths: none(),
+            child_append_relid_sets: none(),
+        };
+        pg_sys::create_append_path(root, rel, input, none(), none(), 0, false, -1.0)
+    }
+}
+
 /// InvalidMultiXactId (a C macro).
 pub const INVALID_MULTIXACT_ID: pg_sys::MultiXactId = pg_sys::InvalidTransactionId;
 

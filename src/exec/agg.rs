@@ -559,17 +559,8 @@ unsafe fn partitions_path(
     // the grouping relation with its target, `root` with its query, and `extra` the grouping
     // data with the final costs PostgreSQL computed (checked above)
     unsafe {
-        let append = pg_sys::create_append_path(
-            root,
-            partial_rel,
-            super::list::from_nodes(subpaths),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-            false,
-            -1.0,
-        );
+        let append =
+            crate::compat::create_append_path(root, partial_rel, super::list::from_nodes(subpaths));
         let finalize = pg_sys::create_agg_path(
             root,
             output,
