@@ -561,19 +561,13 @@ unsafe fn partitions_path(
     unsafe {
         let append =
             crate::compat::create_append_path(root, partial_rel, super::list::from_nodes(subpaths));
-        let finalize = pg_sys::create_agg_path(
+        Some(finalize_path(
             root,
             output,
             append as *mut pg_sys::Path,
-            (*output).reltarget,
-            strategy,
-            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
-            group_clause,
-            (*(*root).parse).havingQual as *mut pg_sys::List,
             &final_costs,
-            if grouped { total_groups } else { 1.0 },
-        );
-        Some(finalize as *mut pg_sys::Path)
+            total_groups,
+        ))
     }
 }
 
@@ -636,24 +630,48 @@ unsafe fn parallel_path(
             &mut rows,
         )
     };
-    // SAFETY: `root` is the planner's, with its query (this function's contract)
-    let grouped = unsafe { !(*(*root).parse).groupClause.is_null() };
-    let strategy = if grouped {
-        pg_sys::AggStrategy::AGG_HASHED
-    } else {
-        pg_sys::AggStrategy::AGG_PLAIN
-    };
-    let groups = if grouped { partial_rows } else { 1.0 };
     // SAFETY: while planning: `gather` is a path of the partially grouped relation, `output`
     // the grouping relation with its target, `root` with its query, and `extra` not null
     // (checked above) with the final costs PostgreSQL computed
-    let finalize = unsafe {
-        pg_sys::create_agg_path(
+    Some(unsafe {
+        finalize_path(
             root,
             output,
             gather as *mut pg_sys::Path,
+            &(*extra).agg_final_costs,
+            partial_rows,
+        )
+    })
+}
+
+/// PostgreSQL's Finalize Aggregate over `partial` (partial aggregation's states), into the
+/// grouping relation `output`: hashed by the GROUP BY clause (or plain without one), HAVING
+/// as its qual; `groups` the groups expected when grouped.
+///
+/// # Safety
+/// While planning: `root` the planner's with its query, `output` the grouping relation with
+/// its target, `partial` a path of its partially grouped relation, `final_costs` the
+/// aggregates' final costs.
+unsafe fn finalize_path(
+    root: *mut pg_sys::PlannerInfo,
+    output: *mut pg_sys::RelOptInfo,
+    partial: *mut pg_sys::Path,
+    final_costs: &pg_sys::AggClauseCosts,
+    groups: f64,
+) -> *mut pg_sys::Path {
+    // SAFETY: as this function's contract says
+    unsafe {
+        let grouped = !(*(*root).parse).groupClause.is_null();
+        pg_sys::create_agg_path(
+            root,
+            output,
+            partial,
             (*output).reltarget,
-            strategy,
+            if grouped {
+                pg_sys::AggStrategy::AGG_HASHED
+            } else {
+                pg_sys::AggStrategy::AGG_PLAIN
+            },
             pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
             if grouped {
                 crate::compat::group_clause(root)
@@ -661,11 +679,10 @@ unsafe fn parallel_path(
                 std::ptr::null_mut()
             },
             (*(*root).parse).havingQual as *mut pg_sys::List,
-            &(*extra).agg_final_costs,
-            groups,
-        )
-    };
-    Some(finalize as *mut pg_sys::Path)
+            final_costs,
+            if grouped { groups } else { 1.0 },
+        ) as *mut pg_sys::Path
+    }
 }
 
 /// The target of partial aggregation below `grouping` (the grouping relation's target),

@@ -150,13 +150,36 @@ pub fn write_cpu(
     rows: u64,
     seed: u64,
     out: &mut impl Write,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> io::Result<()> {
     let mut r = Rng(seed);
     let n = hosts.len() as u64;
     let mut walk: Vec<[f64; 10]> = (0..n)
         .map(|_| std::array::from_fn(|_| 100.0 * r.unit()))
         .collect();
+    time_major(hosts.len(), rows, out, progress, |h, line| {
+        let host = &hosts[h];
+        let _ = write!(line, ",{},{}", host.id, host.tags[0]);
+        for v in walk[h].iter_mut() {
+            *v = (*v + r.normal()).clamp(0.0, 100.0);
+            let _ = write!(line, ",{}", v.round() as i64);
+        }
+        line.extend_from_slice(b",\n"); // additional_tags: NULL
+    })
+}
+
+/// Streams `rows` CSV rows in time-major order over `hosts` hosts (all hosts at t, then all
+/// at t + 10 s, from 2016-01-01): each line is the time, then what `fields` writes for the
+/// host (its index) after it, the newline included. `progress` is called with the number of
+/// rows written after every million and at the end.
+fn time_major(
+    hosts: usize,
+    rows: u64,
+    out: &mut impl Write,
+    mut progress: impl FnMut(u64),
+    mut fields: impl FnMut(usize, &mut Vec<u8>),
+) -> io::Result<()> {
+    let n = hosts as u64;
     let mut line = Vec::with_capacity(256);
     let mut time = Vec::with_capacity(32);
     for row in 0..rows {
@@ -167,13 +190,7 @@ pub fn write_cpu(
         }
         line.clear();
         line.extend_from_slice(&time);
-        let host = &hosts[h];
-        let _ = write!(line, ",{},{}", host.id, host.tags[0]);
-        for v in walk[h].iter_mut() {
-            *v = (*v + r.normal()).clamp(0.0, 100.0);
-            let _ = write!(line, ",{}", v.round() as i64);
-        }
-        line.extend_from_slice(b",\n"); // additional_tags: NULL
+        fields(h, &mut line);
         out.write_all(&line)?;
         if row % 1_000_000 == 999_999 {
             progress(row + 1);
@@ -210,7 +227,7 @@ pub fn write_sensors(
     rows: u64,
     seed: u64,
     out: &mut impl Write,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> io::Result<()> {
     let mut r = Rng(seed ^ 0x5E45);
     let mut walk: Vec<[i64; 4]> = (0..hosts)
@@ -222,17 +239,7 @@ pub fn write_sensors(
         })
         .collect();
     let scale: [f64; 4] = std::array::from_fn(|m| 10f64.powi(SENSORS[m].0 as i32));
-    let mut line = Vec::with_capacity(128);
-    let mut time = Vec::with_capacity(32);
-    let n = hosts as u64;
-    for row in 0..rows {
-        let h = (row % n) as usize;
-        if h == 0 {
-            time.clear();
-            format_utc(START_UNIX + (row / n) as i64 * STEP_SECONDS, &mut time);
-        }
-        line.clear();
-        line.extend_from_slice(&time);
+    time_major(hosts, rows, out, progress, |h, line| {
         let _ = write!(line, ",{}", h + 1);
         for (m, v) in walk[h].iter_mut().enumerate() {
             let (_, _, sd, (lo, hi)) = SENSORS[m];
@@ -242,15 +249,7 @@ pub fn write_sensors(
             let _ = write!(line, ",{}", *v as f64 / scale[m]);
         }
         line.push(b'\n');
-        out.write_all(&line)?;
-        if row % 1_000_000 == 999_999 {
-            progress(row + 1);
-        }
-    }
-    if rows % 1_000_000 != 0 {
-        progress(rows);
-    }
-    Ok(())
+    })
 }
 
 /// How the queries reach hosts.
