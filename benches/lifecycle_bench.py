@@ -33,7 +33,7 @@ Measured, engines alternating round by round, medians of --runs rounds:
 import math
 
 import tsbs_bench as tb
-from tsbs_bench import median, psql, scalar
+from tsbs_bench import copy_seconds, median, psql, scalar, server_seconds
 
 HOURS = 12
 START = "2016-01-01 00:00:00+00"
@@ -51,25 +51,6 @@ def partitioned(args, schema, name, parts):
     ps = "".join(f"CREATE TABLE {name}_p{i:02} PARTITION OF {name} FOR VALUES FROM ({bound(i)}) TO ({bound(i + 1)});\n"
                  for i in range(parts))
     psql(args, f"DROP TABLE IF EXISTS {name};\n" + ddl + ps)
-
-
-def copy_seconds(args, table, source):
-    """One \\copy of `source` into `table`, seconds by the server's clock after a CHECKPOINT."""
-    psql(args, "CHECKPOINT;")
-    out = psql(args, "", session_cmds=(
-        "SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset\n"
-        f"\\copy {table} FROM '{source}' (FORMAT csv)\n"
-        "SELECT extract(epoch FROM clock_timestamp()) - :t0;\n"))
-    return float(out.split()[-1])
-
-
-def server_seconds(args, sql):
-    """Seconds by the server's clock for `sql` run in a new session after a CHECKPOINT."""
-    psql(args, "CHECKPOINT;")
-    out = psql(args, "", session_cmds=(
-        "SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset\n" + sql +
-        "SELECT extract(epoch FROM clock_timestamp()) - :t0;\n"))
-    return float(out.split()[-1])
 
 
 def convert_call(parts_before_cutoff):

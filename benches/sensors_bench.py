@@ -32,16 +32,12 @@ def schema(args):
 
 
 def load(args, engine, ddl):
+    """Seconds for one COPY into a fresh table (`tsbs_bench.copy_seconds`)."""
     t = TABLES[engine]
     psql(args, f"DROP TABLE IF EXISTS {t};\n" + ddl.replace("CREATE TABLE sensors ", f"CREATE TABLE {t} ") +
          ("" if engine == "heap" else f"ALTER TABLE {t} SET ACCESS METHOD pg_columnar;\n") +
-         (f"ALTER TABLE {t} SET (pg_columnar.sort_key = '{SORT_KEY}');\n" if engine == "sorted" else "") +
-         "CHECKPOINT;\n")
-    out = psql(args, "", session_cmds=(
-        "SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset\n"
-        f"\\copy {t} FROM '{args.data}/sensors.csv' (FORMAT csv)\n"
-        "SELECT extract(epoch FROM clock_timestamp()) - :t0;\n"))
-    return float(out.split()[-1])
+         (f"ALTER TABLE {t} SET (pg_columnar.sort_key = '{SORT_KEY}');\n" if engine == "sorted" else ""))
+    return tb.copy_seconds(args, t, f"{args.data}/sensors.csv")
 
 
 def main():

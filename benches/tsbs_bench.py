@@ -50,16 +50,23 @@ def create(args, engine, schema):
          ("" if engine == "heap" else f"ALTER TABLE {t} SET ACCESS METHOD pg_columnar;\n") +
          (f"ALTER TABLE {t} SET (pg_columnar.sort_key = '{SORT_KEY}');\n" if engine == "sorted" else ""))
 
-def load(args, engine, schema):
-    """Seconds for one COPY into a fresh table, timed by the server's clock. A checkpoint
-    first, so that no load pays for the WAL of the one before."""
-    create(args, engine, schema)
+def server_seconds(args, commands):
+    """Seconds by the server's clock for psql `commands` run in a new session, after a
+    CHECKPOINT, so that they do not pay for the WAL of what ran before."""
     psql(args, "CHECKPOINT;")
     out = psql(args, "", session_cmds=(
-        "SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset\n"
-        f"\\copy {table(engine)} FROM '{args.data}/cpu.csv' (FORMAT csv)\n"
+        "SELECT extract(epoch FROM clock_timestamp()) AS t0 \\gset\n" + commands +
         "SELECT extract(epoch FROM clock_timestamp()) - :t0;\n"))
     return float(out.split()[-1])
+
+def copy_seconds(args, table, source):
+    """Seconds by the server's clock for one \\copy of the CSV `source` into `table`."""
+    return server_seconds(args, f"\\copy {table} FROM '{source}' (FORMAT csv)\n")
+
+def load(args, engine, schema):
+    """Seconds for one COPY into a fresh table (`copy_seconds`)."""
+    create(args, engine, schema)
+    return copy_seconds(args, table(engine), f"{args.data}/cpu.csv")
 
 def session_peak_kib(args, command):
     """Runs one psql command in a fresh session; returns its backend's peak private memory
