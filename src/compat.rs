@@ -204,6 +204,30 @@ pub unsafe fn create_append_path(
     }
 }
 
+/// A Unique step over `subpath`, sorted on its first `ncols` pathkeys (PostgreSQL's own
+/// DISTINCT plan; 19 renamed its path).
+///
+/// # Safety
+///
+/// `root` and `rel` must be the planner's valid structures and `subpath` a valid path sorted
+/// so, while planning.
+pub unsafe fn create_unique_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    subpath: *mut pg_sys::Path,
+    ncols: i32,
+    groups: f64,
+) -> *mut pg_sys::Path {
+    // SAFETY: the planner's structures, while planning (the contract)
+    unsafe {
+        #[cfg(not(feature = "pg19"))]
+        let path = pg_sys::create_upper_unique_path(root, rel, subpath, ncols, groups);
+        #[cfg(feature = "pg19")]
+        let path = pg_sys::create_unique_path(root, rel, subpath, ncols, groups);
+        path as *mut pg_sys::Path
+    }
+}
+
 /// InvalidMultiXactId (a C macro).
 pub const INVALID_MULTIXACT_ID: pg_sys::MultiXactId = pg_sys::InvalidTransactionId;
 
@@ -346,6 +370,41 @@ pub unsafe fn update_relstats(rel: pg_sys::Relation, pages: pg_sys::BlockNumber,
             std::ptr::null_mut(),
             false,
         );
+    }
+}
+
+/// Reports a VACUUM's end to the cumulative statistics, as heap's VACUUM does (the table's
+/// vacuum count and time, its live and dead rows, its inserts since a VACUUM reset), so
+/// that autovacuum does not come back for counts already dealt with. 18 adds the VACUUM's
+/// start time; 19 takes the relation.
+///
+/// # Safety
+///
+/// `rel` must be an open relation, locked as VACUUM locks it, in a transaction.
+pub unsafe fn report_vacuum(
+    rel: pg_sys::Relation,
+    live: i64,
+    dead: i64,
+    start: pg_sys::TimestampTz,
+) {
+    // SAFETY: `rel` is open (the contract), so its `rd_rel` is its valid pg_class row; in a
+    // transaction (the contract)
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        {
+            let _ = start; // (not reported before 18)
+            pg_sys::pgstat_report_vacuum((*rel).rd_id, (*(*rel).rd_rel).relisshared, live, dead);
+        }
+        #[cfg(feature = "pg18")]
+        pg_sys::pgstat_report_vacuum(
+            (*rel).rd_id,
+            (*(*rel).rd_rel).relisshared,
+            live,
+            dead,
+            start,
+        );
+        #[cfg(feature = "pg19")]
+        pg_sys::pgstat_report_vacuum(rel, live, dead, start);
     }
 }
 

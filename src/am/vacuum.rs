@@ -68,12 +68,15 @@ pub struct VacuumReport {
     pub pages_truncated: u64,
     /// Index entries the indexes' bulk deletion removed (all indexes together).
     pub index_entries_removed: u64,
+    /// Rows whose deletion has committed but that it could not remove (a snapshot may still
+    /// see them, or their stripe was not written again): the table's dead rows after it.
+    pub deleted_rows_left: u64,
 }
 
 thread_local! {
     static LAST: std::cell::Cell<VacuumReport> = const { std::cell::Cell::new(VacuumReport {
         quiet: false, stripes_written: 0, stripes_replaced: 0, images_encoded: 0, rows_removed: 0, gap_rows: 0, stripes_moved: 0, pages_truncated: 0,
-        index_entries_removed: 0,
+        index_entries_removed: 0, deleted_rows_left: 0,
     }) };
 }
 
@@ -144,6 +147,8 @@ pub unsafe fn vacuum(
     options: Options,
     strategy: pg_sys::BufferAccessStrategy,
 ) {
+    // SAFETY: a backend's clock
+    let start = unsafe { pg_sys::GetCurrentTimestamp() };
     let mut report = VacuumReport::default();
     let dead = match meta::read(rel) {
         // SAFETY: `rel` is open and locked by VACUUM (this function's contract)
@@ -165,8 +170,14 @@ pub unsafe fn vacuum(
         "pg_columnar: VACUUM of \"{}\": {report:?}",
         crate::storage::relation_name(rel)
     );
-    // SAFETY: `rel` is open and locked by VACUUM (this function's contract)
-    unsafe { crate::compat::update_relstats(rel, pages, tuples) };
+    // the counts autovacuum decides its next visit by, as heap's VACUUM reports them
+    // SAFETY: `rel` is open and locked by VACUUM, in VACUUM's transaction (this function's
+    // contract)
+    unsafe {
+        crate::compat::update_relstats(rel, pages, tuples);
+        let dead = report.deleted_rows_left;
+        crate::compat::report_vacuum(rel, tuples as i64 - dead as i64, dead as i64, start);
+    }
 }
 
 /// A run of stripes (indexes into the list) written again as one.
@@ -223,6 +234,13 @@ unsafe fn rewrite(
         .collect();
     removable_rows.sort_unstable();
     removable_rows.dedup();
+    let mut deleted_rows: Vec<u64> = marks
+        .iter()
+        .filter(|m| m.mode.deletes())
+        .map(|m| m.row)
+        .collect();
+    deleted_rows.sort_unstable();
+    deleted_rows.dedup();
     let mut removable: Vec<(u64, pg_sys::ItemPointerData)> = marks
         .iter()
         .filter(|m| m.settled && removable_rows.binary_search(&m.row).is_ok())
@@ -294,6 +312,7 @@ unsafe fn rewrite(
         // SAFETY: in VACUUM's transaction (this function's contract)
         unsafe { pg_sys::CommandCounterIncrement() };
     }
+    report.deleted_rows_left = (deleted_rows.len() as u64).saturating_sub(report.rows_removed);
     dead.sort_unstable();
     dead
 }

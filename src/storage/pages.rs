@@ -21,12 +21,18 @@ pub fn pages_for(len: usize) -> u32 {
 /// Appends `bytes` to the relation as new consecutive pages; returns the first block.
 /// Holding the relation extension lock makes the pages consecutive even with concurrent
 /// writers. The pages go through a small ring of buffers (the bulk-write strategy, as heap's
-/// COPY uses), so a load does not evict the rest of shared buffers.
+/// COPY uses), so a load does not evict the rest of shared buffers; except in an autovacuum
+/// worker (merging stripes), for which PostgreSQL's I/O statistics (16 on) have no bulk-write
+/// row: assertion builds stop there, so it writes through shared buffers as heap's VACUUM does.
 pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
     // SAFETY: callers pass an open, locked `rel`; each new buffer is pinned and locked exclusively
     // as `fill_page` needs, and the extension lock taken here is released below.
     unsafe {
-        let strategy = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKWRITE);
+        let strategy = if pg_sys::MyBackendType == pg_sys::BackendType::B_AUTOVAC_WORKER {
+            std::ptr::null_mut()
+        } else {
+            pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKWRITE)
+        };
         pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
         let mut first = None;
         let mut expected = 0;
@@ -57,6 +63,7 @@ pub fn append(rel: pg_sys::Relation, bytes: &[u8]) -> u32 {
             fill_page(rel, buffer, chunk);
         }
         pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as pg_sys::LOCKMODE);
+        // (a null strategy is allowed)
         pg_sys::FreeAccessStrategy(strategy);
         first.expect("at least one page")
     }
