@@ -103,11 +103,21 @@ unsafe extern "C-unwind" fn upper_paths(
     {
         return;
     }
-    // SAFETY: the planner's `root`, `stage`, `input_rel` and `output_rel`, while planning (this
-    // function's contract)
-    if let Some(path) = unsafe { topn_path(root, stage, input_rel, output_rel) } {
+    // SAFETY: the planner's `root`, `stage`, `input_rel` and `output_rel`, while planning, in
+    // its memory context (this function's contract)
+    let path = unsafe {
+        let Some(shape) = query_shape(root, stage) else {
+            return;
+        };
+        match rel_path(root, &shape, input_rel, output_rel, shape.target, |e| e) {
+            Some(p) => Some(p as *mut pg_sys::Path),
+            None if shape.group.is_some() => partitions_path(root, &shape, input_rel, output_rel),
+            None => None,
+        }
+    };
+    if let Some(path) = path {
         // SAFETY: as above; `path` is a path of `output_rel`, just made
-        unsafe { pg_sys::add_path(output_rel, path as *mut pg_sys::Path) };
+        unsafe { pg_sys::add_path(output_rel, path) };
     }
 }
 
@@ -161,20 +171,31 @@ unsafe fn order_of(
     ))
 }
 
-/// The path, if the query is one of the shapes this node computes (see the module's
-/// comment): at `UPPERREL_DISTINCT` the DISTINCT ON shape, at `UPPERREL_ORDERED` the
-/// ORDER BY ... LIMIT one.
+/// The query's shape, when it is one this node computes (see the module's comment), with
+/// its expressions over the query's relation.
+struct Shape {
+    /// DISTINCT ON's expression (the DISTINCT ON shape), or `None` (ORDER BY ... LIMIT).
+    group: Option<*mut pg_sys::Node>,
+    /// The ordering clause and its expression.
+    order: (*mut pg_sys::SortGroupClause, *mut pg_sys::Node),
+    /// Rows kept (LIMIT + OFFSET; 1 per group for DISTINCT ON).
+    keep: f64,
+    /// The order of the rows returned (none for DISTINCT ON: a Sort above orders them).
+    pathkeys: *mut pg_sys::List,
+    /// The stage's target.
+    target: *mut pg_sys::PathTarget,
+}
+
+/// The query's shape at `stage` (DISTINCT ON at `UPPERREL_DISTINCT`, ORDER BY ... LIMIT at
+/// `UPPERREL_ORDERED`), if it is one this node computes.
 ///
 /// # Safety
-/// `root` is the planner's, holding the upper target of `stage`; `input` a relation of it and
-/// `output` the upper relation of `stage`, valid while planning; in a transaction, in the
-/// planner's memory context.
-unsafe fn topn_path(
+/// `root` is the planner's, holding the upper target of `stage`, while planning; in a
+/// transaction.
+unsafe fn query_shape(
     root: *mut pg_sys::PlannerInfo,
     stage: pg_sys::UpperRelationKind::Type,
-    input: *mut pg_sys::RelOptInfo,
-    output: *mut pg_sys::RelOptInfo,
-) -> Option<*mut pg_sys::CustomPath> {
+) -> Option<Shape> {
     // SAFETY: `root` is the planner's, with its query and an upper target per stage (this
     // function's contract)
     let (parse, target) = unsafe {
@@ -200,13 +221,6 @@ unsafe fn topn_path(
     {
         return None;
     }
-    // SAFETY: `input` is a valid relation of the planner (this function's contract)
-    let relid = unsafe { (*input).relid };
-    // SAFETY: `root` and `input` are the planner's, while planning (this function's contract)
-    let (scan, natts) = unsafe { super::plan::scan_path_below(root, input, false) }?;
-    // SAFETY: `scan` is a valid path (`scan_path_below`'s)
-    let (scan_rows, scan_startup, scan_total) =
-        unsafe { ((*scan).rows, (*scan).startup_cost, (*scan).total_cost) };
     // SAFETY: `parse` is the query being planned: its ORDER BY a List of SortGroupClauses,
     // read at once
     let (sort, tlist): (Vec<*mut pg_sys::SortGroupClause>, _) = unsafe {
@@ -218,7 +232,7 @@ unsafe fn topn_path(
     // SAFETY: `sgc` is one of the query's clauses, whose target list `tlist` is
     let expr_of =
         |sgc: *mut pg_sys::SortGroupClause| unsafe { pg_sys::get_sortgroupclause_expr(sgc, tlist) };
-    let (spec, rows, pathkeys) = if stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT {
+    if stage == pg_sys::UpperRelationKind::UPPERREL_DISTINCT {
         // SAFETY: `parse`'s DISTINCT is a List of SortGroupClauses, read at once
         let distinct: Vec<*mut pg_sys::SortGroupClause> =
             unsafe { list::ptrs((*parse).distinctClause) }.collect();
@@ -233,12 +247,8 @@ unsafe fn topn_path(
             return None;
         }
         let g = expr_of(distinct[0]);
-        // SAFETY: `g` is an expression of the query being planned, in a transaction (this
-        // function's contract)
-        let group = unsafe { key_spec(g, relid, natts) }
-            .filter(|k| matches!(k, KeySpec::Int { .. } | KeySpec::Text { .. }))?;
         // DISTINCT ON's equality must be the type's own (for text: bytewise, the collation
-        // being deterministic)
+        // being deterministic: `key_spec` checks that)
         // SAFETY: `g` is a valid expression; the type cache is read in a transaction
         let tc = unsafe {
             pg_sys::lookup_type_cache(pg_sys::exprType(g), pg_sys::TYPECACHE_EQ_OPR as i32)
@@ -247,32 +257,13 @@ unsafe fn topn_path(
         if tc.is_null() || unsafe { (*distinct[0]).eqop != (*tc).eq_opr } {
             return None;
         }
-        // SAFETY: `sort[1]` is a clause of the query, with its expression, in a transaction
-        let (column, order) = unsafe { order_of(sort[1], expr_of(sort[1]), relid, natts) }?;
-        // SAFETY: while planning (this function's contract); `g` is a valid expression, the
-        // List made in the planner's memory context
-        let groups = unsafe {
-            pg_sys::estimate_num_groups(
-                root,
-                list::from_nodes([g as *mut pg_sys::Node]),
-                scan_rows,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            )
-        };
-        if groups * BYTES_PER_GROUP > super::agg::group_memory_limit() as f64 {
-            return None;
-        }
-        (
-            TopSpec {
-                column,
-                order,
-                keep: 1,
-                group: Some(group),
-            },
-            groups,
-            std::ptr::null_mut(),
-        )
+        Some(Shape {
+            group: Some(g),
+            order: (sort[1], expr_of(sort[1])),
+            keep: 1.0,
+            pathkeys: std::ptr::null_mut(),
+            target,
+        })
     } else {
         // SAFETY: `root` is the planner's, `parse` its query (this function's contract)
         let (keep, distinct, pathkeys) = unsafe {
@@ -285,18 +276,74 @@ unsafe fn topn_path(
         if !distinct.is_null() || sort.len() != 1 || !(1.0..=MAX_KEEP).contains(&keep) {
             return None;
         }
-        // SAFETY: `sort[0]` is a clause of the query, with its expression, in a transaction
-        let (column, order) = unsafe { order_of(sort[0], expr_of(sort[0]), relid, natts) }?;
-        (
-            TopSpec {
-                column,
-                order,
-                keep: keep as u32,
-                group: None,
-            },
-            keep.min(scan_rows),
+        Some(Shape {
+            group: None,
+            order: (sort[0], expr_of(sort[0])),
+            keep,
             pathkeys,
-        )
+            target,
+        })
+    }
+}
+
+/// The path computing `shape` over pg_columnar relation `input` (the query's, or one of its
+/// partitions), as a path of `parent` returning `target`; `None` if `input` is not a
+/// pg_columnar table whose quals its scan evaluates, or the expressions are not ones this
+/// node computes. `translate` gives the query's expressions over `input`'s columns.
+///
+/// # Safety
+/// `root` is the planner's; `input` and `parent` relations of it and `target` a target over
+/// `input`, valid while planning; `shape` is the query's ([`query_shape`]); in a
+/// transaction, in the planner's memory context.
+unsafe fn rel_path(
+    root: *mut pg_sys::PlannerInfo,
+    shape: &Shape,
+    input: *mut pg_sys::RelOptInfo,
+    parent: *mut pg_sys::RelOptInfo,
+    target: *mut pg_sys::PathTarget,
+    translate: impl Fn(*mut pg_sys::Node) -> *mut pg_sys::Node,
+) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: `input` is a valid relation of the planner (this function's contract)
+    let relid = unsafe { (*input).relid };
+    // SAFETY: `root` and `input` are the planner's, while planning (this function's contract)
+    let (scan, natts) = unsafe { super::plan::scan_path_below(root, input, false) }?;
+    // SAFETY: `scan` is a valid path (`scan_path_below`'s)
+    let (scan_rows, scan_startup, scan_total) =
+        unsafe { ((*scan).rows, (*scan).startup_cost, (*scan).total_cost) };
+    // SAFETY: the ordering clause and its (translated) expression are the query's, in a
+    // transaction (this function's contract)
+    let (column, order) =
+        unsafe { order_of(shape.order.0, translate(shape.order.1), relid, natts) }?;
+    let (group, rows) = match shape.group {
+        Some(g) => {
+            let g = translate(g);
+            // SAFETY: `g` is an expression of the query being planned, in a transaction (this
+            // function's contract)
+            let group = unsafe { key_spec(g, relid, natts) }
+                .filter(|k| matches!(k, KeySpec::Int { .. } | KeySpec::Text { .. }))?;
+            // SAFETY: while planning (this function's contract); `g` is a valid expression, the
+            // List made in the planner's memory context
+            let groups = unsafe {
+                pg_sys::estimate_num_groups(
+                    root,
+                    list::from_nodes([g]),
+                    scan_rows,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
+            };
+            if groups * BYTES_PER_GROUP > super::agg::group_memory_limit() as f64 {
+                return None;
+            }
+            (Some(group), groups)
+        }
+        None => (None, shape.keep.min(scan_rows)),
+    };
+    let spec = TopSpec {
+        column,
+        order,
+        keep: shape.keep as u32,
+        group,
     };
     // SAFETY: `input` is a base relation (`scan_path_below` found it one), so its `relid`
     // indexes `root`'s range table array
@@ -308,9 +355,9 @@ unsafe fn topn_path(
     let p = unsafe { FRAME.new_path() };
     // SAFETY: `p` was just made, and nothing else refers to it
     let path = unsafe { &mut (*p).path };
-    path.parent = output;
+    path.parent = parent;
     path.pathtarget = target;
-    path.pathkeys = pathkeys;
+    path.pathkeys = shape.pathkeys;
     path.rows = rows.max(1.0);
     path.startup_cost = scan_startup + (scan_total - scan_startup) * share;
     // SAFETY: `cpu_tuple_cost` is a setting of the backend, read in its one thread
@@ -324,6 +371,105 @@ unsafe fn topn_path(
     Some(p)
 }
 
+/// DISTINCT ON over a partitioned table: each pg_columnar partition's first rows per group
+/// by this node, every row of the other partitions, one Append of them, then PostgreSQL's
+/// Sort and Unique as for one table. Correct because a group's first row overall is the
+/// first among its partitions' first rows. `None` unless `input` is a partitioned table with
+/// at least one pg_columnar partition this node computes, every partition a leaf.
+///
+/// # Safety
+/// As [`query_shape`]'s; `input` the relation of the DISTINCT stage and `output` its
+/// upper relation, valid while planning; `shape` the query's DISTINCT ON shape.
+unsafe fn partitions_path(
+    root: *mut pg_sys::PlannerInfo,
+    shape: &Shape,
+    input: *mut pg_sys::RelOptInfo,
+    output: *mut pg_sys::RelOptInfo,
+) -> Option<*mut pg_sys::Path> {
+    // SAFETY: `input` and `root` are the planner's (this function's contract)
+    let (distinct_keys, sort_keys) = unsafe {
+        if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+            || (*input).part_scheme.is_null()
+            || (*input).part_rels.is_null()
+        {
+            return None;
+        }
+        ((*root).distinct_pathkeys, (*root).sort_pathkeys)
+    };
+    // SAFETY: the planner's pathkey Lists, read only
+    let ncols = unsafe { list::len(distinct_keys) };
+    // SAFETY: as above
+    if ncols == 0 || unsafe { list::len(sort_keys) } <= ncols {
+        return None; // the group or the order redundant (a constant): left to PostgreSQL
+    }
+    let mut subpaths = Vec::new();
+    let mut ours = 0;
+    // SAFETY: `input` is a partitioned base relation (checked above): `live_parts` indexes
+    // its `part_rels`, whose members are its live partitions' relations, valid while
+    // planning, their paths set and their targets translated from the query's (the scan and
+    // join target is applied to each partition before the upper stages)
+    unsafe {
+        let mut i = -1;
+        loop {
+            i = pg_sys::bms_next_member((*input).live_parts, i);
+            if i < 0 {
+                break;
+            }
+            let child = *(*input).part_rels.add(i as usize);
+            if child.is_null() || pg_sys::is_dummy_rel(child) {
+                continue;
+            }
+            if !(*child).part_scheme.is_null() || (*child).cheapest_total_path.is_null() {
+                return None; // a partition partitioned in turn
+            }
+            let mut n: std::ffi::c_int = 0;
+            let appinfos = pg_sys::find_appinfos_by_relids(root, (*child).relids, &mut n);
+            let translate =
+                |e: *mut pg_sys::Node| pg_sys::adjust_appendrel_attrs(root, e, n, appinfos);
+            let child_out = pg_sys::fetch_upper_rel(
+                root,
+                pg_sys::UpperRelationKind::UPPERREL_DISTINCT,
+                (*child).relids,
+            );
+            let path = match rel_path(root, shape, child, child_out, (*child).reltarget, translate)
+            {
+                Some(p) => {
+                    ours += 1;
+                    p as *mut pg_sys::Path
+                }
+                None => (*child).cheapest_total_path,
+            };
+            subpaths.push(path as *mut pg_sys::Node);
+        }
+    }
+    if ours == 0 {
+        return None;
+    }
+    // SAFETY: while planning: the subpaths are paths of `input`'s partitions returning their
+    // translations of `input`'s target; the pathkeys are the query's, over `output`'s input;
+    // `output` the DISTINCT stage's relation
+    unsafe {
+        let append = crate::compat::create_append_path(root, input, list::from_nodes(subpaths));
+        let sort =
+            pg_sys::create_sort_path(root, output, append as *mut pg_sys::Path, sort_keys, -1.0);
+        let groups = pg_sys::estimate_num_groups(
+            root,
+            list::from_nodes([shape.group.expect("the DISTINCT ON shape")]),
+            (*append).path.rows,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        let unique = crate::compat::create_unique_path(
+            root,
+            output,
+            sort as *mut pg_sys::Path,
+            ncols as i32,
+            groups.max(1.0),
+        );
+        Some(unique as *mut pg_sys::Path)
+    }
+}
+
 /// What a group holds here: its key in the group table, its row in `TopRows`.
 const BYTES_PER_GROUP: f64 = 96.0;
 
@@ -331,7 +477,7 @@ const BYTES_PER_GROUP: f64 = 96.0;
 /// child's reader), so the target list is the path's, over the relation's columns.
 ///
 /// # Safety
-/// PostgreSQL's contract (`PlanCustomPath`): `best_path` is a path [`topn_path`] made (the
+/// PostgreSQL's contract (`PlanCustomPath`): `best_path` is a path [`rel_path`] made (the
 /// chosen one), `tlist` its target list and `custom_plans` the plans of its custom paths (the
 /// scan's), while planning.
 #[pgrx::pg_guard]
@@ -350,7 +496,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
     // SAFETY: while planning, `best_path` a path of the node (this function's contract)
     let cscan = unsafe { FRAME.new_plan(best_path) };
     // SAFETY: `cscan` is the plan just made, nothing else refers to it; `child` is the scan's
-    // plan and `best_path`'s `custom_private` the plan data `topn_path` wrote
+    // plan and `best_path`'s `custom_private` the plan data `rel_path` wrote
     unsafe {
         (*cscan).scan.plan.targetlist = tlist;
         (*cscan).scan.scanrelid = (*child).scan.scanrelid;
@@ -450,7 +596,7 @@ unsafe fn compute(
         let ps = &mut css.ss.ps as *mut pg_sys::PlanState;
         // SAFETY: `ps` is the node's plan state and `desc` the table's descriptor, in the
         // query's memory context (this function's contract); an integer or text key (the only
-        // ones `topn_path` takes) has no expression to evaluate, so none is given
+        // ones `rel_path` takes) has no expression to evaluate, so none is given
         let values = unsafe {
             KeyReader::new(
                 KeySpec::Int {

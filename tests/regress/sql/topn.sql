@@ -210,3 +210,25 @@ EXPLAIN (COSTS OFF) SELECT k, v FROM tn_abs ORDER BY k LIMIT 3;
 SELECT k, v FROM tn_abs ORDER BY k LIMIT 3;
 SELECT k, v FROM tn_abs ORDER BY k DESC LIMIT 2;
 SELECT DISTINCT ON (k % 3) k % 3 AS g, k, v FROM tn_abs ORDER BY k % 3, k;
+-- DISTINCT ON over a partitioned table: PgcolTopN takes each pg_columnar partition's first
+-- row per group, the heap partition gives all its rows, PostgreSQL's Sort and Unique pick
+-- each group's first of those (a partition with other column numbers and a dropped column;
+-- NULL times and a host seen only in the heap default partition, host_old only in the first)
+CREATE TABLE tp (n int8, t timestamptz, h text, k int, u text, v float8) PARTITION BY RANGE (t);
+CREATE TABLE tp1 PARTITION OF tp FOR VALUES FROM ('2016-01-01 00:00+00') TO ('2016-01-01 00:40+00') USING pg_columnar;
+CREATE TABLE tp2 (v float8, junk int, u text, k int, h text, t timestamptz, n int8) USING pg_columnar;
+ALTER TABLE tp2 DROP COLUMN junk;
+ALTER TABLE tp ATTACH PARTITION tp2 FOR VALUES FROM ('2016-01-01 00:40+00') TO ('2016-01-01 01:20+00');
+CREATE TABLE tp3 PARTITION OF tp DEFAULT;
+INSERT INTO tp SELECT * FROM tn;
+INSERT INTO tp VALUES (30001, '2016-01-01 02:00+00', 'host_new', 1, 'u', 1);
+CREATE TABLE tp_heap AS SELECT * FROM tp;
+ANALYZE tp, tp_heap;
+SELECT tableoid::regclass, count(*), count(DISTINCT h) AS hosts FROM tp GROUP BY 1 ORDER BY 1;
+EXPLAIN (COSTS OFF) SELECT DISTINCT ON (h) * FROM tp ORDER BY h, t DESC;
+SELECT topn_same('SELECT DISTINCT ON (h) * FROM %s ORDER BY h, t DESC', 'tp');
+SELECT topn_same('SELECT DISTINCT ON (h) h, t, n FROM %s ORDER BY h, t', 'tp');
+SELECT topn_same('SELECT DISTINCT ON (k) k, n, v FROM %s WHERE v > 100 ORDER BY k, n DESC', 'tp');
+SELECT topn_same('SELECT DISTINCT ON (h) h, t FROM %s WHERE t < ''2016-01-01 00:50+00'' ORDER BY h, t DESC NULLS LAST', 'tp');
+-- only heap partitions left by pruning: PostgreSQL's plan
+SELECT topn_same('SELECT DISTINCT ON (h) h, t FROM %s WHERE t >= ''2016-01-01 01:30+00'' ORDER BY h, t DESC', 'tp');
