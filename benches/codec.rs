@@ -342,12 +342,43 @@ fn bench_filter(c: &mut Criterion) {
     g.finish();
 }
 
+/// A COPY batch of TSBS rows as logical decoding logs them (`codec::rowpack`): each row a
+/// heap tuple's data, here the time, the host name as a short varlena, its 8-byte alignment
+/// and ten integer-valued metrics (the one TSBS-like walk, rotated per metric).
+fn bench_rowpack(c: &mut Criterion) {
+    use pg_columnar_codec::rowpack::{unpack_rows, RowPacker};
+    let t = tsbs();
+    let mut packer = RowPacker::new();
+    let mut row = Vec::new();
+    for i in 0..N {
+        row.clear();
+        row.extend_from_slice(&t.time[i].to_le_bytes());
+        let host = t.hostname.as_ref().get(i);
+        row.push(((host.len() + 1) << 1 | 1) as u8);
+        row.extend_from_slice(host);
+        row.resize(row.len().next_multiple_of(8), 0);
+        for m in 0..10 {
+            row.extend_from_slice(&t.usage_user[(i + m * 97) % N].to_le_bytes());
+        }
+        packer.push(&row);
+    }
+    let mut packed = Vec::new();
+    let (rows, unpacked) = packer.finish(&mut packed);
+    let mut g = c.benchmark_group("rowpack");
+    g.throughput(Throughput::Elements(rows as u64));
+    g.bench_function("unpack_tsbs", |b| {
+        b.iter(|| black_box(unpack_rows(black_box(&packed), rows, unpacked, usize::MAX).unwrap()))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_bitpack,
     bench_gorilla,
     bench_fsst,
     bench_chooser,
-    bench_filter
+    bench_filter,
+    bench_rowpack
 );
 criterion_main!(benches);

@@ -64,9 +64,7 @@ impl RowPacker {
         self.unit.extend_from_slice(row);
         let start = self.stream.len();
         self.stream.extend_from_slice(&self.unit);
-        for (b, p) in self.stream[start..].iter_mut().zip(&self.previous) {
-            *b ^= p;
-        }
+        xor_into(&mut self.stream[start..], &self.previous);
         std::mem::swap(&mut self.previous, &mut self.unit);
         self.rows += 1;
     }
@@ -123,6 +121,13 @@ fn pack_tokens(stream: &[u8], out: &mut Vec<u8>) {
     flush_literals(out, literal_start, stream.len());
 }
 
+/// XORs `out` with `with` over their common length (a loop the compiler vectorizes).
+fn xor_into(out: &mut [u8], with: &[u8]) {
+    for (b, p) in out.iter_mut().zip(with) {
+        *b ^= p;
+    }
+}
+
 /// Reads a packed batch of `rows` rows that unpacks to `unpacked_len` bytes, refusing one
 /// whose stated lengths exceed `limit` bytes or what the tokens can give before anything is
 /// allocated. Returns the rows' bytes, one after the other, and each row's range in them.
@@ -138,28 +143,31 @@ pub fn unpack_rows(
     {
         return Err(RowPackError::LengthOutOfRange);
     }
-    let mut stream = Vec::with_capacity(unpacked_len);
+    // zeroed at once: a zero run only moves past its bytes
+    let mut stream = vec![0u8; unpacked_len];
+    let mut filled = 0;
     let mut i = 0;
     while i < packed.len() {
         let c = packed[i] as usize;
         i += 1;
-        if c < 128 {
+        let n = if c < 128 {
             let n = c + 1;
             let literal = packed.get(i..i + n).ok_or(RowPackError::LengthMismatch)?;
-            if stream.len() + n > unpacked_len {
-                return Err(RowPackError::LengthMismatch);
-            }
-            stream.extend_from_slice(literal);
+            stream
+                .get_mut(filled..filled + n)
+                .ok_or(RowPackError::LengthMismatch)?
+                .copy_from_slice(literal);
             i += n;
+            n
         } else {
-            let n = c - 127;
-            if stream.len() + n > unpacked_len {
-                return Err(RowPackError::LengthMismatch);
-            }
-            stream.resize(stream.len() + n, 0);
+            c - 127
+        };
+        filled += n;
+        if filled > unpacked_len {
+            return Err(RowPackError::LengthMismatch);
         }
     }
-    if stream.len() != unpacked_len {
+    if filled != unpacked_len {
         return Err(RowPackError::LengthMismatch);
     }
     // undo the XOR in place, unit by unit: the previous unit is already restored
@@ -167,27 +175,21 @@ pub fn unpack_rows(
     let mut previous = 0..0;
     let mut at = 0;
     for _ in 0..rows {
-        let head = at..at + 4;
-        if head.end > stream.len() {
+        if at + 4 > stream.len() {
             return Err(RowPackError::RowsMismatch);
         }
-        for k in 0..4 {
-            if k < previous.len() {
-                stream[at + k] ^= stream[previous.start + k];
-            }
-        }
-        let len = u32::from_le_bytes(stream[head].try_into().unwrap()) as usize;
-        let end = (at + 4)
+        let (restored, rest) = stream.split_at_mut(at);
+        let prev = &restored[previous];
+        xor_into(&mut rest[..4], prev);
+        let len = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
+        let unit = 4usize
             .checked_add(len)
-            .filter(|&e| e <= stream.len())
+            .filter(|&u| u <= rest.len())
             .ok_or(RowPackError::RowsMismatch)?;
-        let common = previous.len().min(end - at);
-        for k in 4..common {
-            stream[at + k] ^= stream[previous.start + k];
-        }
-        ranges.push(at + 4..end);
-        previous = at..end;
-        at = end;
+        xor_into(&mut rest[4..unit], prev.get(4..).unwrap_or_default());
+        ranges.push(at + 4..at + unit);
+        previous = at..at + unit;
+        at += unit;
     }
     if at != stream.len() {
         return Err(RowPackError::RowsMismatch);
