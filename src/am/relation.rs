@@ -33,6 +33,50 @@ pub(super) fn am_oid() -> Option<pg_sys::Oid> {
     (am != pg_sys::InvalidOid).then_some(am)
 }
 
+/// Whether relation `relid` is a partitioned table with a pg_columnar table among its
+/// partitions, at any depth. Reads the catalogs only and locks no partition: the planner
+/// hook that asks runs before PostgreSQL locks the partitions a query keeps, and a query
+/// must not wait for one it prunes (a partition being converted, say).
+///
+/// # Safety
+/// In a transaction.
+pub unsafe fn has_columnar_partition(relid: pg_sys::Oid) -> bool {
+    let Some(am) = am_oid() else {
+        return false;
+    };
+    // SAFETY: catalog reads in a transaction (this function's contract): the inheritance
+    // list without locks, each partition's pg_class row through the syscache, released
+    // after its access method is read
+    unsafe {
+        if pg_sys::get_rel_relkind(relid) != pg_sys::RELKIND_PARTITIONED_TABLE as std::ffi::c_char {
+            return false;
+        }
+        let all = pg_sys::find_all_inheritors(
+            relid,
+            pg_sys::NoLock as pg_sys::LOCKMODE,
+            std::ptr::null_mut(),
+        );
+        let n = if all.is_null() {
+            0
+        } else {
+            (*all).length as usize
+        };
+        (0..n).any(|i| {
+            let child = (*(*all).elements.add(i)).oid_value;
+            let tuple = pg_sys::SearchSysCache1(
+                pg_sys::SysCacheIdentifier::RELOID as i32,
+                pg_sys::Datum::from(child),
+            );
+            if tuple.is_null() {
+                return false; // dropped meanwhile
+            }
+            let relam = (*pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tuple)).relam;
+            pg_sys::ReleaseSysCache(tuple);
+            relam == am
+        })
+    }
+}
+
 /// Whether `rel` is a pg_columnar table.
 pub fn is_columnar(rel: pg_sys::Relation) -> bool {
     // a relation carries the table only after the handler gave it (`note_routine`)

@@ -12,8 +12,9 @@
 //!
 //! * a top-level conjunct of a SELECT's WHERE (also in the SELECTs of its FROM subqueries and
 //!   WITH queries), `col op ANY (subquery)` with `col` a column of a pg_columnar table of
-//!   that query whose comparison with an array the scan evaluates exactly (asked of the
-//!   scan's own `quals::Translator`);
+//!   that query, or of a partitioned table with a pg_columnar partition (its heap partitions
+//!   filter by the array as PostgreSQL does, or use it in an index scan), whose comparison
+//!   with an array the scan evaluates exactly (asked of the scan's own `quals::Translator`);
 //! * the subquery uncorrelated, without volatile functions, of one output column whose type
 //!   has an array type, reading only tables of at most [`SMALL_TABLE_ROWS`] rows by their
 //!   statistics (a dimension table): its array is built in memory, and each of its values
@@ -179,7 +180,10 @@ unsafe fn as_array_any(
         }
         let rte =
             list::ptrs::<pg_sys::RangeTblEntry>((*query).rtable).nth((*var).varno as usize - 1)?;
-        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || !is_columnar_table((*rte).relid) {
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+            || !(is_columnar_table((*rte).relid)
+                || crate::am::relation::has_columnar_partition((*rte).relid))
+        {
             return None;
         }
         let sub = (*sublink).subselect as *mut pg_sys::Query;

@@ -150,3 +150,60 @@ EXECUTE one_host('host_31');
 EXECUTE one_host('nobody');
 SELECT count(*), max(usage_user) FROM cpu_heap WHERE tags_id IN (7, 31) AND time < '2026-01-01 08:00+00' GROUP BY tags_id ORDER BY tags_id;
 RESET plan_cache_mode;
+
+-- a partitioned table, a pg_columnar partition and a heap one: the IN subquery becomes the
+-- initplan's array there too, which the pg_columnar partition's scan skips by (and
+-- PgcolAgg aggregates over) and the heap partition filters by
+CREATE TABLE cpu_p (time timestamptz, tags_id int, usage_user float8, usage_system float8) PARTITION BY RANGE (time);
+CREATE TABLE cpu_p1 PARTITION OF cpu_p FOR VALUES FROM (MINVALUE) TO ('2026-01-01 12:00+00')
+  USING pg_columnar WITH (pg_columnar.sort_key = 'tags_id, time');
+CREATE TABLE cpu_p2 PARTITION OF cpu_p FOR VALUES FROM ('2026-01-01 12:00+00') TO (MAXVALUE);
+INSERT INTO cpu_p SELECT * FROM cpu_heap;
+ANALYZE cpu_p;
+-- q's rows from the partitioned table (also with the IN subquery left a semi-join) as from
+-- the heap twin (%s: the table)
+CREATE FUNCTION same_partitioned(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE a text; p text; h text;
+  agg text := 'SELECT count(*) || '' rows, '' || coalesce(md5(string_agg(r::text, '','' ORDER BY r::text)), '''') FROM (%s) r';
+BEGIN
+  EXECUTE format(agg, format(q, 'cpu_p')) INTO a;
+  SET LOCAL pg_columnar.enable_subquery_values = off;
+  EXECUTE format(agg, format(q, 'cpu_p')) INTO p;
+  SET LOCAL pg_columnar.enable_subquery_values = on;
+  EXECUTE format(agg, format(q, 'cpu_heap')) INTO h;
+  IF a IS DISTINCT FROM h OR p IS DISTINCT FROM h THEN
+    RETURN format('MISMATCH %s, a semi-join %s, heap %s', a, p, h);
+  END IF;
+  RETURN a;
+END $$;
+SELECT same_partitioned($$SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM %s
+  WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_7'))
+    AND time >= '2026-01-01 03:00+00' AND time < '2026-01-01 04:00+00' GROUP BY minute$$);
+SELECT pruning($$SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM cpu_p
+  WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_7'))
+    AND time >= '2026-01-01 03:00+00' AND time < '2026-01-01 04:00+00' GROUP BY minute$$);
+SET pg_columnar.enable_subquery_values = off;
+SELECT pruning($$SELECT date_trunc('minute', time) AS minute, max(usage_user) FROM cpu_p
+  WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_7'))
+    AND time >= '2026-01-01 03:00+00' AND time < '2026-01-01 04:00+00' GROUP BY minute$$);
+RESET pg_columnar.enable_subquery_values;
+-- over both partitions: eight hosts, NULL and duplicate values, none
+SELECT same_partitioned($$SELECT date_trunc('hour', time) AS hour, max(usage_user), max(usage_system) FROM %s
+  WHERE tags_id IN (SELECT id FROM tags WHERE hostname IN ('host_1', 'host_5', 'host_9', 'host_13', 'host_17', 'host_21', 'host_25', 'host_29'))
+    AND time >= '2026-01-01 06:00+00' AND time < '2026-01-01 18:00+00' GROUP BY hour$$);
+SELECT same_partitioned($$SELECT count(*), sum(usage_user) FROM %s WHERE tags_id IN (SELECT k FROM keys)$$);
+SELECT same_partitioned($$SELECT count(*) FROM %s WHERE tags_id IN (SELECT id FROM tags WHERE region = 'none')$$);
+SELECT same_partitioned($$SELECT * FROM %s WHERE tags_id IN (SELECT id FROM dup) AND time >= '2026-01-01 11:58+00' AND time < '2026-01-01 12:02+00'$$);
+-- not rewritten: a partitioned table of heap partitions only
+CREATE TABLE heap_p (time timestamptz, tags_id int) PARTITION BY RANGE (time);
+CREATE TABLE heap_p1 PARTITION OF heap_p DEFAULT;
+CREATE FUNCTION rewritten(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line ~ 'tags_id = ANY' THEN RETURN true; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+SELECT rewritten($$SELECT count(*) FROM heap_p WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r1')$$) AS heap_only,
+       rewritten($$SELECT count(*) FROM cpu_p WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r1')$$) AS with_columnar;
