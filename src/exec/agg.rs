@@ -417,15 +417,11 @@ unsafe fn partitions_path(
 ) -> Option<*mut pg_sys::Path> {
     // SAFETY: `input` and `output` are valid relations, and `extra`, read only when not null,
     // the grouping's data (this function's contract)
-    if unsafe {
-        extra.is_null()
-            || (*extra).flags & pg_sys::GROUPING_CAN_PARTIAL_AGG as i32 == 0
-            || (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-            || (*input).part_scheme.is_null()
-            || (*input).part_rels.is_null()
-    } {
+    if unsafe { extra.is_null() || (*extra).flags & pg_sys::GROUPING_CAN_PARTIAL_AGG as i32 == 0 } {
         return None;
     }
+    // SAFETY: `input` is the planner's, at the grouping stage (this function's contract)
+    let children = unsafe { super::plan::leaf_partitions(input) }?;
     // SAFETY: `root` is the planner's, with its query (this function's contract)
     let grouped = unsafe { !(*(*root).parse).groupClause.is_null() };
     // SAFETY: as above
@@ -484,23 +480,10 @@ unsafe fn partitions_path(
     let total_groups = unsafe { (*output).rows }.max(1.0);
     let mut subpaths = Vec::new();
     let mut ours = 0;
-    // SAFETY: `input` is a partitioned base relation (checked above): `live_parts` indexes
-    // its `part_rels`, whose members are its live partitions' relations, valid while
-    // planning; each child's paths are set (the grouping stage follows the scans)
+    // SAFETY: the children are `input`'s live partitions, valid while planning, their paths
+    // set (the grouping stage follows the scans)
     unsafe {
-        let mut i = -1;
-        loop {
-            i = pg_sys::bms_next_member((*input).live_parts, i);
-            if i < 0 {
-                break;
-            }
-            let child = *(*input).part_rels.add(i as usize);
-            if child.is_null() || pg_sys::is_dummy_rel(child) {
-                continue;
-            }
-            if !(*child).part_scheme.is_null() || (*child).cheapest_total_path.is_null() {
-                return None; // a partition partitioned in turn: its own partitions not planned here
-            }
+        for child in children {
             // the partial target with the partition's columns, as PostgreSQL translates a
             // child's target for partitionwise aggregation
             // (the relation PostgreSQL's partitionwise aggregation uses for the partition, if
@@ -511,16 +494,10 @@ unsafe fn partitions_path(
                 (*child).relids,
             );
             let child_target = if (*(*child_rel).reltarget).exprs.is_null() {
-                let mut n: std::ffi::c_int = 0;
-                let appinfos = pg_sys::find_appinfos_by_relids(root, (*child).relids, &mut n);
                 let t = pg_sys::copy_pathtarget(target);
-                (*t).exprs = pg_sys::adjust_appendrel_attrs(
-                    root,
-                    (*target).exprs as *mut pg_sys::Node,
-                    n,
-                    appinfos,
-                ) as *mut pg_sys::List;
-                pg_sys::pfree(appinfos as *mut std::ffi::c_void);
+                (*t).exprs =
+                    super::plan::over_partition(root, child, (*target).exprs as *mut pg_sys::Node)
+                        as *mut pg_sys::List;
                 (*child_rel).reltarget = t;
                 t
             } else {

@@ -148,6 +148,68 @@ pub(super) unsafe fn scan_path_below(
     }
 }
 
+/// The live partitions of `input` (dummy ones left out), for a node planned partition by
+/// partition over a partitioned table; `None` unless `input` is a partitioned base relation
+/// whose every live partition is a leaf with paths (a partition partitioned in turn would
+/// need its own partitions planned here).
+///
+/// # Safety
+///
+/// `input` must be one of the planner's valid `RelOptInfo`s, at an upper stage (its
+/// partitions' paths are set), while planning.
+pub(super) unsafe fn leaf_partitions(
+    input: *mut pg_sys::RelOptInfo,
+) -> Option<Vec<*mut pg_sys::RelOptInfo>> {
+    // SAFETY: `input` is valid (the contract); `live_parts` indexes its `part_rels`, whose
+    // members are its live partitions' relations, valid while planning
+    unsafe {
+        if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+            || (*input).part_scheme.is_null()
+            || (*input).part_rels.is_null()
+        {
+            return None;
+        }
+        let mut children = Vec::new();
+        let mut i = -1;
+        loop {
+            i = pg_sys::bms_next_member((*input).live_parts, i);
+            if i < 0 {
+                return Some(children);
+            }
+            let child = *(*input).part_rels.add(i as usize);
+            if child.is_null() || pg_sys::is_dummy_rel(child) {
+                continue;
+            }
+            if !(*child).part_scheme.is_null() || (*child).cheapest_total_path.is_null() {
+                return None;
+            }
+            children.push(child);
+        }
+    }
+}
+
+/// `node`, an expression over a partitioned table's columns, over partition `child`'s (as
+/// PostgreSQL translates a partition's targets).
+///
+/// # Safety
+///
+/// `root` and `child` (a partition's relation) must be the planner's, while planning, in its
+/// memory context; `node` a valid expression tree.
+pub(super) unsafe fn over_partition(
+    root: *mut pg_sys::PlannerInfo,
+    child: *mut pg_sys::RelOptInfo,
+    node: *mut pg_sys::Node,
+) -> *mut pg_sys::Node {
+    // SAFETY: the planner's structures (the contract); the appinfos array is freed once used
+    unsafe {
+        let mut n: std::ffi::c_int = 0;
+        let appinfos = pg_sys::find_appinfos_by_relids(root, (*child).relids, &mut n);
+        let out = pg_sys::adjust_appendrel_attrs(root, node, n, appinfos);
+        pg_sys::pfree(appinfos as *mut std::ffi::c_void);
+        out
+    }
+}
+
 /// Installs the `set_rel_pathlist` hook.
 ///
 /// # Safety

@@ -386,46 +386,26 @@ unsafe fn partitions_path(
     input: *mut pg_sys::RelOptInfo,
     output: *mut pg_sys::RelOptInfo,
 ) -> Option<*mut pg_sys::Path> {
-    // SAFETY: `input` and `root` are the planner's (this function's contract)
-    let (distinct_keys, sort_keys) = unsafe {
-        if (*input).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-            || (*input).part_scheme.is_null()
-            || (*input).part_rels.is_null()
-        {
-            return None;
-        }
-        ((*root).distinct_pathkeys, (*root).sort_pathkeys)
-    };
+    // SAFETY: `input` is the planner's, at the DISTINCT stage (this function's contract)
+    let children = unsafe { super::plan::leaf_partitions(input) }?;
     // SAFETY: the planner's pathkey Lists, read only
-    let ncols = unsafe { list::len(distinct_keys) };
-    // SAFETY: as above
-    if ncols == 0 || unsafe { list::len(sort_keys) } <= ncols {
+    let (ncols, nsort) = unsafe {
+        (
+            list::len((*root).distinct_pathkeys),
+            list::len((*root).sort_pathkeys),
+        )
+    };
+    if ncols == 0 || nsort <= ncols {
         return None; // the group or the order redundant (a constant): left to PostgreSQL
     }
     let mut subpaths = Vec::new();
     let mut ours = 0;
-    // SAFETY: `input` is a partitioned base relation (checked above): `live_parts` indexes
-    // its `part_rels`, whose members are its live partitions' relations, valid while
-    // planning, their paths set and their targets translated from the query's (the scan and
-    // join target is applied to each partition before the upper stages)
+    // SAFETY: the children are `input`'s live partitions, valid while planning, their paths
+    // set and their targets translated from the query's (the scan and join target is
+    // applied to each partition before the upper stages)
     unsafe {
-        let mut i = -1;
-        loop {
-            i = pg_sys::bms_next_member((*input).live_parts, i);
-            if i < 0 {
-                break;
-            }
-            let child = *(*input).part_rels.add(i as usize);
-            if child.is_null() || pg_sys::is_dummy_rel(child) {
-                continue;
-            }
-            if !(*child).part_scheme.is_null() || (*child).cheapest_total_path.is_null() {
-                return None; // a partition partitioned in turn
-            }
-            let mut n: std::ffi::c_int = 0;
-            let appinfos = pg_sys::find_appinfos_by_relids(root, (*child).relids, &mut n);
-            let translate =
-                |e: *mut pg_sys::Node| pg_sys::adjust_appendrel_attrs(root, e, n, appinfos);
+        for child in children {
+            let translate = |e| super::plan::over_partition(root, child, e);
             let child_out = pg_sys::fetch_upper_rel(
                 root,
                 pg_sys::UpperRelationKind::UPPERREL_DISTINCT,
@@ -450,8 +430,13 @@ unsafe fn partitions_path(
     // `output` the DISTINCT stage's relation
     unsafe {
         let append = crate::compat::create_append_path(root, input, list::from_nodes(subpaths));
-        let sort =
-            pg_sys::create_sort_path(root, output, append as *mut pg_sys::Path, sort_keys, -1.0);
+        let sort = pg_sys::create_sort_path(
+            root,
+            output,
+            append as *mut pg_sys::Path,
+            (*root).sort_pathkeys,
+            -1.0,
+        );
         let groups = pg_sys::estimate_num_groups(
             root,
             list::from_nodes([shape.group.expect("the DISTINCT ON shape")]),
