@@ -33,23 +33,28 @@ pub(super) fn am_oid() -> Option<pg_sys::Oid> {
     (am != pg_sys::InvalidOid).then_some(am)
 }
 
-/// Whether relation `relid` is a partitioned table with a pg_columnar table among its
-/// partitions, at any depth. Reads the catalogs only and locks no partition: the planner
-/// hook that asks runs before PostgreSQL locks the partitions a query keeps, and a query
-/// must not wait for one it prunes (a partition being converted, say).
+/// The leaf partitions of a partitioned table, at any depth, by access method.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PartitionLeaves {
+    pub columnar: usize,
+    pub other: usize,
+}
+
+/// The leaf partitions of `relid` if it is a partitioned table. Reads the catalogs only and
+/// locks no partition: the planner hook that asks runs before PostgreSQL locks the
+/// partitions a query keeps, and a query must not wait for one it prunes (a partition being
+/// converted, say).
 ///
 /// # Safety
 /// In a transaction.
-pub unsafe fn has_columnar_partition(relid: pg_sys::Oid) -> bool {
-    let Some(am) = am_oid() else {
-        return false;
-    };
+pub unsafe fn partition_leaves(relid: pg_sys::Oid) -> Option<PartitionLeaves> {
+    let am = am_oid()?;
     // SAFETY: catalog reads in a transaction (this function's contract): the inheritance
-    // list without locks, each partition's pg_class row through the syscache, released
-    // after its access method is read
+    // list without locks, each member's pg_class row through the syscache, released once
+    // its kind and access method are read
     unsafe {
         if pg_sys::get_rel_relkind(relid) != pg_sys::RELKIND_PARTITIONED_TABLE as std::ffi::c_char {
-            return false;
+            return None;
         }
         let all = pg_sys::find_all_inheritors(
             relid,
@@ -61,19 +66,31 @@ pub unsafe fn has_columnar_partition(relid: pg_sys::Oid) -> bool {
         } else {
             (*all).length as usize
         };
-        (0..n).any(|i| {
-            let child = (*(*all).elements.add(i)).oid_value;
+        let mut leaves = PartitionLeaves::default();
+        for i in 0..n {
+            let member = (*(*all).elements.add(i)).oid_value;
             let tuple = pg_sys::SearchSysCache1(
                 pg_sys::SysCacheIdentifier::RELOID as i32,
-                pg_sys::Datum::from(child),
+                pg_sys::Datum::from(member),
             );
             if tuple.is_null() {
-                return false; // dropped meanwhile
+                continue; // dropped meanwhile
             }
-            let relam = (*pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tuple)).relam;
+            let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tuple);
+            let (kind, relam) = ((*form).relkind, (*form).relam);
             pg_sys::ReleaseSysCache(tuple);
-            relam == am
-        })
+            // (the table itself and partitioned members are not leaves; a partitioned
+            // table may name an access method from 17 on)
+            if kind == pg_sys::RELKIND_PARTITIONED_TABLE as std::ffi::c_char {
+                continue;
+            }
+            if kind == pg_sys::RELKIND_RELATION as std::ffi::c_char && relam == am {
+                leaves.columnar += 1;
+            } else {
+                leaves.other += 1;
+            }
+        }
+        Some(leaves)
     }
 }
 

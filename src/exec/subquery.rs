@@ -32,6 +32,11 @@ use super::list;
 const SMALL_TABLE_ROWS: f32 = 10_000.0;
 const SMALL_TABLE_PAGES: i32 = 128;
 
+/// Values the subquery may return (by the bound its tables' statistics give) when a
+/// partitioned table it filters has partitions of another access method, which compare
+/// each row with every value of the array.
+const OTHER_PARTITION_VALUES: f64 = 100.0;
+
 static mut PREV_PLANNER: pg_sys::planner_hook_type = None;
 
 /// Installs the planner hook.
@@ -180,10 +185,7 @@ unsafe fn as_array_any(
         }
         let rte =
             list::ptrs::<pg_sys::RangeTblEntry>((*query).rtable).nth((*var).varno as usize - 1)?;
-        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
-            || !(is_columnar_table((*rte).relid)
-                || crate::am::relation::has_columnar_partition((*rte).relid))
-        {
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION {
             return None;
         }
         let sub = (*sublink).subselect as *mut pg_sys::Query;
@@ -191,9 +193,18 @@ unsafe fn as_array_any(
             || (*sub).commandType != pg_sys::CmdType::CMD_SELECT
             || pg_sys::contain_vars_of_level(sub as *mut pg_sys::Node, 1)
             || pg_sys::contain_volatile_functions(sub as *mut pg_sys::Node)
-            || !reads_small_tables(sub)
         {
             return None;
+        }
+        let rows = small_tables_rows(sub)?;
+        if !is_columnar_table((*rte).relid) {
+            // a partitioned table with a pg_columnar partition; its other partitions look
+            // the values up in the array one by one (PostgreSQL hashes only a constant
+            // array), so only a few values, where a hash semi-join would not be better
+            let leaves = crate::am::relation::partition_leaves((*rte).relid)?;
+            if leaves.columnar == 0 || (leaves.other > 0 && rows > OTHER_PARTITION_VALUES) {
+                return None;
+            }
         }
         let outputs = list::ptrs::<pg_sys::TargetEntry>((*sub).targetList)
             .filter(|&te| !(*te).resjunk)
@@ -255,32 +266,43 @@ unsafe fn is_columnar_table(relid: pg_sys::Oid) -> bool {
     }
 }
 
-/// Whether `sub` reads only tables (no functions, VALUES or subqueries) small by their
-/// statistics: of at most [`SMALL_TABLE_ROWS`] rows, or [`SMALL_TABLE_PAGES`] pages if never
-/// analyzed.
+/// If `sub` reads only tables (no functions, VALUES or subqueries) small by their
+/// statistics (of at most [`SMALL_TABLE_ROWS`] rows, or [`SMALL_TABLE_PAGES`] pages if never
+/// analyzed, counted as [`SMALL_TABLE_ROWS`]): a bound on the rows it returns, the product of
+/// the tables' rows (a join returns at most that; set-returning targets and grouping sets,
+/// which may return more, give no bound).
 ///
 /// # Safety
 /// `sub` is a valid Query, in a transaction.
-unsafe fn reads_small_tables(sub: *mut pg_sys::Query) -> bool {
+unsafe fn small_tables_rows(sub: *mut pg_sys::Query) -> Option<f64> {
+    // SAFETY: `sub` is a valid Query (the contract)
+    if unsafe { (*sub).hasTargetSRFs || !(*sub).groupingSets.is_null() } {
+        return None;
+    }
+    let mut bound = 1.0f64;
     // SAFETY: `sub`'s range table holds valid entries (the contract); each relation is one
     // the query has locked, opened and closed at once
     unsafe {
-        list::ptrs::<pg_sys::RangeTblEntry>((*sub).rtable).all(|rte| match (*rte).rtekind {
-            pg_sys::RTEKind::RTE_JOIN => true,
-            pg_sys::RTEKind::RTE_RELATION => {
-                let rel = pg_sys::RelationIdGetRelation((*rte).relid);
-                if rel.is_null() {
-                    return false;
+        for rte in list::ptrs::<pg_sys::RangeTblEntry>((*sub).rtable) {
+            match (*rte).rtekind {
+                pg_sys::RTEKind::RTE_JOIN => {}
+                pg_sys::RTEKind::RTE_RELATION => {
+                    let rel = pg_sys::RelationIdGetRelation((*rte).relid);
+                    if rel.is_null() {
+                        return None;
+                    }
+                    let (tuples, pages) = ((*(*rel).rd_rel).reltuples, (*(*rel).rd_rel).relpages);
+                    pg_sys::RelationClose(rel);
+                    let rows = if tuples >= 0.0 {
+                        (tuples <= SMALL_TABLE_ROWS).then_some(tuples)
+                    } else {
+                        (pages <= SMALL_TABLE_PAGES).then_some(SMALL_TABLE_ROWS)
+                    }?;
+                    bound *= f64::from(rows).max(1.0);
                 }
-                let (tuples, pages) = ((*(*rel).rd_rel).reltuples, (*(*rel).rd_rel).relpages);
-                pg_sys::RelationClose(rel);
-                if tuples >= 0.0 {
-                    tuples <= SMALL_TABLE_ROWS
-                } else {
-                    pages <= SMALL_TABLE_PAGES
-                }
+                _ => return None,
             }
-            _ => false,
-        })
+        }
     }
+    Some(bound)
 }

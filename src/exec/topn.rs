@@ -406,13 +406,9 @@ unsafe fn partitions_path(
     unsafe {
         for child in children {
             let translate = |e| super::plan::over_partition(root, child, e);
-            let child_out = pg_sys::fetch_upper_rel(
-                root,
-                pg_sys::UpperRelationKind::UPPERREL_DISTINCT,
-                (*child).relids,
-            );
-            let path = match rel_path(root, shape, child, child_out, (*child).reltarget, translate)
-            {
+            // the partition's own relation as the path's parent: PostgreSQL prunes an
+            // Append's subpaths at run time by their partitions
+            let path = match rel_path(root, shape, child, child, (*child).reltarget, translate) {
                 Some(p) => {
                     ours += 1;
                     p as *mut pg_sys::Path

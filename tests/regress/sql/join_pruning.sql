@@ -194,7 +194,12 @@ SELECT same_partitioned($$SELECT date_trunc('hour', time) AS hour, max(usage_use
 SELECT same_partitioned($$SELECT count(*), sum(usage_user) FROM %s WHERE tags_id IN (SELECT k FROM keys)$$);
 SELECT same_partitioned($$SELECT count(*) FROM %s WHERE tags_id IN (SELECT id FROM tags WHERE region = 'none')$$);
 SELECT same_partitioned($$SELECT * FROM %s WHERE tags_id IN (SELECT id FROM dup) AND time >= '2026-01-01 11:58+00' AND time < '2026-01-01 12:02+00'$$);
--- not rewritten: a partitioned table of heap partitions only
+-- not rewritten: a subquery that may return more values than a heap partition should
+-- compare each row with (a table of 200 rows), and a partitioned table of heap partitions only
+CREATE TABLE many (id int);
+INSERT INTO many SELECT g FROM generate_series(1, 200) g;
+ANALYZE many;
+SELECT same_partitioned($$SELECT count(*), sum(usage_user) FROM %s WHERE tags_id IN (SELECT id FROM many WHERE id %% 3 = 0)$$);
 CREATE TABLE heap_p (time timestamptz, tags_id int) PARTITION BY RANGE (time);
 CREATE TABLE heap_p1 PARTITION OF heap_p DEFAULT;
 CREATE FUNCTION rewritten(q text) RETURNS boolean LANGUAGE plpgsql AS $$
@@ -206,4 +211,6 @@ BEGIN
   RETURN false;
 END $$;
 SELECT rewritten($$SELECT count(*) FROM heap_p WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r1')$$) AS heap_only,
-       rewritten($$SELECT count(*) FROM cpu_p WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r1')$$) AS with_columnar;
+       rewritten($$SELECT count(*) FROM cpu_p WHERE tags_id IN (SELECT id FROM tags WHERE region = 'r1')$$) AS with_columnar,
+       rewritten($$SELECT count(*) FROM cpu_p WHERE tags_id IN (SELECT id FROM many)$$) AS many_values,
+       rewritten($$SELECT count(*) FROM cpu WHERE tags_id IN (SELECT id FROM many)$$) AS many_values_one_table;

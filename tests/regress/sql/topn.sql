@@ -232,3 +232,11 @@ SELECT topn_same('SELECT DISTINCT ON (k) k, n, v FROM %s WHERE v > 100 ORDER BY 
 SELECT topn_same('SELECT DISTINCT ON (h) h, t FROM %s WHERE t < ''2016-01-01 00:50+00'' ORDER BY h, t DESC NULLS LAST', 'tp');
 -- only heap partitions left by pruning: PostgreSQL's plan
 SELECT topn_same('SELECT DISTINCT ON (h) h, t FROM %s WHERE t >= ''2016-01-01 01:30+00'' ORDER BY h, t DESC', 'tp');
+-- a generic plan: the partitions the parameter rules out are pruned at run time
+PREPARE newest_per_host(timestamptz) AS SELECT DISTINCT ON (h) h, t FROM tp WHERE t >= $1 ORDER BY h, t DESC;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE newest_per_host('2016-01-01 00:50+00');
+SELECT md5(string_agg(r::text, ' ')) FROM (SELECT DISTINCT ON (h) h, t FROM tp_heap WHERE t >= '2016-01-01 00:50+00' ORDER BY h, t DESC) r;
+CREATE TEMP TABLE newest_rows AS EXECUTE newest_per_host('2016-01-01 00:50+00');
+SELECT md5(string_agg(r::text, ' ')) FROM (SELECT * FROM newest_rows ORDER BY h, t DESC) r;
+RESET plan_cache_mode;
