@@ -395,6 +395,11 @@ unsafe extern "C-unwind" fn upper_paths(
         // SAFETY: as above; `path` is a path of `output_rel`, just made
         unsafe { pg_sys::add_path(output_rel, path) };
     }
+    // SAFETY: as above
+    if let Some(path) = unsafe { distinct_partitions_path(root, input_rel, output_rel) } {
+        // SAFETY: as above; `path` is a path of `output_rel`, just made
+        unsafe { pg_sys::add_path(output_rel, path) };
+    }
 }
 
 /// The plan of a partitioned table's grouping, partition by partition: each partition's
@@ -545,6 +550,198 @@ unsafe fn partitions_path(
             &final_costs,
             total_groups,
         ))
+    }
+}
+
+/// `count(DISTINCT x)` over a partitioned table without GROUP BY (every aggregate of the
+/// query one, of the same column `x`, without FILTER): each partition's distinct values of
+/// `x` (this node grouping a pg_columnar partition by `x`, PostgreSQL's HashAggregate
+/// another partition's rows), an Append of them, and PostgreSQL's Aggregate above, which
+/// counts the distinct values among them: the same set of values, so the same count. The
+/// aggregate has no partial state, so partitionwise aggregation does not apply, and
+/// PostgreSQL's own plan sorts every row of the partitions. `None` unless the input is a
+/// partitioned table whose live partitions are all leaves and at least one is grouped by
+/// this node.
+///
+/// # Safety
+/// `root`, `input` and `output` are the planner's, valid while planning (`output` the
+/// grouping relation of `input`); in a transaction, in the planner's memory context.
+unsafe fn distinct_partitions_path(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    output: *mut pg_sys::RelOptInfo,
+) -> Option<*mut pg_sys::Path> {
+    // SAFETY: `root` is the planner's, with its query (this function's contract)
+    let parse = unsafe { (*root).parse };
+    // SAFETY: `parse` is the query being planned
+    if unsafe {
+        !(*parse).groupClause.is_null()
+            || !(*parse).groupingSets.is_null()
+            || (*parse).hasWindowFuncs
+            || (*parse).hasTargetSRFs
+            || !(*parse).rowMarks.is_null()
+            || pg_sys::contain_subplans((*parse).havingQual)
+    } {
+        return None;
+    }
+    // SAFETY: `input` is the planner's, at the grouping stage (this function's contract)
+    let children = unsafe { super::plan::leaf_partitions(input) }?;
+    let mut aggrefs = Vec::new();
+    // SAFETY: `output`'s target and the query's HAVING are valid expressions of the query
+    unsafe {
+        aggrefs_of(
+            list::nodes((*(*output).reltarget).exprs)
+                .chain(list::nodes((*parse).havingQual as *mut pg_sys::List)),
+            &mut aggrefs,
+        )
+    };
+    let mut column: Option<*mut pg_sys::Node> = None;
+    for &a in &aggrefs {
+        // SAFETY: `a` is an Aggref of the query (`aggrefs_of` found it); its one argument's
+        // expression is read only once the List's length is checked
+        let arg = unsafe {
+            let a = &*(a as *mut pg_sys::Aggref);
+            if a.aggfnoid != pg_sys::Oid::from(2147) // count(any)
+                || a.aggdistinct.is_null()
+                || !a.aggorder.is_null()
+                || !a.aggfilter.is_null()
+                || a.agglevelsup != 0
+                || a.aggkind != pg_sys::AGGKIND_NORMAL as std::ffi::c_char
+                || list::len(a.args) != 1
+            {
+                return None;
+            }
+            let te = list::ptrs::<pg_sys::TargetEntry>(a.args).next()?;
+            (*te).expr as *mut pg_sys::Node
+        };
+        // SAFETY: `arg` is a valid expression, read as a Var once its tag says so
+        let is_column = unsafe {
+            (*arg).type_ == pg_sys::NodeTag::T_Var && {
+                let v = &*(arg as *mut pg_sys::Var);
+                v.varno as u32 == (*input).relid && v.varlevelsup == 0 && v.varattno > 0
+            }
+        };
+        // SAFETY: both are valid expressions
+        if !is_column
+            || column.is_some_and(|c| unsafe {
+                !pg_sys::equal(c as *const std::ffi::c_void, arg as *const std::ffi::c_void)
+            })
+        {
+            return None;
+        }
+        column = Some(arg);
+    }
+    let column = column?;
+    // how PostgreSQL groups a column of its type (a partition's HashAggregate)
+    let (mut sortop, mut eqop, mut hashable) = (pg_sys::InvalidOid, pg_sys::InvalidOid, false);
+    // SAFETY: `column` is a valid expression; the operator lookup is a catalog read in a
+    // transaction, its outputs the locals given
+    unsafe {
+        pg_sys::get_sort_group_operators(
+            pg_sys::exprType(column),
+            false,
+            true,
+            false,
+            &mut sortop,
+            &mut eqop,
+            std::ptr::null_mut(),
+            &mut hashable,
+        )
+    };
+    if eqop == pg_sys::InvalidOid || !hashable {
+        return None;
+    }
+    // the one grouping clause of a partition's HashAggregate, by this reference
+    const REF: pg_sys::Index = 1;
+    // SAFETY: made in the planner's memory context, every field set
+    let clause = unsafe {
+        let c = pg_sys::palloc0(std::mem::size_of::<pg_sys::SortGroupClause>())
+            as *mut pg_sys::SortGroupClause;
+        (*c).type_ = pg_sys::NodeTag::T_SortGroupClause;
+        (*c).tleSortGroupRef = REF;
+        (*c).eqop = eqop;
+        (*c).sortop = sortop;
+        (*c).nulls_first = false;
+        (*c).hashable = true;
+        list::from_nodes([c as *mut pg_sys::Node])
+    };
+    let no_costs = pg_sys::AggClauseCosts::default();
+    let mut subpaths = Vec::new();
+    let mut ours = 0;
+    // SAFETY: the children are `input`'s live partitions, valid while planning, their paths
+    // set (the grouping stage follows the scans); each path is made in the planner's memory
+    // context with the partition's own relation as parent (so the Append's run-time pruning
+    // knows it)
+    unsafe {
+        for child in children {
+            let x = super::plan::over_partition(root, child, column);
+            let target = pg_sys::create_empty_pathtarget();
+            pg_sys::add_column_to_pathtarget(target, x as *mut pg_sys::Expr, REF);
+            let path = match agg_path_by(root, child, child, target, vec![x], true, false) {
+                Some(p) => {
+                    ours += 1;
+                    p as *mut pg_sys::Path
+                }
+                None => {
+                    let rows = (*(*child).cheapest_total_path).rows;
+                    let groups = pg_sys::estimate_num_groups(
+                        root,
+                        list::from_nodes([x]),
+                        rows,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    );
+                    let projection = pg_sys::create_projection_path(
+                        root,
+                        child,
+                        (*child).cheapest_total_path,
+                        target,
+                    );
+                    pg_sys::create_agg_path(
+                        root,
+                        child,
+                        projection as *mut pg_sys::Path,
+                        target,
+                        pg_sys::AggStrategy::AGG_HASHED,
+                        pg_sys::AggSplit::AGGSPLIT_SIMPLE,
+                        clause,
+                        std::ptr::null_mut(),
+                        &no_costs,
+                        groups.max(1.0),
+                    ) as *mut pg_sys::Path
+                }
+            };
+            subpaths.push(path as *mut pg_sys::Node);
+        }
+    }
+    if ours == 0 {
+        return None;
+    }
+    // SAFETY: while planning: the subpaths are `input`'s partitions' distinct values of
+    // `column`, each over the partition's columns; the Append returns the column (over
+    // `input`'s), the Aggregate above the query's grouping target and HAVING, with the
+    // aggregates' costs PostgreSQL computes
+    unsafe {
+        let append = crate::compat::create_append_path(root, input, list::from_nodes(subpaths));
+        let values = pg_sys::create_empty_pathtarget();
+        pg_sys::add_column_to_pathtarget(values, column as *mut pg_sys::Expr, 0);
+        pg_sys::set_pathtarget_cost_width(root, values);
+        (*append).path.pathtarget = values;
+        let mut costs = pg_sys::AggClauseCosts::default();
+        pg_sys::get_agg_clause_costs(root, pg_sys::AggSplit::AGGSPLIT_SIMPLE, &mut costs);
+        let agg = pg_sys::create_agg_path(
+            root,
+            output,
+            append as *mut pg_sys::Path,
+            (*output).reltarget,
+            pg_sys::AggStrategy::AGG_PLAIN,
+            pg_sys::AggSplit::AGGSPLIT_SIMPLE,
+            std::ptr::null_mut(),
+            (*parse).havingQual as *mut pg_sys::List,
+            &costs,
+            1.0,
+        );
+        Some(agg as *mut pg_sys::Path)
     }
 }
 
@@ -886,6 +1083,27 @@ unsafe fn agg_path(
     partial: bool,
     parallel: bool,
 ) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: `root` is the planner's, with its query, and `target` a valid PathTarget of
+    // it (this function's contract)
+    let keys = unsafe { group_exprs((*root).parse, target) }?;
+    // SAFETY: as above
+    unsafe { agg_path_by(root, input, output, target, keys, partial, parallel) }
+}
+
+/// [`agg_path`] grouping by `keys`, expressions of `target` (the query's GROUP BY
+/// expressions, or others a plan of its own groups by: `distinct_partitions_path`).
+///
+/// # Safety
+/// As [`agg_path`]'s; `keys` valid expressions over `input`.
+unsafe fn agg_path_by(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    output: *mut pg_sys::RelOptInfo,
+    target: *mut pg_sys::PathTarget,
+    keys: Vec<*mut pg_sys::Node>,
+    partial: bool,
+    parallel: bool,
+) -> Option<*mut pg_sys::CustomPath> {
     // SAFETY: `root` is the planner's, with its valid query (this function's contract)
     let parse = unsafe { (*root).parse };
     // SAFETY: `parse` is the query being planned and `root` the planner's (this function's
@@ -897,17 +1115,14 @@ unsafe fn agg_path(
             || !(*parse).rowMarks.is_null()
             || !(*root).minmax_aggs.is_null()
             || pg_sys::contain_subplans((*parse).havingQual)
-            || list::len((*parse).groupClause) > pg_columnar_codec::group::MAX_KEYS
-    } {
+    } || keys.len() > pg_columnar_codec::group::MAX_KEYS
+    {
         return None;
     }
     // SAFETY: `input` is a valid relation of the planner (this function's contract)
     let relid = unsafe { (*input).relid };
     // SAFETY: `root` and `input` are the planner's, while planning (this function's contract)
     let (scan, natts) = unsafe { super::plan::scan_path_below(root, input, parallel) }?;
-    // SAFETY: `parse` is the query being planned and `target` a valid PathTarget of it (this
-    // function's contract)
-    let keys = unsafe { group_exprs(parse, target) }?;
     for &k in &keys {
         // SAFETY: `k` is an expression of the query being planned, in a transaction
         unsafe { super::group::key_spec(k, relid, natts) }?;
@@ -999,7 +1214,10 @@ unsafe fn agg_path(
     // are made in the planner's memory context (this function's contract)
     unsafe {
         (*p).custom_paths = list::from_nodes([scan as *mut pg_sys::Node]);
-        (*p).custom_private = list::from_nodes([pg_sys::makeBoolConst(partial, false)]);
+        // the mode, then the keys, which the plan groups by
+        (*p).custom_private = list::from_nodes(
+            std::iter::once(pg_sys::makeBoolConst(partial, false)).chain(keys.iter().copied()),
+        );
     }
     Some(p)
 }
@@ -1049,10 +1267,9 @@ unsafe extern "C-unwind" fn plan_custom_path(
     };
     // the node's scan tuple: the keys, then the aggregates, each once; setrefs turns the
     // target list's and HAVING's occurrences of them into references to it (by equality)
-    // SAFETY: `parse` is the query being planned, and the path's target the grouping target
-    // `agg_path` found every key in
-    let keys = unsafe { group_exprs(parse, (*best_path).path.pathtarget) }
-        .expect("the path found every key");
+    // SAFETY: `best_path`'s `custom_private` is `agg_path_by`'s: its mode, then its keys
+    let keys: Vec<*mut pg_sys::Node> =
+        unsafe { list::nodes((*best_path).custom_private).skip(1).collect() };
     let key_specs: Vec<KeySpec> = keys
         .iter()
         .map(|&k| {
@@ -1130,8 +1347,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
 /// # Safety
 /// `path` is a path [`agg_path`] made.
 unsafe fn path_is_partial(path: *const pg_sys::CustomPath) -> bool {
-    // SAFETY: `agg_path` made `path`'s `custom_private` a List of one bool Const (this
-    // function's contract)
+    // SAFETY: `agg_path` made `path`'s `custom_private` a List of a bool Const, then the
+    // keys (this function's contract)
     unsafe {
         let c = list::nodes((*path).custom_private)
             .next()
@@ -2138,11 +2355,18 @@ impl CustomNode for Exec {
                 }
             } + if s.filter.is_some() { " FILTER (vectorized)" } else { "" })
             .collect();
-        property(c"Vectorized Aggregates", names.join(", "));
+        if !self.specs.is_empty() {
+            property(c"Vectorized Aggregates", names.join(", "));
+        }
         if self.partial {
             property(
                 c"Mode",
-                "partial (transition states, combined by the Finalize above)".to_string(),
+                if self.specs.is_empty() {
+                    "partial (the keys alone, combined above)"
+                } else {
+                    "partial (transition states, combined by the Finalize above)"
+                }
+                .to_string(),
             );
         }
         if analyze {

@@ -49,5 +49,44 @@ RESET enable_partitionwise_aggregate;
 SET pg_columnar.enable_vectorized_agg = off;
 EXPLAIN (COSTS OFF) SELECT host, count(*), sum(n), max(v), avg(v) FROM pa GROUP BY host;
 RESET pg_columnar.enable_vectorized_agg;
+-- count(DISTINCT col) without GROUP BY: each partition's distinct values (PgcolAgg grouping
+-- a pg_columnar partition by the column, PostgreSQL's HashAggregate the heap one), an
+-- Append, PostgreSQL's Aggregate counting the distinct values among them (NULLs in the
+-- values, a value in several partitions, HAVING, an expression over the count); float
+-- values (-0, 0, NaN) go through HashAggregate in every partition: PostgreSQL's plan
+INSERT INTO pa VALUES ('2020-01-01 03:00:30+00', 7, '-0', NULL), ('2020-01-02 03:00:30+00', 7, '0', NULL),
+                      ('2020-01-03 03:00:30+00', 8, 'NaN', NULL), ('2020-01-01 04:00:30+00', 8, 'NaN', NULL);
+INSERT INTO pa_heap VALUES ('2020-01-01 03:00:30+00', 7, '-0', NULL), ('2020-01-02 03:00:30+00', 7, '0', NULL),
+                      ('2020-01-03 03:00:30+00', 8, 'NaN', NULL), ('2020-01-01 04:00:30+00', 8, 'NaN', NULL);
+EXPLAIN (COSTS OFF) SELECT count(DISTINCT host) FROM pa WHERE ts >= '2020-01-01 12:00+00';
+SELECT count(DISTINCT host), count(DISTINCT n) FROM pa;
+SELECT same($$SELECT count(DISTINCT host) FROM pa WHERE ts >= '2020-01-01 12:00+00'$$);
+SELECT same($$SELECT count(DISTINCT n), count(DISTINCT n) + 1 AS plus FROM pa WHERE ts < '2020-01-02 12:00+00' HAVING count(DISTINCT n) > 3$$);
+SELECT count(DISTINCT n) FROM pa WHERE ts < '2020-01-02 12:00+00' HAVING count(DISTINCT n) > 10;
+SELECT same($$SELECT count(DISTINCT v) FROM pa$$);
+SELECT same($$SELECT count(DISTINCT host) FROM pa WHERE v > 20$$);
+-- left to PostgreSQL: two columns, a FILTER, a GROUP BY, another aggregate beside it
+CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; r text := 'PostgreSQL';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line ~ 'PgcolAgg' THEN r := 'PgcolAgg'; END IF;
+  END LOOP;
+  RETURN r;
+END $$;
+SELECT plan_of($$SELECT count(DISTINCT host), count(DISTINCT n) FROM pa$$) AS two_columns,
+       plan_of($$SELECT count(DISTINCT host) FILTER (WHERE n > 2) FROM pa$$) AS filter,
+       plan_of($$SELECT n, count(DISTINCT host) FROM pa GROUP BY n$$) AS grouped,
+       plan_of($$SELECT count(DISTINCT host), count(*) FROM pa$$) AS with_count_star,
+       plan_of($$SELECT count(DISTINCT host) FROM pa$$) AS alone;
+SELECT same($$SELECT count(DISTINCT host), count(DISTINCT n) FROM pa$$);
+SELECT same($$SELECT n, count(DISTINCT host) FROM pa GROUP BY n$$);
+-- a generic plan prunes partitions at run time
+PREPARE hosts_since(timestamptz) AS SELECT count(DISTINCT host) FROM pa WHERE ts >= $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE hosts_since('2020-01-02 12:00+00');
+EXECUTE hosts_since('2020-01-02 12:00+00');
+SELECT count(DISTINCT host) FROM pa_heap WHERE ts >= '2020-01-02 12:00+00';
+RESET plan_cache_mode;
 DROP TABLE pa, pa_heap;
 DROP FUNCTION same(text);
