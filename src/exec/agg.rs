@@ -508,14 +508,16 @@ unsafe fn partitions_path(
             } else {
                 (*child_rel).reltarget
             };
-            let path = match agg_path(root, child, child_rel, child_target, true, false) {
+            // the partition's own relation as the paths' parent: PostgreSQL prunes an Append's
+            // subpaths at run time by their partitions
+            let path = match agg_path(root, child, child, child_target, true, false) {
                 Some(p) => {
                     ours += 1;
                     p as *mut pg_sys::Path
                 }
                 None => pg_sys::create_agg_path(
                     root,
-                    child_rel,
+                    child,
                     (*child).cheapest_total_path,
                     child_target,
                     strategy,
@@ -542,7 +544,10 @@ unsafe fn partitions_path(
     // data with the final costs PostgreSQL computed (checked above)
     unsafe {
         let append =
-            crate::compat::create_append_path(root, partial_rel, super::list::from_nodes(subpaths));
+            crate::compat::create_append_path(root, input, super::list::from_nodes(subpaths));
+        // (an Append of the partitioned table itself, whose quals prune at run time, returning
+        // the partial target)
+        (*append).path.pathtarget = target;
         Some(finalize_path(
             root,
             output,

@@ -87,6 +87,12 @@ SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF) EXECUTE hosts_since('2020-01-02 12:00+00');
 EXECUTE hosts_since('2020-01-02 12:00+00');
 SELECT count(DISTINCT host) FROM pa_heap WHERE ts >= '2020-01-02 12:00+00';
+PREPARE by_host_since(timestamptz) AS SELECT host, count(*), max(v) FROM pa WHERE ts >= $1 GROUP BY host;
+EXPLAIN (COSTS OFF) EXECUTE by_host_since('2020-01-02 12:00+00');
+CREATE TEMP TABLE by_host AS EXECUTE by_host_since('2020-01-02 12:00+00');
+SELECT (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM by_host x)
+     = (SELECT string_agg(x::text, '|' ORDER BY x::text)
+          FROM (SELECT host, count(*), max(v) FROM pa_heap WHERE ts >= '2020-01-02 12:00+00' GROUP BY host) x) AS same_rows;
 RESET plan_cache_mode;
 DROP TABLE pa, pa_heap;
 DROP FUNCTION same(text);
