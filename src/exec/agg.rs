@@ -682,6 +682,7 @@ unsafe fn distinct_partitions_path(
             let x = super::plan::over_partition(root, child, column);
             let target = pg_sys::create_empty_pathtarget();
             pg_sys::add_column_to_pathtarget(target, x as *mut pg_sys::Expr, REF);
+            pg_sys::set_pathtarget_cost_width(root, target);
             let path = match agg_path_by(root, child, child, target, vec![x], true, false) {
                 Some(p) => {
                     ours += 1;
@@ -732,12 +733,22 @@ unsafe fn distinct_partitions_path(
         pg_sys::add_column_to_pathtarget(values, column as *mut pg_sys::Expr, 0);
         pg_sys::set_pathtarget_cost_width(root, values);
         (*append).path.pathtarget = values;
+        // From 16 the planner orders a DISTINCT aggregate's input in the grouping's pathkeys
+        // and marks the aggregate presorted: the Aggregate then drops only a value equal to
+        // the one before it, so the partitions' values come sorted (15: no pathkeys, the
+        // Aggregate sorts them itself)
+        let mut input_path = append as *mut pg_sys::Path;
+        if !(*root).group_pathkeys.is_null() {
+            input_path =
+                pg_sys::create_sort_path(root, input, input_path, (*root).group_pathkeys, -1.0)
+                    as *mut pg_sys::Path;
+        }
         let mut costs = pg_sys::AggClauseCosts::default();
         pg_sys::get_agg_clause_costs(root, pg_sys::AggSplit::AGGSPLIT_SIMPLE, &mut costs);
         let agg = pg_sys::create_agg_path(
             root,
             output,
-            append as *mut pg_sys::Path,
+            input_path,
             (*output).reltarget,
             pg_sys::AggStrategy::AGG_PLAIN,
             pg_sys::AggSplit::AGGSPLIT_SIMPLE,

@@ -58,7 +58,19 @@ INSERT INTO pa VALUES ('2020-01-01 03:00:30+00', 7, '-0', NULL), ('2020-01-02 03
                       ('2020-01-03 03:00:30+00', 8, 'NaN', NULL), ('2020-01-01 04:00:30+00', 8, 'NaN', NULL);
 INSERT INTO pa_heap VALUES ('2020-01-01 03:00:30+00', 7, '-0', NULL), ('2020-01-02 03:00:30+00', 7, '0', NULL),
                       ('2020-01-03 03:00:30+00', 8, 'NaN', NULL), ('2020-01-01 04:00:30+00', 8, 'NaN', NULL);
-EXPLAIN (COSTS OFF) SELECT count(DISTINCT host) FROM pa WHERE ts >= '2020-01-01 12:00+00';
+-- (the plan's nodes counted: from 16 a Sort orders the values for the Aggregate, which 15's
+-- Aggregate sorts itself)
+CREATE FUNCTION plan_nodes(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; r text := '';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line ~ '(Aggregate|PgcolAgg|PgcolScan|Seq Scan|Subplans Removed)' AND line !~ 'Sort' THEN
+      r := r || regexp_replace(trim(line), '^->  ', '') || '; ';
+    END IF;
+  END LOOP;
+  RETURN r;
+END $$;
+SELECT plan_nodes($$SELECT count(DISTINCT host) FROM pa WHERE ts >= '2020-01-01 12:00+00'$$);
 SELECT count(DISTINCT host), count(DISTINCT n) FROM pa;
 SELECT same($$SELECT count(DISTINCT host) FROM pa WHERE ts >= '2020-01-01 12:00+00'$$);
 SELECT same($$SELECT count(DISTINCT n), count(DISTINCT n) + 1 AS plus FROM pa WHERE ts < '2020-01-02 12:00+00' HAVING count(DISTINCT n) > 3$$);
@@ -84,7 +96,7 @@ SELECT same($$SELECT n, count(DISTINCT host) FROM pa GROUP BY n$$);
 -- a generic plan prunes partitions at run time
 PREPARE hosts_since(timestamptz) AS SELECT count(DISTINCT host) FROM pa WHERE ts >= $1;
 SET plan_cache_mode = force_generic_plan;
-EXPLAIN (COSTS OFF) EXECUTE hosts_since('2020-01-02 12:00+00');
+SELECT plan_nodes($$EXECUTE hosts_since('2020-01-02 12:00+00')$$);
 EXECUTE hosts_since('2020-01-02 12:00+00');
 SELECT count(DISTINCT host) FROM pa_heap WHERE ts >= '2020-01-02 12:00+00';
 PREPARE by_host_since(timestamptz) AS SELECT host, count(*), max(v) FROM pa WHERE ts >= $1 GROUP BY host;
