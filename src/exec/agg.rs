@@ -33,7 +33,11 @@
 //! * in a parallel plan the node is the partial aggregation under PostgreSQL's Gather and
 //!   Finalize (`parallel_path`): each process aggregates the stripes its scan takes and
 //!   returns transition states (`partial_datum_of`), which PostgreSQL's combine functions
-//!   join; int8 sum and avg, whose states are PostgreSQL-internal, stay serial.
+//!   join; int8 sum and avg, whose states are PostgreSQL-internal, stay serial;
+//! * over a partitioned table the node is each pg_columnar partition's partial aggregation
+//!   under an Append and PostgreSQL's Finalize (`partitions_path`), or, for `count(DISTINCT
+//!   col)` without GROUP BY, each partition's distinct values of the column under
+//!   PostgreSQL's Aggregate (`distinct_partitions_path`).
 //!
 //! `pg_columnar.enable_vectorized_agg = off` leaves aggregation to PostgreSQL.
 

@@ -1,8 +1,10 @@
 //! PgcolTopN: the first rows of a pg_columnar table by one integer, date or timestamp
 //! column, overall or in each group, reading only the vectors that can hold them.
 //!
-//! It plans two query shapes over one table whose quals the scan evaluates itself, with
-//! neither aggregates, window functions, row locks nor volatile or set-returning targets:
+//! It plans two query shapes over one table whose quals the scan evaluates itself (the
+//! DISTINCT ON one also over each pg_columnar partition of a partitioned table:
+//! `partitions_path`), with neither aggregates, window functions, row locks nor volatile or
+//! set-returning targets:
 //! * `... ORDER BY o [ASC | DESC] [NULLS ...] LIMIT n [OFFSET m]`, n + m constants up to
 //!   100 000: the first n + m rows, in order, under PostgreSQL's Limit. The LATERAL form of
 //!   TSBS lastpoint is this with a parameter in the quals, rescanned for each outer row.
