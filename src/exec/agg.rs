@@ -440,7 +440,7 @@ unsafe fn partitions_path(
     // SAFETY: while planning (this function's contract); the partially grouped relation of
     // `output`'s relids, with the target and the costs PostgreSQL made if it planned partial
     // aggregation itself (for a parallel plan), else made here as PostgreSQL makes them
-    let (partial_rel, target, partial_costs, final_costs) = unsafe {
+    let (target, partial_costs, final_costs) = unsafe {
         let partial_rel = pg_sys::fetch_upper_rel(
             root,
             pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
@@ -451,7 +451,6 @@ unsafe fn partitions_path(
             && !(*(*partial_rel).reltarget).exprs.is_null()
         {
             (
-                partial_rel,
                 (*partial_rel).reltarget,
                 (*extra).agg_partial_costs,
                 (*extra).agg_final_costs,
@@ -471,7 +470,7 @@ unsafe fn partitions_path(
                 pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
                 &mut final_costs,
             );
-            (partial_rel, target, partial_costs, final_costs)
+            (target, partial_costs, final_costs)
         }
     };
     let strategy = if grouped {
@@ -543,7 +542,7 @@ unsafe fn partitions_path(
         return None;
     }
     // SAFETY: while planning: the subpaths are partial aggregations of `input`'s partitions,
-    // each with `target` translated; `partial_rel` has `target` (checked above); `output` is
+    // each with `target` translated (the partially grouped relation's); `output` is
     // the grouping relation with its target, `root` with its query, and `extra` the grouping
     // data with the final costs PostgreSQL computed (checked above)
     unsafe {
