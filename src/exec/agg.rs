@@ -1200,7 +1200,10 @@ unsafe fn agg_path_by(
     path.rows = groups;
     // a serial plan that keeps only the first groups reads about their share of the rows
     // (see `top_stripes`); a partial one reads every stripe
-    let top_share = match (partial, keys.as_slice()) {
+    // (not in a parallel plan, whose processes each read some of the stripes; a partition's
+    // partial aggregation keeps its own first groups, among which are all of the query's
+    // that the partition holds)
+    let top_share = match (parallel, keys.as_slice()) {
         (false, &[key]) => {
             // SAFETY: `root` is the planner's and `key` a GROUP BY expression of its query, in
             // a transaction (this function's contract)
@@ -1344,8 +1347,13 @@ unsafe extern "C-unwind" fn plan_custom_path(
         // the FILTER clauses' values (set_customscan_references fixes them)
         (*cscan).custom_exprs = list::from_nodes(translator.values);
     }
-    let top = if !partial && key_specs.len() == 1 {
-        // SAFETY: `root` is the planner's, `keys[0]` its query's one GROUP BY expression
+    // the first groups: not in a parallel plan (see `agg_path_by`), whose partial paths
+    // have workers
+    // SAFETY: `best_path` is a path `agg_path` made (this function's contract)
+    let parallel = unsafe { (*best_path).path.parallel_workers } > 0;
+    let top = if !parallel && key_specs.len() == 1 {
+        // SAFETY: `root` is the planner's, `keys[0]` its query's one GROUP BY expression (or
+        // a partition's translation of it)
         unsafe { top_of(root, keys[0]) }
     } else {
         None

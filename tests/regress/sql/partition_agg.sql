@@ -106,5 +106,24 @@ SELECT (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM by_host x)
      = (SELECT string_agg(x::text, '|' ORDER BY x::text)
           FROM (SELECT host, count(*), max(v) FROM pa_heap WHERE ts >= '2020-01-02 12:00+00' GROUP BY host) x) AS same_rows;
 RESET plan_cache_mode;
+-- the first groups by a key that grows with time (ORDER BY key DESC LIMIT n): each
+-- pg_columnar partition aggregates only its own first n groups, among which are all of the
+-- query's that it holds (a bucket across partitions, OFFSET, a NULL key, which sorts first)
+CREATE FUNCTION top_groups(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE line text; n bigint := 0;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF line ~ '^\s*Top Groups:' THEN n := n + 1; END IF;
+  END LOOP;
+  RETURN n;
+END $$;
+SELECT top_groups($$SELECT date_trunc('hour', ts) AS h, max(v), count(*) FROM pa GROUP BY h ORDER BY h DESC LIMIT 5$$) AS partitions_with_top_groups;
+SELECT same($$SELECT date_trunc('hour', ts) AS h, max(v), count(*) FROM pa GROUP BY h ORDER BY h DESC LIMIT 5$$);
+SELECT same($$SELECT date_trunc('day', ts) AS d, max(v), count(*), sum(n) FROM pa WHERE ts < '2020-01-02 12:00+00' GROUP BY d ORDER BY d DESC LIMIT 2$$);
+SELECT same($$SELECT date_trunc('hour', ts) AS h, min(v) FROM pa WHERE ts < '2020-01-03 00:30+00' GROUP BY h ORDER BY h DESC LIMIT 3 OFFSET 2$$);
+SELECT same($$SELECT host, count(*) FROM pa GROUP BY host ORDER BY host DESC LIMIT 2$$);
+SELECT host, count(*) FROM pa GROUP BY host ORDER BY host DESC LIMIT 2;
+-- the control: ascending order is not the shortcut's
+SELECT top_groups($$SELECT date_trunc('hour', ts) AS h, max(v) FROM pa GROUP BY h ORDER BY h LIMIT 5$$) AS ascending;
 DROP TABLE pa, pa_heap;
 DROP FUNCTION same(text);
