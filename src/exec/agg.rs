@@ -359,48 +359,27 @@ unsafe extern "C-unwind" fn upper_paths(
     if unsafe { (*input_rel).reloptkind } != pg_sys::RelOptKind::RELOPT_BASEREL {
         return;
     }
+    let extra = extra as *mut pg_sys::GroupPathExtraData;
     // SAFETY: `output_rel` is the grouping relation, with its target, `input_rel` its input
-    // and `root` the planner's, while planning (this function's contract)
-    if let Some(path) = unsafe {
-        agg_path(
-            root,
-            input_rel,
-            output_rel,
-            (*output_rel).reltarget,
-            false,
-            false,
-        )
-    } {
-        // SAFETY: as above; `path` is a path of `output_rel`, just made
-        unsafe { pg_sys::add_path(output_rel, path as *mut pg_sys::Path) };
-    }
-    // SAFETY: as above; at the grouping stage `extra` is null or its `GroupPathExtraData`
-    // (this function's contract)
-    if let Some(path) = unsafe {
-        parallel_path(
-            root,
-            input_rel,
-            output_rel,
-            extra as *mut pg_sys::GroupPathExtraData,
-        )
-    } {
-        // SAFETY: as above; `path` is a path of `output_rel`, just made
-        unsafe { pg_sys::add_path(output_rel, path) };
-    }
-    // SAFETY: as above
-    if let Some(path) = unsafe {
-        partitions_path(
-            root,
-            input_rel,
-            output_rel,
-            extra as *mut pg_sys::GroupPathExtraData,
-        )
-    } {
-        // SAFETY: as above; `path` is a path of `output_rel`, just made
-        unsafe { pg_sys::add_path(output_rel, path) };
-    }
-    // SAFETY: as above
-    if let Some(path) = unsafe { distinct_partitions_path(root, input_rel, output_rel) } {
+    // and `root` the planner's, while planning; at the grouping stage `extra` is null or its
+    // `GroupPathExtraData` (this function's contract)
+    let paths = unsafe {
+        [
+            agg_path(
+                root,
+                input_rel,
+                output_rel,
+                (*output_rel).reltarget,
+                false,
+                false,
+            )
+            .map(|p| p as *mut pg_sys::Path),
+            parallel_path(root, input_rel, output_rel, extra),
+            partitions_path(root, input_rel, output_rel, extra),
+            distinct_partitions_path(root, input_rel, output_rel),
+        ]
+    };
+    for path in paths.into_iter().flatten() {
         // SAFETY: as above; `path` is a path of `output_rel`, just made
         unsafe { pg_sys::add_path(output_rel, path) };
     }
@@ -486,12 +465,11 @@ unsafe fn partitions_path(
     };
     // SAFETY: `output` is valid (this function's contract)
     let total_groups = unsafe { (*output).rows }.max(1.0);
-    let mut subpaths = Vec::new();
-    let mut ours = 0;
     // SAFETY: the children are `input`'s live partitions, valid while planning, their paths
-    // set (the grouping stage follows the scans)
-    unsafe {
-        for child in children {
+    // set (the grouping stage follows the scans); each path returns `target` translated to
+    // its partition
+    let append = unsafe {
+        super::plan::partitions_append(root, input, children, Some(target), |child| {
             // the partial target with the partition's columns, as PostgreSQL translates a
             // child's target for partitionwise aggregation
             // (the relation PostgreSQL's partitionwise aggregation uses for the partition, if
@@ -511,46 +489,36 @@ unsafe fn partitions_path(
             } else {
                 (*child_rel).reltarget
             };
-            // the partition's own relation as the paths' parent: PostgreSQL prunes an Append's
-            // subpaths at run time by their partitions
-            let path = match agg_path(root, child, child, child_target, true, false) {
-                Some(p) => {
-                    ours += 1;
-                    p as *mut pg_sys::Path
-                }
-                None => pg_sys::create_agg_path(
-                    root,
-                    child,
-                    (*child).cheapest_total_path,
-                    child_target,
-                    strategy,
-                    pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL,
-                    group_clause,
-                    std::ptr::null_mut(),
-                    &partial_costs,
-                    if grouped {
-                        total_groups.min((*child).rows.max(1.0))
-                    } else {
-                        1.0
-                    },
-                ) as *mut pg_sys::Path,
-            };
-            subpaths.push(path as *mut pg_sys::Node);
-        }
-    }
-    if ours == 0 {
-        return None;
-    }
-    // SAFETY: while planning: the subpaths are partial aggregations of `input`'s partitions,
-    // each with `target` translated (the partially grouped relation's); `output` is
-    // the grouping relation with its target, `root` with its query, and `extra` the grouping
-    // data with the final costs PostgreSQL computed (checked above)
+            // the partition's own relation as the paths' parent (`partitions_append`)
+            match agg_path(root, child, child, child_target, true, false) {
+                Some(p) => (p as *mut pg_sys::Path, true),
+                None => (
+                    pg_sys::create_agg_path(
+                        root,
+                        child,
+                        (*child).cheapest_total_path,
+                        child_target,
+                        strategy,
+                        pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL,
+                        group_clause,
+                        std::ptr::null_mut(),
+                        &partial_costs,
+                        if grouped {
+                            total_groups.min((*child).rows.max(1.0))
+                        } else {
+                            1.0
+                        },
+                    ) as *mut pg_sys::Path,
+                    false,
+                ),
+            }
+        })
+    }?;
+    // SAFETY: while planning: the Append's subpaths are partial aggregations of `input`'s
+    // partitions, returning `target` (the partially grouped relation's); `output` is the
+    // grouping relation with its target, `root` with its query, and `extra` the grouping data
+    // with the final costs PostgreSQL computed (checked above)
     unsafe {
-        let append =
-            crate::compat::create_append_path(root, input, super::list::from_nodes(subpaths));
-        // (an Append of the partitioned table itself, whose quals prune at run time, returning
-        // the partial target)
-        (*append).path.pathtarget = target;
         Some(finalize_path(
             root,
             output,
@@ -674,68 +642,54 @@ unsafe fn distinct_partitions_path(
         list::from_nodes([c as *mut pg_sys::Node])
     };
     let no_costs = pg_sys::AggClauseCosts::default();
-    let mut subpaths = Vec::new();
-    let mut ours = 0;
+    // SAFETY: the Append's one column, made in the planner's memory context
+    let values = unsafe {
+        let values = pg_sys::create_empty_pathtarget();
+        pg_sys::add_column_to_pathtarget(values, column as *mut pg_sys::Expr, 0);
+        pg_sys::set_pathtarget_cost_width(root, values)
+    };
     // SAFETY: the children are `input`'s live partitions, valid while planning, their paths
-    // set (the grouping stage follows the scans); each path is made in the planner's memory
-    // context with the partition's own relation as parent (so the Append's run-time pruning
-    // knows it)
-    unsafe {
-        for child in children {
+    // set (the grouping stage follows the scans); each path (made in the planner's memory
+    // context, its parent the partition's relation) returns the partition's `column`
+    let append = unsafe {
+        super::plan::partitions_append(root, input, children, Some(values), |child| {
             let x = super::plan::over_partition(root, child, column);
             let target = pg_sys::create_empty_pathtarget();
             pg_sys::add_column_to_pathtarget(target, x as *mut pg_sys::Expr, REF);
             pg_sys::set_pathtarget_cost_width(root, target);
-            let path = match agg_path_by(root, child, child, target, vec![x], true, false) {
-                Some(p) => {
-                    ours += 1;
-                    p as *mut pg_sys::Path
-                }
-                None => {
-                    let rows = (*(*child).cheapest_total_path).rows;
-                    let groups = pg_sys::estimate_num_groups(
-                        root,
-                        list::from_nodes([x]),
-                        rows,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                    );
-                    let projection = pg_sys::create_projection_path(
-                        root,
-                        child,
-                        (*child).cheapest_total_path,
-                        target,
-                    );
-                    pg_sys::create_agg_path(
-                        root,
-                        child,
-                        projection as *mut pg_sys::Path,
-                        target,
-                        pg_sys::AggStrategy::AGG_HASHED,
-                        pg_sys::AggSplit::AGGSPLIT_SIMPLE,
-                        clause,
-                        std::ptr::null_mut(),
-                        &no_costs,
-                        groups.max(1.0),
-                    ) as *mut pg_sys::Path
-                }
-            };
-            subpaths.push(path as *mut pg_sys::Node);
-        }
-    }
-    if ours == 0 {
-        return None;
-    }
-    // SAFETY: while planning: the subpaths are `input`'s partitions' distinct values of
-    // `column`, each over the partition's columns; the Append returns the column (over
-    // `input`'s), the Aggregate above the query's grouping target and HAVING, with the
-    // aggregates' costs PostgreSQL computes
+            if let Some(p) = agg_path_by(root, child, child, target, vec![x], true, false) {
+                return (p as *mut pg_sys::Path, true);
+            }
+            let rows = (*(*child).cheapest_total_path).rows;
+            let groups = pg_sys::estimate_num_groups(
+                root,
+                list::from_nodes([x]),
+                rows,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+            let projection =
+                pg_sys::create_projection_path(root, child, (*child).cheapest_total_path, target);
+            let agg = pg_sys::create_agg_path(
+                root,
+                child,
+                projection as *mut pg_sys::Path,
+                target,
+                pg_sys::AggStrategy::AGG_HASHED,
+                pg_sys::AggSplit::AGGSPLIT_SIMPLE,
+                clause,
+                std::ptr::null_mut(),
+                &no_costs,
+                groups.max(1.0),
+            );
+            (agg as *mut pg_sys::Path, false)
+        })
+    }?;
+    // SAFETY: while planning: the Append's subpaths are `input`'s partitions' distinct values
+    // of `column`, and it returns the column (over `input`'s); the Aggregate above returns
+    // the query's grouping target with its HAVING, with the aggregates' costs PostgreSQL
+    // computes
     unsafe {
-        let append = crate::compat::create_append_path(root, input, list::from_nodes(subpaths));
-        let values = pg_sys::create_empty_pathtarget();
-        pg_sys::add_column_to_pathtarget(values, column as *mut pg_sys::Expr, 0);
-        pg_sys::set_pathtarget_cost_width(root, values);
-        (*append).path.pathtarget = values;
         // From 16 the planner orders a DISTINCT aggregate's input in the grouping's pathkeys
         // and marks the aggregate presorted: the Aggregate then drops only a value equal to
         // the one before it, so the partitions' values come sorted (15: no pathkeys, the

@@ -188,6 +188,49 @@ pub(super) unsafe fn leaf_partitions(
     }
 }
 
+/// An Append of partitioned table `input` over one path per partition in `children`:
+/// `path_of(child)` gives the partition's path (whose parent must be the partition's own
+/// relation) and whether it is one of this extension's nodes. The Append belongs to `input`
+/// and returns `target` (`None`: `input`'s own), so PostgreSQL prunes its partitions at run
+/// time by `input`'s quals. `None` unless at least one path is this extension's (otherwise
+/// PostgreSQL's own plan is the same thing).
+///
+/// # Safety
+///
+/// `root` and `input` must be the planner's, `children` `input`'s live partitions
+/// ([`leaf_partitions`]), `target` null or a target whose columns each path returns, in its
+/// order; while planning, in the planner's memory context. `path_of` is called with each
+/// child once, in order.
+pub(super) unsafe fn partitions_append(
+    root: *mut pg_sys::PlannerInfo,
+    input: *mut pg_sys::RelOptInfo,
+    children: Vec<*mut pg_sys::RelOptInfo>,
+    target: Option<*mut pg_sys::PathTarget>,
+    mut path_of: impl FnMut(*mut pg_sys::RelOptInfo) -> (*mut pg_sys::Path, bool),
+) -> Option<*mut pg_sys::AppendPath> {
+    let mut ours = 0;
+    let subpaths: Vec<*mut pg_sys::Node> = children
+        .into_iter()
+        .map(|child| {
+            let (path, ours_here) = path_of(child);
+            ours += ours_here as usize;
+            path as *mut pg_sys::Node
+        })
+        .collect();
+    if ours == 0 {
+        return None;
+    }
+    // SAFETY: the planner's structures, the subpaths `input`'s partitions' (this function's
+    // contract)
+    unsafe {
+        let append = crate::compat::create_append_path(root, input, list::from_nodes(subpaths));
+        if let Some(t) = target {
+            (*append).path.pathtarget = t;
+        }
+        Some(append)
+    }
+}
+
 /// `node`, an expression over a partitioned table's columns, over partition `child`'s (as
 /// PostgreSQL translates a partition's targets).
 ///

@@ -400,34 +400,22 @@ unsafe fn partitions_path(
     if ncols == 0 || nsort <= ncols {
         return None; // the group or the order redundant (a constant): left to PostgreSQL
     }
-    let mut subpaths = Vec::new();
-    let mut ours = 0;
     // SAFETY: the children are `input`'s live partitions, valid while planning, their paths
     // set and their targets translated from the query's (the scan and join target is
-    // applied to each partition before the upper stages)
-    unsafe {
-        for child in children {
+    // applied to each partition before the upper stages); each path returns its
+    // partition's target, in `input`'s order
+    let append = unsafe {
+        super::plan::partitions_append(root, input, children, None, |child| {
             let translate = |e| super::plan::over_partition(root, child, e);
-            // the partition's own relation as the path's parent: PostgreSQL prunes an
-            // Append's subpaths at run time by their partitions
-            let path = match rel_path(root, shape, child, child, (*child).reltarget, translate) {
-                Some(p) => {
-                    ours += 1;
-                    p as *mut pg_sys::Path
-                }
-                None => (*child).cheapest_total_path,
-            };
-            subpaths.push(path as *mut pg_sys::Node);
-        }
-    }
-    if ours == 0 {
-        return None;
-    }
-    // SAFETY: while planning: the subpaths are paths of `input`'s partitions returning their
-    // translations of `input`'s target; the pathkeys are the query's, over `output`'s input;
-    // `output` the DISTINCT stage's relation
+            match rel_path(root, shape, child, child, (*child).reltarget, translate) {
+                Some(p) => (p as *mut pg_sys::Path, true),
+                None => ((*child).cheapest_total_path, false),
+            }
+        })
+    }?;
+    // SAFETY: while planning: the Append's subpaths are paths of `input`'s partitions; the
+    // pathkeys are the query's, over `output`'s input; `output` the DISTINCT stage's relation
     unsafe {
-        let append = crate::compat::create_append_path(root, input, list::from_nodes(subpaths));
         let sort = pg_sys::create_sort_path(
             root,
             output,
