@@ -440,7 +440,8 @@ pub unsafe fn tuplesort_next_datum(sort: *mut pg_sys::Tuplesortstate) -> Option<
     (found && !isnull).then_some(value)
 }
 
-/// `index_beginscan` without scan keys (given at `index_rescan`) or instrumentation.
+/// `index_beginscan` for `nkeys` scan keys (given at each `index_rescan`), without ordering
+/// operators or instrumentation.
 ///
 /// # Safety
 ///
@@ -450,21 +451,22 @@ pub unsafe fn index_beginscan(
     heap: pg_sys::Relation,
     index: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
+    nkeys: i32,
 ) -> pg_sys::IndexScanDesc {
     // SAFETY: the relations are open and locked and the snapshot valid (the contract); the
     // null pointer is the instrumentation `index_beginscan` is told there is none of.
     unsafe {
         #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
-        return pg_sys::index_beginscan(heap, index, snapshot, 0, 0);
+        return pg_sys::index_beginscan(heap, index, snapshot, nkeys, 0);
         #[cfg(feature = "pg18")]
-        return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), 0, 0);
+        return pg_sys::index_beginscan(heap, index, snapshot, std::ptr::null_mut(), nkeys, 0);
         #[cfg(feature = "pg19")]
         return pg_sys::index_beginscan(
             heap,
             index,
             snapshot,
             std::ptr::null_mut(),
-            0,
+            nkeys,
             0,
             pg_sys::ScanOptions::SO_NONE,
         );

@@ -192,7 +192,7 @@ pub(super) unsafe fn copy_for_cluster(
         // SAFETY: `old_index` is an open index of `old` (this function's contract); `any` is
         // PostgreSQL's static SnapshotAny; the scan is ended below
         unsafe {
-            let index_scan = crate::compat::index_beginscan(old, old_index, any);
+            let index_scan = crate::compat::index_beginscan(old, old_index, any, 0);
             pg_sys::index_rescan(index_scan, std::ptr::null_mut(), 0, std::ptr::null_mut(), 0);
             Source::Index(index_scan)
         }

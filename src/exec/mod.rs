@@ -13,7 +13,9 @@
 //! * [`agg`]: `PgcolAgg`, aggregates computed from the scan's vectors, with [`group`]
 //!   its GROUP BY keys;
 //! * [`topn`]: `PgcolTopN`, the first rows by a column (`ORDER BY ... LIMIT`,
-//!   `DISTINCT ON`), reading only the vectors that can hold them.
+//!   `DISTINCT ON`), reading only the vectors that can hold them;
+//! * [`index_skip`]: `PgcolIndexSkip`, DISTINCT ON's first row per group of a partitioned
+//!   table's row-store partition, one index descent per group.
 //!
 //! The rows come from `am::scan::VectorScan`, over the same stripe reader as the sequential scan's, told
 //! which columns to decode, which vectors to skip and which quals to evaluate. A qual used
@@ -28,6 +30,7 @@ mod agg;
 mod filter;
 mod frame;
 mod group;
+mod index_skip;
 mod node;
 mod plan;
 mod plan_data;
@@ -111,6 +114,7 @@ pub unsafe fn install() {
         subquery::install_hook();
         agg::install();
         topn::install();
+        index_skip::FRAME.register();
     }
 }
 

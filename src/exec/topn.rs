@@ -374,8 +374,9 @@ unsafe fn rel_path(
 }
 
 /// DISTINCT ON over a partitioned table: each pg_columnar partition's first rows per group
-/// by this node, every row of the other partitions, one Append of them, then PostgreSQL's
-/// Sort and Unique as for one table. Correct because a group's first row overall is the
+/// by this node, the first row per group of each other partition through an index that
+/// gives the order (`super::index_skip`) or else all its rows, one Append of them, then
+/// PostgreSQL's Sort and Unique as for one table. Correct because a group's first row overall is the
 /// first among its partitions' first rows. `None` unless `input` is a partitioned table with
 /// at least one pg_columnar partition this node computes, every partition a leaf.
 ///
@@ -409,7 +410,11 @@ unsafe fn partitions_path(
             let translate = |e| super::plan::over_partition(root, child, e);
             match rel_path(root, shape, child, child, (*child).reltarget, translate) {
                 Some(p) => (p as *mut pg_sys::Path, true),
-                None => ((*child).cheapest_total_path, false),
+                None => {
+                    let group = translate(shape.group.expect("the DISTINCT ON shape"));
+                    let skip = super::index_skip::path(root, child, group);
+                    (skip.unwrap_or((*child).cheapest_total_path), false)
+                }
             }
         })
     }?;
