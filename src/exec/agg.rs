@@ -1546,6 +1546,16 @@ unsafe fn datum_of(o: Output) -> (pg_sys::Datum, bool) {
 /// int8[] {count, sum} for their avg, float8 or float4 for float sums (NULL before a value),
 /// float8[] {N, Sx, Sxx} for float avg, the value for min/max (NULL before a value).
 ///
+/// A float avg computed without Sxx (`State::FloatAvg`: every value within ±`AVG_BOUND`,
+/// at most `AVG_MAX_ROWS` of them) hands on {N, Sx, 0}. Finalize combines states with
+/// `float8_combine`, whose N and Sx do not read Sxx, and `float8_avg` returns Sx / N: the
+/// same result bits. Its overflow check fires when the combined Sxx is infinite and neither
+/// input's is: it adds N1·N2·(Sx1/N1 − Sx2/N2)²/N to the inputs' Sxx, all terms at least 0,
+/// so with 0 in place of a state's own Sxx the sum is at most what it would be with it
+/// (it raises the ERROR only where the full states would), and each combine of bounded
+/// states adds at most N·(2·AVG_BOUND)² = 4e200·N, far below f64's 1.8e308 for any count
+/// of partial states a plan has.
+///
 /// # Safety
 /// In a backend; a by-reference value is made in the current memory context.
 unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, bool) {
@@ -1582,7 +1592,11 @@ unsafe fn partial_datum_of(state: &State, spec: &AggSpec) -> (pg_sys::Datum, boo
             &[n.to_bits(), sx.to_bits(), sxx.to_bits()].map(pg_sys::Datum::from),
             pg_sys::FLOAT8OID,
         ),
-        (State::FloatAvg { .. }, _) => unreachable!("a partial aggregation keeps Sxx"),
+        // avg's final function reads N and Sx alone; the Sxx handed on is 0 (above)
+        (State::FloatAvg { n, sx }, _) => array(
+            &[n.to_bits(), sx.to_bits(), 0f64.to_bits()].map(pg_sys::Datum::from),
+            pg_sys::FLOAT8OID,
+        ),
         // min/max, float sums: the state is the value
         // SAFETY: in a backend (this function's contract)
         _ => unsafe { datum_of(state.finish(spec.function, spec.kind)) },
@@ -1654,12 +1668,12 @@ unsafe fn compute(exec: &mut Exec, node: *mut pg_sys::CustomScanState) -> Comput
     }
     let specs = &exec.specs;
     let grouped = !exec.keys.is_empty();
-    // a final avg of floats the zone maps bound goes without Sxx (a partial one hands it on)
+    // an avg of floats the zone maps bound goes without Sxx, final or partial (see
+    // `partial_datum_of`)
     let bounded: Vec<bool> = specs
         .iter()
         .map(|s| {
-            !exec.partial
-                && s.function == Function::Avg
+            s.function == Function::Avg
                 && s.kind.is_float()
                 && s.column.is_some_and(|c| avg_bounded(scan, c as usize))
         })

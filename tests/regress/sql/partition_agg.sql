@@ -49,6 +49,27 @@ RESET enable_partitionwise_aggregate;
 SET pg_columnar.enable_vectorized_agg = off;
 EXPLAIN (COSTS OFF) SELECT host, count(*), sum(n), max(v), avg(v) FROM pa GROUP BY host;
 RESET pg_columnar.enable_vectorized_agg;
+-- a partial avg of floats the zone maps bound within ±1e100 hands PostgreSQL's Finalize
+-- {N, Sx, 0} (avg's final function reads N and Sx alone): each pg_columnar partition's
+-- PgcolAgg says so under EXPLAIN ANALYZE, and the averages equal heap's; a partition that
+-- holds 1e150 keeps Sxx (the control), the average still heap's
+CREATE FUNCTION sxx_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF line ~ '(PgcolAgg|Averages Without Sxx)' THEN
+      RETURN NEXT regexp_replace(regexp_replace(line, '^\s*(->\s*)?', ''), ' \(actual rows=[0-9.]+ loops=[0-9]+\)', '');
+    END IF;
+  END LOOP;
+END $$;
+SELECT * FROM sxx_lines('SELECT host, avg(v), avg(n) FROM pa GROUP BY host');
+SELECT same('SELECT host, avg(v), avg(n) FROM pa GROUP BY host');
+INSERT INTO pa VALUES ('2020-01-02 06:00:30+00', 1, 1e150, 1);
+INSERT INTO pa_heap VALUES ('2020-01-02 06:00:30+00', 1, 1e150, 1);
+SELECT * FROM sxx_lines('SELECT host, avg(v) FROM pa GROUP BY host');
+SELECT same('SELECT host, avg(v) FROM pa GROUP BY host');
+DELETE FROM pa WHERE v = 1e150;
+DELETE FROM pa_heap WHERE v = 1e150;
 -- count(DISTINCT col) without GROUP BY: each partition's distinct values (PgcolAgg grouping
 -- a pg_columnar partition by the column, PostgreSQL's HashAggregate the heap one), an
 -- Append, PostgreSQL's Aggregate counting the distinct values among them (NULLs in the
