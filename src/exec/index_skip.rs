@@ -3,18 +3,22 @@
 //! descent of the index per group, instead of every row of the partition read and sorted.
 //!
 //! Planned only for `SELECT DISTINCT ON (g) ... ORDER BY g, o` over a partitioned table with
-//! a pg_columnar partition (`super::topn::partitions_path`), for each of its other partitions
-//! (a lifecycle's newest partitions are heap): TSBS lastpoint sorted all their rows. The
-//! index must be a btree whose first column is `g` (in either direction) and whose next
-//! columns give the query's order after `g` (`o`'s direction and NULLS), in the direction the
-//! index is scanned; a partial index only if the quals imply its predicate.
+//! a pg_columnar partition (`super::topn::partitions_path`), for each of its partitions of
+//! another access method (a lifecycle's newest partitions are heap): TSBS lastpoint sorted
+//! all their rows. The index must be a btree whose first column is `g` (ascending or
+//! descending) and whose next columns give the query's order after `g` (`o`'s direction and
+//! NULLS), in the direction the index is scanned; a partial index only if the quals imply
+//! its predicate. `pg_columnar.enable_index_skip = off` leaves those partitions' rows to the
+//! Sort.
 //!
 //! The node scans the NULL group first (`g IS NULL`: its first row in the index's order),
 //! then from the first non-NULL key, then from the key after each row returned (`g > last`
-//! scanning forward, `g < last` backward), each a new descent of the index. Rows are visible
-//! ones under the query's snapshot (the index scan's); the partition's quals are evaluated
-//! here, a failing row leading to the next in the index's order, so each group's row is its
-//! first row satisfying them. The groups come in the index's order of `g`; PostgreSQL's Sort
+//! where the scan meets `g` ascending, `g < last` where descending), each a new descent of
+//! the index. Rows are visible ones under the query's snapshot (the index scan's); the
+//! partition's quals are evaluated here, a failing row leading to the next in the index's
+//! order, so each group's row is its first row satisfying them. A row is copied into the
+//! node's scan slot with its table and TID; a query reading another system column (`xmin`)
+//! is not offered the node. The groups come in the index's order of `g`; PostgreSQL's Sort
 //! and Unique above order and pick them with the other partitions' rows.
 
 use pgrx::pg_sys;
@@ -34,12 +38,78 @@ pub(super) struct SkipSpec {
     key_column: i16,
     /// The index scanned backward (its order of `o` the reverse of the query's).
     backward: bool,
+    /// The next group's key is greater than the last (the index's order of `g` in the scan's
+    /// direction is ascending), else less.
+    next_greater: bool,
+    /// The order within a group, the index's second column: what a bound on it is.
+    order: OrderColumn,
+    /// How many of the plan's quals (the last ones of `custom_exprs`) are bounds on the
+    /// order column that a group's rows, once they fail one, go on failing (`is_bound`); set
+    /// by `plan_custom_path`.
+    bounds: u16,
 }
 
-/// The path reading the first row of each group of partition `child` through one of its
-/// indexes, for `SELECT DISTINCT ON (g) ... ORDER BY g, o ...` (`group`: `g` over `child`'s
-/// columns); `None` if no index of `child` gives that order, if the partition's quals are
-/// volatile, or if reading the partition whole costs less (groups nearly as many as rows).
+/// A group's order column (the index's second): its attribute number, its opfamily and
+/// collation in the index, and whether the scan meets its values descending.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+struct OrderColumn {
+    column: i16,
+    opfamily: u32,
+    collation: u32,
+    descending: bool,
+}
+
+/// Whether `clause` bounds the order column so that a group's rows, met in the scan's order,
+/// pass it and then fail it for good: `o >= x` or `o > x` met descending, `o <= x` or `o < x`
+/// met ascending, `x` free of the relation's columns, the operator one of the index's
+/// opfamily under its collation (so its order is the index's). Its first failure on a row
+/// whose `o` is not NULL ends the group (a NULL `o` fails it too, but NULLs may come first).
+///
+/// # Safety
+/// `clause` is a valid expression of relation `relid`, in a transaction.
+unsafe fn is_bound(clause: *mut pg_sys::Node, relid: pg_sys::Index, order: &OrderColumn) -> bool {
+    // SAFETY: `clause` is a valid expression (this function's contract), read by its tag
+    unsafe {
+        if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
+            return false;
+        }
+        let op = clause as *mut pg_sys::OpExpr;
+        if list::len((*op).args) != 2 || (*op).inputcollid.to_u32() != order.collation {
+            return false;
+        }
+        let args: Vec<*mut pg_sys::Node> = list::nodes((*op).args).collect();
+        let (var_left, other) = if column_of(args[0], relid) == Some(order.column) {
+            (true, args[1])
+        } else if column_of(args[1], relid) == Some(order.column) {
+            (false, args[0])
+        } else {
+            return false;
+        };
+        if pg_sys::contain_var_clause(other) {
+            return false;
+        }
+        let strategy =
+            pg_sys::get_op_opfamily_strategy((*op).opno, pg_sys::Oid::from(order.opfamily)) as u32;
+        // as `o <op> x`
+        let keeps_large = match (strategy, var_left) {
+            (pg_sys::BTGreaterStrategyNumber | pg_sys::BTGreaterEqualStrategyNumber, true)
+            | (pg_sys::BTLessStrategyNumber | pg_sys::BTLessEqualStrategyNumber, false) => true,
+            (pg_sys::BTLessStrategyNumber | pg_sys::BTLessEqualStrategyNumber, true)
+            | (pg_sys::BTGreaterStrategyNumber | pg_sys::BTGreaterEqualStrategyNumber, false) => {
+                false
+            }
+            _ => return false,
+        };
+        keeps_large == order.descending
+    }
+}
+
+/// The path reading the first row of each group of partition `child`, a table of another
+/// access method than pg_columnar, through one of its indexes, for `SELECT DISTINCT ON (g)
+/// ... ORDER BY g, o ...` (`group`: `g` over `child`'s columns); `None` if no index of
+/// `child` leads with `g` and gives that order, if the partition's quals are volatile, if
+/// the query reads a system column other than `tableoid` and `ctid` (the node's rows are
+/// copies), or if reading the partition whole costs less (groups nearly as many as rows).
 ///
 /// # Safety
 /// `root` is the planner's, at the DISTINCT stage, and `child` one of its partitions'
@@ -50,34 +120,53 @@ pub(super) unsafe fn path(
     child: *mut pg_sys::RelOptInfo,
     group: *mut pg_sys::Node,
 ) -> Option<*mut pg_sys::Path> {
-    if !FRAME.registered() {
+    if !FRAME.registered() || !super::ENABLE_INDEX_SKIP.get() {
         return None;
     }
     // SAFETY: `root` and `child` are the planner's (this function's contract); the Lists are
     // read at once
-    let (sort, quals, tuples, whole) = unsafe {
+    let (sort, quals, tuples, whole, relid) = unsafe {
         (
             list::ptrs::<pg_sys::PathKey>((*root).sort_pathkeys).collect::<Vec<_>>(),
-            (*child).baserestrictinfo,
+            list::ptrs::<pg_sys::RestrictInfo>((*child).baserestrictinfo)
+                .map(|r| (*r).clause as *mut pg_sys::Node)
+                .collect::<Vec<_>>(),
             (*child).tuples,
             (*child).cheapest_total_path,
+            (*child).relid,
         )
     };
-    // SAFETY: the partition's quals, a valid List of RestrictInfos (this function's contract)
-    let volatile = unsafe {
-        list::ptrs::<pg_sys::RestrictInfo>(quals)
-            .any(|r| pg_sys::contain_volatile_functions((*r).clause as *mut pg_sys::Node))
-    };
-    if sort.len() < 2 || volatile || whole.is_null() {
+    // SAFETY: the partition's quals are valid expressions (this function's contract)
+    let volatile = quals
+        .iter()
+        .any(|&q| unsafe { pg_sys::contain_volatile_functions(q) });
+    // SAFETY: `child` is a base relation of the planner (this function's contract), so its
+    // `relid` indexes the range table array; its table is locked by the planner
+    if sort.len() < 2
+        || volatile
+        || whole.is_null()
+        || unsafe { is_columnar_table(root, relid) || reads_other_system_columns(child, &quals) }
+    {
         return None;
     }
+    // SAFETY: `group` is a valid expression (this function's contract)
+    let key_column = unsafe { column_of(group, relid) }?;
     // SAFETY: `child`'s index list holds its IndexOptInfos, valid while planning
     let indexes: Vec<*mut pg_sys::IndexOptInfo> =
         unsafe { list::ptrs((*child).indexlist) }.collect();
     let (index, backward) = indexes.into_iter().find_map(|index| {
+        // the first column must be the group's: `build_index_pathkeys` leaves out a column
+        // the quals hold constant, so the pathkeys alone would accept (tenant, g, o) for
+        // `WHERE tenant = 1` and the node would skip by tenant
         // SAFETY: `index` is a valid IndexOptInfo of `child`, `root` the planner's
+        if unsafe { *(*index).indexkeys } != key_column as i32 {
+            return None;
+        }
+        // SAFETY: as above
         unsafe { gives_order(root, index, &sort) }.map(|backward| (index, backward))
     })?;
+    // SAFETY: `index` is a valid IndexOptInfo with at least one key column
+    let first_descending = unsafe { *(*index).reverse_sort };
     // SAFETY: while planning, in a transaction (this function's contract); `group` is a valid
     // expression and the List is made in the planner's memory context
     let groups = unsafe {
@@ -100,12 +189,38 @@ pub(super) unsafe fn path(
             (*child).rows,
         )
     };
-    // each group: a descent (a leaf page and a table page not yet read), then the index
-    // entries up to its first row satisfying the quals: 1 / their selectivity, at most the
-    // group's rows
+    // each group: a descent (a leaf page and a table page not yet read), then the rows up to
+    // its first satisfying the quals, each a table page: about 1 / their selectivity for
+    // quals independent of the index's order, at most the group's rows; a qual on a column
+    // the index orders by (`t < X` under `t DESC`) can fail a group's rows in a run up to
+    // its end, so then the whole group is counted
+    let rows_per_group = (tuples / groups).max(1.0);
+    // SAFETY: `index` is a valid IndexOptInfo with at least two key columns (`gives_order`)
+    let order = unsafe {
+        OrderColumn {
+            column: *(*index).indexkeys.add(1) as i16,
+            opfamily: (*(*index).opfamily.add(1)).to_u32(),
+            collation: (*(*index).indexcollations.add(1)).to_u32(),
+            descending: *(*index).reverse_sort.add(1) != backward,
+        }
+    };
+    // a bound on the order column ends a group at its first failure: it costs no rows read
+    // SAFETY: the quals are valid expressions of `child`, in a transaction
+    let others: Vec<*mut pg_sys::Node> = quals
+        .iter()
+        .copied()
+        .filter(|&q| order.column <= 0 || !unsafe { is_bound(q, relid, &order) })
+        .collect();
+    // SAFETY: `index` is a valid IndexOptInfo; the quals valid expressions of `child`
+    let on_order = unsafe { quals_read_order_columns(index, relid, &others) };
     let selectivity = (rows / tuples.max(1.0)).clamp(1e-9, 1.0);
-    let per_group = (tuples / groups).max(1.0).min(1.0 / selectivity);
-    let total = groups * (2.0 * random_page + per_group * (index_tuple + tuple));
+    let read = if on_order {
+        rows_per_group
+    } else {
+        rows_per_group.min(1.0 / selectivity)
+    };
+    let total =
+        groups * (2.0 * random_page + (read - 1.0) * random_page + read * (index_tuple + tuple));
     // the alternative: every row of the partition, read by its cheapest path and sorted
     // above with the other partitions' (a comparison costs two operators, as cost_sort
     // counts it)
@@ -115,14 +230,15 @@ pub(super) unsafe fn path(
     if total >= whole {
         return None;
     }
-    // SAFETY: `index` is a valid IndexOptInfo of `child` (its first column a table column:
-    // `gives_order` checked)
-    let spec = unsafe {
-        SkipSpec {
-            index: (*index).indexoid.to_u32(),
-            key_column: *(*index).indexkeys as i16,
-            backward,
-        }
+    // SAFETY: `index` is a valid IndexOptInfo of `child`
+    let spec = SkipSpec {
+        index: unsafe { (*index).indexoid }.to_u32(),
+        key_column,
+        backward,
+        // the index's order of the group's key in the scan's direction
+        next_greater: backward == first_descending,
+        order,
+        bounds: 0,
     };
     // SAFETY: in a backend, while planning (this function's contract)
     let p = unsafe { FRAME.new_path() };
@@ -137,6 +253,117 @@ pub(super) unsafe fn path(
         (*p).custom_private = FRAME.private(&spec);
     }
     Some(p as *mut pg_sys::Path)
+}
+
+/// The column (attribute number) `expr` is, of relation `relid` of the query, under any
+/// binary-compatible relabeling; `None` for another expression.
+///
+/// # Safety
+/// `expr` is a valid expression.
+unsafe fn column_of(expr: *mut pg_sys::Node, relid: pg_sys::Index) -> Option<i16> {
+    let mut e = expr;
+    // SAFETY: `e` is a valid expression node (this function's contract), read by its tag
+    unsafe {
+        while (*e).type_ == pg_sys::NodeTag::T_RelabelType {
+            e = (*(e as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+        }
+        if (*e).type_ != pg_sys::NodeTag::T_Var {
+            return None;
+        }
+        let var = e as *mut pg_sys::Var;
+        ((*var).varno as pg_sys::Index == relid && (*var).varlevelsup == 0 && (*var).varattno > 0)
+            .then_some((*var).varattno)
+    }
+}
+
+/// Whether the query's relation `relid` is a pg_columnar table (whose partitions PgcolTopN
+/// reads, or PostgreSQL when it cannot).
+///
+/// # Safety
+/// `root` is the planner's and `relid` a base relation's index in its range table, whose
+/// table the planner has locked; in a transaction.
+unsafe fn is_columnar_table(root: *mut pg_sys::PlannerInfo, relid: pg_sys::Index) -> bool {
+    // SAFETY: `relid` indexes the range table array (this function's contract); the table is
+    // locked, so it is opened without a lock and closed at once
+    unsafe {
+        let oid = (**(*root).simple_rte_array.add(relid as usize)).relid;
+        let rel = pg_sys::RelationIdGetRelation(oid);
+        if rel.is_null() {
+            return true; // not opened: not offered
+        }
+        let columnar = crate::am::relation::is_columnar(rel);
+        pg_sys::RelationClose(rel);
+        columnar
+    }
+}
+
+/// Whether the partition's target or quals read a system column other than `tableoid` and
+/// `ctid`: the node's scan slot holds a copy of each row, which has those two alone.
+///
+/// # Safety
+/// `child` is a relation of the planner and `quals` its quals, while planning.
+unsafe fn reads_other_system_columns(
+    child: *mut pg_sys::RelOptInfo,
+    quals: &[*mut pg_sys::Node],
+) -> bool {
+    let mut attnos: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    // SAFETY: `child`'s target and quals are valid expressions (this function's contract);
+    // the set is made in the planner's memory context
+    unsafe {
+        let relid = (*child).relid as i32;
+        pg_sys::pull_varattnos(
+            (*(*child).reltarget).exprs as *mut pg_sys::Node,
+            relid as _,
+            &mut attnos,
+        );
+        for &q in quals {
+            pg_sys::pull_varattnos(q, relid as _, &mut attnos);
+        }
+        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+        let mut m = -1;
+        loop {
+            m = pg_sys::bms_next_member(attnos, m);
+            if m < 0 {
+                return false;
+            }
+            let attno = m + offset;
+            if attno < 0
+                && attno != pg_sys::TableOidAttributeNumber
+                && attno != pg_sys::SelfItemPointerAttributeNumber
+            {
+                return true;
+            }
+        }
+    }
+}
+
+/// Whether any of `quals` reads a key column of `index` after its first (the order within a
+/// group).
+///
+/// # Safety
+/// `index` is a valid IndexOptInfo of relation `relid`, `quals` valid expressions of it.
+unsafe fn quals_read_order_columns(
+    index: *mut pg_sys::IndexOptInfo,
+    relid: pg_sys::Index,
+    quals: &[*mut pg_sys::Node],
+) -> bool {
+    let mut attnos: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    // SAFETY: valid expressions and index (this function's contract); the set is made in the
+    // planner's memory context
+    unsafe {
+        for &q in quals {
+            pg_sys::pull_varattnos(q, relid as _, &mut attnos);
+        }
+        (1..(*index).nkeycolumns as usize).any(|i| {
+            let column = *(*index).indexkeys.add(i);
+            // an expression column (0) counts as reading any column
+            column == 0
+                || pg_sys::bms_is_member(
+                    column - pg_sys::FirstLowInvalidHeapAttributeNumber,
+                    attnos,
+                )
+        })
+    }
 }
 
 /// Whether `index` gives the DISTINCT ON order `sort` (its first pathkey the group's, the
@@ -186,7 +413,8 @@ unsafe fn gives_order(
 
 /// The plan scans the partition itself: its scan tuple is a row of the table and the target
 /// list the path's; the quals go to `custom_exprs`, evaluated by the node on each row it
-/// reads (a row failing them must lead to the next row of its group, not to the next group).
+/// reads (a row failing them must lead to the next row of its group, not to the next
+/// group), the bounds on the order column last (a row failing one ends its group).
 ///
 /// # Safety
 /// PostgreSQL's contract (`PlanCustomPath`): `rel` is the partition's relation, `best_path`
@@ -201,15 +429,28 @@ unsafe extern "C-unwind" fn plan_custom_path(
     clauses: *mut pg_sys::List,
     _custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
+    // SAFETY: `best_path` is a path [`path`] made, its private data the node's spec
+    let mut spec: SkipSpec = unsafe {
+        super::plan_data::from_private((*best_path).custom_private, &Exec::NAME.to_string_lossy())
+    };
+    // the bounds on the order column go last, counted in the spec
+    // SAFETY: `clauses` are the partition's quals and `rel` its relation (this function's
+    // contract), in a transaction
+    let (others, bounds): (Vec<*mut pg_sys::Node>, Vec<*mut pg_sys::Node>) = unsafe {
+        let relid = (*rel).relid;
+        list::nodes(pg_sys::extract_actual_clauses(clauses, false))
+            .partition(|&q| spec.order.column <= 0 || !is_bound(q, relid, &spec.order))
+    };
+    spec.bounds = bounds.len() as u16;
     // SAFETY: while planning, `best_path` a path of the node (this function's contract)
     let cscan = unsafe { FRAME.new_plan(best_path) };
-    // SAFETY: `cscan` is the plan just made, nothing else refers to it; `rel`, `clauses` and
-    // `best_path` are the planner's (this function's contract)
+    // SAFETY: `cscan` is the plan just made, nothing else refers to it; `rel` is the
+    // planner's; the Lists and the plan data are made in the planner's memory context
     unsafe {
         (*cscan).scan.plan.targetlist = tlist;
         (*cscan).scan.scanrelid = (*rel).relid;
-        (*cscan).custom_exprs = pg_sys::extract_actual_clauses(clauses, false);
-        (*cscan).custom_private = (*best_path).custom_private;
+        (*cscan).custom_exprs = list::from_nodes(others.into_iter().chain(bounds));
+        (*cscan).custom_private = FRAME.private(&spec);
     }
     cscan as *mut pg_sys::Plan
 }
@@ -226,12 +467,24 @@ enum Step {
     Done,
 }
 
+/// The scan key comparing an index entry's first column with the last group's key.
+#[derive(Debug, Clone, Copy, Default)]
+struct NextKey {
+    strategy: u16,
+    /// The operator's input type (the opclass's, both sides).
+    input: pg_sys::Oid,
+    collation: pg_sys::Oid,
+    procedure: pg_sys::Oid,
+}
+
 /// What the node did, for EXPLAIN ANALYZE.
 #[derive(Debug, Clone, Copy, Default)]
 struct Counts {
     descents: u64,
     rows_read: u64,
     groups: u64,
+    /// Groups left at a row failing a bound on the order column, without a row.
+    groups_ended: u64,
 }
 
 pub(super) struct Exec {
@@ -246,6 +499,8 @@ pub(super) struct Exec {
     /// The key column's `attbyval` and `attlen`.
     key_type: (bool, i16),
     quals: *mut pg_sys::ExprState,
+    /// The bounds on the order column (`SkipSpec::bounds`).
+    bounds: *mut pg_sys::ExprState,
     step: Step,
     /// A copy of the last key returned (palloc'd, in the query's memory, freed once the scan
     /// no longer refers to it).
@@ -253,6 +508,8 @@ pub(super) struct Exec {
     /// The scan key of the current descent; the index scan keeps a copy of it, pointing to
     /// `last`.
     key: pg_sys::ScanKeyData,
+    /// How the next group's key is compared with the last.
+    next_key: NextKey,
     counts: Counts,
 }
 
@@ -274,6 +531,28 @@ impl Exec {
                 pg_sys::AccessShareLock as pg_sys::LOCKMODE,
             );
             self.scan = crate::compat::index_beginscan(heap, self.index, snapshot, 1);
+            // the comparison of the next group's key: the index's operator of its first
+            // column's opfamily and type, under its collation
+            let strategy = if self.spec.next_greater {
+                pg_sys::BTGreaterStrategyNumber
+            } else {
+                pg_sys::BTLessStrategyNumber
+            } as u16;
+            let family = *(*self.index).rd_opfamily;
+            let input = *(*self.index).rd_opcintype;
+            let op = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
+            if op == pg_sys::InvalidOid {
+                pgrx::error!(
+                    "pg_columnar: index {} has no operator of strategy {strategy} for its first column",
+                    self.spec.index
+                );
+            }
+            self.next_key = NextKey {
+                strategy,
+                input,
+                collation: *(*self.index).rd_indcollation,
+                procedure: pg_sys::get_opcode(op),
+            };
         }
     }
 
@@ -305,28 +584,14 @@ impl Exec {
                     );
                 }
                 Step::After => {
-                    let strategy = if self.spec.backward {
-                        pg_sys::BTLessStrategyNumber
-                    } else {
-                        pg_sys::BTGreaterStrategyNumber
-                    } as u16;
-                    let family = *(*self.index).rd_opfamily;
-                    let input = *(*self.index).rd_opcintype;
-                    let op = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
-                    if op == pg_sys::InvalidOid {
-                        pgrx::error!(
-                            "pg_columnar: index {} has no operator of strategy {strategy} for its first column",
-                            self.spec.index
-                        );
-                    }
                     pg_sys::ScanKeyEntryInitialize(
                         key,
                         0,
                         1,
-                        strategy,
-                        input,
-                        *(*self.index).rd_indcollation,
-                        pg_sys::get_opcode(op),
+                        self.next_key.strategy,
+                        self.next_key.input,
+                        self.next_key.collation,
+                        self.next_key.procedure,
                         self.last.expect("a key after the first group"),
                     );
                 }
@@ -379,25 +644,47 @@ impl Exec {
         }
     }
 
-    /// Whether the row in the node's scan slot satisfies the partition's quals.
+    /// What the row in the node's scan slot is to its group: `Pass` if it satisfies the
+    /// partition's quals, `EndOfGroup` if it fails a bound on the order column with an order
+    /// value (so every later row of its group fails it too), else `Fail`.
     ///
     /// # Safety
     /// `node` is the node's begun `CustomScanState`; its scan slot holds a row.
-    unsafe fn passes(&self, node: *mut pg_sys::CustomScanState) -> bool {
-        if self.quals.is_null() {
-            return true;
-        }
-        // SAFETY: `node` is begun (this method's contract), with its expression context
+    unsafe fn test(&self, node: *mut pg_sys::CustomScanState) -> Test {
+        // SAFETY: `node` is begun (this method's contract), with its expression context and
+        // its scan slot holding a row of the table, whose order column exists
         unsafe {
             let econtext = (*node).ss.ps.ps_ExprContext;
+            let slot = (*node).ss.ss_ScanTupleSlot;
             pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-            (*econtext).ecxt_scantuple = (*node).ss.ss_ScanTupleSlot;
-            pg_sys::ExecQual(self.quals, econtext)
+            (*econtext).ecxt_scantuple = slot;
+            if !self.bounds.is_null() && !pg_sys::ExecQual(self.bounds, econtext) {
+                let column = self.spec.order.column as i32;
+                if ((*slot).tts_nvalid as i32) < column {
+                    pg_sys::slot_getsomeattrs_int(slot, column);
+                }
+                let null = *(*slot).tts_isnull.add(column as usize - 1);
+                return if null { Test::Fail } else { Test::EndOfGroup };
+            }
+            if self.quals.is_null() || pg_sys::ExecQual(self.quals, econtext) {
+                Test::Pass
+            } else {
+                Test::Fail
+            }
         }
     }
 }
 
-/// `dst := src`, every column, as `ExecCopySlot` does.
+/// A row's test against the partition's quals ([`Exec::test`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Test {
+    Pass,
+    Fail,
+    EndOfGroup,
+}
+
+/// `dst := src`, every column, as `ExecCopySlot` does, and the row's table and TID (which
+/// `copyslot` leaves out), so `tableoid` and `ctid` read from `dst` are the row's.
 ///
 /// # Safety
 /// Both are valid slots of the same row type.
@@ -408,6 +695,8 @@ unsafe fn copy_slot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTab
             .copyslot
             .expect("a slot type without copyslot");
         copy(dst, src);
+        (*dst).tts_tableOid = (*src).tts_tableOid;
+        (*dst).tts_tid = (*src).tts_tid;
     }
 }
 
@@ -432,10 +721,12 @@ impl CustomNode for Exec {
             query_memory: std::ptr::null_mut(),
             key_type: (true, 8),
             quals: std::ptr::null_mut(),
+            bounds: std::ptr::null_mut(),
             step: Step::Nulls,
             last: None,
             // SAFETY: all-zero is a valid ScanKeyData (no flags, null Datum, InvalidOids)
             key: unsafe { std::mem::zeroed() },
+            next_key: NextKey::default(),
             counts: Counts::default(),
         }
     }
@@ -463,9 +754,17 @@ impl CustomNode for Exec {
                 pg_sys::table_slot_callbacks(rel),
             );
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-            if !(*cscan).custom_exprs.is_null() {
-                self.quals = pg_sys::ExecInitQual((*cscan).custom_exprs, &mut (*node).ss.ps);
-            }
+            let exprs: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs).collect();
+            let split = exprs.len().saturating_sub(self.spec.bounds as usize);
+            let state = |part: &[*mut pg_sys::Node], ps: *mut pg_sys::PlanState| {
+                if part.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    pg_sys::ExecInitQual(list::from_nodes(part.iter().copied()), ps)
+                }
+            };
+            self.quals = state(&exprs[..split], &mut (*node).ss.ps);
+            self.bounds = state(&exprs[split..], &mut (*node).ss.ps);
         }
     }
 
@@ -513,8 +812,24 @@ impl CustomNode for Exec {
             // descriptor is the relation's)
             unsafe { copy_slot(slot, self.table_slot) };
             // SAFETY: `node` is begun and its scan slot holds the row
-            if !unsafe { self.passes(node) } {
-                continue; // the next row in the index's order: of this group, or the next
+            match unsafe { self.test(node) } {
+                // the next row in the index's order: of this group, or the next
+                Test::Fail => continue,
+                Test::EndOfGroup => {
+                    self.counts.groups_ended += 1;
+                    self.step = match self.step {
+                        Step::Nulls => Step::FirstKey,
+                        _ => {
+                            // SAFETY: the table slot holds the row just read
+                            unsafe { self.keep_key() };
+                            Step::After
+                        }
+                    };
+                    // SAFETY: the scan is started and `step` is not Done
+                    unsafe { self.descend() };
+                    continue;
+                }
+                Test::Pass => {}
             }
             self.counts.groups += 1;
             self.step = match self.step {
@@ -542,7 +857,7 @@ impl CustomNode for Exec {
         unsafe {
             let scan_slot = (*node).ss.ss_ScanTupleSlot;
             copy_slot(scan_slot, slot);
-            self.passes(node)
+            self.test(node) == Test::Pass
         }
     }
 
@@ -615,26 +930,43 @@ impl CustomNode for Exec {
             property(c"Index Descents", c.descents.to_string());
             property(c"Rows Read", c.rows_read.to_string());
             property(c"Groups", c.groups.to_string());
+            if self.spec.bounds > 0 {
+                property(c"Groups Ended By Bound", c.groups_ended.to_string());
+            }
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Exec, SkipSpec};
+    use super::{Exec, OrderColumn, SkipSpec};
     use crate::exec::frame::assert_round_trip;
 
-    /// PgcolIndexSkip's plan data: both directions, extreme OIDs and columns.
+    /// PgcolIndexSkip's plan data: both directions each way of the first column, extreme OIDs
+    /// and columns.
     #[test]
     fn plan_data_round_trip() {
-        let specs: Vec<SkipSpec> = [(0u32, 1i16, false), (u32::MAX, i16::MAX, true)]
-            .into_iter()
-            .map(|(index, key_column, backward)| SkipSpec {
-                index,
-                key_column,
-                backward,
-            })
-            .collect();
+        let specs: Vec<SkipSpec> = [
+            (0u32, 1i16, false, true),
+            (u32::MAX, i16::MAX, true, true),
+            (1, 2, false, false),
+            (2, 3, true, false),
+        ]
+        .into_iter()
+        .map(|(index, key_column, backward, next_greater)| SkipSpec {
+            index,
+            key_column,
+            backward,
+            next_greater,
+            order: OrderColumn {
+                column: key_column.saturating_add(1),
+                opfamily: index,
+                collation: u32::MAX - index,
+                descending: backward,
+            },
+            bounds: key_column as u16,
+        })
+        .collect();
         assert_round_trip::<Exec>(&specs);
     }
 }

@@ -44,6 +44,7 @@ pub static ENABLE_CUSTOM_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>
 pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_TOPN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+pub static ENABLE_INDEX_SKIP: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_PARAMETERIZED_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_SUBQUERY_VALUES: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
@@ -93,6 +94,12 @@ pub unsafe fn install() {
         c"Plan ORDER BY col LIMIT n and DISTINCT ON (g) ... ORDER BY g, col over a pg_columnar table as PgcolTopN, which reads only the vectors that can hold the first rows.",
         c"Off: PostgreSQL's Sort (and Unique) over the scan's rows. Results are the same either way, except the order of rows tied on col, which PostgreSQL leaves unspecified.",
         &ENABLE_TOPN,
+    );
+    define_switch(
+        c"pg_columnar.enable_index_skip",
+        c"Under DISTINCT ON (g) ... ORDER BY g, col over a partitioned table with a pg_columnar partition, read each other partition's first row per group through a btree index on (g, col) (PgcolIndexSkip), one index descent per group.",
+        c"Off: those partitions' rows are all read and sorted. Results are the same either way.",
+        &ENABLE_INDEX_SKIP,
     );
     define_switch(
         c"pg_columnar.enable_parameterized_scan",
