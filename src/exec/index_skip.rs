@@ -231,8 +231,9 @@ pub(super) unsafe fn path(
         return None;
     }
     // SAFETY: `index` is a valid IndexOptInfo of `child`
+    let index_oid = unsafe { (*index).indexoid };
     let spec = SkipSpec {
-        index: unsafe { (*index).indexoid }.to_u32(),
+        index: index_oid.to_u32(),
         key_column,
         backward,
         // the index's order of the group's key in the scan's direction
