@@ -59,6 +59,17 @@ struct OrderColumn {
     descending: bool,
 }
 
+/// Whether the node may evaluate bounds on the order column before the other quals
+/// (`is_bound`): only if no qual is a security barrier's or a row security policy's
+/// (`security_level` 0 for all), whose quals must run before any other that may leak.
+///
+/// # Safety
+/// `rinfos` is a valid List of RestrictInfos.
+unsafe fn bounds_allowed(rinfos: *mut pg_sys::List) -> bool {
+    // SAFETY: a valid List of RestrictInfos (this function's contract)
+    unsafe { list::ptrs::<pg_sys::RestrictInfo>(rinfos).all(|r| (*r).security_level == 0) }
+}
+
 /// Whether `clause` bounds the order column so that a group's rows, met in the scan's order,
 /// pass it and then fail it for good: `o >= x` or `o > x` met descending, `o <= x` or `o < x`
 /// met ascending, `x` free of the relation's columns, the operator one of the index's
@@ -125,12 +136,13 @@ pub(super) unsafe fn path(
     }
     // SAFETY: `root` and `child` are the planner's (this function's contract); the Lists are
     // read at once
-    let (sort, quals, tuples, whole, relid) = unsafe {
+    let (sort, quals, secure, tuples, whole, relid) = unsafe {
         (
             list::ptrs::<pg_sys::PathKey>((*root).sort_pathkeys).collect::<Vec<_>>(),
             list::ptrs::<pg_sys::RestrictInfo>((*child).baserestrictinfo)
                 .map(|r| (*r).clause as *mut pg_sys::Node)
                 .collect::<Vec<_>>(),
+            bounds_allowed((*child).baserestrictinfo),
             (*child).tuples,
             (*child).cheapest_total_path,
             (*child).relid,
@@ -192,8 +204,8 @@ pub(super) unsafe fn path(
     // each group: a descent (a leaf page and a table page not yet read), then the rows up to
     // its first satisfying the quals, each a table page: about 1 / their selectivity for
     // quals independent of the index's order, at most the group's rows; a qual on a column
-    // the index orders by (`t < X` under `t DESC`) can fail a group's rows in a run up to
-    // its end, so then the whole group is counted
+    // of the index (`t < X` under `t DESC`, `h >= 'host_5'`) can fail a group's rows in a
+    // run up to its end, so then the whole group is counted
     let rows_per_group = (tuples / groups).max(1.0);
     // SAFETY: `index` is a valid IndexOptInfo with at least two key columns (`gives_order`)
     let order = unsafe {
@@ -204,17 +216,29 @@ pub(super) unsafe fn path(
             descending: *(*index).reverse_sort.add(1) != backward,
         }
     };
-    // a bound on the order column ends a group at its first failure: it costs no rows read
+    // a bound on the order column ends a group at its first failure: it costs no rows read,
+    // so the rows read until one passes come from the other quals' selectivity
     // SAFETY: the quals are valid expressions of `child`, in a transaction
     let others: Vec<*mut pg_sys::Node> = quals
         .iter()
         .copied()
-        .filter(|&q| order.column <= 0 || !unsafe { is_bound(q, relid, &order) })
+        .filter(|&q| !(secure && order.column > 0 && unsafe { is_bound(q, relid, &order) }))
         .collect();
     // SAFETY: `index` is a valid IndexOptInfo; the quals valid expressions of `child`
-    let on_order = unsafe { quals_read_order_columns(index, relid, &others) };
-    let selectivity = (rows / tuples.max(1.0)).clamp(1e-9, 1.0);
-    let read = if on_order {
+    let on_key = unsafe { quals_read_key_columns(index, relid, &others) };
+    // SAFETY: while planning (this function's contract); the List is made in the planner's
+    // memory context
+    let selectivity = unsafe {
+        pg_sys::clauselist_selectivity(
+            root,
+            list::from_nodes(others.iter().copied()),
+            relid as i32,
+            pg_sys::JoinType::JOIN_INNER,
+            std::ptr::null_mut(),
+        )
+    }
+    .clamp(1e-9, 1.0);
+    let read = if on_key {
         rows_per_group
     } else {
         rows_per_group.min(1.0 / selectivity)
@@ -338,12 +362,12 @@ unsafe fn reads_other_system_columns(
     }
 }
 
-/// Whether any of `quals` reads a key column of `index` after its first (the order within a
-/// group).
+/// Whether any of `quals` reads a key column of `index` (the group's or the order within
+/// one).
 ///
 /// # Safety
 /// `index` is a valid IndexOptInfo of relation `relid`, `quals` valid expressions of it.
-unsafe fn quals_read_order_columns(
+unsafe fn quals_read_key_columns(
     index: *mut pg_sys::IndexOptInfo,
     relid: pg_sys::Index,
     quals: &[*mut pg_sys::Node],
@@ -355,7 +379,7 @@ unsafe fn quals_read_order_columns(
         for &q in quals {
             pg_sys::pull_varattnos(q, relid as _, &mut attnos);
         }
-        (1..(*index).nkeycolumns as usize).any(|i| {
+        (0..(*index).nkeycolumns as usize).any(|i| {
             let column = *(*index).indexkeys.add(i);
             // an expression column (0) counts as reading any column
             column == 0
@@ -437,12 +461,18 @@ unsafe extern "C-unwind" fn plan_custom_path(
     // the bounds on the order column go last, counted in the spec
     // SAFETY: `clauses` are the partition's quals and `rel` its relation (this function's
     // contract), in a transaction
-    let (others, bounds): (Vec<*mut pg_sys::Node>, Vec<*mut pg_sys::Node>) = unsafe {
+    let (mut others, mut bounds): (Vec<*mut pg_sys::Node>, Vec<*mut pg_sys::Node>) = unsafe {
         let relid = (*rel).relid;
+        let secure = bounds_allowed(clauses);
         list::nodes(pg_sys::extract_actual_clauses(clauses, false))
-            .partition(|&q| spec.order.column <= 0 || !is_bound(q, relid, &spec.order))
+            .partition(|&q| !(secure && spec.order.column > 0 && is_bound(q, relid, &spec.order)))
     };
-    spec.bounds = bounds.len() as u16;
+    if let Ok(n) = u16::try_from(bounds.len()) {
+        spec.bounds = n;
+    } else {
+        others.append(&mut bounds); // never so many; then none ends a group
+        spec.bounds = 0;
+    }
     // SAFETY: while planning, `best_path` a path of the node (this function's contract)
     let cscan = unsafe { FRAME.new_plan(best_path) };
     // SAFETY: `cscan` is the plan just made, nothing else refers to it; `rel` is the

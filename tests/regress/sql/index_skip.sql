@@ -92,8 +92,27 @@ CREATE TABLE tb_heap AS SELECT * FROM tb;
 ANALYZE tb, tb_heap;
 SELECT * FROM skip_same('SELECT DISTINCT ON (h) site, h, t FROM %s WHERE t >= ''2016-01-01 18:00'' ORDER BY h, t DESC', 'tb');
 SELECT * FROM skip_read('SELECT DISTINCT ON (h) site, h, t FROM tb WHERE t >= ''2016-01-01 18:00'' ORDER BY h, t DESC');
--- the other way, never ended by it: t <= x read descending (the rows before the first that
--- passes are read one by one, so its cost counts whole groups)
+-- a narrow window: the rows before a group's first in it are not read (its cost is a row a
+-- group, not 1 / the window's selectivity)
+SELECT * FROM skip_same('SELECT DISTINCT ON (h) site, h, t FROM %s WHERE t >= ''2016-01-01 23:50'' ORDER BY h, t DESC', 'tb');
+-- under a row security policy a bound may not run ahead of the policy's qual, so it counts
+-- as a qual on the index's columns and the partition's rows are read (no PgcolIndexSkip);
+-- the rows honour the policy
+CREATE ROLE skip_reader;
+GRANT SELECT ON tb, tb1, tb2 TO skip_reader;
+ALTER TABLE tb ENABLE ROW LEVEL SECURITY;
+CREATE POLICY no_host_3 ON tb USING (h <> 'host_3');
+SET ROLE skip_reader;
+SELECT * FROM skip_read('SELECT DISTINCT ON (h) site, h, t FROM tb WHERE t >= ''2016-01-01 18:00'' ORDER BY h, t DESC');
+SELECT count(*), count(*) FILTER (WHERE h = 'host_3') AS host_3 FROM (SELECT DISTINCT ON (h) site, h, t FROM tb WHERE t >= '2016-01-01 18:00' ORDER BY h, t DESC) s;
+RESET ROLE;
+DROP POLICY no_host_3 ON tb;
+ALTER TABLE tb DISABLE ROW LEVEL SECURITY;
+DROP OWNED BY skip_reader;
+DROP ROLE skip_reader;
+-- the controls, each group's rows read one by one until one passes, so costed as whole
+-- groups: t <= x read descending, and a qual on the group's column
+SELECT * FROM skip_same('SELECT DISTINCT ON (h) site, h, t FROM %s WHERE h >= ''host_5'' ORDER BY h, t DESC', 'tb');
 SELECT * FROM skip_same('SELECT DISTINCT ON (h) site, h, t FROM %s WHERE t <= ''2016-01-01 06:00'' ORDER BY h, t DESC', 'tb');
 -- a qual no row of a group satisfies: the group is absent
 SELECT * FROM skip_same('SELECT DISTINCT ON (h) h, t, v FROM %s WHERE v > 99 ORDER BY h, t DESC');
