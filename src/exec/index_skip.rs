@@ -923,7 +923,7 @@ impl CustomNode for Exec {
     unsafe fn explain(
         &self,
         node: *mut pg_sys::CustomScanState,
-        _ancestors: *mut pg_sys::List,
+        ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
         // SAFETY: `node` is a begun node, its relation open, `es` EXPLAIN's state (this
@@ -956,6 +956,38 @@ impl CustomNode for Exec {
         };
         property(c"Index", format!("{index} ({direction})"));
         property(c"First Row Per Group", column);
+        // the quals this node evaluates (its plan's qual list is empty), the bounds apart
+        // SAFETY: `node` is begun, its plan this node's CustomScan; `es` is EXPLAIN's state,
+        // which set up its deparse context, and `ancestors` its list of the node's ancestors
+        // (this method's contract); `deparse_expression` returns a NUL-terminated string
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let exprs: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs).collect();
+            let split = exprs.len().saturating_sub(self.spec.bounds as usize);
+            let context = pg_sys::set_deparse_context_plan(
+                (*es).deparse_cxt,
+                cscan as *mut pg_sys::Plan,
+                ancestors,
+            );
+            for (label, part) in [(c"Filter", &exprs[..split]), (c"Bound", &exprs[split..])] {
+                if part.is_empty() {
+                    continue;
+                }
+                let expr = if part.len() == 1 {
+                    part[0]
+                } else {
+                    pg_sys::make_ands_explicit(list::from_nodes(part.iter().copied()))
+                        as *mut pg_sys::Node
+                };
+                let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
+                property(
+                    label,
+                    std::ffi::CStr::from_ptr(text)
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
         if analyze {
             let c = self.counts;
             property(c"Index Descents", c.descents.to_string());

@@ -53,12 +53,15 @@ BEGIN
   END IF;
 END $$;
 
--- what EXPLAIN ANALYZE says each PgcolIndexSkip did
+-- what EXPLAIN ANALYZE says each PgcolIndexSkip did (with the quals it evaluates: Filter,
+-- and Bound for those that end a group)
 CREATE FUNCTION skip_read(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE line text;
+DECLARE line text; in_skip boolean := false;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF line ~ '(PgcolIndexSkip|Index: |First Row Per Group|Index Descents|Rows Read|Groups: |Groups Ended|Subplans Removed)' THEN
+    IF line ~ '->' THEN in_skip := line ~ 'PgcolIndexSkip'; END IF;
+    IF line ~ '(PgcolIndexSkip|Index: |First Row Per Group|Index Descents|Rows Read|Groups: |Groups Ended|Subplans Removed)'
+       OR (in_skip AND line ~ '^\s*(Filter|Bound): ') THEN
       RETURN NEXT regexp_replace(regexp_replace(line, '^\s*(->\s*)?', ''), ' \(actual rows=[0-9.]+ loops=[0-9]+\)', '');
     END IF;
   END LOOP;
