@@ -633,6 +633,25 @@ impl Exec {
         self.counts.descents += 1;
     }
 
+    /// Points the scan at the group after the one of the row in the table slot: from the
+    /// NULL group to the first key, else past the row's key.
+    ///
+    /// # Safety
+    /// The scan is started and not `Done`; the table slot holds the row of the current group.
+    unsafe fn next_group(&mut self) {
+        self.step = match self.step {
+            Step::Nulls => Step::FirstKey,
+            _ => {
+                // SAFETY: the table slot holds a row of the table (this method's contract);
+                // the scan is rescanned just below, before it reads again
+                unsafe { self.keep_key() };
+                Step::After
+            }
+        };
+        // SAFETY: the scan is started and `step` is not Done
+        unsafe { self.descend() };
+    }
+
     /// Keeps the key of the row in the table slot: a copy (detoasted) in the query's memory,
     /// which the next descent's scan key points to; the copy before it is freed.
     ///
@@ -848,31 +867,15 @@ impl CustomNode for Exec {
                 Test::Fail => continue,
                 Test::EndOfGroup => {
                     self.counts.groups_ended += 1;
-                    self.step = match self.step {
-                        Step::Nulls => Step::FirstKey,
-                        _ => {
-                            // SAFETY: the table slot holds the row just read
-                            unsafe { self.keep_key() };
-                            Step::After
-                        }
-                    };
-                    // SAFETY: the scan is started and `step` is not Done
-                    unsafe { self.descend() };
+                    // SAFETY: the scan is started, at a group; the table slot holds its row
+                    unsafe { self.next_group() };
                     continue;
                 }
                 Test::Pass => {}
             }
             self.counts.groups += 1;
-            self.step = match self.step {
-                Step::Nulls => Step::FirstKey,
-                _ => {
-                    // SAFETY: the table slot holds the row just found
-                    unsafe { self.keep_key() };
-                    Step::After
-                }
-            };
-            // SAFETY: the scan is started and `step` is not Done
-            unsafe { self.descend() };
+            // SAFETY: as above
+            unsafe { self.next_group() };
             return slot;
         }
     }
