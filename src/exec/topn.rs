@@ -376,9 +376,10 @@ unsafe fn rel_path(
 /// DISTINCT ON over a partitioned table: each pg_columnar partition's first rows per group
 /// by this node, the first row per group of each other partition through an index that
 /// gives the order (`super::index_skip`) or else all its rows, one Append of them, then
-/// PostgreSQL's Sort and Unique as for one table. Correct because a group's first row overall is the
-/// first among its partitions' first rows. `None` unless `input` is a partitioned table with
-/// at least one pg_columnar partition this node computes, every partition a leaf.
+/// PostgreSQL's Sort and Unique as for one table. Correct because a group's first row
+/// overall is the first among its partitions' first rows. `None` unless `input` is a
+/// partitioned table with at least one pg_columnar partition this node computes, every
+/// partition a leaf.
 ///
 /// # Safety
 /// As [`query_shape`]'s; `input` the relation of the DISTINCT stage and `output` its
