@@ -280,25 +280,14 @@ pub(super) unsafe fn path(
     Some(p as *mut pg_sys::Path)
 }
 
-/// The column (attribute number) `expr` is, of relation `relid` of the query, under any
-/// binary-compatible relabeling; `None` for another expression.
+/// The column (attribute number, 1-based) `expr` is, of relation `relid` of the query,
+/// under any binary-compatible relabeling; `None` for another expression.
 ///
 /// # Safety
 /// `expr` is a valid expression.
 unsafe fn column_of(expr: *mut pg_sys::Node, relid: pg_sys::Index) -> Option<i16> {
-    let mut e = expr;
-    // SAFETY: `e` is a valid expression node (this function's contract), read by its tag
-    unsafe {
-        while (*e).type_ == pg_sys::NodeTag::T_RelabelType {
-            e = (*(e as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
-        }
-        if (*e).type_ != pg_sys::NodeTag::T_Var {
-            return None;
-        }
-        let var = e as *mut pg_sys::Var;
-        ((*var).varno as pg_sys::Index == relid && (*var).varlevelsup == 0 && (*var).varattno > 0)
-            .then_some((*var).varattno)
-    }
+    // SAFETY: `expr` is a valid expression (this function's contract)
+    unsafe { super::quals::column_of(expr, relid) }.map(|(c, _)| c as i16 + 1)
 }
 
 /// Whether the query's relation `relid` is a pg_columnar table (whose partitions PgcolTopN
@@ -633,6 +622,26 @@ impl Exec {
         self.counts.descents += 1;
     }
 
+    /// The plan's quals (`custom_exprs`): the others, then the bounds on the order column
+    /// (the last `SkipSpec::bounds`).
+    ///
+    /// # Safety
+    /// `node` is the node's `CustomScanState`, its plan this node's CustomScan.
+    unsafe fn quals_and_bounds(
+        &self,
+        node: *mut pg_sys::CustomScanState,
+    ) -> (Vec<*mut pg_sys::Node>, Vec<*mut pg_sys::Node>) {
+        // SAFETY: the node's plan is a CustomScan with its list of expressions (this
+        // method's contract)
+        let mut others: Vec<*mut pg_sys::Node> = unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            list::nodes((*cscan).custom_exprs).collect()
+        };
+        let split = others.len().saturating_sub(self.spec.bounds as usize);
+        let bounds = others.split_off(split);
+        (others, bounds)
+    }
+
     /// Points the scan at the group after the one of the row in the table slot: from the
     /// NULL group to the first key, else past the row's key.
     ///
@@ -803,18 +812,16 @@ impl CustomNode for Exec {
                 (*rel).rd_att,
                 pg_sys::table_slot_callbacks(rel),
             );
-            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-            let exprs: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs).collect();
-            let split = exprs.len().saturating_sub(self.spec.bounds as usize);
-            let state = |part: &[*mut pg_sys::Node], ps: *mut pg_sys::PlanState| {
+            let (quals, bounds) = self.quals_and_bounds(node);
+            let state = |part: Vec<*mut pg_sys::Node>, ps: *mut pg_sys::PlanState| {
                 if part.is_empty() {
                     std::ptr::null_mut()
                 } else {
-                    pg_sys::ExecInitQual(list::from_nodes(part.iter().copied()), ps)
+                    pg_sys::ExecInitQual(list::from_nodes(part), ps)
                 }
             };
-            self.quals = state(&exprs[..split], &mut (*node).ss.ps);
-            self.bounds = state(&exprs[split..], &mut (*node).ss.ps);
+            self.quals = state(quals, &mut (*node).ss.ps);
+            self.bounds = state(bounds, &mut (*node).ss.ps);
         }
     }
 
@@ -931,26 +938,25 @@ impl CustomNode for Exec {
     ) {
         // SAFETY: `node` is a begun node, its relation open, `es` EXPLAIN's state (this
         // method's contract); the names are read in a transaction
-        let (index, column, analyze) = unsafe {
+        let (index, column, analyze, verbose) = unsafe {
             let reloid = (*(*node).ss.ss_currentRelation).rd_id;
-            let name = |p: *const std::ffi::c_char| {
-                if p.is_null() {
-                    String::from("?")
-                } else {
-                    std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
-                }
-            };
+            let index = pg_sys::get_rel_name(pg_sys::Oid::from(self.spec.index));
             (
-                name(pg_sys::get_rel_name(pg_sys::Oid::from(self.spec.index))),
-                name(pg_sys::get_attname(reloid, self.spec.key_column, true)),
+                if index.is_null() {
+                    format!("#{}", self.spec.index)
+                } else {
+                    std::ffi::CStr::from_ptr(index)
+                        .to_string_lossy()
+                        .into_owned()
+                },
+                super::node::attribute_name(reloid, self.spec.key_column as u16 - 1),
                 (*es).analyze,
+                (*es).verbose,
             )
         };
-        let property = |label: &std::ffi::CStr, value: String| {
-            let text = std::ffi::CString::new(value.replace('\0', "")).unwrap();
-            // SAFETY: `es` is EXPLAIN's state (this method's contract); both strings are
-            // NUL-terminated and outlive the call
-            unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), text.as_ptr(), es) };
+        // SAFETY: `es` is EXPLAIN's state (this method's contract)
+        let property = |label: &std::ffi::CStr, value: String| unsafe {
+            super::node::explain_text(label, &value, es)
         };
         let direction = if self.spec.backward {
             "backward"
@@ -962,33 +968,15 @@ impl CustomNode for Exec {
         // the quals this node evaluates (its plan's qual list is empty), the bounds apart
         // SAFETY: `node` is begun, its plan this node's CustomScan; `es` is EXPLAIN's state,
         // which set up its deparse context, and `ancestors` its list of the node's ancestors
-        // (this method's contract); `deparse_expression` returns a NUL-terminated string
+        // (this method's contract)
         unsafe {
-            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-            let exprs: Vec<*mut pg_sys::Node> = list::nodes((*cscan).custom_exprs).collect();
-            let split = exprs.len().saturating_sub(self.spec.bounds as usize);
-            let context = pg_sys::set_deparse_context_plan(
-                (*es).deparse_cxt,
-                cscan as *mut pg_sys::Plan,
-                ancestors,
-            );
-            for (label, part) in [(c"Filter", &exprs[..split]), (c"Bound", &exprs[split..])] {
-                if part.is_empty() {
-                    continue;
+            let (quals, bounds) = self.quals_and_bounds(node);
+            let context =
+                pg_sys::set_deparse_context_plan((*es).deparse_cxt, (*node).ss.ps.plan, ancestors);
+            for (label, part) in [(c"Filter", quals), (c"Bound", bounds)] {
+                if !part.is_empty() {
+                    property(label, super::node::deparse_clauses(&part, context, verbose));
                 }
-                let expr = if part.len() == 1 {
-                    part[0]
-                } else {
-                    pg_sys::make_ands_explicit(list::from_nodes(part.iter().copied()))
-                        as *mut pg_sys::Node
-                };
-                let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
-                property(
-                    label,
-                    std::ffi::CStr::from_ptr(text)
-                        .to_string_lossy()
-                        .into_owned(),
-                );
             }
         }
         if analyze {

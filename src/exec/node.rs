@@ -458,16 +458,8 @@ impl CustomNode for Exec {
                 continue;
             }
             // SAFETY: the clauses are the plan's expressions, deparsed in the context made for
-            // the plan above; `deparse_expression` returns a NUL-terminated palloc'd string
-            let deparsed = unsafe {
-                let expr = if clauses.len() == 1 {
-                    clauses[0]
-                } else {
-                    pg_sys::make_ands_explicit(list::from_nodes(clauses)) as *mut pg_sys::Node
-                };
-                let deparsed = pg_sys::deparse_expression(expr, context, verbose, false);
-                std::ffi::CStr::from_ptr(deparsed).to_string_lossy()
-            };
+            // the plan above
+            let deparsed = unsafe { deparse_clauses(&clauses, context, verbose) };
             text(label, &deparsed);
         }
         if analyze {
@@ -802,7 +794,7 @@ unsafe fn dsm_size(node: *mut pg_sys::CustomScanState) -> usize {
 ///
 /// # Safety
 /// In a transaction (a syscache lookup).
-unsafe fn attribute_name(relid: pg_sys::Oid, column: u16) -> String {
+pub(super) unsafe fn attribute_name(relid: pg_sys::Oid, column: u16) -> String {
     // SAFETY: in a transaction (this function's contract); a missing attribute gives null
     let name = unsafe { pg_sys::get_attname(relid, column as i16 + 1, true) };
     if name.is_null() {
@@ -815,11 +807,42 @@ unsafe fn attribute_name(relid: pg_sys::Oid, column: u16) -> String {
     }
 }
 
+/// `clauses` (non-empty, implicitly ANDed) as EXPLAIN prints a qual: one clause as itself,
+/// several joined by AND.
+///
+/// # Safety
+/// The clauses are a plan's expressions and `context` the deparse context made for that
+/// plan (`set_deparse_context_plan`), while EXPLAIN runs.
+pub(super) unsafe fn deparse_clauses(
+    clauses: &[*mut pg_sys::Node],
+    context: *mut pg_sys::List,
+    verbose: bool,
+) -> String {
+    // SAFETY: valid expressions and their plan's context (this function's contract);
+    // `deparse_expression` returns a NUL-terminated palloc'd string
+    unsafe {
+        let expr = if clauses.len() == 1 {
+            clauses[0]
+        } else {
+            pg_sys::make_ands_explicit(list::from_nodes(clauses.iter().copied()))
+                as *mut pg_sys::Node
+        };
+        let deparsed = pg_sys::deparse_expression(expr, context, verbose, false);
+        std::ffi::CStr::from_ptr(deparsed)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
 /// An EXPLAIN property of text `value` (NUL characters left out).
 ///
 /// # Safety
 /// `es` is EXPLAIN's valid state.
-unsafe fn explain_text(label: &std::ffi::CStr, value: &str, es: *mut pg_sys::ExplainState) {
+pub(super) unsafe fn explain_text(
+    label: &std::ffi::CStr,
+    value: &str,
+    es: *mut pg_sys::ExplainState,
+) {
     let value = std::ffi::CString::new(value.replace('\0', "")).unwrap();
     // SAFETY: `es` is EXPLAIN's state (this function's contract); both strings are
     // NUL-terminated and outlive the call

@@ -162,7 +162,7 @@ pub(super) unsafe fn strip(mut node: *mut pg_sys::Node) -> *mut pg_sys::Node {
 /// # Safety
 ///
 /// `node` must be null or a valid expression node.
-unsafe fn column_of(node: *mut pg_sys::Node, relid: u32) -> Option<(u16, pg_sys::Oid)> {
+pub(super) unsafe fn column_of(node: *mut pg_sys::Node, relid: u32) -> Option<(u16, pg_sys::Oid)> {
     // SAFETY: `node` is null or a valid node (the contract).
     let node = unsafe { strip(node) };
     // SAFETY: `node` is a valid node when it is not null (checked first).
