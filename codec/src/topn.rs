@@ -35,6 +35,15 @@ impl Order {
         }
     }
 
+    /// The value of a rank [`Order::rank`] gave (`None`: NULL).
+    pub fn value_of(self, rank: Rank) -> Option<i64> {
+        match rank {
+            Rank::MAX | Rank::MIN => None,
+            r if self.descending => Some(r as i64),
+            r => Some((-r) as i64),
+        }
+    }
+
     /// The greatest rank among rows whose values lie in `range` (least, greatest; `None`:
     /// no row has a value), with NULLs among them or not. `None`: there are no rows.
     pub fn best_possible(self, range: Option<(i64, i64)>, nulls: bool) -> Option<Rank> {
@@ -191,6 +200,18 @@ mod tests {
         assert_eq!(asc.best_possible(Some((1, 9)), true), Some(-1));
         assert_eq!(desc.best_possible(Some((1, 9)), true), Some(Rank::MAX));
         assert_eq!(desc.best_possible(None, false), None);
+        for order in [desc, asc] {
+            for v in [
+                None,
+                Some(i64::MIN),
+                Some(-1),
+                Some(0),
+                Some(7),
+                Some(i64::MAX),
+            ] {
+                assert_eq!(order.value_of(order.rank(v)), v);
+            }
+        }
     }
 
     /// Random vectors (groups, values with NULLs, sparse selections) read in a random order,

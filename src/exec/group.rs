@@ -400,6 +400,12 @@ impl KeyReader {
         self.interner.as_ref()
     }
 
+    /// The key part this reader gives the string `s` (its id; interned now if new), for a
+    /// reader of strings; `None` for another.
+    pub(super) fn part_of_string(&mut self, s: &[u8]) -> Option<i64> {
+        self.interner.as_mut().map(|i| i.id(s) as i64)
+    }
+
     /// How many values PostgreSQL evaluated.
     pub(super) fn evaluated(&self) -> u64 {
         self.evaluator.as_ref().map_or(0, |e| e.calls)

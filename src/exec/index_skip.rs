@@ -25,6 +25,7 @@ use pgrx::pg_sys;
 
 use super::frame::{CustomNode, Frame};
 use super::list;
+use super::seeds::{self, DatumKind, SeedSet};
 
 /// PgcolIndexSkip's method tables and their registration (`super::frame`).
 pub(super) static FRAME: Frame<Exec> = Frame::new().with_path(plan_custom_path);
@@ -47,6 +48,8 @@ pub(super) struct SkipSpec {
     /// order column that a group's rows, once they fail one, go on failing (`is_bound`); set
     /// by `plan_custom_path`.
     bounds: u16,
+    /// The partitions' set this node records the rows it returns in (`super::seeds`); 0: none.
+    seeds: u32,
 }
 
 /// A group's order column (the index's second): its attribute number, its opfamily and
@@ -130,6 +133,7 @@ pub(super) unsafe fn path(
     root: *mut pg_sys::PlannerInfo,
     child: *mut pg_sys::RelOptInfo,
     group: *mut pg_sys::Node,
+    seeds: u32,
 ) -> Option<*mut pg_sys::Path> {
     if !FRAME.registered() || !super::ENABLE_INDEX_SKIP.get() {
         return None;
@@ -264,6 +268,7 @@ pub(super) unsafe fn path(
         next_greater: backward == first_descending,
         order,
         bounds: 0,
+        seeds,
     };
     // SAFETY: in a backend, while planning (this function's contract)
     let p = unsafe { FRAME.new_path() };
@@ -530,6 +535,9 @@ pub(super) struct Exec {
     key: pg_sys::ScanKeyData,
     /// How the next group's key is compared with the last.
     next_key: NextKey,
+    /// The partitions' set and how the key and order columns are read for it, if the rows
+    /// returned are recorded (`super::seeds`).
+    seeds: Option<(SeedSet, DatumKind, DatumKind)>,
     counts: Counts,
 }
 
@@ -734,6 +742,44 @@ impl Exec {
     }
 }
 
+impl Exec {
+    /// Records the row in the node's scan slot, which it returns, in the partitions' set
+    /// (`super::seeds`), if it has one.
+    ///
+    /// # Safety
+    /// `node` is the node's begun `CustomScanState`; its scan slot holds the row.
+    unsafe fn record(&self, node: *mut pg_sys::CustomScanState) {
+        let Some((set, key_kind, order_kind)) = self.seeds else {
+            return;
+        };
+        let (key, order) = (self.spec.key_column as i32, self.spec.order.column as i32);
+        // SAFETY: `node` is begun (this method's contract), its scan slot holding a row of the
+        // table, which has both columns; a detoasted key is made in the per-row memory, reset
+        // before the next row is tested, and copied out at once
+        let seed = unsafe {
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            let last = key.max(order);
+            if ((*slot).tts_nvalid as i32) < last {
+                pg_sys::slot_getsomeattrs_int(slot, last);
+            }
+            let datum = |c: i32| {
+                (!*(*slot).tts_isnull.add(c as usize - 1))
+                    .then(|| *(*slot).tts_values.add(c as usize - 1))
+            };
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+            let group = datum(key).map(|d| key_kind.key(d));
+            pg_sys::MemoryContextSwitchTo(old);
+            seeds::Seed {
+                group,
+                value: datum(order).and_then(|d| order_kind.value(d)),
+            }
+        };
+        // SAFETY: the node runs in its query, whose memory context is the set's
+        unsafe { set.add([seed]) };
+    }
+}
+
 /// A row's test against the partition's quals ([`Exec::test`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Test {
@@ -786,6 +832,7 @@ impl CustomNode for Exec {
             // SAFETY: all-zero is a valid ScanKeyData (no flags, null Datum, InvalidOids)
             key: unsafe { std::mem::zeroed() },
             next_key: NextKey::default(),
+            seeds: None,
             counts: Counts::default(),
         }
     }
@@ -822,6 +869,24 @@ impl CustomNode for Exec {
             };
             self.quals = state(quals, &mut (*node).ss.ps);
             self.bounds = state(bounds, &mut (*node).ss.ps);
+            // the rows are recorded if both columns are of a kind the set's PgcolTopN nodes
+            // read: an integer order column, an integer or string key
+            let kind_of = |column: i16| {
+                let attr = crate::compat::tuple_desc_attr((*rel).rd_att, column as usize - 1);
+                DatumKind::of_type((*attr).atttypid)
+            };
+            self.seeds = match SeedSet::of(estate, self.spec.seeds) {
+                Some(set) if self.spec.order.column > 0 => {
+                    match (
+                        kind_of(self.spec.key_column),
+                        kind_of(self.spec.order.column),
+                    ) {
+                        (Some(key), Some(order @ DatumKind::Int { .. })) => Some((set, key, order)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
         }
     }
 
@@ -881,6 +946,8 @@ impl CustomNode for Exec {
                 Test::Pass => {}
             }
             self.counts.groups += 1;
+            // SAFETY: `node` is begun, its scan slot holding the row returned
+            unsafe { self.record(node) };
             // SAFETY: as above
             unsafe { self.next_group() };
             return slot;
@@ -903,6 +970,10 @@ impl CustomNode for Exec {
     }
 
     fn rescan(&mut self) {
+        // a new pass: the rows of the last one are not this one's (`super::seeds`)
+        if let Some((set, _, _)) = self.seeds {
+            set.clear();
+        }
         if !self.scan.is_null() {
             self.step = Step::Nulls;
             // SAFETY: the scan is started
@@ -1019,6 +1090,7 @@ mod tests {
                 descending: backward,
             },
             bounds: key_column as u16,
+            seeds: index.wrapping_mul(7),
         })
         .collect();
         assert_round_trip::<Exec>(&specs);

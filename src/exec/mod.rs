@@ -15,7 +15,8 @@
 //! * [`topn`]: `PgcolTopN`, the first rows by a column (`ORDER BY ... LIMIT`,
 //!   `DISTINCT ON`), reading only the vectors that can hold them;
 //! * [`index_skip`]: `PgcolIndexSkip`, DISTINCT ON's first row per group of a partitioned
-//!   table's row-store partition, one index descent per group.
+//!   table's row-store partition, one index descent per group;
+//! * [`seeds`]: the first rows DISTINCT ON's partitions hand to the ones that run after them.
 //!
 //! The rows come from `am::scan::VectorScan`, over the same stripe reader as the sequential scan's, told
 //! which columns to decode, which vectors to skip and which quals to evaluate. A qual used
@@ -35,6 +36,7 @@ mod node;
 mod plan;
 mod plan_data;
 mod quals;
+mod seeds;
 mod skip;
 mod spec;
 mod subquery;
@@ -45,6 +47,7 @@ pub static ENABLE_VECTORIZED_FILTER: pgrx::GucSetting<bool> = pgrx::GucSetting::
 pub static ENABLE_VECTORIZED_AGG: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_TOPN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_INDEX_SKIP: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+pub static ENABLE_PARTITION_SEEDS: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_PARAMETERIZED_SCAN: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 pub static ENABLE_SUBQUERY_VALUES: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
 
@@ -100,6 +103,12 @@ pub unsafe fn install() {
         c"Under DISTINCT ON (g) ... ORDER BY g, col over a partitioned table with a pg_columnar partition, read each other partition's first row per group through a btree index on (g, col) (PgcolIndexSkip), one index descent per group.",
         c"Off: those partitions' rows are all read and sorted. Results are the same either way.",
         &ENABLE_INDEX_SKIP,
+    );
+    define_switch(
+        c"pg_columnar.enable_partition_seeds",
+        c"Under DISTINCT ON (g) ... ORDER BY g, col over a partitioned table, run the partitions in the order's direction and hand each the first rows per group the partitions before it returned, so that PgcolTopN leaves out the stripes and vectors that cannot beat them.",
+        c"Off: each partition finds its own first row of every group it holds. Results are the same either way.",
+        &ENABLE_PARTITION_SEEDS,
     );
     define_switch(
         c"pg_columnar.enable_parameterized_scan",

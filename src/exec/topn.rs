@@ -26,7 +26,7 @@
 //! leaves their order unspecified); the result does not depend on the order of reading.
 
 use pg_columnar_codec::filter::Selection;
-use pg_columnar_codec::group::GroupTable;
+use pg_columnar_codec::group::{GroupTable, KeyColumn, KeyParts};
 use pg_columnar_codec::stripe::StoredZone;
 use pg_columnar_codec::topn::{Order, Rank, TopRows};
 use pg_columnar_codec::MAX_ROWS;
@@ -35,6 +35,7 @@ use pgrx::pg_sys;
 use super::frame::{CustomNode, Frame};
 use super::group::{key_spec, KeyReader, KeySpec};
 use super::list;
+use super::seeds;
 use crate::am::scan::VectorScan;
 
 static mut PREV_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
@@ -74,6 +75,9 @@ struct TopSpec {
     keep: u32,
     /// DISTINCT ON's column.
     group: Option<KeySpec>,
+    /// The partitions' set this partition's node takes rows from and records its rows in
+    /// (`super::seeds`); 0: none.
+    seeds: u32,
 }
 
 /// The `create_upper_paths_hook`: PgcolTopN's paths for the DISTINCT and ORDER BY stages.
@@ -111,7 +115,7 @@ unsafe extern "C-unwind" fn upper_paths(
         let Some(shape) = query_shape(root, stage) else {
             return;
         };
-        match rel_path(root, &shape, input_rel, output_rel, shape.target, |e| e) {
+        match rel_path(root, &shape, input_rel, output_rel, shape.target, |e| e, 0) {
             Some(p) => Some(p as *mut pg_sys::Path),
             None if shape.group.is_some() => partitions_path(root, &shape, input_rel, output_rel),
             None => None,
@@ -296,7 +300,8 @@ unsafe fn query_shape(
 /// # Safety
 /// `root` is the planner's; `input` and `parent` relations of it and `target` a target over
 /// `input`, valid while planning; `shape` is the query's ([`query_shape`]); in a
-/// transaction, in the planner's memory context.
+/// transaction, in the planner's memory context. `seeds` is the partitions' set of a
+/// partition's node (`super::seeds`), 0 for none.
 unsafe fn rel_path(
     root: *mut pg_sys::PlannerInfo,
     shape: &Shape,
@@ -304,6 +309,7 @@ unsafe fn rel_path(
     parent: *mut pg_sys::RelOptInfo,
     target: *mut pg_sys::PathTarget,
     translate: impl Fn(*mut pg_sys::Node) -> *mut pg_sys::Node,
+    seeds: u32,
 ) -> Option<*mut pg_sys::CustomPath> {
     // SAFETY: `input` is a valid relation of the planner (this function's contract)
     let relid = unsafe { (*input).relid };
@@ -346,6 +352,7 @@ unsafe fn rel_path(
         order,
         keep: shape.keep as u32,
         group,
+        seeds,
     };
     // SAFETY: `input` is a base relation (`scan_path_below` found it one), so its `relid`
     // indexes `root`'s range table array
@@ -391,7 +398,7 @@ unsafe fn partitions_path(
     output: *mut pg_sys::RelOptInfo,
 ) -> Option<*mut pg_sys::Path> {
     // SAFETY: `input` is the planner's, at the DISTINCT stage (this function's contract)
-    let children = unsafe { super::plan::leaf_partitions(input) }?;
+    let mut children = unsafe { super::plan::leaf_partitions(input) }?;
     // SAFETY: the planner's pathkey Lists, read only
     let (ncols, nsort) = unsafe {
         (
@@ -402,6 +409,29 @@ unsafe fn partitions_path(
     if ncols == 0 || nsort <= ncols {
         return None; // the group or the order redundant (a constant): left to PostgreSQL
     }
+    // the partitions hand each other the rows they return (`super::seeds`), so they run in
+    // the order's direction: under a descending order, the last partition by bound first (a
+    // range partitioning by the ordering column puts the first rows there)
+    let seeds = if super::ENABLE_PARTITION_SEEDS.get() {
+        // SAFETY: the ordering clause is the query's, its operator a valid ordering
+        // operator (PostgreSQL sorts by it); the outputs are live locals
+        let descending = unsafe {
+            let (mut family, mut input_type, mut strategy) =
+                (pg_sys::InvalidOid, pg_sys::InvalidOid, 0i16);
+            pg_sys::get_ordering_op_properties(
+                (*shape.order.0).sortop,
+                &mut family,
+                &mut input_type,
+                &mut strategy,
+            ) && strategy as u32 == pg_sys::BTGreaterStrategyNumber
+        };
+        if descending {
+            children.reverse();
+        }
+        super::seeds::new_set_number()
+    } else {
+        0
+    };
     // SAFETY: the children are `input`'s live partitions, valid while planning, their paths
     // set and their targets translated from the query's (the scan and join target is
     // applied to each partition before the upper stages); each path returns its
@@ -409,11 +439,19 @@ unsafe fn partitions_path(
     let append = unsafe {
         super::plan::partitions_append(root, input, children, None, |child| {
             let translate = |e| super::plan::over_partition(root, child, e);
-            match rel_path(root, shape, child, child, (*child).reltarget, translate) {
+            match rel_path(
+                root,
+                shape,
+                child,
+                child,
+                (*child).reltarget,
+                translate,
+                seeds,
+            ) {
                 Some(p) => (p as *mut pg_sys::Path, true),
                 None => {
                     let group = translate(shape.group.expect("the DISTINCT ON shape"));
-                    let skip = super::index_skip::path(root, child, group);
+                    let skip = super::index_skip::path(root, child, group, seeds);
                     (skip.unwrap_or((*child).cheapest_total_path), false)
                 }
             }
@@ -494,6 +532,8 @@ struct Counts {
     vectors_left: u64,
     rows_offered: u64,
     groups: u64,
+    /// Groups whose first row so far came from the partitions before this one.
+    groups_seeded: u64,
 }
 
 /// The node's Rust state.
@@ -508,7 +548,92 @@ struct Exec {
     /// For each vector holding several of the rows: the id and the selection of its rows.
     chosen: Vec<(u64, Selection)>,
     next_row: usize,
+    /// The partitions' set, under DISTINCT ON over a partitioned table (`super::seeds`).
+    seed_set: Option<seeds::SeedSet>,
     counts: Counts,
+}
+
+/// What [`take_seeds`] took: how many groups, and the least position it gave a row (rows
+/// at it or after are the seeds, not rows of the table).
+struct Seeded {
+    groups: usize,
+    first_position: u64,
+}
+
+impl Seeded {
+    const NONE: Seeded = Seeded {
+        groups: 0,
+        first_position: u64::MAX,
+    };
+}
+
+/// Takes the rows of `set` (`super::seeds`) into `table` and `top` as the groups' first rows
+/// so far, at positions past any row of a table (they are never returned); rows of a
+/// partition must then beat them to be kept.
+fn take_seeds(
+    set: &seeds::SeedSet,
+    reader: &mut KeyReader,
+    table: &mut GroupTable,
+    top: &mut TopRows,
+) -> Seeded {
+    let rows = set.rows();
+    let mut parts = Vec::with_capacity(rows.len());
+    let mut values = Vec::with_capacity(rows.len());
+    for seed in rows {
+        let part = match seed.group {
+            None => None,
+            Some(seeds::GroupKey::Int(v)) if matches!(reader.spec, KeySpec::Int { .. }) => Some(v),
+            Some(seeds::GroupKey::Bytes(b)) => match reader.part_of_string(&b) {
+                Some(p) => Some(p),
+                None => continue,
+            },
+            // a key of another kind than this partition's (never: partitions share the
+            // parent's column types): not taken, which only costs reading
+            Some(seeds::GroupKey::Int(_)) => continue,
+        };
+        parts.push(part);
+        values.push(seed.value);
+    }
+    let n = parts.len();
+    if n == 0 {
+        return Seeded::NONE;
+    }
+    let column = |v: &[Option<i64>]| {
+        let mut nulls = vec![0u8; n.div_ceil(8)];
+        for (r, x) in v.iter().enumerate() {
+            if x.is_none() {
+                nulls[r / 8] |= 1 << (r % 8);
+            }
+        }
+        KeyColumn {
+            parts: KeyParts::Rows(v.iter().map(|x| x.unwrap_or(0)).collect()),
+            nulls: v.iter().any(Option::is_none).then_some(nulls),
+        }
+    };
+    let all = Selection::all(n);
+    let mut groups = Vec::new();
+    table.assign(&[column(&parts)], &all, &mut groups);
+    let first_position = u64::MAX - n as u64;
+    top.add(Some(&groups), &column(&values), &all, first_position);
+    Seeded {
+        groups: table.len(),
+        first_position,
+    }
+}
+
+/// The key of a group of `table` (a key of one part) as the members of a set read it.
+fn key_of_group(
+    key: &pg_columnar_codec::group::Key,
+    reader: &KeyReader,
+) -> Option<seeds::GroupKey> {
+    if key.nulls != 0 {
+        return None;
+    }
+    let part = key.parts[0];
+    Some(match reader.interner() {
+        Some(i) => seeds::GroupKey::Bytes(i.get(part as u32).into()),
+        None => seeds::GroupKey::Int(part),
+    })
 }
 
 /// The best rank a set of rows can hold from what its zone map and NULL count say of the
@@ -521,9 +646,12 @@ fn best_of(order: Order, zone: Option<&StoredZone>, nulls: usize) -> Option<Rank
     }
 }
 
-/// The groups stripe `i` holds, if every one has been seen: its shared dictionary of the
-/// group column holds every value of the stripe's column, and its NULL count says whether
-/// the NULL group is among them. `None` without a shared dictionary.
+/// The groups stripe `i` holds (or more), if every one has been seen: its shared
+/// dictionary of the group column holds every value of the stripe's column, and its NULL
+/// count says whether the NULL group is among them; without one, an integer key's values
+/// lie in the range of the stripe's catalog summary, which answers when every integer of
+/// the range is a group seen (a few hosts' ids in a stripe of a table sorted by them).
+/// `None` otherwise.
 ///
 /// # Safety
 /// None beyond the types': it does no unsafe operation (the `unsafe` is only its
@@ -535,7 +663,8 @@ unsafe fn stripe_groups(
     table: &GroupTable,
 ) -> Option<Vec<u32>> {
     let c = reader.spec.column() as usize;
-    scan.reader
+    let from_dictionary = scan
+        .reader
         .with_stripe_dictionary(i, c, |ctx, nulls, serial| {
             let mut groups = Vec::new();
             if nulls {
@@ -545,7 +674,29 @@ unsafe fn stripe_groups(
                 groups.push(table.find_single(Some(e))?);
             }
             Some(groups)
-        })
+        });
+    if from_dictionary.is_some() || !matches!(reader.spec, KeySpec::Int { .. }) {
+        return from_dictionary;
+    }
+    let facts = scan.reader.stripe_facts(i, c)?;
+    let mut groups = Vec::new();
+    if facts.nulls > 0 {
+        groups.push(table.find_single(None)?);
+    }
+    match facts.zone? {
+        StoredZone::Empty => {}
+        &StoredZone::Int { min, max } => {
+            // more integers than groups: one of them is not a group
+            if max.abs_diff(min) >= table.len() as u64 {
+                return None;
+            }
+            for v in min..=max {
+                groups.push(table.find_single(Some(v))?);
+            }
+        }
+        _ => return None,
+    }
+    Some(groups)
 }
 
 /// Reads what can hold the first rows (see the module's comment) and returns them, as
@@ -608,6 +759,11 @@ unsafe fn compute(
     let mut top = TopRows::new(spec.order, spec.keep as usize);
     let mut table = GroupTable::new(1);
     let mut groups: Vec<u32> = Vec::new();
+    // the rows the partitions before this one returned, as their groups' rows so far
+    let seeded = match (exec.seed_set, group.as_mut()) {
+        (Some(set), Some(g)) => take_seeds(&set, g, &mut table, &mut top),
+        _ => Seeded::NONE,
+    };
     let limit = super::agg::group_memory_limit() / BYTES_PER_GROUP as usize;
     let mut counts = Counts {
         stripes: count as u64,
@@ -707,13 +863,23 @@ unsafe fn compute(
             counts.vectors_read += read as u64;
         }
     }
-    counts.groups = top.groups() as u64;
-    let grouped = spec.group.is_some();
-    let mut rows: Vec<u64> = top
+    let kept: Vec<(u32, Rank, u64)> = top
         .into_rows()
         .into_iter()
-        .map(|(_, _, position)| position)
+        .filter(|&(_, _, position)| position < seeded.first_position)
         .collect();
+    counts.groups = kept.len() as u64;
+    counts.groups_seeded = seeded.groups as u64;
+    if let (Some(set), Some(g)) = (exec.seed_set, group.as_ref()) {
+        let returned = kept.iter().map(|&(k, rank, _)| seeds::Seed {
+            group: key_of_group(&table.keys()[k as usize], g),
+            value: spec.order.value_of(rank),
+        });
+        // SAFETY: the node runs in its query, whose memory context is the set's
+        unsafe { set.add(returned) };
+    }
+    let grouped = spec.group.is_some();
+    let mut rows: Vec<u64> = kept.into_iter().map(|(_, _, position)| position).collect();
     if grouped {
         // one row per group, returned in storage order (each vector decoded once); the Sort
         // above orders them
@@ -783,8 +949,21 @@ impl CustomNode for Exec {
             rows: None,
             chosen: Vec::new(),
             next_row: 0,
+            seed_set: None,
             counts: Counts::default(),
         }
+    }
+
+    /// # Safety
+    /// As [`CustomNode::begin`].
+    unsafe fn begin(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        _eflags: i32,
+    ) {
+        // SAFETY: `estate` is the node's executor state (this method's contract)
+        self.seed_set = unsafe { seeds::SeedSet::of(estate, self.spec.seeds) };
     }
 
     /// # Safety
@@ -820,6 +999,10 @@ impl CustomNode for Exec {
 
     fn rescan(&mut self) {
         self.rows = None;
+        // a new pass: the rows of the last one are not this one's (`super::seeds`)
+        if let Some(set) = self.seed_set {
+            set.clear();
+        }
     }
 
     /// # Safety
@@ -906,6 +1089,12 @@ impl CustomNode for Exec {
             if spec.group.is_some() {
                 property(c"Groups", c.groups.to_string());
             }
+            if spec.seeds != 0 {
+                property(
+                    c"Groups From Earlier Partitions",
+                    c.groups_seeded.to_string(),
+                );
+            }
         }
     }
 }
@@ -939,6 +1128,7 @@ mod tests {
                         order,
                         keep: if group.is_some() { 1 } else { 100_000 },
                         group,
+                        seeds: if nulls_first { u32::MAX } else { 0 },
                     });
                 }
             }

@@ -89,6 +89,9 @@ SELECT topn_same('SELECT DISTINCT ON (t) t, n FROM %s WHERE n > 29000 ORDER BY t
 -- stripes hold every first row
 SELECT * FROM topn_read('SELECT DISTINCT ON (h) h, t FROM tn ORDER BY h, t DESC NULLS LAST');
 SELECT * FROM topn_read('SELECT DISTINCT ON (h) h, t FROM tn ORDER BY h, t');
+-- an integer key has no shared dictionary: the groups a stripe holds are the integers of its
+-- summary's range of k (0..6, and NULL), all seen once the newest stripe is read
+SELECT * FROM topn_read('SELECT DISTINCT ON (k) k, t FROM tn ORDER BY k, t DESC');
 -- with quals the scan evaluates
 SELECT topn_same('SELECT DISTINCT ON (h) * FROM %s WHERE k = 3 ORDER BY h, t DESC');
 SELECT topn_same('SELECT DISTINCT ON (h) * FROM %s WHERE t < ''2016-01-01 12:00+00'' AND v > 100 ORDER BY h, n DESC');
