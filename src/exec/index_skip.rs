@@ -127,12 +127,14 @@ unsafe fn is_bound(clause: *mut pg_sys::Node, relid: pg_sys::Index, order: &Orde
 ///
 /// # Safety
 /// `root` is the planner's, at the DISTINCT stage, and `child` one of its partitions'
-/// relations with its paths set; `group` a valid expression; while planning, in the planner's
-/// memory context, in a transaction.
+/// relations with its paths set; `group` and `order_by` (`o`) valid expressions over its
+/// columns; `seeds` the partitions' set its rows are recorded in (`super::seeds`), 0 for
+/// none; while planning, in the planner's memory context, in a transaction.
 pub(super) unsafe fn path(
     root: *mut pg_sys::PlannerInfo,
     child: *mut pg_sys::RelOptInfo,
     group: *mut pg_sys::Node,
+    order_by: *mut pg_sys::Node,
     seeds: u32,
 ) -> Option<*mut pg_sys::Path> {
     if !FRAME.registered() || !super::ENABLE_INDEX_SKIP.get() {
@@ -268,7 +270,15 @@ pub(super) unsafe fn path(
         next_greater: backward == first_descending,
         order,
         bounds: 0,
-        seeds,
+        // the rows are recorded with the index's second column as their order value: only
+        // if it is the ORDER BY column (the pathkeys leave out a column the quals hold
+        // constant, so an index (g, x, o) under `WHERE x = 1` gives the order of o)
+        // SAFETY: `order_by` is a valid expression (this function's contract)
+        seeds: if unsafe { column_of(order_by, relid) } == Some(order.column) {
+            seeds
+        } else {
+            0
+        },
     };
     // SAFETY: in a backend, while planning (this function's contract)
     let p = unsafe { FRAME.new_path() };

@@ -89,7 +89,8 @@ impl SeedSet {
         SETS.with(|s| s.borrow_mut().remove(&self.key()));
     }
 
-    /// Records rows a member returns.
+    /// Records rows a member returns, up to [`capacity`] rows in the set (the rest are not
+    /// recorded: fewer rows only leave fewer stripes out).
     ///
     /// # Safety
     /// The handle's query memory context is live (the member runs in its query).
@@ -111,13 +112,26 @@ impl SeedSet {
             }
             WATCHED.with(|w| w.borrow_mut().insert(memory));
         }
-        SETS.with(|s| s.borrow_mut().entry(self.key()).or_default().extend(seeds));
+        let cap = capacity();
+        SETS.with(|s| {
+            let mut sets = s.borrow_mut();
+            let rows = sets.entry(self.key()).or_default();
+            let room = cap.saturating_sub(rows.len());
+            rows.extend(seeds.into_iter().take(room));
+        });
     }
 
     /// The set's rows recorded so far in this pass.
     pub fn rows(&self) -> Vec<Seed> {
         SETS.with(|s| s.borrow().get(&self.key()).cloned().unwrap_or_default())
     }
+}
+
+/// The most rows a set holds: half the groups a PgcolTopN may keep (`topn::BYTES_PER_GROUP`
+/// each in 16 times the hash memory), so that taking them at most adds half to its memory,
+/// and the registry, outside PostgreSQL's memory accounting, stays as bounded.
+fn capacity() -> usize {
+    (super::agg::group_memory_limit() as f64 / super::topn::BYTES_PER_GROUP / 2.0) as usize
 }
 
 /// The reset callback of a query memory context: drops its sets.

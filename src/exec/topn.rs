@@ -451,7 +451,8 @@ unsafe fn partitions_path(
                 Some(p) => (p as *mut pg_sys::Path, true),
                 None => {
                     let group = translate(shape.group.expect("the DISTINCT ON shape"));
-                    let skip = super::index_skip::path(root, child, group, seeds);
+                    let order = translate(shape.order.1);
+                    let skip = super::index_skip::path(root, child, group, order, seeds);
                     (skip.unwrap_or((*child).cheapest_total_path), false)
                 }
             }
@@ -486,7 +487,7 @@ unsafe fn partitions_path(
 }
 
 /// What a group holds here: its key in the group table, its row in `TopRows`.
-const BYTES_PER_GROUP: f64 = 96.0;
+pub(super) const BYTES_PER_GROUP: f64 = 96.0;
 
 /// The plan scans the relation itself (its scan tuple is a row of the table, stored by the
 /// child's reader), so the target list is the path's, over the relation's columns.
@@ -845,7 +846,8 @@ unsafe fn compute(
                     Some(g) => {
                         let k = read_key(g);
                         table.assign(&[k], selection, &mut groups);
-                        if table.len() > limit {
+                        // the groups this partition adds (taken rows are at most `seeds::capacity`)
+                        if table.len() > limit + seeded.groups {
                             pgrx::ereport!(
                                 ERROR,
                                 pgrx::PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,

@@ -143,5 +143,19 @@ SELECT * FROM seeds_read('SELECT DISTINCT ON (h) h, t FROM pl ORDER BY h, t DESC
 -- the last pass (its own among them) when it is rescanned
 SELECT seeds_same('SELECT x, (SELECT md5(string_agg(h || t, '','')) FROM (SELECT DISTINCT ON (h) h, t FROM %s WHERE v > x ORDER BY h, t DESC) s) FROM (VALUES (10), (8990), (10), (5000)) x(x)', 'pl');
 
-DROP TABLE ps, ps_heap, pl, pl_heap;
+-- an index (g, g, o) gives the order of (g, o) (PostgreSQL leaves out the repeated g): the
+-- heap partition (run first) is read through it, but its rows are not recorded (the index's
+-- second column is not o), so the pg_columnar partition's better rows are returned
+CREATE TABLE pm (src int, g int, o int) PARTITION BY LIST (src);
+CREATE TABLE pm1 PARTITION OF pm FOR VALUES IN (1) USING pg_columnar;
+CREATE TABLE pm2 PARTITION OF pm FOR VALUES IN (2);
+CREATE INDEX ON pm2 (g, g, o);
+INSERT INTO pm SELECT 2, i % 10, -100000 + i FROM generate_series(1, 20000) i;
+INSERT INTO pm SELECT 1, i % 10, -5 - i FROM generate_series(0, 9999) i;
+CREATE TABLE pm_heap AS SELECT * FROM pm;
+ANALYZE pm, pm_heap;
+SELECT seeds_same('SELECT DISTINCT ON (g) g, o, src FROM %s ORDER BY g, o DESC', 'pm');
+SELECT * FROM seeds_read('SELECT DISTINCT ON (g) g, o, src FROM pm ORDER BY g, o DESC');
+
+DROP TABLE ps, ps_heap, pl, pl_heap, pm, pm_heap;
 DROP FUNCTION seeds_same(text, text), seeds_read(text);
