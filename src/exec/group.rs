@@ -406,6 +406,16 @@ impl KeyReader {
         self.interner.as_mut().map(|i| i.id(s) as i64)
     }
 
+    /// For a reader of strings: takes `other` (a new one for `None`) as the interner whose ids
+    /// its keys are, from the next vector on, and returns its own; for another reader,
+    /// returns `other`. Readers that hand one interner on give their keys the same ids.
+    pub(super) fn exchange_interner(&mut self, other: Option<Interner>) -> Option<Interner> {
+        if self.interner.is_none() {
+            return other;
+        }
+        self.interner.replace(other.unwrap_or_else(Interner::new))
+    }
+
     /// How many values PostgreSQL evaluated.
     pub(super) fn evaluated(&self) -> u64 {
         self.evaluator.as_ref().map_or(0, |e| e.calls)

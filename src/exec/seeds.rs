@@ -17,19 +17,26 @@
 //! pass never sees the rows of the one before), and a member records only the rows it
 //! returns. A row tied with a recorded one is left out too: either is a valid first row.
 //!
+//! A set also holds the string ids its PgcolTopN nodes share (one `Interner`, handed from
+//! node to node), so that a partition's dictionaries of the same hosts are found, not
+//! interned again, and its rows' keys are ids.
+//!
 //! A set lives in the query's memory context: its rows are dropped with it.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
+use pg_columnar_codec::group::Interner;
 use pgrx::pg_sys;
 
 /// A group's key as every member of a set reads it: an integer column's value (of the types
-/// `group::KeySpec::Int` groups) or a string's bytes (`KeySpec::Text`); `None`: NULL.
+/// `group::KeySpec::Int` groups), a string's bytes (`KeySpec::Text`), or a string's id in
+/// the set's interner; `None`: NULL.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum GroupKey {
     Int(i64),
     Bytes(Box<[u8]>),
+    Interned(u32),
 }
 
 /// A row a member returns: its group and its value of the ordering column (`None`: NULL).
@@ -39,8 +46,16 @@ pub(super) struct Seed {
     pub value: Option<i64>,
 }
 
+/// A set's rows, and the interner of the ids among their keys (`None` while a member holds
+/// it, or before one has made it).
+#[derive(Default)]
+pub(super) struct Rows {
+    pub rows: Vec<Seed>,
+    pub interner: Option<Interner>,
+}
+
 /// The sets of the running queries, by (query memory context, set number).
-type Sets = HashMap<(usize, u32), Vec<Seed>>;
+type Sets = HashMap<(usize, u32), Rows>;
 
 thread_local! {
     static SETS: RefCell<Sets> = RefCell::new(HashMap::new());
@@ -95,6 +110,39 @@ impl SeedSet {
     /// # Safety
     /// The handle's query memory context is live (the member runs in its query).
     pub unsafe fn add(&self, seeds: impl IntoIterator<Item = Seed>) {
+        // SAFETY: as this function's
+        unsafe { self.watch() };
+        let cap = capacity();
+        SETS.with(|s| {
+            let mut sets = s.borrow_mut();
+            let rows = &mut sets.entry(self.key()).or_default().rows;
+            let room = cap.saturating_sub(rows.len());
+            rows.extend(seeds.into_iter().take(room));
+        });
+    }
+
+    /// Takes the set's rows and interner out (a PgcolTopN about to compute), to be put back
+    /// by [`SeedSet::put`].
+    pub fn take(&self) -> Rows {
+        SETS.with(|s| s.borrow_mut().remove(&self.key()).unwrap_or_default())
+    }
+
+    /// Puts back what [`SeedSet::take`] took, its rows replaced, at most [`capacity`] of them.
+    ///
+    /// # Safety
+    /// As [`SeedSet::add`]'s.
+    pub unsafe fn put(&self, mut rows: Rows) {
+        // SAFETY: as this function's
+        unsafe { self.watch() };
+        rows.rows.truncate(capacity());
+        SETS.with(|s| s.borrow_mut().insert(self.key(), rows));
+    }
+
+    /// Registers, once per query memory context, the callback that drops its sets.
+    ///
+    /// # Safety
+    /// As [`SeedSet::add`]'s.
+    unsafe fn watch(&self) {
         let memory = self.memory as usize;
         let watched = WATCHED.with(|w| w.borrow().contains(&memory));
         if !watched {
@@ -112,18 +160,6 @@ impl SeedSet {
             }
             WATCHED.with(|w| w.borrow_mut().insert(memory));
         }
-        let cap = capacity();
-        SETS.with(|s| {
-            let mut sets = s.borrow_mut();
-            let rows = sets.entry(self.key()).or_default();
-            let room = cap.saturating_sub(rows.len());
-            rows.extend(seeds.into_iter().take(room));
-        });
-    }
-
-    /// The set's rows recorded so far in this pass.
-    pub fn rows(&self) -> Vec<Seed> {
-        SETS.with(|s| s.borrow().get(&self.key()).cloned().unwrap_or_default())
     }
 }
 

@@ -568,29 +568,35 @@ impl Seeded {
     };
 }
 
-/// Takes the rows of `set` (`super::seeds`) into `table` and `top` as the groups' first rows
-/// so far, at positions past any row of a table (they are never returned); rows of a
-/// partition must then beat them to be kept.
+/// Takes `taken`, a set's rows (`super::seeds`), into `table` and `top` as the groups'
+/// first rows so far, at positions past any row of a table (they are never returned); rows
+/// of a partition must then beat them to be kept. A reader of strings takes the set's
+/// interner (given back by [`give_back`]), and the rows' strings become its ids.
 fn take_seeds(
-    set: &seeds::SeedSet,
+    taken: &mut seeds::Rows,
     reader: &mut KeyReader,
     table: &mut GroupTable,
     top: &mut TopRows,
 ) -> Seeded {
-    let rows = set.rows();
-    let mut parts = Vec::with_capacity(rows.len());
-    let mut values = Vec::with_capacity(rows.len());
-    for seed in rows {
-        let part = match seed.group {
+    if taken.interner.is_some() {
+        taken.interner = reader.exchange_interner(taken.interner.take());
+    }
+    let mut parts = Vec::with_capacity(taken.rows.len());
+    let mut values = Vec::with_capacity(taken.rows.len());
+    let ints = matches!(reader.spec, KeySpec::Int { .. });
+    for seed in &mut taken.rows {
+        let part = match &seed.group {
             None => None,
-            Some(seeds::GroupKey::Int(v)) if matches!(reader.spec, KeySpec::Int { .. }) => Some(v),
-            Some(seeds::GroupKey::Bytes(b)) => match reader.part_of_string(&b) {
-                Some(p) => Some(p),
-                None => continue,
-            },
+            Some(seeds::GroupKey::Int(v)) if ints => Some(*v),
+            Some(seeds::GroupKey::Interned(id)) if !ints => Some(*id as i64),
+            Some(seeds::GroupKey::Bytes(b)) if !ints => {
+                let id = reader.part_of_string(b).expect("a reader of strings");
+                seed.group = Some(seeds::GroupKey::Interned(id as u32));
+                Some(id)
+            }
             // a key of another kind than this partition's (never: partitions share the
             // parent's column types): not taken, which only costs reading
-            Some(seeds::GroupKey::Int(_)) => continue,
+            Some(_) => continue,
         };
         parts.push(part);
         values.push(seed.value);
@@ -622,6 +628,33 @@ fn take_seeds(
     }
 }
 
+/// Puts the set's rows back (`super::seeds`) as the first row of each group so far: `rows`,
+/// from `TopRows::into_rows` after [`take_seeds`] and this partition's rows, is the better of
+/// each group's taken row and its own. A reader of strings gives back the set's interner
+/// (or its own, the first), whose ids the keys are.
+///
+/// # Safety
+/// The node runs in its query, whose memory context is the set's.
+unsafe fn give_back(
+    set: &seeds::SeedSet,
+    mut taken: seeds::Rows,
+    rows: &[(u32, Rank, u64)],
+    order: Order,
+    reader: &mut KeyReader,
+    table: &GroupTable,
+) {
+    taken.rows = rows
+        .iter()
+        .map(|&(g, rank, _)| seeds::Seed {
+            group: key_of_group(&table.keys()[g as usize], reader),
+            value: order.value_of(rank),
+        })
+        .collect();
+    taken.interner = reader.exchange_interner(None);
+    // SAFETY: the set's memory context is live (this function's contract)
+    unsafe { set.put(taken) };
+}
+
 /// The key of a group of `table` (a key of one part) as the members of a set read it.
 fn key_of_group(
     key: &pg_columnar_codec::group::Key,
@@ -632,7 +665,7 @@ fn key_of_group(
     }
     let part = key.parts[0];
     Some(match reader.interner() {
-        Some(i) => seeds::GroupKey::Bytes(i.get(part as u32).into()),
+        Some(_) => seeds::GroupKey::Interned(part as u32),
         None => seeds::GroupKey::Int(part),
     })
 }
@@ -761,8 +794,12 @@ unsafe fn compute(
     let mut table = GroupTable::new(1);
     let mut groups: Vec<u32> = Vec::new();
     // the rows the partitions before this one returned, as their groups' rows so far
-    let seeded = match (exec.seed_set, group.as_mut()) {
-        (Some(set), Some(g)) => take_seeds(&set, g, &mut table, &mut top),
+    let mut taken = match (exec.seed_set, group.as_ref()) {
+        (Some(set), Some(_)) => Some(set.take()),
+        _ => None,
+    };
+    let seeded = match (taken.as_mut(), group.as_mut()) {
+        (Some(t), Some(g)) => take_seeds(t, g, &mut table, &mut top),
         _ => Seeded::NONE,
     };
     let limit = super::agg::group_memory_limit() / BYTES_PER_GROUP as usize;
@@ -865,21 +902,17 @@ unsafe fn compute(
             counts.vectors_read += read as u64;
         }
     }
-    let kept: Vec<(u32, Rank, u64)> = top
-        .into_rows()
+    let first_rows = top.into_rows();
+    if let (Some(set), Some(t), Some(g)) = (exec.seed_set, taken, group.as_mut()) {
+        // SAFETY: the node runs in its query, whose memory context is the set's
+        unsafe { give_back(&set, t, &first_rows, spec.order, g, &table) };
+    }
+    let kept: Vec<(u32, Rank, u64)> = first_rows
         .into_iter()
         .filter(|&(_, _, position)| position < seeded.first_position)
         .collect();
     counts.groups = kept.len() as u64;
     counts.groups_seeded = seeded.groups as u64;
-    if let (Some(set), Some(g)) = (exec.seed_set, group.as_ref()) {
-        let returned = kept.iter().map(|&(k, rank, _)| seeds::Seed {
-            group: key_of_group(&table.keys()[k as usize], g),
-            value: spec.order.value_of(rank),
-        });
-        // SAFETY: the node runs in its query, whose memory context is the set's
-        unsafe { set.add(returned) };
-    }
     let grouped = spec.group.is_some();
     let mut rows: Vec<u64> = kept.into_iter().map(|(_, _, position)| position).collect();
     if grouped {

@@ -548,9 +548,7 @@ pub fn stripe_list(
         return list;
     }
     READS.with_borrow_mut(|reads| {
-        if reads.len() == KEPT_READS {
-            reads.remove(0);
-        }
+        make_room(reads, |(_, _, l)| l.len(), list.len());
         reads.push((storage_id, content, list.clone()));
     });
     list
@@ -573,8 +571,24 @@ fn kept_read(storage_id: u64, content: &super::SnapshotContent) -> Option<Rc<Str
     kept
 }
 
-/// Reads [`stripe_list`] keeps (the latest, oldest first): a query's tables, a few.
-const KEPT_READS: usize = 8;
+/// Reads [`stripe_list`] and [`planning_list`] keep (the latest, oldest first): a query's
+/// tables, each partition of a partitioned one among them (a lifecycle's dozens; with eight,
+/// each query over 22 partitions read every partition's catalog again, twice).
+const KEPT_READS: usize = 64;
+
+/// The most stripes the kept reads list, together, so that a few large tables' lists do not
+/// hold much memory (about 40 bytes a column of a stripe).
+const KEPT_STRIPES: usize = 65_536;
+
+/// Drops the oldest of `reads` until one more read listing `adding` stripes fits in
+/// [`KEPT_READS`] and [`KEPT_STRIPES`] (a read over the stripe limit alone is still kept).
+fn make_room<T>(reads: &mut Vec<T>, stripes: impl Fn(&T) -> usize, adding: usize) {
+    let mut total: usize = reads.iter().map(&stripes).sum();
+    while !reads.is_empty() && (reads.len() >= KEPT_READS || total + adding > KEPT_STRIPES) {
+        total -= stripes(&reads[0]);
+        reads.remove(0);
+    }
+}
 
 thread_local! {
     static READS: std::cell::RefCell<Vec<(u64, super::SnapshotContent, Rc<StripeList>)>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -672,9 +686,7 @@ pub fn planning_list(storage_id: u64, next_row: u64, snapshot: pg_sys::Snapshot)
     let cost = started.elapsed().as_micros().min(i64::MAX as u128) as i64;
     PLANNING_READS.with_borrow_mut(|reads| {
         reads.retain(|e| e.storage_id != storage_id);
-        if reads.len() == KEPT_READS {
-            reads.remove(0);
-        }
+        make_room(reads, |e| e.list.len(), list.len());
         reads.push(PlanningEntry {
             storage_id,
             next_row,
