@@ -4,18 +4,19 @@
 //! PostgreSQL's Sort and Unique keep each group's first row among the rows every partition
 //! returns. A row of a partition that comes after another partition's returned row of its
 //! group can never be kept, so a partition need not find it. The partitions of one DISTINCT
-//! ON share a *set*: each member records here the rows it returns (PgcolIndexSkip as it
-//! returns them, PgcolTopN once computed), as (group key, order value), and a PgcolTopN
-//! about to compute takes the set's rows as its groups' rows so far, so that its stripes
-//! and vectors whose zone maps cannot beat them are left out, unread, and returns only rows
-//! that beat them. The Append runs the partitions one after the other, in the order's
+//! ON share a *set* of rows, as (group key, order value): PgcolIndexSkip records each row
+//! it returns; a PgcolTopN about to compute takes the set's rows as its groups' rows so far,
+//! so that its stripes and vectors whose zone maps cannot beat them are left out, unread,
+//! returns only rows that beat them, and puts back the better of each group's row taken and
+//! its own. The Append runs the partitions one after the other, in the order's
 //! direction (`topn::partitions_path`), so under a range partitioning by `o` the partitions
 //! that hold each group's first row run first.
 //!
-//! Correct because every recorded row is one its member returns in the same pass: a set's
+//! Correct because every row in a set is one some member returns in the same pass: a set's
 //! rows are forgotten when any member is rescanned (before the member computes again, so a
-//! pass never sees the rows of the one before), and a member records only the rows it
-//! returns. A row tied with a recorded one is left out too: either is a valid first row.
+//! pass never sees the rows of the one before), and a member adds only rows it returns (a
+//! PgcolTopN puts back rows it took and its own). A row tied with a recorded one is left
+//! out too: either is a valid first row.
 //!
 //! A set also holds the string ids its PgcolTopN nodes share (one `Interner`, handed from
 //! node to node), so that a partition's dictionaries of the same hosts are found, not
@@ -165,7 +166,9 @@ impl SeedSet {
 
 /// The most rows a set holds: half the groups a PgcolTopN may keep (`topn::BYTES_PER_GROUP`
 /// each in 16 times the hash memory), so that taking them at most adds half to its memory,
-/// and the registry, outside PostgreSQL's memory accounting, stays as bounded.
+/// and the rows in the registry, outside PostgreSQL's memory accounting, stay as bounded.
+/// (Its interner holds the strings of the dictionaries the nodes read, as each node's own
+/// would.)
 fn capacity() -> usize {
     (super::agg::group_memory_limit() as f64 / super::topn::BYTES_PER_GROUP / 2.0) as usize
 }

@@ -548,8 +548,11 @@ pub fn stripe_list(
         return list;
     }
     READS.with_borrow_mut(|reads| {
-        make_room(reads, |(_, _, l)| l.len(), list.len());
-        reads.push((storage_id, content, list.clone()));
+        // the table's read for another snapshot content (an earlier commit's) is replaced
+        reads.retain(|(id, _, _)| *id != storage_id);
+        if make_room(reads, |(_, _, l)| l.len(), list.len()) {
+            reads.push((storage_id, content, list.clone()));
+        }
     });
     list
 }
@@ -576,18 +579,24 @@ fn kept_read(storage_id: u64, content: &super::SnapshotContent) -> Option<Rc<Str
 /// each query over 22 partitions read every partition's catalog again, twice).
 const KEPT_READS: usize = 64;
 
-/// The most stripes the kept reads list, together, so that a few large tables' lists do not
-/// hold much memory (about 40 bytes a column of a stripe).
-const KEPT_STRIPES: usize = 65_536;
+/// The most stripes the kept reads of each kind list, together, so that large tables' lists
+/// do not hold much memory (a stripe's summary is about 40 bytes a column): two tables of a
+/// billion rows (7,700 stripes each) fit.
+const KEPT_STRIPES: usize = 16_384;
 
 /// Drops the oldest of `reads` until one more read listing `adding` stripes fits in
-/// [`KEPT_READS`] and [`KEPT_STRIPES`] (a read over the stripe limit alone is still kept).
-fn make_room<T>(reads: &mut Vec<T>, stripes: impl Fn(&T) -> usize, adding: usize) {
+/// [`KEPT_READS`] and [`KEPT_STRIPES`]; `false` (nothing dropped) if that read alone is over
+/// the stripe limit: it is not kept, rather than drop every other.
+fn make_room<T>(reads: &mut Vec<T>, stripes: impl Fn(&T) -> usize, adding: usize) -> bool {
+    if adding > KEPT_STRIPES {
+        return false;
+    }
     let mut total: usize = reads.iter().map(&stripes).sum();
     while !reads.is_empty() && (reads.len() >= KEPT_READS || total + adding > KEPT_STRIPES) {
         total -= stripes(&reads[0]);
         reads.remove(0);
     }
+    true
 }
 
 thread_local! {
@@ -686,7 +695,9 @@ pub fn planning_list(storage_id: u64, next_row: u64, snapshot: pg_sys::Snapshot)
     let cost = started.elapsed().as_micros().min(i64::MAX as u128) as i64;
     PLANNING_READS.with_borrow_mut(|reads| {
         reads.retain(|e| e.storage_id != storage_id);
-        make_room(reads, |e| e.list.len(), list.len());
+        if !make_room(reads, |e| e.list.len(), list.len()) {
+            return;
+        }
         reads.push(PlanningEntry {
             storage_id,
             next_row,
