@@ -495,21 +495,56 @@ unsafe extern "C-unwind" fn plan_custom_path(
 enum Step {
     /// The group of rows whose key is NULL.
     Nulls,
-    /// The first group of a non-NULL key.
-    FirstKey,
-    /// The group after the last key returned (`Exec::last`).
-    After,
+    /// The groups after the last key (`Exec::last`, or the seed passed last; none at first)
+    /// and before the next seed's key (none past the last seed).
+    Gap,
+    /// The rows of the next seed's group that come before its seed.
+    Seed,
     Done,
 }
 
-/// The scan key comparing an index entry's first column with the last group's key.
+/// An operator of the index's opfamily on one of its columns, as a scan key takes it.
 #[derive(Debug, Clone, Copy, Default)]
-struct NextKey {
+struct KeyOp {
     strategy: u16,
     /// The operator's input type (the opclass's, both sides).
     input: pg_sys::Oid,
     collation: pg_sys::Oid,
     procedure: pg_sys::Oid,
+}
+
+impl KeyOp {
+    /// The operator of `strategy` on index column `column` (0-based) of `index`, if its
+    /// opfamily has one.
+    ///
+    /// # Safety
+    /// `index` is an open btree index with more than `column` key columns.
+    unsafe fn of(index: pg_sys::Relation, column: usize, strategy: u32) -> Option<KeyOp> {
+        // SAFETY: an open index's per-column arrays (this function's contract)
+        unsafe {
+            let family = *(*index).rd_opfamily.add(column);
+            let input = *(*index).rd_opcintype.add(column);
+            let op = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
+            (op != pg_sys::InvalidOid).then(|| KeyOp {
+                strategy: strategy as u16,
+                input,
+                collation: *(*index).rd_indcollation.add(column),
+                procedure: pg_sys::get_opcode(op),
+            })
+        }
+    }
+}
+
+/// The operators of the descents.
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyOps {
+    /// First column: after the last key, before a seed's, a seed's.
+    after: KeyOp,
+    before: KeyOp,
+    equal: KeyOp,
+    /// Second column: before a seed's order value (a row that comes first); `None`: the
+    /// seeds are not used.
+    better: Option<KeyOp>,
 }
 
 /// What the node did, for EXPLAIN ANALYZE.
@@ -520,13 +555,18 @@ struct Counts {
     groups: u64,
     /// Groups left at a row failing a bound on the order column, without a row.
     groups_ended: u64,
+    /// Groups whose first row came from the partitions before this one (`super::seeds`).
+    groups_seeded: u64,
 }
 
 pub(super) struct Exec {
     spec: SkipSpec,
     /// The index, open from the first row to the node's end.
     index: pg_sys::Relation,
+    /// The scans of the descents of one key and of two, and the one pointed at a group.
     scan: pg_sys::IndexScanDesc,
+    scan_of_two: pg_sys::IndexScanDesc,
+    current: pg_sys::IndexScanDesc,
     /// A slot of the table's type, which the index scan stores rows into.
     table_slot: *mut pg_sys::TupleTableSlot,
     /// The query's memory, which holds the copy of the last key.
@@ -540,14 +580,22 @@ pub(super) struct Exec {
     /// A copy of the last key returned (palloc'd, in the query's memory, freed once the scan
     /// no longer refers to it).
     last: Option<pg_sys::Datum>,
-    /// The scan key of the current descent; the index scan keeps a copy of it, pointing to
-    /// `last`.
-    key: pg_sys::ScanKeyData,
-    /// How the next group's key is compared with the last.
-    next_key: NextKey,
+    /// The scan keys of the current descent; the index scan keeps a copy of them, pointing
+    /// to `last` or a seed's Datums.
+    keys: [pg_sys::ScanKeyData; 2],
+    ops: KeyOps,
     /// The partitions' set and how the key and order columns are read for it, if the rows
     /// returned are recorded (`super::seeds`).
     seeds: Option<(SeedSet, DatumKind, DatumKind)>,
+    /// This pass's rows of the partitions before this one, as (key, order value) Datums of
+    /// the index's types (a key by reference palloc'd in the query's memory), one per key,
+    /// in the scan's order of keys; the next one; whether the last key passed is the seed
+    /// before it (no row of its group came before it) rather than `last`.
+    seed_keys: Vec<(pg_sys::Datum, pg_sys::Datum)>,
+    seed_at: usize,
+    after_seed: bool,
+    /// A pass has begun (or the node) and its seeds are not taken yet.
+    fresh: bool,
     counts: Counts,
 }
 
@@ -568,76 +616,248 @@ impl Exec {
                 pg_sys::Oid::from(self.spec.index),
                 pg_sys::AccessShareLock as pg_sys::LOCKMODE,
             );
+            // an index scan takes as many keys at each rescan as it was begun with: one scan
+            // for the descents of one key, one for those of two
             self.scan = crate::compat::index_beginscan(heap, self.index, snapshot, 1);
-            // the comparison of the next group's key: the index's operator of its first
-            // column's opfamily and type, under its collation
-            let strategy = if self.spec.next_greater {
+            self.scan_of_two = crate::compat::index_beginscan(heap, self.index, snapshot, 2);
+            // the comparisons of the first column's keys: the index's operators of its
+            // opfamily and type, under its collation; after the last key is greater than it
+            // when the scan meets keys ascending
+            let (after, before) = if self.spec.next_greater {
+                (
+                    pg_sys::BTGreaterStrategyNumber,
+                    pg_sys::BTLessStrategyNumber,
+                )
+            } else {
+                (
+                    pg_sys::BTLessStrategyNumber,
+                    pg_sys::BTGreaterStrategyNumber,
+                )
+            };
+            let first = |strategy| {
+                KeyOp::of(self.index, 0, strategy).unwrap_or_else(|| {
+                    pgrx::error!(
+                        "pg_columnar: index {} has no operator of strategy {strategy} for its first column",
+                        self.spec.index
+                    )
+                })
+            };
+            // a row before a seed's order value comes first: greater when the scan meets the
+            // values descending. Seeds are used only if no row of a NULL order value comes
+            // first (such a row would beat a seed, and the key leaves it out): the column
+            // is NOT NULL, or the scan meets NULLs last
+            let nulls_first =
+                (*(*self.index).rd_indoption.add(1) as u32 & pg_sys::INDOPTION_NULLS_FIRST != 0)
+                    != self.spec.backward;
+            let attr = crate::compat::tuple_desc_attr(
+                (*heap).rd_att,
+                self.spec.order.column.max(1) as usize - 1,
+            );
+            let better = if self.spec.order.descending {
                 pg_sys::BTGreaterStrategyNumber
             } else {
                 pg_sys::BTLessStrategyNumber
-            } as u16;
-            let family = *(*self.index).rd_opfamily;
-            let input = *(*self.index).rd_opcintype;
-            let op = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
-            if op == pg_sys::InvalidOid {
-                pgrx::error!(
-                    "pg_columnar: index {} has no operator of strategy {strategy} for its first column",
-                    self.spec.index
-                );
-            }
-            self.next_key = NextKey {
-                strategy,
-                input,
-                collation: *(*self.index).rd_indcollation,
-                procedure: pg_sys::get_opcode(op),
+            };
+            self.ops = KeyOps {
+                after: first(after),
+                before: first(before),
+                equal: first(pg_sys::BTEqualStrategyNumber),
+                better: (self.seeds.is_some() && (!nulls_first || (*attr).attnotnull))
+                    .then(|| KeyOp::of(self.index, 1, better))
+                    .flatten(),
             };
         }
     }
 
-    /// Points the index scan at the next group: `self.step`'s, from `self.last`.
+    /// Points the index scan at the next group: `self.step`'s, from `self.last` or the seed
+    /// passed last, up to the next seed's key.
     ///
     /// # Safety
     /// The scan is started ([`Exec::start`]); `self.step` is not `Done`.
     unsafe fn descend(&mut self) {
-        let key = &raw mut self.key;
-        // SAFETY: `key` is this node's ScanKeyData; the index is open (this method's
-        // contract), its opfamily, input type and collation arrays one entry per column
-        unsafe {
-            match self.step {
-                Step::Nulls | Step::FirstKey => {
-                    let test = if self.step == Step::Nulls {
-                        pg_sys::SK_SEARCHNULL
-                    } else {
-                        pg_sys::SK_SEARCHNOTNULL
-                    };
-                    pg_sys::ScanKeyEntryInitialize(
-                        key,
-                        (pg_sys::SK_ISNULL | test) as i32,
-                        1,
-                        0, // InvalidStrategy: a NULL test has none
-                        pg_sys::InvalidOid,
-                        pg_sys::InvalidOid,
-                        pg_sys::InvalidOid,
-                        pg_sys::Datum::from(0),
-                    );
+        // (attribute, operator, flags, argument) of each key, in attribute order; a NULL
+        // test has no operator (InvalidStrategy)
+        let null_test = KeyOp::default();
+        let searching = |flag: u32| {
+            (
+                1,
+                null_test,
+                pg_sys::SK_ISNULL | flag,
+                pg_sys::Datum::from(0),
+            )
+        };
+        let mut keys: Vec<(i16, KeyOp, u32, pg_sys::Datum)> = Vec::with_capacity(2);
+        match self.step {
+            Step::Nulls => keys.push(searching(pg_sys::SK_SEARCHNULL)),
+            Step::Gap => {
+                let lower = if self.after_seed {
+                    Some(self.seed_keys[self.seed_at - 1].0)
+                } else {
+                    self.last
+                };
+                if let Some(l) = lower {
+                    keys.push((1, self.ops.after, 0, l));
                 }
-                Step::After => {
-                    pg_sys::ScanKeyEntryInitialize(
-                        key,
-                        0,
-                        1,
-                        self.next_key.strategy,
-                        self.next_key.input,
-                        self.next_key.collation,
-                        self.next_key.procedure,
-                        self.last.expect("a key after the first group"),
-                    );
+                if let Some(&(key, _)) = self.seed_keys.get(self.seed_at) {
+                    keys.push((1, self.ops.before, 0, key));
                 }
-                Step::Done => unreachable!("no group after the last"),
+                if keys.is_empty() {
+                    keys.push(searching(pg_sys::SK_SEARCHNOTNULL));
+                }
             }
-            pg_sys::index_rescan(self.scan, key, 1, std::ptr::null_mut(), 0);
+            Step::Seed => {
+                let (key, value) = self.seed_keys[self.seed_at];
+                keys.push((1, self.ops.equal, 0, key));
+                let better = self.ops.better.expect("seeds only with their operator");
+                keys.push((2, better, 0, value));
+            }
+            Step::Done => unreachable!("no group after the last"),
         }
+        for (k, (attno, op, flags, arg)) in keys.iter().enumerate() {
+            // SAFETY: `self.keys[k]` is this node's ScanKeyData (at most two keys)
+            unsafe {
+                pg_sys::ScanKeyEntryInitialize(
+                    &mut self.keys[k],
+                    *flags as i32,
+                    *attno,
+                    op.strategy,
+                    op.input,
+                    op.collation,
+                    op.procedure,
+                    *arg,
+                )
+            };
+        }
+        self.current = if keys.len() == 2 {
+            self.scan_of_two
+        } else {
+            self.scan
+        };
+        // SAFETY: the scans are started (this method's contract), `current` the one begun
+        // with this many keys; the keys are in attribute order and point to Datums that live
+        // until the next descent
+        unsafe {
+            pg_sys::index_rescan(
+                self.current,
+                self.keys.as_mut_ptr(),
+                keys.len() as i32,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
         self.counts.descents += 1;
+    }
+
+    /// Takes this pass's rows of the partitions before this one (`super::seeds`) as the
+    /// seeds the groups are read up to: one per key (its best order value), in the scan's
+    /// order of keys, as Datums of the index's types. None unless the rows are recorded and
+    /// the order column's operator is known (`KeyOps::better`); a row with a NULL key or
+    /// order value is left out (its group is read as if unseen).
+    ///
+    /// # Safety
+    /// The scan is started; in the query (its memory context live).
+    unsafe fn take_seeds(&mut self) {
+        self.forget_key();
+        self.after_seed = false;
+        self.seed_at = 0;
+        for (key, _) in self.seed_keys.drain(..) {
+            if self.key_type.0 {
+                continue;
+            }
+            // SAFETY: a key by reference this node palloc'd, which no scan key points to
+            // (the scan is rescanned before it reads again)
+            unsafe { pg_sys::pfree(key.cast_mut_ptr()) };
+        }
+        let (Some((set, key_kind, order_kind)), Some(_)) = (self.seeds, self.ops.better) else {
+            return;
+        };
+        let DatumKind::Int { len: order_len } = order_kind else {
+            return;
+        };
+        let taken = set.take();
+        let mut seeds: Vec<(pg_sys::Datum, i64)> = Vec::with_capacity(taken.rows.len());
+        // SAFETY: in the query's memory context, where the keys by reference are made
+        let old = unsafe { pg_sys::MemoryContextSwitchTo(self.query_memory) };
+        for seed in &taken.rows {
+            let (Some(group), Some(value)) = (&seed.group, seed.value) else {
+                continue;
+            };
+            let bytes = match (group, key_kind) {
+                (seeds::GroupKey::Int(v), DatumKind::Int { len }) => {
+                    seeds.push((DatumKind::int_datum(len, *v), value));
+                    continue;
+                }
+                (seeds::GroupKey::Bytes(b), DatumKind::Bytes) => &b[..],
+                (seeds::GroupKey::Interned(id), DatumKind::Bytes) => match &taken.interner {
+                    Some(i) => i.get(*id),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            // SAFETY: a text of these bytes, palloc'd in the current (query) memory context
+            let text = unsafe {
+                pg_sys::cstring_to_text_with_len(
+                    bytes.as_ptr() as *const std::ffi::c_char,
+                    bytes.len() as i32,
+                )
+            };
+            seeds.push((pg_sys::Datum::from(text), value));
+        }
+        // SAFETY: back to the caller's context
+        unsafe { pg_sys::MemoryContextSwitchTo(old) };
+        // SAFETY: in the query, whose memory context is the set's
+        unsafe { set.put(taken) };
+        // the scan's order of keys: the index's order of its first column, reversed when the
+        // scan meets keys descending
+        let order_proc = if matches!(key_kind, DatumKind::Bytes) {
+            // SAFETY: the index is open; a btree opclass has its comparison function
+            Some(unsafe { pg_sys::index_getprocid(self.index, 1, pg_sys::BTORDER_PROC as u16) })
+        } else {
+            None
+        };
+        let collation = self.ops.equal.collation;
+        let compare = |a: pg_sys::Datum, b: pg_sys::Datum| -> std::cmp::Ordering {
+            let c = match order_proc {
+                // SAFETY: the opclass's comparison of two of its texts, under the index's
+                // collation
+                Some(proc_) => {
+                    unsafe { pg_sys::OidFunctionCall2Coll(proc_, collation, a, b) }.value() as i32
+                }
+                None => (a.value() as i64).cmp(&(b.value() as i64)) as i32,
+            };
+            c.cmp(&0)
+        };
+        let next_greater = self.spec.next_greater;
+        seeds.sort_by(|a, b| {
+            let c = compare(a.0, b.0);
+            if next_greater {
+                c
+            } else {
+                c.reverse()
+            }
+        });
+        // one per key: the best value (the one the scan meets first)
+        let descending = self.spec.order.descending;
+        let mut kept: Vec<(pg_sys::Datum, i64)> = Vec::with_capacity(seeds.len());
+        for (key, value) in seeds {
+            match kept.last_mut() {
+                Some(last) if compare(last.0, key).is_eq() => {
+                    if (value > last.1) == descending && value != last.1 {
+                        last.1 = value;
+                    }
+                    if !self.key_type.0 {
+                        // SAFETY: a text palloc'd above, referred to by nothing else
+                        unsafe { pg_sys::pfree(key.cast_mut_ptr()) };
+                    }
+                }
+                _ => kept.push((key, value)),
+            }
+        }
+        self.counts.groups_seeded = kept.len() as u64;
+        self.seed_keys = kept
+            .into_iter()
+            .map(|(k, v)| (k, DatumKind::int_datum(order_len, v)))
+            .collect();
     }
 
     /// The plan's quals (`custom_exprs`): the others, then the bounds on the order column
@@ -661,20 +881,21 @@ impl Exec {
     }
 
     /// Points the scan at the group after the one of the row in the table slot: from the
-    /// NULL group to the first key, else past the row's key.
+    /// NULL group to the first key, else past the row's key (a seed's group: past the seed).
     ///
     /// # Safety
     /// The scan is started and not `Done`; the table slot holds the row of the current group.
     unsafe fn next_group(&mut self) {
-        self.step = match self.step {
-            Step::Nulls => Step::FirstKey,
-            _ => {
-                // SAFETY: the table slot holds a row of the table (this method's contract);
-                // the scan is rescanned just below, before it reads again
-                unsafe { self.keep_key() };
-                Step::After
+        if self.step != Step::Nulls {
+            // SAFETY: the table slot holds a row of the table (this method's contract);
+            // the scan is rescanned just below, before it reads again
+            unsafe { self.keep_key() };
+            self.after_seed = false;
+            if self.step == Step::Seed {
+                self.seed_at += 1;
             }
-        };
+        }
+        self.step = Step::Gap;
         // SAFETY: the scan is started and `step` is not Done
         unsafe { self.descend() };
     }
@@ -832,6 +1053,8 @@ impl CustomNode for Exec {
             spec,
             index: std::ptr::null_mut(),
             scan: std::ptr::null_mut(),
+            scan_of_two: std::ptr::null_mut(),
+            current: std::ptr::null_mut(),
             table_slot: std::ptr::null_mut(),
             query_memory: std::ptr::null_mut(),
             key_type: (true, 8),
@@ -840,9 +1063,13 @@ impl CustomNode for Exec {
             step: Step::Nulls,
             last: None,
             // SAFETY: all-zero is a valid ScanKeyData (no flags, null Datum, InvalidOids)
-            key: unsafe { std::mem::zeroed() },
-            next_key: NextKey::default(),
+            keys: unsafe { std::mem::zeroed() },
+            ops: KeyOps::default(),
             seeds: None,
+            seed_keys: Vec::new(),
+            seed_at: 0,
+            after_seed: false,
+            fresh: true,
             counts: Counts::default(),
         }
     }
@@ -908,8 +1135,13 @@ impl CustomNode for Exec {
         if self.scan.is_null() {
             // SAFETY: as above
             unsafe { self.start(node) };
+        }
+        if self.fresh {
+            self.fresh = false;
+            // SAFETY: the scan is started; in the query (its memory context live)
+            unsafe { self.take_seeds() };
             self.step = Step::Nulls;
-            // SAFETY: the scan was just started, at the NULL group
+            // SAFETY: the scan is started, at the NULL group
             unsafe { self.descend() };
         }
         let direction = if self.spec.backward {
@@ -925,12 +1157,20 @@ impl CustomNode for Exec {
             // SAFETY: the scan is started and pointed at a group; the table slot is of the
             // table's type, as the index scan asks
             let found =
-                unsafe { pg_sys::index_getnext_slot(self.scan, direction, self.table_slot) };
+                unsafe { pg_sys::index_getnext_slot(self.current, direction, self.table_slot) };
             if !found {
-                // no (more) rows in this step's range: the NULL group's is empty, or no key
-                // follows
+                // no (more) rows in this step's range: the NULL group's is empty, no key
+                // follows (up to the next seed's), or no row of the seed's group comes before
+                // the seed
                 self.step = match self.step {
-                    Step::Nulls => Step::FirstKey,
+                    Step::Nulls => Step::Gap,
+                    Step::Gap if self.seed_at < self.seed_keys.len() => Step::Seed,
+                    Step::Seed => {
+                        self.forget_key();
+                        self.after_seed = true;
+                        self.seed_at += 1;
+                        Step::Gap
+                    }
                     _ => Step::Done,
                 };
                 if self.step != Step::Done {
@@ -984,11 +1224,8 @@ impl CustomNode for Exec {
         if let Some((set, _, _)) = self.seeds {
             set.clear();
         }
-        if !self.scan.is_null() {
-            self.step = Step::Nulls;
-            // SAFETY: the scan is started
-            unsafe { self.descend() };
-        }
+        // the seeds are taken and the scan pointed at the NULL group at the next row
+        self.fresh = true;
     }
 
     /// # Safety
@@ -999,7 +1236,10 @@ impl CustomNode for Exec {
         unsafe {
             if !self.scan.is_null() {
                 pg_sys::index_endscan(self.scan);
+                pg_sys::index_endscan(self.scan_of_two);
                 self.scan = std::ptr::null_mut();
+                self.scan_of_two = std::ptr::null_mut();
+                self.current = std::ptr::null_mut();
             }
             if !self.index.is_null() {
                 pg_sys::index_close(self.index, pg_sys::NoLock as pg_sys::LOCKMODE);
@@ -1065,6 +1305,12 @@ impl CustomNode for Exec {
             property(c"Index Descents", c.descents.to_string());
             property(c"Rows Read", c.rows_read.to_string());
             property(c"Groups", c.groups.to_string());
+            if self.spec.seeds != 0 {
+                property(
+                    c"Groups From Earlier Partitions",
+                    c.groups_seeded.to_string(),
+                );
+            }
             if self.spec.bounds > 0 {
                 property(c"Groups Ended By Bound", c.groups_ended.to_string());
             }

@@ -247,6 +247,16 @@ impl DatumKind {
         }
     }
 
+    /// The Datum of integer `v` of a type of `len` bytes (as [`DatumKind::value`] reads it).
+    pub fn int_datum(len: i16, v: i64) -> pg_sys::Datum {
+        match len {
+            1 => pg_sys::Datum::from(v != 0),
+            2 => pg_sys::Datum::from(v as i16),
+            4 => pg_sys::Datum::from(v as i32),
+            _ => pg_sys::Datum::from(v),
+        }
+    }
+
     fn int(len: i16, d: pg_sys::Datum) -> i64 {
         let raw = d.value() as u64;
         match len {

@@ -157,5 +157,33 @@ ANALYZE pm, pm_heap;
 SELECT seeds_same('SELECT DISTINCT ON (g) g, o, src FROM %s ORDER BY g, o DESC', 'pm');
 SELECT * FROM seeds_read('SELECT DISTINCT ON (g) g, o, src FROM pm ORDER BY g, o DESC');
 
-DROP TABLE ps, ps_heap, pl, pl_heap, pm, pm_heap;
+-- heap partitions take the rows of the ones before them too, when the order column is NOT
+-- NULL: each descends to the hosts between two seeds' and to a seed's rows that beat it,
+-- instead of to every host's first row. By site, times overlapping: some hosts of pn2 have
+-- newer rows than pn3's (20..29: returned), some only older (10..19: not), hosts 30..49 only
+-- pn2's
+CREATE TABLE pn (site int, h text, t timestamptz NOT NULL, v int) PARTITION BY LIST (site);
+CREATE TABLE pn1 PARTITION OF pn FOR VALUES IN (1) USING pg_columnar;
+CREATE TABLE pn2 PARTITION OF pn FOR VALUES IN (2);
+CREATE TABLE pn3 PARTITION OF pn FOR VALUES IN (3);
+CREATE INDEX ON pn2 (h, t DESC);
+CREATE INDEX ON pn3 (h, t DESC);
+INSERT INTO pn SELECT 3, 'host_' || (g % 30), timestamptz '2016-01-01' + (g * 7919 % 1000) * interval '1 min', g % 100
+  FROM generate_series(0, 2999) g;
+INSERT INTO pn SELECT 2, 'host_' || (10 + g % 40),
+    timestamptz '2016-01-01' + (g * 7907 % CASE WHEN g % 40 < 10 THEN 500 ELSE 1100 END) * interval '1 min', g % 97
+  FROM generate_series(0, 3999) g;
+INSERT INTO pn SELECT 1, 'host_' || (g % 60), timestamptz '2016-01-01' + (g * 7901 % 1200) * interval '1 min', g % 89
+  FROM generate_series(0, 5999) g;
+CREATE TABLE pn_heap AS SELECT * FROM pn;
+ANALYZE pn, pn_heap;
+SELECT seeds_same('SELECT DISTINCT ON (h) h, t FROM %s ORDER BY h, t DESC', 'pn');
+SELECT * FROM seeds_read('SELECT DISTINCT ON (h) h, t FROM pn ORDER BY h, t DESC');
+SELECT seeds_same('SELECT DISTINCT ON (h) h, t FROM %s WHERE v > 50 ORDER BY h, t DESC', 'pn');
+SELECT seeds_same('SELECT DISTINCT ON (h) h, t FROM %s WHERE v > 50 AND t >= ''2016-01-01 10:00'' ORDER BY h, t DESC', 'pn');
+SELECT seeds_same('SELECT DISTINCT ON (h) h, t FROM %s ORDER BY h, t', 'pn');
+SELECT seeds_same('SELECT DISTINCT ON (h) h, t FROM %s ORDER BY h DESC, t DESC', 'pn');
+SELECT seeds_same('SELECT x, (SELECT md5(string_agg(h || t, '','')) FROM (SELECT DISTINCT ON (h) h, t FROM %s WHERE v > x ORDER BY h, t DESC) s) FROM (VALUES (10), (80), (10)) x(x)', 'pn');
+
+DROP TABLE ps, ps_heap, pl, pl_heap, pm, pm_heap, pn, pn_heap;
 DROP FUNCTION seeds_same(text, text), seeds_read(text);
