@@ -1612,6 +1612,11 @@ pub(super) fn group_memory_limit() -> usize {
     unsafe { pg_sys::get_hash_memory_limit() }.saturating_mul(16)
 }
 
+/// What a group of PgcolTopN's `DISTINCT ON` holds (its key in the group table, its row in
+/// `TopRows`), which [`group_memory_limit`] bounds as it bounds this node's groups (also
+/// the rows DISTINCT ON's partitions hand on, `super::seeds`).
+pub(super) const BYTES_PER_FIRST_ROW: f64 = 96.0;
+
 /// Runs the child's vectors through the key readers and the aggregate states.
 ///
 /// # Safety

@@ -818,10 +818,11 @@ impl Exec {
         let collation = self.ops.equal.collation;
         let compare = |a: pg_sys::Datum, b: pg_sys::Datum| -> std::cmp::Ordering {
             let c = match order_proc {
-                // SAFETY: the opclass's comparison of two of its texts, under the index's
-                // collation
                 Some(proc_) => {
-                    unsafe { pg_sys::OidFunctionCall2Coll(proc_, collation, a, b) }.value() as i32
+                    // SAFETY: the opclass's comparison of two of its texts, under the index's
+                    // collation
+                    let r = unsafe { pg_sys::OidFunctionCall2Coll(proc_, collation, a, b) };
+                    r.value() as i32
                 }
                 None => (a.value() as i64).cmp(&(b.value() as i64)) as i32,
             };

@@ -164,13 +164,13 @@ impl SeedSet {
     }
 }
 
-/// The most rows a set holds: half the groups a PgcolTopN may keep (`topn::BYTES_PER_GROUP`
+/// The most rows a set holds: half the groups a PgcolTopN may keep (`agg::BYTES_PER_FIRST_ROW`
 /// each in 16 times the hash memory), so that taking them at most adds half to its memory,
 /// and the rows in the registry, outside PostgreSQL's memory accounting, stay as bounded.
 /// (Its interner holds the strings of the dictionaries the nodes read, as each node's own
 /// would.)
 fn capacity() -> usize {
-    (super::agg::group_memory_limit() as f64 / super::topn::BYTES_PER_GROUP / 2.0) as usize
+    (super::agg::group_memory_limit() as f64 / super::agg::BYTES_PER_FIRST_ROW / 2.0) as usize
 }
 
 /// The reset callback of a query memory context: drops its sets.

@@ -487,7 +487,7 @@ unsafe fn partitions_path(
 }
 
 /// What a group holds here: its key in the group table, its row in `TopRows`.
-pub(super) const BYTES_PER_GROUP: f64 = 96.0;
+const BYTES_PER_GROUP: f64 = super::agg::BYTES_PER_FIRST_ROW;
 
 /// The plan scans the relation itself (its scan tuple is a row of the table, stored by the
 /// child's reader), so the target list is the path's, over the relation's columns.
