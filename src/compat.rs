@@ -34,6 +34,28 @@ pub unsafe fn tuple_desc_attr(
     }
 }
 
+/// Whether column `i` (0-based) of relation `rel` holds no NULL: a NOT NULL constraint, and
+/// from 18, a validated one (a `NOT VALID` one leaves older rows unchecked; an unknown
+/// validity counts as not known).
+///
+/// # Safety
+///
+/// `rel` must be an open relation and `i` less than its descriptor's `natts`.
+pub unsafe fn attribute_never_null(rel: pg_sys::Relation, i: usize) -> bool {
+    #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+    // SAFETY: an open relation's descriptor and `i < natts` (the contract)
+    unsafe {
+        (*tuple_desc_attr((*rel).rd_att, i)).attnotnull
+    }
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    // SAFETY: as above; from 18 the descriptor's compact attributes come first, one per column
+    unsafe {
+        let compact = (*(*rel).rd_att).compact_attrs.as_ptr().add(i);
+        (*tuple_desc_attr((*rel).rd_att, i)).attnotnull
+            && (*compact).attnullability as u8 == pg_sys::ATTNULLABLE_VALID
+    }
+}
+
 /// Sets a slot type's `is_current_xact_tuple` (a callback from 17; before, nothing asks).
 pub fn set_is_current_xact_tuple(
     ops: &mut pg_sys::TupleTableSlotOps,

@@ -50,6 +50,8 @@ pub(super) struct SkipSpec {
     bounds: u16,
     /// The partitions' set this node records the rows it returns in (`super::seeds`); 0: none.
     seeds: u32,
+    /// The planner's estimate of the partition's groups.
+    groups: u32,
 }
 
 /// A group's order column (the index's second): its attribute number, its opfamily and
@@ -270,6 +272,7 @@ pub(super) unsafe fn path(
         next_greater: backward == first_descending,
         order,
         bounds: 0,
+        groups: groups.min(u32::MAX as f64) as u32,
         // the rows are recorded with the index's second column as their order value: only
         // if it is the ORDER BY column (the pathkeys leave out a column the quals hold
         // constant, so an index (g, x, o) under `WHERE x = 1` gives the order of o)
@@ -649,10 +652,7 @@ impl Exec {
             let nulls_first =
                 (*(*self.index).rd_indoption.add(1) as u32 & pg_sys::INDOPTION_NULLS_FIRST != 0)
                     != self.spec.backward;
-            let attr = crate::compat::tuple_desc_attr(
-                (*heap).rd_att,
-                self.spec.order.column.max(1) as usize - 1,
-            );
+            let column = self.spec.order.column.max(1) as usize - 1;
             let better = if self.spec.order.descending {
                 pg_sys::BTGreaterStrategyNumber
             } else {
@@ -662,9 +662,10 @@ impl Exec {
                 after: first(after),
                 before: first(before),
                 equal: first(pg_sys::BTEqualStrategyNumber),
-                better: (self.seeds.is_some() && (!nulls_first || (*attr).attnotnull))
-                    .then(|| KeyOp::of(self.index, 1, better))
-                    .flatten(),
+                better: (self.seeds.is_some()
+                    && (!nulls_first || crate::compat::attribute_never_null(heap, column)))
+                .then(|| KeyOp::of(self.index, 1, better))
+                .flatten(),
             };
         }
     }
@@ -775,6 +776,14 @@ impl Exec {
             return;
         };
         let taken = set.take();
+        // each seed costs two descents, each reading an entry: worth it where the seeds are
+        // this partition's groups (a later time partition's), not where the partitions hold
+        // other groups (partitions by group: many seeds, few of them here)
+        if taken.rows.len() as u64 > 2 * self.spec.groups.max(1) as u64 {
+            // SAFETY: in the query, whose memory context is the set's
+            unsafe { set.put(taken) };
+            return;
+        }
         let mut seeds: Vec<(pg_sys::Datum, i64)> = Vec::with_capacity(taken.rows.len());
         // SAFETY: in the query's memory context, where the keys by reference are made
         let old = unsafe { pg_sys::MemoryContextSwitchTo(self.query_memory) };
@@ -809,24 +818,16 @@ impl Exec {
         unsafe { set.put(taken) };
         // the scan's order of keys: the index's order of its first column, reversed when the
         // scan meets keys descending
-        let order_proc = if matches!(key_kind, DatumKind::Bytes) {
-            // SAFETY: the index is open; a btree opclass has its comparison function
-            Some(unsafe { pg_sys::index_getprocid(self.index, 1, pg_sys::BTORDER_PROC as u16) })
-        } else {
-            None
-        };
+        // SAFETY: the index is open; a btree opclass has its comparison function, whose
+        // lookup the index's relcache entry keeps
+        let order_proc =
+            unsafe { pg_sys::index_getprocinfo(self.index, 1, pg_sys::BTORDER_PROC as u16) };
         let collation = self.ops.equal.collation;
         let compare = |a: pg_sys::Datum, b: pg_sys::Datum| -> std::cmp::Ordering {
-            let c = match order_proc {
-                Some(proc_) => {
-                    // SAFETY: the opclass's comparison of two of its texts, under the index's
-                    // collation
-                    let r = unsafe { pg_sys::OidFunctionCall2Coll(proc_, collation, a, b) };
-                    r.value() as i32
-                }
-                None => (a.value() as i64).cmp(&(b.value() as i64)) as i32,
-            };
-            c.cmp(&0)
+            // SAFETY: the opclass's comparison of two values of its type (the Datums made
+            // above), under the index's collation
+            let r = unsafe { pg_sys::FunctionCall2Coll(order_proc, collation, a, b) };
+            (r.value() as i32).cmp(&0)
         };
         let next_greater = self.spec.next_greater;
         seeds.sort_by(|a, b| {
@@ -1348,6 +1349,7 @@ mod tests {
             },
             bounds: key_column as u16,
             seeds: index.wrapping_mul(7),
+            groups: index.wrapping_mul(3),
         })
         .collect();
         assert_round_trip::<Exec>(&specs);

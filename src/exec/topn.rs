@@ -413,17 +413,14 @@ unsafe fn partitions_path(
     // the order's direction: under a descending order, the last partition by bound first (a
     // range partitioning by the ordering column puts the first rows there)
     let seeds = if super::ENABLE_PARTITION_SEEDS.get() {
-        // SAFETY: the ordering clause is the query's, its operator a valid ordering
-        // operator (PostgreSQL sorts by it); the outputs are live locals
+        // SAFETY: the ordering clause and its expression are the query's, read in a
+        // transaction (the type cache entry is valid when not null)
         let descending = unsafe {
-            let (mut family, mut input_type, mut strategy) =
-                (pg_sys::InvalidOid, pg_sys::InvalidOid, 0i16);
-            pg_sys::get_ordering_op_properties(
-                (*shape.order.0).sortop,
-                &mut family,
-                &mut input_type,
-                &mut strategy,
-            ) && strategy as u32 == pg_sys::BTGreaterStrategyNumber
+            let tc = pg_sys::lookup_type_cache(
+                pg_sys::exprType(shape.order.1),
+                pg_sys::TYPECACHE_GT_OPR as i32,
+            );
+            !tc.is_null() && (*shape.order.0).sortop == (*tc).gt_opr
         };
         if descending {
             children.reverse();
