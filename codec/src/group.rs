@@ -38,6 +38,20 @@ pub struct KeyColumn {
 }
 
 impl KeyColumn {
+    /// One part per row, `None` for a NULL row (whose part is 0).
+    pub fn of_rows(parts: &[Option<i64>]) -> KeyColumn {
+        let mut nulls = vec![0u8; parts.len().div_ceil(8)];
+        for (r, p) in parts.iter().enumerate() {
+            if p.is_none() {
+                nulls[r / 8] |= 1 << (r % 8);
+            }
+        }
+        KeyColumn {
+            parts: KeyParts::Rows(parts.iter().map(|p| p.unwrap_or(0)).collect()),
+            nulls: parts.iter().any(Option::is_none).then_some(nulls),
+        }
+    }
+
     pub fn is_null(&self, r: usize) -> bool {
         self.nulls
             .as_ref()

@@ -144,22 +144,7 @@ impl TopRows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::group::KeyParts;
     use crate::testing::Rng;
-
-    fn column(values: &[Option<i64>]) -> KeyColumn {
-        let mut nulls = vec![0u8; values.len().div_ceil(8)];
-        for (r, v) in values.iter().enumerate() {
-            if v.is_none() {
-                nulls[r / 8] |= 1 << (r % 8);
-            }
-        }
-        let any = values.iter().any(Option::is_none);
-        KeyColumn {
-            parts: KeyParts::Rows(values.iter().map(|v| v.unwrap_or(0)).collect()),
-            nulls: any.then_some(nulls),
-        }
-    }
 
     /// The reference: every row ranked, sorted within its group, the first `keep` taken.
     fn reference(
@@ -286,7 +271,7 @@ mod tests {
                 }
                 top.add(
                     (!single).then_some(gs.as_slice()),
-                    &column(values),
+                    &KeyColumn::of_rows(values),
                     selection,
                     *first,
                 );

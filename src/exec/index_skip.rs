@@ -973,9 +973,7 @@ impl Exec {
             }
         }
     }
-}
 
-impl Exec {
     /// Records the row in the node's scan slot, which it returns, in the partitions' set
     /// (`super::seeds`), if it has one.
     ///

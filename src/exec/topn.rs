@@ -26,7 +26,7 @@
 //! leaves their order unspecified); the result does not depend on the order of reading.
 
 use pg_columnar_codec::filter::Selection;
-use pg_columnar_codec::group::{GroupTable, KeyColumn, KeyParts};
+use pg_columnar_codec::group::{GroupTable, KeyColumn};
 use pg_columnar_codec::stripe::StoredZone;
 use pg_columnar_codec::topn::{Order, Rank, TopRows};
 use pg_columnar_codec::MAX_ROWS;
@@ -602,23 +602,16 @@ fn take_seeds(
     if n == 0 {
         return Seeded::NONE;
     }
-    let column = |v: &[Option<i64>]| {
-        let mut nulls = vec![0u8; n.div_ceil(8)];
-        for (r, x) in v.iter().enumerate() {
-            if x.is_none() {
-                nulls[r / 8] |= 1 << (r % 8);
-            }
-        }
-        KeyColumn {
-            parts: KeyParts::Rows(v.iter().map(|x| x.unwrap_or(0)).collect()),
-            nulls: v.iter().any(Option::is_none).then_some(nulls),
-        }
-    };
     let all = Selection::all(n);
     let mut groups = Vec::new();
-    table.assign(&[column(&parts)], &all, &mut groups);
+    table.assign(&[KeyColumn::of_rows(&parts)], &all, &mut groups);
     let first_position = u64::MAX - n as u64;
-    top.add(Some(&groups), &column(&values), &all, first_position);
+    top.add(
+        Some(&groups),
+        &KeyColumn::of_rows(&values),
+        &all,
+        first_position,
+    );
     Seeded {
         groups: table.len(),
         first_position,
