@@ -312,6 +312,12 @@ fn bench_filter(c: &mut Criterion) {
             Predicate::Compare(Cmp::Gt, Operand::Float(90.0)),
         ),
         (
+            "sensor_temperature_gt_25",
+            Values::Float64(decimal_walk(100)),
+            period,
+            Predicate::Compare(Cmp::Gt, Operand::Float(25.0)),
+        ),
+        (
             "hostname_in_8",
             Values::Bytes(t.hostname.clone()),
             shared,

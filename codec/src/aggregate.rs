@@ -117,7 +117,7 @@ fn is_bytes(u: &Unpacked, ctx: &ColumnContext<'_>) -> bool {
     match &u.form {
         Form::Values(v) => matches!(v, Values::Bytes(_)),
         Form::Codes { inline, .. } => matches!(Unpacked::entries(inline, ctx), Values::Bytes(_)),
-        Form::Integers { .. } => false,
+        Form::Integers { .. } | Form::Scaled(_) => false,
     }
 }
 
@@ -323,7 +323,12 @@ fn pick(
     } else {
         picked_indexes(u, sel, rows)
     };
+    let floats;
     let (values, codes) = match &u.form {
+        Form::Scaled(s) => {
+            floats = s.clone().into_values();
+            (&floats, None)
+        }
         Form::Integers { kind, ints } => {
             return Some(match kind {
                 Kind::Float64 => Picked::Float8(gather(ints, all, &idx, |i| i as f64)),

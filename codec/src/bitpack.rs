@@ -775,19 +775,30 @@ fn read_exception_section(
     let pw = position_width(items);
     let positions = r.take(packed_len(count, pw), "bitpack exception positions")?;
     let values = r.take(packed_len(count, width), "bitpack exception values")?;
+    // the fields unpacked 64 at a time (the SIMD unpack; 64 fields end on a byte), into
+    // buffers on the stack, then checked and handed on
+    const CHUNK: usize = 64;
+    let (mut at, mut value) = ([0i64; CHUNK], [0i64; CHUNK]);
     let mut next = 0usize; // positions ascend strictly
-    for k in 0..count {
-        let at = read_field(positions, k * pw as usize, pw) as usize;
-        if at < next || at >= items {
-            return Err(DecodeError::Inconsistent {
-                what: "bitpack exception positions (out of order or past the items)",
-            });
-        }
-        next = at + 1;
-        each(
-            at,
-            (read_field(values, k * width as usize, width) as i64).wrapping_add(base),
+    for start in (0..count).step_by(CHUNK) {
+        let n = CHUNK.min(count - start);
+        unpack(&positions[start * pw as usize / 8..], pw, 0, &mut at[..n]);
+        unpack(
+            &values[start * width as usize / 8..],
+            width,
+            base,
+            &mut value[..n],
         );
+        for (&at, &v) in at[..n].iter().zip(&value[..n]) {
+            let at = at as usize;
+            if at < next || at >= items {
+                return Err(DecodeError::Inconsistent {
+                    what: "bitpack exception positions (out of order or past the items)",
+                });
+            }
+            next = at + 1;
+            each(at, v);
+        }
     }
     Ok(())
 }

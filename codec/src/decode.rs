@@ -3,7 +3,8 @@
 //!
 //! Two steps: [`unpack_vector`] reads and checks everything and stops at the form the
 //! encoding gives most cheaply ([`Form`]: integers for a bitpack vector, codes for a
-//! dictionary vector); [`Unpacked::materialize`] turns that into the values. A filter can
+//! dictionary vector, integers over a power of ten for a decimal float-as-integer vector);
+//! [`Unpacked::materialize`] turns that into the values. A filter can
 //! test the unpacked form directly (`filter::select_unpacked`), so a vector that no row of
 //! survives is never materialized. [`decode_vector`] does both steps.
 
@@ -53,6 +54,9 @@ pub enum Form {
         inline: Option<Values>,
         codes: Vec<i64>,
     },
+    /// A float-as-integer vector of a decimal mapping: integers over a power of ten, the
+    /// exceptions apart.
+    Scaled(float_int::Scaled),
 }
 
 /// A vector read and checked, its values still in their [`Form`].
@@ -81,6 +85,7 @@ impl Unpacked {
         let values = match &self.form {
             Form::Values(v) => v,
             Form::Integers { kind, ints } => return (!ints.is_empty()).then_some((*kind, 0)),
+            Form::Scaled(s) => return (!s.ints.is_empty()).then_some((s.kind, 0)),
             Form::Codes { inline, codes } => {
                 if codes.is_empty() {
                     return None;
@@ -101,6 +106,7 @@ impl Unpacked {
         let values = match self.form {
             Form::Values(v) => v,
             Form::Integers { kind, ints } => crate::integers_into(kind, ints),
+            Form::Scaled(s) => s.into_values(),
             Form::Codes { inline, codes } => {
                 dictionary::gather(Unpacked::entries(&inline, ctx), &codes)
             }
@@ -278,7 +284,17 @@ pub fn unpack_vector(bytes: &[u8], ctx: &ColumnContext<'_>) -> DecodeResult<Unpa
             let table = fsst_table(kind, ctx)?;
             Values::Bytes(fsst::decode(&mut r, count, table)?)
         }
-        Encoding::FloatInt => float_int::decode(&mut r, kind, count)?,
+        Encoding::FloatInt => match float_int::unpack(&mut r, kind, count)? {
+            Ok(scaled) => {
+                r.finish()?;
+                return Ok(Unpacked {
+                    rows,
+                    nulls,
+                    form: Form::Scaled(scaled),
+                });
+            }
+            Err(values) => values,
+        },
     };
     r.finish()?;
     Ok(Unpacked {

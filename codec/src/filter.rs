@@ -13,6 +13,7 @@
 use std::cmp::Ordering;
 
 use crate::decode::{Form, Unpacked};
+use crate::float_int::Scaled;
 use crate::stripe::StoredZone;
 use crate::vector::{Kind, Values, Vector, MAX_ROWS};
 use crate::zonemap::{bytes_may_satisfy, Cmp};
@@ -384,6 +385,7 @@ fn member_lanes(lanes: Lanes<'_>, set: &OperandSet) -> Option<Vec<u8>> {
         (Lanes::Codes { .. }, _) => {
             unreachable!("dictionary codes are looked up per entry (with_codes)")
         }
+        (Lanes::Scaled(s), _) => return member_lanes(Lanes::Values(&s.clone().into_values()), set),
         _ => return None,
     })
 }
@@ -424,6 +426,7 @@ enum Lanes<'a> {
         codes: &'a [i64],
         shared: bool,
     },
+    Scaled(&'a Scaled),
 }
 
 /// One predicate's results on the entries of a shared dictionary, kept across the vectors
@@ -489,6 +492,131 @@ fn compare_ints_portable(ints: &[i64], cmp: Cmp, c: i64) -> Vec<u8> {
 #[target_feature(enable = "avx2")]
 unsafe fn compare_ints_avx2(ints: &[i64], cmp: Cmp, c: i64) -> Vec<u8> {
     compare_ints_portable(ints, cmp, c)
+}
+
+/// `cmp` against `c` on each integer, as a selection of `ints.len()` rows (no NULLs): the
+/// tests of [`compare_ints`] written straight into the selection's words, without a byte per
+/// value between. With AVX-512 (detected at run time) one instruction tests eight integers
+/// and gives their eight bits.
+fn compare_ints_selection(ints: &[i64], cmp: Cmp, c: i64) -> Selection {
+    let mut s = Selection::none(ints.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512 F is available (checked just above)
+        unsafe { compare_words_avx512(ints, cmp, c, &mut s.words) };
+        return s;
+    }
+    compare_words_portable(ints, cmp, c, &mut s.words);
+    s
+}
+
+/// [`compare_ints_selection`]'s words for the baseline target: its twin, tested against it.
+/// `words` must be zero.
+fn compare_words_portable(ints: &[i64], cmp: Cmp, c: i64, words: &mut [u64]) {
+    for (w, chunk) in words.iter_mut().zip(ints.chunks(64)) {
+        let mut bytes = [0u8; 64];
+        bytes[..chunk.len()].copy_from_slice(&compare_loop(chunk, cmp, c, |v| v));
+        *w = bytes.chunks_exact(8).enumerate().fold(0, |acc, (k, b)| {
+            acc | eight_bits(b.try_into().unwrap()) << (8 * k)
+        });
+    }
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F. `words` must be zero and hold `ints.len()` bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn compare_words_avx512(ints: &[i64], cmp: Cmp, c: i64, words: &mut [u64]) {
+    use std::arch::x86_64::*;
+    #[target_feature(enable = "avx512f")]
+    fn lanes<const OP: i32>(ints: &[i64], c: i64, words: &mut [u64]) {
+        let cv = _mm512_set1_epi64(c);
+        let holds = |v: i64| match OP {
+            _MM_CMPINT_LT => v < c,
+            _MM_CMPINT_LE => v <= c,
+            _MM_CMPINT_EQ => v == c,
+            _MM_CMPINT_NE => v != c,
+            _MM_CMPINT_NLT => v >= c,
+            _ => v > c,
+        };
+        // each word built in a register (not or-ed into memory eight times: a chain of
+        // store-to-load forwards)
+        for (w, chunk) in words.iter_mut().zip(ints.chunks(64)) {
+            let eights = chunk.chunks_exact(8);
+            let tail = eights.remainder();
+            let mut m = 0u64;
+            for (k, e) in eights.enumerate() {
+                // SAFETY: `e` is eight i64s, 64 bytes readable (an unaligned load)
+                let v = unsafe { _mm512_loadu_si512(e.as_ptr().cast()) };
+                m |= (_mm512_cmp_epi64_mask::<OP>(v, cv) as u64) << (8 * k);
+            }
+            let done = chunk.len() - tail.len();
+            for (j, &v) in tail.iter().enumerate() {
+                m |= (holds(v) as u64) << (done + j);
+            }
+            *w = m;
+        }
+    }
+    match cmp {
+        Cmp::Lt => lanes::<_MM_CMPINT_LT>(ints, c, words),
+        Cmp::Le => lanes::<_MM_CMPINT_LE>(ints, c, words),
+        Cmp::Eq => lanes::<_MM_CMPINT_EQ>(ints, c, words),
+        Cmp::Ne => lanes::<_MM_CMPINT_NE>(ints, c, words),
+        Cmp::Ge => lanes::<_MM_CMPINT_NLT>(ints, c, words),
+        Cmp::Gt => lanes::<_MM_CMPINT_NLE>(ints, c, words),
+    }
+}
+
+/// One comparison of integers (or of a decimal vector's integers, its exceptions tested as
+/// floats) in a vector without NULLs, as a selection at once; `None` for other lanes and
+/// operands ([`test_lanes`] decides those).
+fn compare_selection(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Selection> {
+    let of_test = |ints: &[i64], t: IntTest| match t {
+        IntTest::Always(true) => Selection::all(ints.len()),
+        IntTest::Always(false) => Selection::none(ints.len()),
+        IntTest::Compare(cmp, c) => compare_ints_selection(ints, cmp, c),
+    };
+    Some(match (lanes, operand) {
+        (Lanes::Integers { kind, ints }, Operand::Int(c)) if kind.is_integer() => {
+            of_test(ints, IntTest::Compare(cmp, *c))
+        }
+        (Lanes::Integers { kind, ints }, Operand::Float(c)) if kind.is_float() => {
+            of_test(ints, IntTest::of_float(cmp, *c))
+        }
+        (Lanes::Scaled(s), Operand::Float(c)) => {
+            let ints = &s.ints;
+            let mut sel = match ScaledTest::of(s, cmp, *c) {
+                ScaledTest::Int(t) => of_test(ints, t),
+                ScaledTest::Between {
+                    above,
+                    at_most,
+                    negate: false,
+                } => {
+                    let mut sel = compare_ints_selection(ints, Cmp::Gt, above);
+                    sel.and(&compare_ints_selection(ints, Cmp::Le, at_most));
+                    sel
+                }
+                ScaledTest::Between {
+                    above,
+                    at_most,
+                    negate: true,
+                } => {
+                    let mut sel = compare_ints_selection(ints, Cmp::Le, above);
+                    sel.or(&compare_ints_selection(ints, Cmp::Gt, at_most));
+                    sel
+                }
+            };
+            for &(k, bits) in &s.exceptions {
+                if holds(cmp, float_order(s.exception_value(bits), *c)) {
+                    sel.set(k as usize);
+                } else {
+                    sel.unset(k as usize);
+                }
+            }
+            sel
+        }
+        _ => return None,
+    })
 }
 
 /// Floats in PostgreSQL's order as plain IEEE tests: NaN is handled per case, so the loops
@@ -592,6 +720,85 @@ impl IntTest {
     }
 }
 
+/// A comparison restated on a [`Scaled`] vector's integers ([`ScaledTest::of`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ScaledTest {
+    Int(IntTest),
+    /// `above < d <= at_most`, or (`negate`) its opposite.
+    Between {
+        above: i64,
+        at_most: i64,
+        negate: bool,
+    },
+}
+
+impl ScaledTest {
+    /// `v cmp c` for the values of `s`'s integers (not its exceptions), in PostgreSQL's
+    /// float order. Those values are finite and never -0.0, so only a NaN `c` needs
+    /// PostgreSQL's order (above them all); the rest is IEEE's, and each test is one on the
+    /// integers up to [`Scaled::last_passing`]: v <= c iff d <= L, v < c iff d <= L' (L' the
+    /// strict bound), v = c iff L' < d <= L.
+    fn of(s: &Scaled, cmp: Cmp, c: f64) -> ScaledTest {
+        if c.is_nan() {
+            return ScaledTest::Int(IntTest::Always(matches!(cmp, Cmp::Lt | Cmp::Le | Cmp::Ne)));
+        }
+        let up_to = |bound: Option<i64>| match bound {
+            None => IntTest::Always(false),
+            Some(i64::MAX) => IntTest::Always(true),
+            Some(t) => IntTest::Compare(Cmp::Le, t),
+        };
+        let at_most = || s.last_passing(c, false);
+        let below = || s.last_passing(c, true);
+        ScaledTest::Int(match cmp {
+            Cmp::Le => up_to(at_most()),
+            Cmp::Gt => up_to(at_most()).not(),
+            Cmp::Lt => up_to(below()),
+            Cmp::Ge => up_to(below()).not(),
+            Cmp::Eq | Cmp::Ne => {
+                let negate = cmp == Cmp::Ne;
+                let equal = match (below(), at_most()) {
+                    (Some(b), Some(a)) if b < a => {
+                        return ScaledTest::Between {
+                            above: b,
+                            at_most: a,
+                            negate,
+                        }
+                    }
+                    (None, a) => up_to(a),
+                    // no integer between the bounds
+                    _ => IntTest::Always(false),
+                };
+                if negate {
+                    equal.not()
+                } else {
+                    equal
+                }
+            }
+        })
+    }
+
+    fn apply(self, ints: &[i64]) -> Vec<u8> {
+        match self {
+            ScaledTest::Int(IntTest::Always(b)) => vec![b as u8; ints.len()],
+            ScaledTest::Int(IntTest::Compare(cmp, t)) => compare_ints(ints, cmp, t),
+            ScaledTest::Between {
+                above,
+                at_most,
+                negate,
+            } => {
+                let mut tests = compare_ints(ints, Cmp::Gt, above);
+                let upper = compare_ints(ints, Cmp::Le, at_most);
+                let flip = negate as u8;
+                tests
+                    .iter_mut()
+                    .zip(&upper)
+                    .for_each(|(t, u)| *t = (*t & u) ^ flip);
+                tests
+            }
+        }
+    }
+}
+
 /// Whether each value satisfies `cmp operand`; `None` if the values are not of the form the
 /// operand needs.
 fn test_values(values: &Values, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> {
@@ -626,6 +833,17 @@ fn test_lanes(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Vec<u8>> 
                 IntTest::Always(b) => vec![b as u8; ints.len()],
                 IntTest::Compare(cmp, c) => compare_ints(ints, cmp, c),
             })
+        }
+        Lanes::Scaled(s) => {
+            let Operand::Float(c) = *operand else {
+                return None;
+            };
+            let mut tests = ScaledTest::of(s, cmp, c).apply(&s.ints);
+            // the exceptions' values as they are, in PostgreSQL's order
+            for &(k, bits) in &s.exceptions {
+                tests[k as usize] = holds(cmp, float_order(s.exception_value(bits), c)) as u8;
+            }
+            Some(tests)
         }
         Lanes::Codes { .. } => {
             unreachable!("test_all tests a dictionary's entries, then looks its codes up")
@@ -782,6 +1000,12 @@ fn select_lanes(
             null_selection(rows, nulls, false)
         });
     }
+    if let (Predicate::Compare(cmp, operand), None) = (p, nulls) {
+        if let Some(s) = compare_selection(lanes, *cmp, operand) {
+            debug_assert_eq!(s.rows(), rows);
+            return Some(s);
+        }
+    }
     Some(place(
         rows,
         nulls,
@@ -835,6 +1059,7 @@ fn select_unpacked_with(
             codes,
             shared: inline.is_none(),
         },
+        Form::Scaled(s) => Lanes::Scaled(s),
     };
     select_lanes(u.rows, u.nulls.as_deref(), lanes, p, cache)
 }
@@ -1141,11 +1366,12 @@ mod tests {
         }
     }
 
-    /// The AVX2 build of the integer comparison gives the portable one's results.
+    /// The AVX2 build of the integer comparison gives the portable one's results, and the
+    /// comparisons into a selection's words (portable and AVX-512) the same tests.
     #[test]
     fn integer_comparison_twins_agree() {
         let mut seed = 0x5851_f42d_4c95_7f2du64;
-        for len in [0usize, 1, 3, 7, 8, 33, 1024] {
+        for len in [0usize, 1, 3, 7, 8, 33, 64, 65, 1000, 1024] {
             for span in [4u32, 31, 32, 62] {
                 let ints: Vec<i64> = (0..len)
                     .map(|_| {
@@ -1183,6 +1409,22 @@ mod tests {
                                 unsafe { crate::all_within_bits_avx2(&ints, 31) },
                                 crate::all_within_bits_portable(&ints, 31)
                             );
+                        }
+                        // the tests as a selection's words: bit r of the selection is byte r
+                        let mut selected = Selection::none(len);
+                        want.iter()
+                            .enumerate()
+                            .filter(|(_, &b)| b == 1)
+                            .for_each(|(r, _)| selected.set(r));
+                        let mut words = Selection::none(len);
+                        compare_words_portable(&ints, cmp, c, &mut words.words);
+                        assert_eq!(words, selected, "words {cmp:?} {c}");
+                        #[cfg(target_arch = "x86_64")]
+                        if std::arch::is_x86_feature_detected!("avx512f") {
+                            let mut words = Selection::none(len);
+                            // SAFETY: AVX-512 F is available; the words are zero and hold len bits
+                            unsafe { compare_words_avx512(&ints, cmp, c, &mut words.words) };
+                            assert_eq!(words, selected, "AVX-512 words {cmp:?} {c}");
                         }
                     }
                 }

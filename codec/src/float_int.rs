@@ -296,30 +296,167 @@ fn read_exceptions<'a>(
     Ok((positions, values))
 }
 
-/// Reads a payload of `count` values of `kind` (a float kind) back to the floats.
-pub fn decode(r: &mut ByteReader<'_>, kind: Kind, count: usize) -> DecodeResult<Values> {
+/// A vector of floats stored with a decimal mapping, unpacked: each value is `ints[k]` over
+/// `10^exponent` in its kind, except at the exceptions, whose values are stored apart. A
+/// filter compares the integers ([`Scaled::last_passing`]) instead of converting them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scaled {
+    /// [`Kind::Float32`] or [`Kind::Float64`].
+    pub kind: Kind,
+    /// 0..=[`max_exponent`] of the kind.
+    pub exponent: u8,
+    /// One per non-null value, a stand-in at each exception.
+    pub ints: Vec<i64>,
+    /// (position among `ints`, bit pattern of the value there), positions increasing.
+    pub exceptions: Vec<(u16, u64)>,
+}
+
+impl Scaled {
+    /// The value integer `d` stands for, widened to f64 (exactly).
+    #[inline]
+    fn value(&self, d: i64) -> f64 {
+        match self.kind {
+            Kind::Float32 => (d as f32 / POW10_F32[self.exponent as usize]) as f64,
+            _ => d as f64 / POW10_F64[self.exponent as usize],
+        }
+    }
+
+    /// The value of exception bit pattern `bits`, widened to f64 (exactly).
+    pub fn exception_value(&self, bits: u64) -> f64 {
+        match self.kind {
+            Kind::Float32 => f32::from_bits(bits as u32) as f64,
+            _ => f64::from_bits(bits),
+        }
+    }
+
+    /// The largest integer whose value is below `c` (`strict`) or at most `c`; `None` when
+    /// no integer's is. A value is an integer converted to the kind and divided by a
+    /// positive power of ten, each step correctly rounded and so monotone: the integers
+    /// whose values pass are exactly those up to it. Every value is finite and never -0.0
+    /// (those are exceptions), so IEEE's order is PostgreSQL's here; `c` must not be NaN.
+    /// Found from the nearest guess, `c·10^e`, by doubling steps and a bisection: a few
+    /// conversions where the guess is right, at most about 130 where it is not.
+    pub fn last_passing(&self, c: f64, strict: bool) -> Option<i64> {
+        debug_assert!(!c.is_nan());
+        let pass = |d: i64| {
+            let v = self.value(d);
+            if strict {
+                v < c
+            } else {
+                v <= c
+            }
+        };
+        if !pass(i64::MIN) {
+            return None;
+        }
+        if pass(i64::MAX) {
+            return Some(i64::MAX);
+        }
+        // a saturating conversion; the bracket is found from wherever it lands
+        let guess = (c * POW10_F64[self.exponent as usize]).floor() as i64;
+        // lo passes, hi does not
+        let (mut lo, mut hi);
+        let mut step: i64 = 1;
+        if pass(guess) {
+            lo = guess;
+            loop {
+                let h = lo.saturating_add(step);
+                if !pass(h) {
+                    hi = h;
+                    break;
+                }
+                lo = h;
+                step = step.saturating_mul(2);
+            }
+        } else {
+            hi = guess;
+            loop {
+                let l = hi.saturating_sub(step);
+                if pass(l) {
+                    lo = l;
+                    break;
+                }
+                hi = l;
+                step = step.saturating_mul(2);
+            }
+        }
+        while (hi as i128 - lo as i128) > 1 {
+            let mid = (lo as i128 + (hi as i128 - lo as i128) / 2) as i64;
+            if pass(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(lo)
+    }
+
+    /// The floats: each integer converted and divided, the exceptions patched in.
+    pub fn into_values(self) -> Values {
+        inverse(self.kind, self.ints, self.exponent, self.exceptions)
+    }
+}
+
+/// A payload of `count` values of `kind` (a float kind) read and checked: a decimal
+/// mapping's integers as a [`Scaled`], a 16-bit mapping's values as floats.
+pub fn unpack(
+    r: &mut ByteReader<'_>,
+    kind: Kind,
+    count: usize,
+) -> DecodeResult<Result<Scaled, Values>> {
     let mapping = read_mapping(r, kind)?;
     let (positions, patches) = read_exceptions(r, kind, count)?;
     let mut ints = Vec::with_capacity(count);
     bitpack::read_block(r, count, &mut ints)?;
     let positions = positions
         .chunks_exact(2)
-        .map(|p| u16::from_le_bytes([p[0], p[1]]) as usize);
-    Ok(match kind {
+        .map(|p| u16::from_le_bytes([p[0], p[1]]));
+    let lane = kind.lane_bytes().expect("a float kind");
+    let exceptions = positions
+        .zip(patches.chunks_exact(lane))
+        .map(|(p, b)| {
+            let mut bits = [0u8; 8];
+            bits[..lane].copy_from_slice(b);
+            (p, u64::from_le_bytes(bits))
+        })
+        .collect();
+    if mapping == HALF || mapping == BFLOAT16 {
+        // no order to compare in (sign and magnitude): the floats at once
+        return Ok(Err(inverse(kind, ints, mapping, exceptions)));
+    }
+    Ok(Ok(Scaled {
+        kind,
+        exponent: mapping,
+        ints,
+        exceptions,
+    }))
+}
+
+/// The floats `ints` map to under `mapping`, with the exceptions' bit patterns patched in.
+fn inverse(kind: Kind, ints: Vec<i64>, mapping: u8, exceptions: Vec<(u16, u64)>) -> Values {
+    match kind {
         Kind::Float32 => {
             let mut out = inverse_f32(&ints, mapping);
-            for (p, b) in positions.zip(patches.chunks_exact(4)) {
-                out[p] = f32::from_bits(u32::from_le_bytes(b.try_into().unwrap()));
+            for (k, b) in exceptions {
+                out[k as usize] = f32::from_bits(b as u32);
             }
             Values::Float32(out)
         }
         _ => {
             let mut out = inverse_f64(ints, mapping);
-            for (p, b) in positions.zip(patches.chunks_exact(8)) {
-                out[p] = f64::from_bits(u64::from_le_bytes(b.try_into().unwrap()));
+            for (k, b) in exceptions {
+                out[k as usize] = f64::from_bits(b);
             }
             Values::Float64(out)
         }
+    }
+}
+
+/// Reads a payload of `count` values of `kind` (a float kind) back to the floats.
+pub fn decode(r: &mut ByteReader<'_>, kind: Kind, count: usize) -> DecodeResult<Values> {
+    Ok(match unpack(r, kind, count)? {
+        Ok(scaled) => scaled.into_values(),
+        Err(values) => values,
     })
 }
 
@@ -599,6 +736,76 @@ mod tests {
                 .map(|x| x.to_bits())
                 .collect();
             assert_eq!(fast, twin, "exponent {e}");
+        }
+    }
+
+    /// `last_passing` against its definition: the bound passes and the integer after it
+    /// does not (the values being monotone, checked on sorted random integers), for
+    /// constants at the values, between them, at their neighbouring floats, far outside and
+    /// at the edges, on both kinds and every exponent, digits near 0 and near ±2^63.
+    #[test]
+    fn last_passing_is_the_last_integer_that_passes() {
+        let mut rng = Rng(2024);
+        for kind in [Kind::Float64, Kind::Float32] {
+            for exponent in 0..=max_exponent(kind) {
+                let s = Scaled {
+                    kind,
+                    exponent,
+                    ints: Vec::new(),
+                    exceptions: Vec::new(),
+                };
+                let mut ds: Vec<i64> = (0..200)
+                    .map(|k| match k % 4 {
+                        0 => rng.next() as i64,
+                        1 => (rng.next() as i64) >> 40,
+                        2 => i64::MAX - (rng.below(5000) as i64),
+                        _ => i64::MIN + (rng.below(5000) as i64),
+                    })
+                    .chain([i64::MIN, -1, 0, 1, i64::MAX])
+                    .collect();
+                ds.sort_unstable();
+                for w in ds.windows(2) {
+                    assert!(s.value(w[0]) <= s.value(w[1]), "monotone at {w:?}");
+                }
+                let mut cs: Vec<f64> = Vec::new();
+                for &d in &ds {
+                    let v = s.value(d);
+                    cs.extend([v, v.next_up(), v.next_down(), v + 0.5, v * 1.0000001]);
+                }
+                cs.extend([
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    0.0,
+                    -0.0,
+                    f64::MAX,
+                    f64::MIN,
+                    f64::MIN_POSITIVE,
+                    -f64::MIN_POSITIVE,
+                    1e300,
+                    -1e300,
+                ]);
+                for c in cs {
+                    for strict in [false, true] {
+                        let pass = |d: i64| {
+                            if strict {
+                                s.value(d) < c
+                            } else {
+                                s.value(d) <= c
+                            }
+                        };
+                        match s.last_passing(c, strict) {
+                            None => assert!(!pass(i64::MIN), "{kind:?} e{exponent} {c} {strict}"),
+                            Some(t) => {
+                                assert!(pass(t), "{kind:?} e{exponent} {c} {strict}: {t}");
+                                assert!(
+                                    t == i64::MAX || !pass(t + 1),
+                                    "{kind:?} e{exponent} {c} {strict}: {t}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

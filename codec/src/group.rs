@@ -196,6 +196,7 @@ pub fn int_keys(
             }
             KeyParts::Rows(spread(u.rows, nulls, ints.iter().copied()))
         }
+        Form::Scaled(_) => return None,
         Form::Values(v) => KeyParts::Rows(spread(u.rows, nulls, ints_of(v)?.into_iter())),
         Form::Codes { inline, codes } => {
             let entries = match inline {
@@ -304,7 +305,7 @@ impl Interner {
     ) -> Option<KeyColumn> {
         let nulls = u.nulls.as_deref();
         let parts = match &u.form {
-            Form::Integers { .. } => return None,
+            Form::Integers { .. } | Form::Scaled(_) => return None,
             Form::Values(Values::Bytes(b)) => {
                 self.rows_interned += b.len() as u64;
                 let ids: Vec<i64> = b.as_ref().iter().map(|s| self.id(s) as i64).collect();

@@ -245,13 +245,15 @@ fn encoded(
         .collect()
 }
 
-/// Counts the unpacked forms met: plain values, bitpacked integers, dictionary codes.
-fn count_forms(unpacked: &[pg_columnar_codec::Unpacked], forms: &mut [u32; 3]) {
+/// Counts the unpacked forms met: plain values, bitpacked integers, dictionary codes,
+/// decimal floats' integers.
+fn count_forms(unpacked: &[pg_columnar_codec::Unpacked], forms: &mut [u32; 4]) {
     for u in unpacked {
         forms[match u.form {
             Form::Values(_) => 0,
             Form::Integers { .. } => 1,
             Form::Codes { .. } => 2,
+            Form::Scaled(_) => 3,
         }] += 1;
     }
 }
@@ -262,7 +264,7 @@ fn check(
     kind: Kind,
     vectors: &[(Vector, Selection)],
     ctx: &ColumnContext<'_>,
-    forms: &mut [u32; 3],
+    forms: &mut [u32; 4],
 ) {
     let unpacked = encoded(vectors, ctx);
     count_forms(&unpacked, forms);
@@ -420,7 +422,7 @@ proptest! {
             })
             .collect();
         let d = if shared { SharedDictionary::build(&vectors[0].0.values.as_ref()) } else { None };
-        let mut forms = [0; 3];
+        let mut forms = [0; 4];
         check(kind_of(kind), &vectors, &ColumnContext { fsst: None, dictionary: d.as_ref(), stride: Some(100) }, &mut forms);
     }
 }
@@ -428,7 +430,7 @@ proptest! {
 /// Every form is met, and the float edge cases: overflow of a sum, of Sxx alone, NaN, -0.0.
 #[test]
 fn every_form_and_the_float_edges() {
-    let mut forms = [0; 3];
+    let mut forms = [0; 4];
     let mut seed = 1;
     for kind in [
         GenKind::Int32,
@@ -616,7 +618,7 @@ fn bounded_avg_is_float8_accum_avg() {
 fn bytes_min_max_against_reference() {
     use pg_columnar_codec::ByteStrings;
     let mut rng = gen::Rng(0xb7e5);
-    let mut forms = [0u32; 3];
+    let mut forms = [0u32; 4];
     for case in 0..60 {
         let distinct = [3u64, 40, 5000][case % 3];
         let vectors: Vec<(Vector, Selection)> = (0..5)

@@ -1,5 +1,5 @@
 //! Filters on vectors that are not materialized (`filter::select_unpacked`: integers of a
-//! bitpack vector, codes of a dictionary vector) against the same filters on the decoded
+//! bitpack vector, codes of a dictionary vector, a decimal float-as-integer vector's integers) against the same filters on the decoded
 //! vector (`filter::select`, itself tested against a row-by-row reference in the codec): the
 //! selections must be identical on every vector the real encoder writes.
 
@@ -120,6 +120,7 @@ struct Seen {
     integer_floats: u64,
     codes: u64,
     shared_codes: u64,
+    scaled: u64,
 }
 
 thread_local! {
@@ -138,6 +139,7 @@ fn check(v: &Vector, ctx: &ColumnContext<'_>, seed: u64) {
             Form::Integers { .. } => s.integers += 1,
             Form::Codes { inline: None, .. } => s.shared_codes += 1,
             Form::Codes { .. } => s.codes += 1,
+            Form::Scaled(_) => s.scaled += 1,
         }
     });
     let decoded = u.clone().materialize(ctx);
@@ -321,7 +323,8 @@ fn every_form_is_engaged() {
                 && s.integers > 0
                 && s.integer_floats > 0
                 && s.codes > 0
-                && s.shared_codes > 0,
+                && s.shared_codes > 0
+                && s.scaled > 0,
             "{s:?}"
         );
     });

@@ -82,6 +82,10 @@ pub enum Shape {
     /// A random walk with about one value in 200 replaced by a random one: patched frame of
     /// reference's case.
     Outliers,
+    /// Floats: a walk in hundredths across zero (real sensors' decimals), about one value in
+    /// 30 a special or a value with more decimals: float_int's exceptions' case. Integers:
+    /// the walk's digits.
+    Decimals,
 }
 
 pub const WIDTHS: [u32; 11] = [0, 1, 7, 8, 9, 31, 32, 33, 57, 63, 64];
@@ -192,6 +196,15 @@ fn raw_values(spec: &Spec, n: usize, rng: &mut Rng) -> Vec<u64> {
                 })
                 .collect()
         }
+        Shape::Decimals => {
+            let mut x = rng.below(4000) as i64 - 2000;
+            (0..n)
+                .map(|_| {
+                    x += rng.below(7) as i64 - 3;
+                    x as u64
+                })
+                .collect()
+        }
         Shape::Walk => {
             let mut x = rng.below(100) as i64;
             (0..n)
@@ -229,6 +242,17 @@ fn floats_from(spec: &Spec, raw: &[u64], rng: &mut Rng) -> Vec<f64> {
                 }
             }
             Shape::Drift => r as f64 / 8.0,
+            Shape::Decimals => {
+                if rng.below(30) == 0 {
+                    if rng.chance(50) {
+                        F64_SPECIALS[rng.below(F64_SPECIALS.len() as u64) as usize]
+                    } else {
+                        r as i64 as f64 / 1000.0 + 0.0005
+                    }
+                } else {
+                    r as i64 as f64 / 100.0
+                }
+            }
             Shape::FineDrift => r as f64 / (1u64 << 40) as f64,
             // integer-valued (exercises float bitpack), kept within the float's exact range
             _ => ((r as i64) >> 12) as f64,
@@ -324,6 +348,7 @@ pub fn shapes() -> Vec<Shape> {
         Shape::FineDrift,
         Shape::Runs,
         Shape::Outliers,
+        Shape::Decimals,
     ];
     s.extend(WIDTHS.iter().map(|&w| Shape::Width(w)));
     s.extend(DISTINCTS.iter().map(|&d| Shape::Distinct(d)));
