@@ -24,6 +24,7 @@ use std::cmp::Ordering;
 
 use crate::decode::{Form, Unpacked};
 use crate::filter::{float_order, Selection};
+use crate::float_int::{self, Scaled};
 use crate::stripe::StoredZone;
 use crate::vector::{Kind, Values};
 use crate::ColumnContext;
@@ -708,8 +709,120 @@ impl State {
                 return Some(Ok(()));
             }
         }
+        if let Form::Scaled(s) = &u.form {
+            if let Some(done) = self.add_scaled(s, u, sel) {
+                return Some(done);
+            }
+        }
         let picked = pick(u, ctx, sel, None)?;
         Some(self.add_picked(&picked))
+    }
+
+    /// A float sum (or a bounded avg's Sx) over the selected values of a decimal vector, each
+    /// converted as it is added (`d / 10^e`, the value `materialize` gives) in row order, the
+    /// exceptions added as they are (with float8pl's overflow check); `None` (nothing added)
+    /// for another state. A run of converted values is added without the check: each is
+    /// below 2^63 in magnitude, and a finite float plus that cannot overflow (the largest
+    /// float is 2^971 below the first sum that rounds to infinity in float8, 2^103 in
+    /// float4), while an infinite sum stays infinite or NaN without an error, as in float8pl.
+    fn add_scaled(
+        &mut self,
+        s: &Scaled,
+        u: &Unpacked,
+        sel: &Selection,
+    ) -> Option<Result<(), FloatOverflow>> {
+        if !matches!(
+            self,
+            State::Float8Sum { .. } | State::Float4Sum { .. } | State::FloatAvg { .. }
+        ) {
+            return None;
+        }
+        let all = u.nulls.is_none() && sel.count() == u.rows;
+        // the selected integers, and the exceptions among them (place, value), in order
+        let (ints, exceptions): (std::borrow::Cow<'_, [i64]>, Vec<(usize, f64)>) = if all {
+            let e = s.exceptions.iter();
+            let e = e.map(|&(k, b)| (k as usize, s.exception_value(b)));
+            (s.ints.as_slice().into(), e.collect())
+        } else {
+            let idx = picked_indexes(u, sel, None);
+            let mut e = s.exceptions.iter().peekable();
+            let mut exceptions = Vec::new();
+            for (place, &i) in idx.iter().enumerate() {
+                while e.next_if(|&&(k, _)| (k as usize) < i).is_some() {}
+                if let Some(&(_, b)) = e.next_if(|&&(k, _)| k as usize == i) {
+                    exceptions.push((place, s.exception_value(b)));
+                }
+            }
+            (gather(&s.ints, false, &idx, |d| d).into(), exceptions)
+        };
+        let mut from = 0;
+        let ends = exceptions.iter().map(|&(k, v)| (k, Some(v)));
+        for (to, exception) in ends.chain([(ints.len(), None)]) {
+            self.add_scaled_run(s, &ints[from..to]);
+            if let Some(v) = exception {
+                let step = match self {
+                    State::Float8Sum { n, sum } => float8_sum_step(n, sum, v),
+                    State::Float4Sum { n, sum } => float4_sum_step(n, sum, v as f32),
+                    State::FloatAvg { n, sx } => {
+                        avg_step(n, sx, v);
+                        Ok(())
+                    }
+                    _ => unreachable!("checked above"),
+                };
+                if let Err(e) = step {
+                    return Some(Err(e));
+                }
+            }
+            from = to + 1;
+        }
+        Some(Ok(()))
+    }
+
+    /// [`add_scaled`](Self::add_scaled) of a run of integers (no exception among them).
+    fn add_scaled_run(&mut self, s: &Scaled, run: &[i64]) {
+        let Some((&first, rest)) = run.split_first() else {
+            return;
+        };
+        match self {
+            State::Float8Sum { n, sum } => {
+                let p = float_int::pow10_f64(s.exponent);
+                // a sum's first value starts it as it is
+                let start = if *n == 0 {
+                    first as f64 / p
+                } else {
+                    *sum + first as f64 / p
+                };
+                (*sum, *n) = (
+                    float_run_sum(start, rest, |d| d as f64 / p),
+                    *n + run.len() as i64,
+                );
+            }
+            State::Float4Sum { n, sum } => {
+                let p = float_int::pow10_f32(s.exponent);
+                let start = if *n == 0 {
+                    first as f32 / p
+                } else {
+                    *sum + first as f32 / p
+                };
+                (*sum, *n) = (
+                    rest.iter().fold(start, |a, &d| a + d as f32 / p),
+                    *n + run.len() as i64,
+                );
+            }
+            State::FloatAvg { n, sx } => {
+                // N counts whole rows below 2^40 (AVG_MAX_ROWS): adding the run's length is
+                // adding 1.0 that many times; a float4 value is widened as float4_accum does
+                *sx = if s.kind == Kind::Float32 {
+                    let p = float_int::pow10_f32(s.exponent);
+                    float_run_sum(*sx, run, |d| (d as f32 / p) as f64)
+                } else {
+                    let p = float_int::pow10_f64(s.exponent);
+                    float_run_sum(*sx, run, |d| d as f64 / p)
+                };
+                *n += run.len() as f64;
+            }
+            _ => unreachable!("add_scaled checked the state"),
+        }
     }
 
     /// A float sum (or a bounded avg's Sx) over integer-valued floats, added as integers

@@ -296,6 +296,28 @@ fn check(
             _ => assert_eq!(got, want, "{f:?} on {kind:?}"),
         }
     }
+    // where every value lies within the bound, avg without Sxx is float8_accum's avg
+    let within = |x: f64| x.abs() <= pg_columnar_codec::aggregate::AVG_BOUND;
+    let bounded = vectors.iter().all(|(v, _)| match &v.values {
+        Values::Float64(x) => x.iter().all(|&x| within(x)),
+        Values::Float32(x) => x.iter().all(|&x| within(x as f64)),
+        _ => false,
+    });
+    if bounded {
+        let (mut full, mut avg) = (
+            State::new(Function::Avg, kind).unwrap(),
+            State::bounded_avg(),
+        );
+        for ((_, sel), u) in vectors.iter().zip(&unpacked) {
+            full.add(u, ctx, sel).unwrap().unwrap();
+            avg.add(u, ctx, sel).unwrap().unwrap();
+        }
+        let (a, b) = (
+            full.finish(Function::Avg, kind),
+            avg.finish(Function::Avg, kind),
+        );
+        assert!(same(&a, &b), "bounded avg on {kind:?}: {b:?} against {a:?}");
+    }
     check_grouped(kind, vectors, &unpacked, ctx);
 }
 
@@ -504,6 +526,52 @@ fn every_form_and_the_float_edges() {
             &ColumnContext::default(),
             &mut forms,
         );
+    }
+}
+
+/// Decimal vectors (integers over a power of ten, a few exceptions with more decimals), of
+/// both float kinds, without specials, so that the bounded avg runs on them too: float4's
+/// values are rounded as float4 before they are widened and added.
+#[test]
+fn decimal_vectors_of_both_kinds() {
+    let mut rng = gen::Rng(0xdec);
+    for kind in [Kind::Float32, Kind::Float64] {
+        let mut forms = [0; 4];
+        for case in 0..20u64 {
+            let mut w = rng.below(20_000) as i64 - 10_000;
+            let vectors: Vec<(Vector, Selection)> = (0..4u64)
+                .map(|v| {
+                    let rows = 1 + rng.below(1024) as usize;
+                    let x: Vec<f64> = (0..rows)
+                        .map(|_| {
+                            w += rng.below(61) as i64 - 30;
+                            if rng.below(100) == 0 {
+                                w as f64 / 1000.0 + 0.00037
+                            } else {
+                                w as f64 / 100.0
+                            }
+                        })
+                        .collect();
+                    let values = match kind {
+                        Kind::Float32 => Values::Float32(
+                            x.iter().map(|&x| format!("{x}").parse().unwrap()).collect(),
+                        ),
+                        _ => Values::Float64(x),
+                    };
+                    let sel = selection(rows, case * 7 + v, [100, 60, 5, 101][v as usize % 4]);
+                    (
+                        Vector {
+                            rows,
+                            nulls: None,
+                            values,
+                        },
+                        sel,
+                    )
+                })
+                .collect();
+            check(kind, &vectors, &ColumnContext::default(), &mut forms);
+        }
+        assert!(forms[3] > 0, "{kind:?}: {forms:?}");
     }
 }
 
