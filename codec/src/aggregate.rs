@@ -324,12 +324,8 @@ fn pick(
     } else {
         picked_indexes(u, sel, rows)
     };
-    let floats;
     let (values, codes) = match &u.form {
-        Form::Scaled(s) => {
-            floats = s.clone().into_values();
-            (&floats, None)
-        }
+        Form::Scaled(s) => (s.values(), None),
         Form::Integers { kind, ints } => {
             return Some(match kind {
                 Kind::Float64 => Picked::Float8(gather(ints, all, &idx, |i| i as f64)),
@@ -722,9 +718,10 @@ impl State {
     /// converted as it is added (`d / 10^e`, the value `materialize` gives) in row order, the
     /// exceptions added as they are (with float8pl's overflow check); `None` (nothing added)
     /// for another state. A run of converted values is added without the check: each is
-    /// below 2^63 in magnitude, and a finite float plus that cannot overflow (the largest
-    /// float is 2^971 below the first sum that rounds to infinity in float8, 2^103 in
-    /// float4), while an infinite sum stays infinite or NaN without an error, as in float8pl.
+    /// at most 2^63 in magnitude, and a finite float plus that cannot overflow (the largest
+    /// float is 2^970 below the first sum that rounds to infinity in float8, 2^103 in
+    /// float4: half an ulp), while an infinite sum stays infinite or NaN without an error,
+    /// as in float8pl.
     fn add_scaled(
         &mut self,
         s: &Scaled,

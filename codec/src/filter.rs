@@ -385,7 +385,7 @@ fn member_lanes(lanes: Lanes<'_>, set: &OperandSet) -> Option<Vec<u8>> {
         (Lanes::Codes { .. }, _) => {
             unreachable!("dictionary codes are looked up per entry (with_codes)")
         }
-        (Lanes::Scaled(s), _) => return member_lanes(Lanes::Values(&s.clone().into_values()), set),
+        (Lanes::Scaled(s), _) => return member_lanes(Lanes::Values(s.values()), set),
         _ => return None,
     })
 }
@@ -497,7 +497,7 @@ unsafe fn compare_ints_avx2(ints: &[i64], cmp: Cmp, c: i64) -> Vec<u8> {
 /// `cmp` against `c` on each integer, as a selection of `ints.len()` rows (no NULLs): the
 /// tests of [`compare_ints`] written straight into the selection's words, without a byte per
 /// value between. With AVX-512 (detected at run time) one instruction tests eight integers
-/// and gives their eight bits.
+/// and gives their eight bits; with AVX2 the portable loops are built for it.
 fn compare_ints_selection(ints: &[i64], cmp: Cmp, c: i64) -> Selection {
     let mut s = Selection::none(ints.len());
     #[cfg(target_arch = "x86_64")]
@@ -505,17 +505,36 @@ fn compare_ints_selection(ints: &[i64], cmp: Cmp, c: i64) -> Selection {
         // SAFETY: AVX-512 F is available (checked just above)
         unsafe { compare_words_avx512(ints, cmp, c, &mut s.words) };
         return s;
+    } else if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is available (checked just above)
+        unsafe { compare_words_avx2(ints, cmp, c, &mut s.words) };
+        return s;
     }
     compare_words_portable(ints, cmp, c, &mut s.words);
     s
 }
 
 /// [`compare_ints_selection`]'s words for the baseline target: its twin, tested against it.
-/// `words` must be zero.
+/// Writes a word for each 64 integers begun.
+#[inline(always)]
 fn compare_words_portable(ints: &[i64], cmp: Cmp, c: i64, words: &mut [u64]) {
+    #[inline(always)]
+    fn tests(chunk: &[i64], bytes: &mut [u8; 64], holds: impl Fn(i64) -> bool) {
+        bytes
+            .iter_mut()
+            .zip(chunk)
+            .for_each(|(b, &v)| *b = holds(v) as u8);
+    }
     for (w, chunk) in words.iter_mut().zip(ints.chunks(64)) {
         let mut bytes = [0u8; 64];
-        bytes[..chunk.len()].copy_from_slice(&compare_loop(chunk, cmp, c, |v| v));
+        match cmp {
+            Cmp::Lt => tests(chunk, &mut bytes, |v| v < c),
+            Cmp::Le => tests(chunk, &mut bytes, |v| v <= c),
+            Cmp::Eq => tests(chunk, &mut bytes, |v| v == c),
+            Cmp::Ge => tests(chunk, &mut bytes, |v| v >= c),
+            Cmp::Gt => tests(chunk, &mut bytes, |v| v > c),
+            Cmp::Ne => tests(chunk, &mut bytes, |v| v != c),
+        }
         *w = bytes.chunks_exact(8).enumerate().fold(0, |acc, (k, b)| {
             acc | eight_bits(b.try_into().unwrap()) << (8 * k)
         });
@@ -523,7 +542,15 @@ fn compare_words_portable(ints: &[i64], cmp: Cmp, c: i64, words: &mut [u64]) {
 }
 
 /// # Safety
-/// The CPU must support AVX-512 F. `words` must be zero and hold `ints.len()` bits.
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn compare_words_avx2(ints: &[i64], cmp: Cmp, c: i64, words: &mut [u64]) {
+    compare_words_portable(ints, cmp, c, words)
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F. Writes a word for each 64 integers begun.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn compare_words_avx512(ints: &[i64], cmp: Cmp, c: i64, words: &mut [u64]) {
@@ -1422,9 +1449,16 @@ mod tests {
                         #[cfg(target_arch = "x86_64")]
                         if std::arch::is_x86_feature_detected!("avx512f") {
                             let mut words = Selection::none(len);
-                            // SAFETY: AVX-512 F is available; the words are zero and hold len bits
+                            // SAFETY: AVX-512 F is available
                             unsafe { compare_words_avx512(&ints, cmp, c, &mut words.words) };
                             assert_eq!(words, selected, "AVX-512 words {cmp:?} {c}");
+                        }
+                        #[cfg(target_arch = "x86_64")]
+                        if std::arch::is_x86_feature_detected!("avx2") {
+                            let mut words = Selection::none(len);
+                            // SAFETY: AVX2 is available
+                            unsafe { compare_words_avx2(&ints, cmp, c, &mut words.words) };
+                            assert_eq!(words, selected, "AVX2 words {cmp:?} {c}");
                         }
                     }
                 }

@@ -319,9 +319,36 @@ pub struct Scaled {
     pub ints: Vec<i64>,
     /// (position among `ints`, bit pattern of the value there), positions increasing.
     pub exceptions: Vec<(u16, u64)>,
+    /// The floats once converted ([`Scaled::values`]), for the readers that want them
+    /// (several aggregates of one column convert the vector once).
+    converted: Converted,
+}
+
+/// A vector's converted floats, kept beside its integers; not part of its value (two
+/// [`Scaled`] are equal whether or not either was converted yet).
+#[derive(Debug, Clone, Default)]
+struct Converted(std::cell::OnceCell<Values>);
+
+impl PartialEq for Converted {
+    fn eq(&self, _: &Converted) -> bool {
+        true
+    }
 }
 
 impl Scaled {
+    /// The floats: each integer converted and divided, the exceptions patched in; converted
+    /// once, then kept.
+    pub fn values(&self) -> &Values {
+        self.converted.0.get_or_init(|| {
+            inverse(
+                self.kind,
+                self.ints.clone(),
+                self.exponent,
+                self.exceptions.clone(),
+            )
+        })
+    }
+
     /// The value integer `d` stands for, widened to f64 (exactly).
     #[inline]
     fn value(&self, d: i64) -> f64 {
@@ -401,9 +428,12 @@ impl Scaled {
         Some(lo)
     }
 
-    /// The floats: each integer converted and divided, the exceptions patched in.
+    /// The floats, as [`Scaled::values`] gives them (taken if already converted).
     pub fn into_values(self) -> Values {
-        inverse(self.kind, self.ints, self.exponent, self.exceptions)
+        match self.converted.0.into_inner() {
+            Some(values) => values,
+            None => inverse(self.kind, self.ints, self.exponent, self.exceptions),
+        }
     }
 }
 
@@ -439,6 +469,7 @@ pub fn unpack(
         exponent: mapping,
         ints,
         exceptions,
+        converted: Converted::default(),
     }))
 }
 
@@ -763,6 +794,7 @@ mod tests {
                     exponent,
                     ints: Vec::new(),
                     exceptions: Vec::new(),
+                    converted: Converted::default(),
                 };
                 let mut ds: Vec<i64> = (0..200)
                     .map(|k| match k % 4 {
