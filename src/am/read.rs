@@ -537,15 +537,16 @@ impl LoadedStripe {
         let rows = self.dir.vector_rows(v);
         let mut ctx_buf = Vec::new();
         let ctx = self.context(pages, column, &mut ctx_buf);
-        pages.read(row.first_block, entry.offset, entry.length, buf);
-        if stripe::checksum32(buf) != entry.checksum {
+        let bytes = pages.bytes(row.first_block, entry.offset, entry.length, buf);
+        let read = (stripe::checksum32(bytes) == entry.checksum).then(|| read(bytes, &ctx));
+        let Some(read) = read else {
             stripe_error(
                 pages,
                 &row,
                 format!("column {} vector {v} checksum mismatch", column + 1),
             );
-        }
-        let (stored_rows, vector) = read(buf, &ctx).unwrap_or_else(|e| {
+        };
+        let (stored_rows, vector) = read.unwrap_or_else(|e| {
             stripe_error(
                 pages,
                 &row,

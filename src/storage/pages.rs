@@ -128,7 +128,22 @@ pub struct PageReader {
     strategy: pg_sys::BufferAccessStrategy,
     /// Stripe bytes read so far (EXPLAIN ANALYZE reports them).
     pub bytes_read: u64,
+    /// Copies of the payloads (up to `pd_lower`) of the last [`KEPT_PAGES`] blocks read,
+    /// with their numbers, replaced in turn. A column's vectors lie side by side, about ten
+    /// to a page, so a scan's next read of a column is most often on the page it read last:
+    /// it is served from the copy, without pinning and locking the buffer again (one page
+    /// per column a scan reads, up to eight). Stripe pages do not change while a snapshot
+    /// that reads them lives (VACUUM reuses a stripe's blocks only once no snapshot sees
+    /// it), and a reader lives for one scan; a reader must not read a block again after its
+    /// own backend wrote it (VACUUM's reader reads only stripes in place and writes only
+    /// free blocks).
+    kept: Vec<(u64, Vec<u8>)>,
+    /// The entry of `kept` a new page replaces next.
+    next_kept: usize,
 }
+
+/// How many pages a [`PageReader`] keeps copies of.
+const KEPT_PAGES: usize = 8;
 
 impl PageReader {
     pub fn new(rel: pg_sys::Relation, bulk: bool) -> PageReader {
@@ -147,6 +162,8 @@ impl PageReader {
                 nblocks,
                 strategy,
                 bytes_read: 0,
+                kept: Vec::new(),
+                next_kept: 0,
             }
         }
     }
@@ -167,51 +184,108 @@ impl PageReader {
             let block = first_block as u64 + (pos / PAYLOAD) as u64;
             let in_page = pos % PAYLOAD;
             let take = (PAYLOAD - in_page).min(end - pos);
-            if block >= self.nblocks as u64 {
-                // the relation may have grown since this reader was made
-                // SAFETY: `self.rel` stays open for the reader's life (see `new`).
-                self.nblocks = unsafe {
-                    pg_sys::RelationGetNumberOfBlocksInFork(
-                        self.rel,
-                        pg_sys::ForkNumber::MAIN_FORKNUM,
-                    )
-                };
-                if block >= self.nblocks as u64 {
-                    corrupt(self.rel, format!("stripe data at block {block} is past the end of the relation ({} blocks)", self.nblocks));
-                }
-            }
-            // SAFETY: `block` exists (checked above); its page is read under a pin and share lock,
-            // only up to `pd_lower` (checked), and released on both paths.
-            unsafe {
-                let buffer = pg_sys::ReadBufferExtended(
-                    self.rel,
-                    pg_sys::ForkNumber::MAIN_FORKNUM,
-                    block as u32,
-                    pg_sys::ReadBufferMode::RBM_NORMAL,
-                    self.strategy,
-                );
-                crate::compat::lock_buffer(buffer, false);
-                let page = pg_sys::BufferGetPage(buffer) as *const u8;
-                let lower = (*(page as *const pg_sys::PageHeaderData)).pd_lower as usize;
-                if lower < PAGE_HEADER + in_page + take || lower > BLCKSZ {
-                    pg_sys::UnlockReleaseBuffer(buffer);
-                    corrupt(
-                        self.rel,
-                        format!(
-                            "data page {block} holds {} bytes, a stripe needs {}",
-                            lower.saturating_sub(PAGE_HEADER),
-                            in_page + take
-                        ),
-                    );
-                }
-                out.extend_from_slice(std::slice::from_raw_parts(
-                    page.add(PAGE_HEADER + in_page),
-                    take,
-                ));
-                pg_sys::UnlockReleaseBuffer(buffer);
-            }
+            out.extend_from_slice(self.page_part(block, in_page, take));
             pos += take;
         }
+    }
+
+    /// The stripe bytes [`read`](Self::read) gives: where they lie on one page, the copy of
+    /// that page's (no second copy); else read into `buf`.
+    pub fn bytes<'a>(
+        &'a mut self,
+        first_block: u32,
+        offset: usize,
+        len: usize,
+        buf: &'a mut Vec<u8>,
+    ) -> &'a [u8] {
+        let in_page = offset % PAYLOAD;
+        if len == 0 || in_page + len > PAYLOAD {
+            self.read(first_block, offset, len, buf);
+            return buf;
+        }
+        self.bytes_read += len as u64;
+        self.page_part(first_block as u64 + (offset / PAYLOAD) as u64, in_page, len)
+    }
+
+    /// Bytes `at..at + len` of data page `block`'s payload, checked to be there.
+    fn page_part(&mut self, block: u64, at: usize, len: usize) -> &[u8] {
+        let rel = self.rel;
+        let payload = self.payload(block);
+        if payload.len() < at + len {
+            corrupt(
+                rel,
+                format!(
+                    "data page {block} holds {} bytes, a stripe needs {}",
+                    payload.len(),
+                    at + len
+                ),
+            );
+        }
+        &payload[at..at + len]
+    }
+
+    /// The payload of data page `block` (its bytes after the header, up to `pd_lower`), from
+    /// a kept copy of the page or read now (and kept).
+    fn payload(&mut self, block: u64) -> &[u8] {
+        if let Some(k) = self.kept.iter().position(|(b, _)| *b == block) {
+            return &self.kept[k].1;
+        }
+        if block >= self.nblocks as u64 {
+            // the relation may have grown since this reader was made
+            // SAFETY: `self.rel` stays open for the reader's life (see `new`).
+            self.nblocks = unsafe {
+                pg_sys::RelationGetNumberOfBlocksInFork(self.rel, pg_sys::ForkNumber::MAIN_FORKNUM)
+            };
+            if block >= self.nblocks as u64 {
+                corrupt(
+                    self.rel,
+                    format!(
+                        "stripe data at block {block} is past the end of the relation ({} blocks)",
+                        self.nblocks
+                    ),
+                );
+            }
+        }
+        let k = if self.kept.len() < KEPT_PAGES {
+            self.kept.push((block, Vec::new()));
+            self.kept.len() - 1
+        } else {
+            let k = self.next_kept;
+            self.next_kept = (k + 1) % KEPT_PAGES;
+            k
+        };
+        // a copy that fails below leaves no entry for this block
+        self.kept[k].0 = u64::MAX;
+        let copy = &mut self.kept[k].1;
+        copy.clear();
+        // SAFETY: `block` exists (checked above); its page is read under a pin and share
+        // lock, only up to `pd_lower` (checked), and released on both paths.
+        unsafe {
+            let buffer = pg_sys::ReadBufferExtended(
+                self.rel,
+                pg_sys::ForkNumber::MAIN_FORKNUM,
+                block as u32,
+                pg_sys::ReadBufferMode::RBM_NORMAL,
+                self.strategy,
+            );
+            crate::compat::lock_buffer(buffer, false);
+            let page = pg_sys::BufferGetPage(buffer) as *const u8;
+            let lower = (*(page as *const pg_sys::PageHeaderData)).pd_lower as usize;
+            if !(PAGE_HEADER..=BLCKSZ).contains(&lower) {
+                pg_sys::UnlockReleaseBuffer(buffer);
+                corrupt(
+                    self.rel,
+                    format!("data page {block} has pd_lower {lower}, outside its page"),
+                );
+            }
+            copy.extend_from_slice(std::slice::from_raw_parts(
+                page.add(PAGE_HEADER),
+                lower - PAGE_HEADER,
+            ));
+            pg_sys::UnlockReleaseBuffer(buffer);
+        }
+        self.kept[k].0 = block;
+        &self.kept[k].1
     }
 }
 
