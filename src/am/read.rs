@@ -494,7 +494,7 @@ impl LoadedStripe {
         expected: ColumnType,
         buf: &mut Vec<u8>,
     ) -> Unpacked {
-        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| {
+        self.unpack_with(pages, column, v, expected, buf, true, |bytes, ctx| {
             unpack_vector(bytes, ctx).map(|u| (u.rows, u))
         })
     }
@@ -513,13 +513,15 @@ impl LoadedStripe {
         buf: &mut Vec<u8>,
         scratch: &mut Vec<i64>,
     ) -> Unpacked {
-        self.unpack_with(pages, column, v, expected, buf, |bytes, ctx| {
+        self.unpack_with(pages, column, v, expected, buf, false, |bytes, ctx| {
             unpack_row(bytes, ctx, r, scratch)
         })
     }
 
     /// Reads vector `v` of `column`, checks its checksum, and unpacks it with `read`, which
-    /// also gives the row count its header states; checks that and the kind.
+    /// also gives the row count its header states; checks that and the kind. `whole`: the
+    /// whole vector is wanted (a scan's), read through the column's kept page.
+    #[allow(clippy::too_many_arguments)]
     fn unpack_with(
         &mut self,
         pages: &mut PageReader,
@@ -527,6 +529,7 @@ impl LoadedStripe {
         v: usize,
         expected: ColumnType,
         buf: &mut Vec<u8>,
+        whole: bool,
         read: impl FnOnce(
             &[u8],
             &ColumnContext<'_>,
@@ -537,7 +540,13 @@ impl LoadedStripe {
         let rows = self.dir.vector_rows(v);
         let mut ctx_buf = Vec::new();
         let ctx = self.context(pages, column, &mut ctx_buf);
-        let bytes = pages.bytes(row.first_block, entry.offset, entry.length, buf);
+        let bytes = if whole {
+            pages.bytes(row.first_block, entry.offset, entry.length, buf, column)
+        } else {
+            // a row alone: its page is seldom read again, so its vector is copied alone
+            pages.read(row.first_block, entry.offset, entry.length, buf);
+            buf
+        };
         let read = (stripe::checksum32(bytes) == entry.checksum).then(|| read(bytes, &ctx));
         let Some(read) = read else {
             stripe_error(

@@ -128,22 +128,19 @@ pub struct PageReader {
     strategy: pg_sys::BufferAccessStrategy,
     /// Stripe bytes read so far (EXPLAIN ANALYZE reports them).
     pub bytes_read: u64,
-    /// Copies of the payloads (up to `pd_lower`) of the last [`KEPT_PAGES`] blocks read,
-    /// with their numbers, replaced in turn. A column's vectors lie side by side, about ten
-    /// to a page, so a scan's next read of a column is most often on the page it read last:
-    /// it is served from the copy, without pinning and locking the buffer again (one page
-    /// per column a scan reads, up to eight). Stripe pages do not change while a snapshot
-    /// that reads them lives (VACUUM reuses a stripe's blocks only once no snapshot sees
-    /// it), and a reader lives for one scan; a reader must not read a block again after its
-    /// own backend wrote it (VACUUM's reader reads only stripes in place and writes only
-    /// free blocks).
-    kept: Vec<(u64, Vec<u8>)>,
-    /// The entry of `kept` a new page replaces next.
-    next_kept: usize,
+    /// For each column a scan decodes whole vectors of ([`PageReader::bytes`]), a copy of
+    /// the payload (up to `pd_lower`) of the data page it read last, with its number. A
+    /// column's vectors lie side by side, about ten to a page, so the column's next vector
+    /// is most often on that page: it is served from the copy, without pinning, locking
+    /// and copying again. Only the current stripe's pages are kept
+    /// ([`PageReader::forget_pages`] when a scan leaves a stripe or ends). Stripe pages do
+    /// not change while a snapshot that reads them lives (VACUUM reuses a stripe's blocks
+    /// only once no snapshot sees it).
+    kept: Vec<Option<(u64, Vec<u8>)>>,
 }
 
-/// How many pages a [`PageReader`] keeps copies of.
-const KEPT_PAGES: usize = 8;
+/// Columns past this many are read without a kept page.
+const KEPT_COLUMNS: usize = 64;
 
 impl PageReader {
     pub fn new(rel: pg_sys::Relation, bulk: bool) -> PageReader {
@@ -163,7 +160,6 @@ impl PageReader {
                 strategy,
                 bytes_read: 0,
                 kept: Vec::new(),
-                next_kept: 0,
             }
         }
     }
@@ -184,52 +180,51 @@ impl PageReader {
             let block = first_block as u64 + (pos / PAYLOAD) as u64;
             let in_page = pos % PAYLOAD;
             let take = (PAYLOAD - in_page).min(end - pos);
-            out.extend_from_slice(self.page_part(block, in_page, take));
+            self.copy_page(block, in_page, take, false, out);
             pos += take;
         }
     }
 
-    /// The stripe bytes [`read`](Self::read) gives: where they lie on one page, the copy of
-    /// that page's (no second copy); else read into `buf`.
+    /// The bytes [`read`](Self::read) gives, for a whole vector of `column`: where they lie
+    /// on one page, a slice of the column's kept copy of that page (read and kept now if it
+    /// is another page); else read into `buf`.
     pub fn bytes<'a>(
         &'a mut self,
         first_block: u32,
         offset: usize,
         len: usize,
         buf: &'a mut Vec<u8>,
+        column: usize,
     ) -> &'a [u8] {
         let in_page = offset % PAYLOAD;
-        if len == 0 || in_page + len > PAYLOAD {
+        if len == 0 || in_page + len > PAYLOAD || column >= KEPT_COLUMNS {
             self.read(first_block, offset, len, buf);
             return buf;
         }
         self.bytes_read += len as u64;
-        self.page_part(first_block as u64 + (offset / PAYLOAD) as u64, in_page, len)
+        let block = first_block as u64 + (offset / PAYLOAD) as u64;
+        if self.kept.len() <= column {
+            self.kept.resize_with(column + 1, || None);
+        }
+        if self.kept[column].as_ref().is_none_or(|(b, _)| *b != block) {
+            let mut copy = self.kept[column].take().map(|(_, c)| c).unwrap_or_default();
+            copy.clear();
+            self.copy_page(block, 0, in_page + len, true, &mut copy);
+            self.kept[column] = Some((block, copy));
+        }
+        let (_, page) = self.kept[column].as_ref().expect("kept just above");
+        &page[in_page..in_page + len]
     }
 
-    /// Bytes `at..at + len` of data page `block`'s payload, checked to be there.
-    fn page_part(&mut self, block: u64, at: usize, len: usize) -> &[u8] {
-        let rel = self.rel;
-        let payload = self.payload(block);
-        if payload.len() < at + len {
-            corrupt(
-                rel,
-                format!(
-                    "data page {block} holds {} bytes, a stripe needs {}",
-                    payload.len(),
-                    at + len
-                ),
-            );
-        }
-        &payload[at..at + len]
+    /// Drops the kept pages (a scan leaving a stripe or ending: the next stripe's vectors
+    /// lie on other pages).
+    pub fn forget_pages(&mut self) {
+        self.kept.clear();
     }
 
-    /// The payload of data page `block` (its bytes after the header, up to `pd_lower`), from
-    /// a kept copy of the page or read now (and kept).
-    fn payload(&mut self, block: u64) -> &[u8] {
-        if let Some(k) = self.kept.iter().position(|(b, _)| *b == block) {
-            return &self.kept[k].1;
-        }
+    /// Appends to `out` the bytes `at..at + need` of data page `block`'s payload (`whole`:
+    /// from `at` up to `pd_lower`), checking that the page exists and holds them.
+    fn copy_page(&mut self, block: u64, at: usize, need: usize, whole: bool, out: &mut Vec<u8>) {
         if block >= self.nblocks as u64 {
             // the relation may have grown since this reader was made
             // SAFETY: `self.rel` stays open for the reader's life (see `new`).
@@ -246,18 +241,6 @@ impl PageReader {
                 );
             }
         }
-        let k = if self.kept.len() < KEPT_PAGES {
-            self.kept.push((block, Vec::new()));
-            self.kept.len() - 1
-        } else {
-            let k = self.next_kept;
-            self.next_kept = (k + 1) % KEPT_PAGES;
-            k
-        };
-        // a copy that fails below leaves no entry for this block
-        self.kept[k].0 = u64::MAX;
-        let copy = &mut self.kept[k].1;
-        copy.clear();
         // SAFETY: `block` exists (checked above); its page is read under a pin and share
         // lock, only up to `pd_lower` (checked), and released on both paths.
         unsafe {
@@ -271,21 +254,25 @@ impl PageReader {
             crate::compat::lock_buffer(buffer, false);
             let page = pg_sys::BufferGetPage(buffer) as *const u8;
             let lower = (*(page as *const pg_sys::PageHeaderData)).pd_lower as usize;
-            if !(PAGE_HEADER..=BLCKSZ).contains(&lower) {
+            if lower < PAGE_HEADER + at + need || lower > BLCKSZ {
                 pg_sys::UnlockReleaseBuffer(buffer);
                 corrupt(
                     self.rel,
-                    format!("data page {block} has pd_lower {lower}, outside its page"),
+                    format!(
+                        "data page {block} holds {} bytes, a stripe needs {}",
+                        lower.saturating_sub(PAGE_HEADER),
+                        at + need
+                    ),
                 );
             }
-            copy.extend_from_slice(std::slice::from_raw_parts(
-                page.add(PAGE_HEADER),
-                lower - PAGE_HEADER,
-            ));
+            let len = if whole {
+                lower - PAGE_HEADER - at
+            } else {
+                need
+            };
+            out.extend_from_slice(std::slice::from_raw_parts(page.add(PAGE_HEADER + at), len));
             pg_sys::UnlockReleaseBuffer(buffer);
         }
-        self.kept[k].0 = block;
-        &self.kept[k].1
     }
 }
 

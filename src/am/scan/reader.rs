@@ -486,8 +486,14 @@ impl StripeReader {
         }
     }
 
+    /// Drops the page reader's kept pages (a scan that has read its last stripe).
+    pub(super) fn forget_pages(&mut self) {
+        self.pages.forget_pages();
+    }
+
     /// Gives the stripe this reader holds to the kept ones while it may keep more.
     fn leave_stripe(&mut self) {
+        self.pages.forget_pages();
         if let Some(old) = self.stripe.take() {
             if self.keeps_left > 0 {
                 self.keeps_left -= 1;

@@ -317,7 +317,10 @@ impl VectorScan {
                 }
                 return Some((i, v));
             }
-            let i = self.next_stripe(self.vector_cursor.as_ref().map(|c| c.stripe))?;
+            let Some(i) = self.next_stripe(self.vector_cursor.as_ref().map(|c| c.stripe)) else {
+                self.reader.forget_pages();
+                return None;
+            };
             if self.reader.stripes[i].row_count == 0 {
                 self.vector_cursor = Some(StripeCursor {
                     stripe: i,
