@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 
 use crate::decode::{Form, Unpacked};
 use crate::filter::{float_order, Selection};
-use crate::float_int::{self, Scaled};
+use crate::float_int::Scaled;
 use crate::stripe::StoredZone;
 use crate::vector::{Kind, Values};
 use crate::ColumnContext;
@@ -775,47 +775,41 @@ impl State {
         Some(Ok(()))
     }
 
-    /// [`add_scaled`](Self::add_scaled) of a run of integers (no exception among them).
+    /// [`add_scaled`](Self::add_scaled) of a run of integers (no exception among them),
+    /// each converted to its value ([`Scaled::value`]: a float4 value rounded as float4).
     fn add_scaled_run(&mut self, s: &Scaled, run: &[i64]) {
         let Some((&first, rest)) = run.split_first() else {
             return;
         };
         match self {
             State::Float8Sum { n, sum } => {
-                let p = float_int::pow10_f64(s.exponent);
                 // a sum's first value starts it as it is
                 let start = if *n == 0 {
-                    first as f64 / p
+                    s.value(first)
                 } else {
-                    *sum + first as f64 / p
+                    *sum + s.value(first)
                 };
                 (*sum, *n) = (
-                    float_run_sum(start, rest, |d| d as f64 / p),
+                    float_run_sum(start, rest, |d| s.value(d)),
                     *n + run.len() as i64,
                 );
             }
             State::Float4Sum { n, sum } => {
-                let p = float_int::pow10_f32(s.exponent);
+                // (a float4 value widened and narrowed back is itself)
                 let start = if *n == 0 {
-                    first as f32 / p
+                    s.value(first) as f32
                 } else {
-                    *sum + first as f32 / p
+                    *sum + s.value(first) as f32
                 };
                 (*sum, *n) = (
-                    rest.iter().fold(start, |a, &d| a + d as f32 / p),
+                    rest.iter().fold(start, |a, &d| a + s.value(d) as f32),
                     *n + run.len() as i64,
                 );
             }
             State::FloatAvg { n, sx } => {
                 // N counts whole rows below 2^40 (AVG_MAX_ROWS): adding the run's length is
                 // adding 1.0 that many times; a float4 value is widened as float4_accum does
-                *sx = if s.kind == Kind::Float32 {
-                    let p = float_int::pow10_f32(s.exponent);
-                    float_run_sum(*sx, run, |d| (d as f32 / p) as f64)
-                } else {
-                    let p = float_int::pow10_f64(s.exponent);
-                    float_run_sum(*sx, run, |d| d as f64 / p)
-                };
+                *sx = float_run_sum(*sx, run, |d| s.value(d));
                 *n += run.len() as f64;
             }
             _ => unreachable!("add_scaled checked the state"),

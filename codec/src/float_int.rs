@@ -59,16 +59,6 @@ const POW10_F64: [f64; 19] = [
 ];
 const POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
 
-/// 10^e as f64 (exact), e at most 18.
-pub fn pow10_f64(e: u8) -> f64 {
-    POW10_F64[e as usize]
-}
-
-/// 10^e as f32 (exact), e at most 10.
-pub fn pow10_f32(e: u8) -> f32 {
-    POW10_F32[e as usize]
-}
-
 /// The floats of a vector, as bit patterns widened to f64 where the arithmetic needs it.
 #[derive(Clone, Copy)]
 enum Floats<'a> {
@@ -349,9 +339,10 @@ impl Scaled {
         })
     }
 
-    /// The value integer `d` stands for, widened to f64 (exactly).
+    /// The value integer `d` stands for (what [`Scaled::values`] gives for it), widened to
+    /// f64 (exactly).
     #[inline]
-    fn value(&self, d: i64) -> f64 {
+    pub fn value(&self, d: i64) -> f64 {
         match self.kind {
             Kind::Float32 => (d as f32 / POW10_F32[self.exponent as usize]) as f64,
             _ => d as f64 / POW10_F64[self.exponent as usize],
