@@ -598,41 +598,15 @@ unsafe fn compare_words_avx512(ints: &[i64], cmp: Cmp, c: i64, words: &mut [u64]
 /// floats) in a vector without NULLs, as a selection at once; `None` for other lanes and
 /// operands ([`test_lanes`] decides those).
 fn compare_selection(lanes: Lanes<'_>, cmp: Cmp, operand: &Operand) -> Option<Selection> {
-    let of_test = |ints: &[i64], t: IntTest| match t {
-        IntTest::Always(true) => Selection::all(ints.len()),
-        IntTest::Always(false) => Selection::none(ints.len()),
-        IntTest::Compare(cmp, c) => compare_ints_selection(ints, cmp, c),
-    };
     Some(match (lanes, operand) {
         (Lanes::Integers { kind, ints }, Operand::Int(c)) if kind.is_integer() => {
-            of_test(ints, IntTest::Compare(cmp, *c))
+            IntTest::Compare(cmp, *c).select(ints)
         }
         (Lanes::Integers { kind, ints }, Operand::Float(c)) if kind.is_float() => {
-            of_test(ints, IntTest::of_float(cmp, *c))
+            IntTest::of_float(cmp, *c).select(ints)
         }
         (Lanes::Scaled(s), Operand::Float(c)) => {
-            let ints = &s.ints;
-            let mut sel = match ScaledTest::of(s, cmp, *c) {
-                ScaledTest::Int(t) => of_test(ints, t),
-                ScaledTest::Between {
-                    above,
-                    at_most,
-                    negate: false,
-                } => {
-                    let mut sel = compare_ints_selection(ints, Cmp::Gt, above);
-                    sel.and(&compare_ints_selection(ints, Cmp::Le, at_most));
-                    sel
-                }
-                ScaledTest::Between {
-                    above,
-                    at_most,
-                    negate: true,
-                } => {
-                    let mut sel = compare_ints_selection(ints, Cmp::Le, above);
-                    sel.or(&compare_ints_selection(ints, Cmp::Gt, at_most));
-                    sel
-                }
-            };
+            let mut sel = ScaledTest::of(s, cmp, *c).select(&s.ints);
             for &(k, bits) in &s.exceptions {
                 if holds(cmp, float_order(s.exception_value(bits), *c)) {
                     sel.set(k as usize);
@@ -683,6 +657,15 @@ enum IntTest {
 }
 
 impl IntTest {
+    /// The test on each integer, as a selection of `ints.len()` rows.
+    fn select(self, ints: &[i64]) -> Selection {
+        match self {
+            IntTest::Always(true) => Selection::all(ints.len()),
+            IntTest::Always(false) => Selection::none(ints.len()),
+            IntTest::Compare(cmp, c) => compare_ints_selection(ints, cmp, c),
+        }
+    }
+
     fn not(self) -> IntTest {
         match self {
             IntTest::Always(b) => IntTest::Always(!b),
@@ -804,6 +787,32 @@ impl ScaledTest {
         })
     }
 
+    /// The test on each integer, as a selection of `ints.len()` rows.
+    fn select(self, ints: &[i64]) -> Selection {
+        match self {
+            ScaledTest::Int(t) => t.select(ints),
+            ScaledTest::Between {
+                above,
+                at_most,
+                negate: false,
+            } => {
+                let mut sel = compare_ints_selection(ints, Cmp::Gt, above);
+                sel.and(&compare_ints_selection(ints, Cmp::Le, at_most));
+                sel
+            }
+            ScaledTest::Between {
+                above,
+                at_most,
+                negate: true,
+            } => {
+                let mut sel = compare_ints_selection(ints, Cmp::Le, above);
+                sel.or(&compare_ints_selection(ints, Cmp::Gt, at_most));
+                sel
+            }
+        }
+    }
+
+    /// The test on each integer, as a byte (1 or 0) each.
     fn apply(self, ints: &[i64]) -> Vec<u8> {
         match self {
             ScaledTest::Int(IntTest::Always(b)) => vec![b as u8; ints.len()],
