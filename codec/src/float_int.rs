@@ -484,16 +484,8 @@ fn inverse(kind: Kind, ints: Vec<i64>, mapping: u8, exceptions: Vec<(u16, u64)>)
     }
 }
 
-/// Reads a payload of `count` values of `kind` (a float kind) back to the floats.
-pub fn decode(r: &mut ByteReader<'_>, kind: Kind, count: usize) -> DecodeResult<Values> {
-    Ok(match unpack(r, kind, count)? {
-        Ok(scaled) => scaled.into_values(),
-        Err(values) => values,
-    })
-}
-
-/// The value at `index` of a payload of `count` values: what [`decode`] puts there, reading
-/// one integer of the block where it can (`bitpack::value_at`).
+/// The value at `index` of a payload of `count` values: what [`unpack`] gives there as a
+/// float, reading one integer of the block where it can (`bitpack::value_at`).
 pub fn value_at(
     r: &mut ByteReader<'_>,
     kind: Kind,
@@ -586,6 +578,14 @@ unsafe fn decimals_f64_avx512(ints: Vec<i64>, p: f64) -> Vec<f64> {
 mod tests {
     use super::*;
     use crate::testing::Rng;
+
+    /// A payload read back to the floats (what `unpack_vector` then `materialize` give).
+    fn decode(r: &mut ByteReader<'_>, kind: Kind, count: usize) -> DecodeResult<Values> {
+        Ok(match unpack(r, kind, count)? {
+            Ok(scaled) => scaled.into_values(),
+            Err(values) => values,
+        })
+    }
 
     /// The reference: every value mapped one at a time with the definition written out
     /// (digits = the nearest integer to x·10^e, kept if digits / 10^e is x's bits), the
